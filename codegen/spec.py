@@ -1,0 +1,647 @@
+# dlmap codegen — load and validate: YAML spec files → one checked, immutable Spec (no output here).
+"""Strict loader for the dlmap spec.
+
+Every mistake is a SpecError whose text names the file, the entry and the key, e.g.
+  spec/devices.yaml: device_types[3] (kDLROCMHost): unknown platform 'rcom'
+Several files may be given: list sections are concatenated in order (an overlay adds entries),
+mapping sections (abi, lookup) may appear in one file only.
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import yaml
+
+
+class SpecError(Exception):
+    """A spec mistake, with a message that names where it is."""
+
+
+# ---- YAML with duplicate-key detection ------------------------------------------------------------
+
+class _StrictLoader(yaml.SafeLoader):
+    pass
+
+
+def _construct_mapping(loader, node, deep=False):
+    seen = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise SpecError("line %d: duplicate key %r (first at line %d)"
+                            % (key_node.start_mark.line + 1, key, seen[key]))
+        seen[key] = key_node.start_mark.line + 1
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+# ---- model ----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, order=True)
+class Version:
+    major: int
+    minor: int
+
+    def __str__(self):
+        return "%d.%d" % (self.major, self.minor)
+
+
+@dataclass
+class VersionInfo:
+    version: Version
+    struct: str
+    note: str
+
+
+@dataclass
+class Range:
+    introduced: Version
+    until: Version
+
+
+@dataclass
+class Abi:
+    current: Version
+    legacy: Range
+    versioned: Range
+
+
+@dataclass
+class Flag:
+    name: str
+    bit: int
+    introduced: Version
+    doc: str
+
+
+@dataclass
+class Runtime:
+    libraries: List[str]
+    device_count: str
+    error_string: str
+
+
+@dataclass
+class Platform:
+    name: str
+    backend: str
+    version_words: List[str]
+    aliases: List[str]
+    runtime: Optional[Runtime]
+    doc: str
+
+
+@dataclass
+class MemoryKind:
+    name: str
+    host_accessible: bool
+    doc: str
+
+
+@dataclass
+class StreamConvention:
+    name: str
+    absent: str
+    values: Dict[int, str]
+    handles_above: Optional[int]
+    rule: str
+
+
+@dataclass
+class DeviceType:
+    value: int
+    name: str
+    spellings: List[str]
+    aliases: List[str]
+    introduced: Version
+    platform: str
+    memory: str
+    stream: str
+    doc: str
+    note: str
+
+
+@dataclass
+class Width:
+    bits: int
+    name: Optional[str]
+    aliases: List[str]
+    introduced: Version
+
+
+@dataclass
+class DtypeCode:
+    value: int
+    name: str
+    introduced: Version
+    lanes: str
+    widths: List[Width]
+    doc: str
+
+
+@dataclass
+class ExceptionKind:
+    name: str
+    doc: str
+
+
+@dataclass
+class Placeholder:
+    name: str
+    type: str
+    doc: str
+
+
+@dataclass
+class Error:
+    id: str
+    code: int
+    kind: str
+    message: str
+    args: List[str]
+    meaning: str
+    when: str
+    fix: str
+    related: List[str]
+    # the message split into literal text and placeholder names, alternating: [text, name, text, …]
+    parts: List[str] = field(default_factory=list)
+
+
+@dataclass
+class Spec:
+    versions: List[VersionInfo]
+    abi: Abi
+    flags: List[Flag]
+    platforms: List[Platform]
+    memory_kinds: List[MemoryKind]
+    stream_conventions: List[StreamConvention]
+    lookup: Dict[str, str]
+    device_types: List[DeviceType]
+    dtype_codes: List[DtypeCode]
+    exception_kinds: List[ExceptionKind]
+    placeholders: List[Placeholder]
+    errors: List[Error]
+    sources: List[str]
+
+
+# ---- constants the C side gives meaning to ---------------------------------------------------------
+
+STRUCTS = ("none", "legacy", "versioned")
+BACKENDS = ("cpu", "gpu", "none")
+LANES = ("vector", "scalar")
+PLACEHOLDER_TYPES = ("int", "uint", "hex", "ptr", "str", "version", "ints")
+STREAM_MEANINGS = ("legacy_default", "per_thread_default", "default", "no_sync", "handle",
+                   "host_sync", "invalid")
+CASE_RULES = ("sensitive", "insensitive")
+LOOKUPS = ("device_types", "platforms", "dtypes", "platform_version")
+
+LIST_SECTIONS = ("versions", "flags", "platforms", "memory_kinds", "stream_conventions",
+                 "device_types", "dtype_codes", "exception_kinds", "placeholders", "errors")
+MAP_SECTIONS = ("abi", "lookup")
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_WORD = re.compile(r"^[a-z][a-z0-9_]*$")
+_LOOKUP_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_VERSION = re.compile(r"^(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})$")
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+# ---- field checking -------------------------------------------------------------------------------
+
+class _Where:
+    """Names a place in the spec: 'spec/devices.yaml: device_types[3] (kDLROCMHost)'."""
+
+    def __init__(self, source, section, index=None, name=None):
+        self.source, self.section, self.index, self.name = source, section, index, name
+
+    def __str__(self):
+        text = "%s: %s" % (self.source, self.section)
+        if self.index is not None:
+            text += "[%d]" % self.index
+        if self.name:
+            text += " (%s)" % self.name
+        return text
+
+    def fail(self, message):
+        raise SpecError("%s: %s" % (self, message))
+
+
+def _type_name(value):
+    return {bool: "a boolean", int: "an integer", str: "a string", list: "a list", dict: "a mapping",
+            float: "a number", type(None): "empty"}.get(type(value), type(value).__name__)
+
+
+def _check_keys(where, entry, required, optional=()):
+    if not isinstance(entry, dict):
+        where.fail("must be a mapping, got %s" % _type_name(entry))
+    for key in entry:
+        if key not in required and key not in optional:
+            where.fail("unknown key '%s' (allowed: %s)" % (key, ", ".join(list(required) + list(optional))))
+    for key in required:
+        if key not in entry:
+            where.fail("missing key '%s'" % key)
+
+
+def _str(where, entry, key, default=None, pattern=None, what=None):
+    if key not in entry:
+        return default
+    value = entry[key]
+    if not isinstance(value, str) or not value.strip():
+        where.fail("key '%s' must be a non-empty string, got %s" % (key, _type_name(value)))
+    if pattern is not None and not pattern.match(value):
+        where.fail("key '%s': %r is not %s" % (key, value, what))
+    return value
+
+
+def _int(where, entry, key, low, high):
+    value = entry[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        where.fail("key '%s' must be an integer, got %s" % (key, _type_name(value)))
+    if not low <= value <= high:
+        where.fail("key '%s': %d is out of range %d…%d" % (key, value, low, high))
+    return value
+
+
+def _bool(where, entry, key):
+    value = entry[key]
+    if not isinstance(value, bool):
+        where.fail("key '%s' must be true or false, got %s" % (key, _type_name(value)))
+    return value
+
+
+def _choice(where, entry, key, choices):
+    value = _str(where, entry, key)
+    if value not in choices:
+        where.fail("key '%s': %r is not one of %s" % (key, value, ", ".join(choices)))
+    return value
+
+
+def _str_list(where, entry, key, pattern=None, what=None):
+    value = entry.get(key, [])
+    if not isinstance(value, list):
+        where.fail("key '%s' must be a list, got %s" % (key, _type_name(value)))
+    for item in value:
+        if not isinstance(item, str) or (pattern is not None and not pattern.match(item)):
+            where.fail("key '%s': %r is not %s" % (key, item, what or "a string"))
+    if len(set(value)) != len(value):
+        where.fail("key '%s' lists a name twice" % key)
+    return value
+
+
+def parse_version(text):
+    """'1.3' → Version(1, 3); None when the text is not a version."""
+    if not isinstance(text, str):
+        return None
+    match = _VERSION.match(text)
+    return Version(int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _version(where, entry, key, known=None):
+    value = entry[key]
+    version = parse_version(value)
+    if version is None:
+        where.fail("key '%s': %r is not a version; write it quoted as \"major.minor\", e.g. \"1.3\""
+                   % (key, value))
+    if known is not None and version not in known:
+        where.fail("key '%s': version %s is not listed under versions" % (key, version))
+    return version
+
+
+# ---- loading --------------------------------------------------------------------------------------
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise SpecError("%s: cannot read: %s" % (path, error.strerror))
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)
+    except SpecError as error:
+        raise SpecError("%s: %s" % (path, error))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = " line %d column %d" % (mark.line + 1, mark.column + 1) if mark else ""
+        raise SpecError("%s:%s: not valid YAML: %s" % (path, where, getattr(error, "problem", error)))
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SpecError("%s: the top level must be a mapping of sections, got %s" % (path, _type_name(data)))
+    return data
+
+
+def _gather(paths):
+    """Merge the files' sections: lists → [(source, index, entry)], mappings → (source, mapping)."""
+    lists = {name: [] for name in LIST_SECTIONS}
+    maps = {}
+    for path in paths:
+        for section, body in _read(path).items():
+            if section in LIST_SECTIONS:
+                if not isinstance(body, list):
+                    raise SpecError("%s: %s: must be a list, got %s" % (path, section, _type_name(body)))
+                lists[section].extend((path, i, entry) for i, entry in enumerate(body))
+            elif section in MAP_SECTIONS:
+                if not isinstance(body, dict):
+                    raise SpecError("%s: %s: must be a mapping, got %s" % (path, section, _type_name(body)))
+                if section in maps:
+                    raise SpecError("%s: %s: already defined in %s; it may appear in one file only"
+                                    % (path, section, maps[section][0]))
+                maps[section] = (path, body)
+            else:
+                raise SpecError("%s: unknown section '%s' (known: %s)"
+                                % (path, section, ", ".join(LIST_SECTIONS + MAP_SECTIONS)))
+    for section in LIST_SECTIONS:
+        if not lists[section]:
+            raise SpecError("spec: section '%s' is missing or empty (given: %s)" % (section, ", ".join(paths)))
+    for section in MAP_SECTIONS:
+        if section not in maps:
+            raise SpecError("spec: section '%s' is missing (given: %s)" % (section, ", ".join(paths)))
+    return lists, maps
+
+
+class _Unique:
+    """Detects a second entry with the same value of some key, naming the first."""
+
+    def __init__(self, what):
+        self.what, self.seen = what, {}
+
+    def add(self, where, key, shown=None):
+        if key in self.seen:
+            where.fail("duplicate %s %s (already used by %s)" % (self.what, repr(shown if shown is not None else key), self.seen[key]))
+        self.seen[key] = str(where)
+
+
+def _entries(lists, section):
+    for source, index, entry in lists[section]:
+        name = entry.get("name", entry.get("id", entry.get("version"))) if isinstance(entry, dict) else None
+        yield _Where(source, section, index, name if isinstance(name, str) else None), entry
+
+
+def load(paths):
+    """Load, merge and validate spec files; returns a Spec or raises SpecError."""
+    lists, maps = _gather(paths)
+
+    # versions
+    versions, known = [], set()
+    for where, e in _entries(lists, "versions"):
+        _check_keys(where, e, ("version", "struct", "note"))
+        version = _version(where, e, "version")
+        if versions and version <= versions[-1].version:
+            where.fail("versions must be listed oldest first; %s follows %s" % (version, versions[-1].version))
+        versions.append(VersionInfo(version, _choice(where, e, "struct", STRUCTS), _str(where, e, "note")))
+        known.add(version)
+
+    # abi
+    source, body = maps["abi"]
+    where = _Where(source, "abi")
+    _check_keys(where, body, ("current", "legacy", "versioned"))
+    current = _version(where, body, "current", known)
+    if current != versions[-1].version:
+        where.fail("key 'current': %s is not the newest listed version (%s)" % (current, versions[-1].version))
+    ranges = {}
+    for key, struct in (("legacy", "legacy"), ("versioned", "versioned")):
+        sub = _Where(source, "abi.%s" % key)
+        _check_keys(sub, body[key], ("introduced", "until"))
+        introduced = _version(sub, body[key], "introduced", known)
+        until = _version(sub, body[key], "until")
+        if until <= introduced:
+            sub.fail("key 'until': %s is not after introduced %s" % (until, introduced))
+        wrong = [str(v.version) for v in versions if introduced <= v.version < until and v.struct != struct]
+        if wrong:
+            sub.fail("versions %s in this range do not use the %s struct" % (", ".join(wrong), struct))
+        ranges[key] = Range(introduced, until)
+    if ranges["legacy"].until > ranges["versioned"].introduced:
+        where.fail("the legacy range overlaps the versioned range")
+    if not ranges["versioned"].introduced <= current < ranges["versioned"].until:
+        where.fail("key 'current': %s is outside the versioned range" % current)
+    abi = Abi(current, ranges["legacy"], ranges["versioned"])
+
+    # flags
+    flags, flag_names, flag_bits = [], _Unique("flag name"), _Unique("flag bit")
+    for where, e in _entries(lists, "flags"):
+        _check_keys(where, e, ("name", "bit", "introduced", "doc"))
+        flag = Flag(_str(where, e, "name", pattern=_IDENT, what="a C identifier"), _int(where, e, "bit", 0, 63),
+                    _version(where, e, "introduced", known), _str(where, e, "doc"))
+        flag_names.add(where, flag.name)
+        flag_bits.add(where, flag.bit, flag.bit)
+        flags.append(flag)
+
+    # lookup case rules
+    source, body = maps["lookup"]
+    where = _Where(source, "lookup")
+    _check_keys(where, body, LOOKUPS)
+    lookup = {key: _choice(where, body, key, CASE_RULES) for key in LOOKUPS}
+
+    def fold(kind, name):
+        return name.lower() if lookup[kind] == "insensitive" else name
+
+    # platforms
+    platforms, platform_names, words = [], _Unique("platform lookup name"), _Unique("version word")
+    for where, e in _entries(lists, "platforms"):
+        _check_keys(where, e, ("name", "backend", "version_words", "doc"), ("aliases", "runtime"))
+        name = _str(where, e, "name", pattern=_WORD, what="a lower-case word")
+        backend = _choice(where, e, "backend", BACKENDS)
+        runtime = None
+        if "runtime" in e:
+            if backend != "gpu":
+                where.fail("key 'runtime': only platforms with backend gpu load a vendor runtime")
+            sub = _Where(where.source, "%s[%d].runtime" % (where.section, where.index), None, name)
+            _check_keys(sub, e["runtime"], ("libraries", "device_count", "error_string"))
+            runtime = Runtime(_str_list(sub, e["runtime"], "libraries"),
+                              _str(sub, e["runtime"], "device_count", pattern=_IDENT, what="a C symbol"),
+                              _str(sub, e["runtime"], "error_string", pattern=_IDENT, what="a C symbol"))
+            if not runtime.libraries:
+                sub.fail("key 'libraries' must name at least one library")
+        platform = Platform(name, backend,
+                            _str_list(where, e, "version_words", _LOOKUP_NAME, "a lookup word"),
+                            _str_list(where, e, "aliases", _LOOKUP_NAME, "a lookup name"),
+                            runtime, _str(where, e, "doc"))
+        for text in [name] + platform.aliases:
+            platform_names.add(where, fold("platforms", text), text)
+        for word in platform.version_words:
+            folded = fold("platform_version", word)
+            words.add(where, folded, word)
+        platforms.append(platform)
+    word_owner = {}
+    for p in platforms:
+        for w in p.version_words:
+            word_owner[fold("platform_version", w)] = p.name
+    for a, pa in word_owner.items():
+        for b, pb in word_owner.items():
+            if a != b and b.startswith(a) and pa != pb:
+                raise SpecError("%s: platforms (%s): version word '%s' is a prefix of '%s' (%s); "
+                                "a platform_version containing the longer word would match both"
+                                % (lists["platforms"][0][0], pa, a, b, pb))
+    platform_set = {p.name for p in platforms}
+    if "cpu" not in platform_set:
+        raise SpecError("spec: platforms: the cpu platform is required (the CPU backend serves it)")
+
+    # memory kinds
+    memory_kinds, memory_names = [], _Unique("memory kind")
+    for where, e in _entries(lists, "memory_kinds"):
+        _check_keys(where, e, ("name", "host_accessible", "doc"))
+        kind = MemoryKind(_str(where, e, "name", pattern=_WORD, what="a lower-case word"),
+                          _bool(where, e, "host_accessible"), _str(where, e, "doc"))
+        memory_names.add(where, kind.name)
+        memory_kinds.append(kind)
+
+    # stream conventions
+    conventions, convention_names = [], _Unique("stream convention")
+    for where, e in _entries(lists, "stream_conventions"):
+        _check_keys(where, e, ("name", "absent", "handles_above", "rule"), ("values",))
+        name = _str(where, e, "name", pattern=_WORD, what="a lower-case word")
+        convention_names.add(where, name)
+        values = e.get("values", {})
+        if not isinstance(values, dict):
+            where.fail("key 'values' must be a mapping of integer → meaning, got %s" % _type_name(values))
+        for value, meaning in values.items():
+            if isinstance(value, bool) or not isinstance(value, int) or not -1 <= value <= 2**31:
+                where.fail("key 'values': %r is not an integer of -1 or more" % (value,))
+            if meaning not in STREAM_MEANINGS or meaning == "handle":
+                where.fail("key 'values': %r is not one of %s" % (meaning, ", ".join(m for m in STREAM_MEANINGS if m != "handle")))
+        handles_above = e["handles_above"]
+        if handles_above is not None:
+            handles_above = _int(where, e, "handles_above", -1, 2**31)
+            shadowed = [v for v in values if v > handles_above]
+            if shadowed:
+                where.fail("key 'values': %s lie above handles_above (%d)" % (shadowed, handles_above))
+        absent = _choice(where, e, "absent", [m for m in STREAM_MEANINGS if m not in ("handle", "invalid")])
+        conventions.append(StreamConvention(name, absent, dict(sorted(values.items())), handles_above,
+                                            _str(where, e, "rule")))
+
+    # device types
+    devices, device_values, device_names, enumerators = [], _Unique("device type value"), \
+        _Unique("device type lookup name"), _Unique("C enumerator")
+    for where, e in _entries(lists, "device_types"):
+        _check_keys(where, e, ("value", "name", "introduced", "platform", "memory", "stream", "doc"),
+                    ("spellings", "aliases", "note"))
+        device = DeviceType(_int(where, e, "value", 0, 2**31 - 1),
+                            _str(where, e, "name", pattern=_IDENT, what="a C identifier"),
+                            _str_list(where, e, "spellings", _IDENT, "a C identifier"),
+                            _str_list(where, e, "aliases", _LOOKUP_NAME, "a lookup name"),
+                            _version(where, e, "introduced", known),
+                            _str(where, e, "platform"), _str(where, e, "memory"), _str(where, e, "stream"),
+                            _str(where, e, "doc"), _str(where, e, "note", default=""))
+        device_values.add(where, device.value, device.value)
+        enumerators.add(where, enumerator(device.name), enumerator(device.name))
+        for text in [device.name] + device.spellings + device.aliases:
+            device_names.add(where, fold("device_types", text), text)
+        if device.platform not in platform_set:
+            where.fail("unknown platform '%s'" % device.platform)
+        if device.memory not in memory_names.seen:
+            where.fail("unknown memory kind '%s'" % device.memory)
+        if device.stream not in convention_names.seen:
+            where.fail("unknown stream convention '%s'" % device.stream)
+        devices.append(device)
+
+    # data type codes
+    codes, code_values, code_enums, dtype_names = [], _Unique("dtype code"), _Unique("C enumerator"), \
+        _Unique("dtype lookup name")
+    for where, e in _entries(lists, "dtype_codes"):
+        _check_keys(where, e, ("value", "name", "introduced", "lanes", "widths", "doc"))
+        introduced = _version(where, e, "introduced", known)
+        if not isinstance(e["widths"], list):
+            where.fail("key 'widths' must be a list, got %s" % _type_name(e["widths"]))
+        widths, bits_seen = [], _Unique("width")
+        for j, w in enumerate(e["widths"]):
+            sub = _Where(where.source, "%s[%d].widths" % (where.section, where.index), j, e.get("name"))
+            _check_keys(sub, w, ("bits",), ("name", "aliases", "introduced"))
+            width = Width(_int(sub, w, "bits", 1, 255), _str(sub, w, "name", pattern=_LOOKUP_NAME, what="a lookup name"),
+                          _str_list(sub, w, "aliases", _LOOKUP_NAME, "a lookup name"),
+                          _version(sub, w, "introduced", known) if "introduced" in w else introduced)
+            if width.introduced < introduced:
+                sub.fail("key 'introduced': %s is before the code itself (%s)" % (width.introduced, introduced))
+            if width.aliases and not width.name:
+                sub.fail("key 'aliases' needs a 'name'")
+            bits_seen.add(sub, width.bits, "%d bits" % width.bits)
+            for text in ([width.name] if width.name else []) + width.aliases:
+                dtype_names.add(sub, fold("dtypes", text), text)
+            widths.append(width)
+        code = DtypeCode(_int(where, e, "value", 0, 255),
+                         _str(where, e, "name", pattern=_IDENT, what="a C identifier"), introduced,
+                         _choice(where, e, "lanes", LANES), sorted(widths, key=lambda w: w.bits),
+                         _str(where, e, "doc"))
+        code_values.add(where, code.value, code.value)
+        code_enums.add(where, enumerator(code.name), enumerator(code.name))
+        codes.append(code)
+
+    # exception kinds and placeholders
+    kinds, kind_names = [], _Unique("exception kind")
+    for where, e in _entries(lists, "exception_kinds"):
+        _check_keys(where, e, ("name", "doc"))
+        kind = ExceptionKind(_str(where, e, "name", pattern=_IDENT, what="a Python class name"), _str(where, e, "doc"))
+        kind_names.add(where, kind.name)
+        kinds.append(kind)
+    placeholders, placeholder_names = [], _Unique("placeholder")
+    for where, e in _entries(lists, "placeholders"):
+        _check_keys(where, e, ("name", "type", "doc"))
+        placeholder = Placeholder(_str(where, e, "name", pattern=_WORD, what="a lower-case word"),
+                                  _choice(where, e, "type", PLACEHOLDER_TYPES), _str(where, e, "doc"))
+        placeholder_names.add(where, placeholder.name)
+        placeholders.append(placeholder)
+        if len(placeholders) > 64:
+            where.fail("more than 64 placeholders; the C side tracks them in a 64-bit mask")
+
+    # errors
+    errors, error_ids, error_codes = [], _Unique("error id"), _Unique("error code")
+    for where, e in _entries(lists, "errors"):
+        _check_keys(where, e, ("id", "code", "kind", "message", "meaning", "when", "fix"), ("args", "related"))
+        error = Error(_str(where, e, "id", pattern=_WORD, what="a snake_case id"), _int(where, e, "code", 1, 65535),
+                      _str(where, e, "kind"), _str(where, e, "message"),
+                      _str_list(where, e, "args", _WORD, "a placeholder name"),
+                      _str(where, e, "meaning"), _str(where, e, "when"), _str(where, e, "fix"),
+                      _str_list(where, e, "related", _WORD, "an error id"))
+        error_ids.add(where, error.id)
+        error_codes.add(where, error.code, error.code)
+        if error.kind not in kind_names.seen:
+            where.fail("key 'kind': unknown exception kind '%s'" % error.kind)
+        for arg in error.args:
+            if arg not in placeholder_names.seen:
+                where.fail("key 'args': '%s' is not a declared placeholder" % arg)
+        error.parts = _split_message(where, error)
+        errors.append(error)
+    for where, e in _entries(lists, "errors"):
+        for related in e.get("related", []):
+            if related not in error_ids.seen:
+                where.fail("key 'related': unknown error id '%s'" % related)
+            if related == e["id"]:
+                where.fail("key 'related': an error cannot be related to itself")
+
+    return Spec(versions, abi, flags, platforms, memory_kinds, conventions, lookup, devices, codes, kinds,
+                placeholders, errors, list(paths))
+
+
+def _split_message(where, error):
+    """'a {x} b' → ['a ', 'x', ' b'], checking braces and placeholders against the error's args."""
+    parts, text, i, message = [], "", 0, error.message
+    while i < len(message):
+        char = message[i]
+        if message.startswith("{{", i) or message.startswith("}}", i):
+            text += char
+            i += 2
+        elif char == "{":
+            end = message.find("}", i)
+            name = message[i + 1:end] if end != -1 else None
+            if name is None or "{" in name:
+                where.fail("key 'message': unbalanced '{' at character %d (write '{{' for a literal brace)" % i)
+            if name not in error.args:
+                where.fail("key 'message': placeholder {%s} is not supplied by the C side for this error "
+                           "(args: %s)" % (name, ", ".join(error.args) or "none"))
+            parts += [text, name]
+            text, i = "", end + 1
+        elif char == "}":
+            where.fail("key 'message': unbalanced '}' at character %d (write '}}' for a literal brace)" % i)
+        else:
+            text += char
+            i += 1
+    parts.append(text)
+    return parts
+
+
+def enumerator(name):
+    """The C enumerator suffix of a DLPack name: kDLCUDAHost → CUDAHOST, kDLFloat8_e4m3fn → FLOAT8_E4M3FN."""
+    stem = name[3:] if name.startswith("kDL") else name
+    return stem.upper()

@@ -1,0 +1,100 @@
+# dlmap build macro: spec files → generated tables → one static library (and a CLI) built from the same
+# hand-written C. The default library is dlmap_library(name = "dlmap", spec = ["//spec:default"]);
+# a downstream user, or a test, passes its own spec and edits no C.
+
+# Generator flag → path of its output under <name>_gen/. Every generated path contains generated/.
+_C_OUTPUTS = {
+    "spec_h": "include/dlmap/generated/dlmap_spec.h",
+    "device_types_inc": "src/generated/device_types.inc",
+    "platforms_inc": "src/generated/platforms.inc",
+    "memory_kinds_inc": "src/generated/memory_kinds.inc",
+    "stream_conventions_inc": "src/generated/stream_conventions.inc",
+    "stream_values_inc": "src/generated/stream_values.inc",
+    "dtype_codes_inc": "src/generated/dtype_codes.inc",
+    "dtype_widths_inc": "src/generated/dtype_widths.inc",
+    "versions_inc": "src/generated/versions.inc",
+    "flags_inc": "src/generated/flags.inc",
+    "exception_kinds_inc": "src/generated/exception_kinds.inc",
+    "placeholders_inc": "src/generated/placeholders.inc",
+    "errors_inc": "src/generated/errors.inc",
+    "error_related_inc": "src/generated/error_related.inc",
+    "device_names_re": "src/generated/device_names.re.inc",
+    "platform_names_re": "src/generated/platform_names.re.inc",
+    "dtype_names_re": "src/generated/dtype_names.re.inc",
+    "platform_words_re": "src/generated/platform_words.re.inc",
+}
+
+_PYTHON = "@dlmap_config//:tools/python3"
+_RE2C = "@dlmap_config//:tools/re2c"
+
+# Flags for dlmap's own C: strict, warnings are errors.
+DLMAP_COPTS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+
+def dlmap_library(name, spec, visibility = None, testonly = False):
+    """A static library `name` whose tables come from `spec` (a list of YAML labels, read in order).
+
+    Also defines `<name>_gen` (the generated files) for docs and tests.
+    """
+    gen = name + "_gen"
+    outs = {flag: gen + "/" + path for flag, path in _C_OUTPUTS.items()}
+    native.genrule(
+        name = gen,
+        srcs = spec,
+        outs = outs.values(),
+        tools = [_PYTHON, "//codegen:gen_c.py", "//codegen:generator"],
+        cmd = " ".join(
+            ["specs=; for f in $(SRCS); do specs=\"$$specs --spec $$f\"; done;",
+             "$(location %s) $(location //codegen:gen_c.py) $$specs" % _PYTHON] +
+            ["--%s $(location %s)" % (flag, out) for flag, out in outs.items()],
+        ),
+        testonly = testonly,
+    )
+    re_incs = [outs[flag] for flag in ("device_names_re", "platform_names_re", "dtype_names_re", "platform_words_re")]
+    lookup_c = gen + "/src/generated/name_lookup.c"
+    native.genrule(
+        name = gen + "_re2c",
+        srcs = ["//src:name_lookup.re"] + re_incs,
+        outs = [lookup_c],
+        tools = [_RE2C],
+        cmd = "$(location %s) -W -Werror --no-generation-date --no-version -i -I $$(dirname $(location %s)) -o $@ $(location //src:name_lookup.re)" % (_RE2C, re_incs[0]),
+        testonly = testonly,
+    )
+    native.cc_library(
+        name = gen + "_spec_header",
+        hdrs = [outs["spec_h"]],
+        strip_include_prefix = gen + "/include",
+        testonly = testonly,
+    )
+    native.cc_library(
+        name = gen + "_tables",
+        hdrs = [out for flag, out in outs.items() if flag != "spec_h"],
+        strip_include_prefix = gen,
+        testonly = testonly,
+    )
+    native.cc_library(
+        name = name,
+        srcs = ["//src:core_srcs", lookup_c],
+        copts = DLMAP_COPTS,
+        linkopts = ["-ldl"],
+        linkstatic = True,
+        deps = [
+            ":" + gen + "_spec_header",
+            ":" + gen + "_tables",
+            "//:public_headers",
+            "@dlmap_config//:config",
+        ],
+        visibility = visibility,
+        testonly = testonly,
+    )
+
+def dlmap_cli(name, library, visibility = None, testonly = False):
+    """The `dlmap` command line linked against a library made by dlmap_library."""
+    native.cc_binary(
+        name = name,
+        srcs = ["//tools:cli_srcs"],
+        copts = DLMAP_COPTS,
+        data = ["//codegen:generator", _PYTHON],
+        deps = [library, "@dlmap_config//:config"],
+        visibility = visibility,
+        testonly = testonly,
+    )

@@ -1,0 +1,191 @@
+/* dlmap core — the error catalogue: lookup by code and id, related errors, and message formatting into
+ * caller memory. Formatting walks the pre-compiled template (placeholder = byte 1 + index + 1); nothing
+ * here allocates. */
+#include <string.h>
+
+#include "src/internal.h"
+
+static const dlmap_error_info kErrors[] = {
+#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) \
+  {code, id, DLMAP_KIND_##KIND, template_text, meaning, when, fix, mask},
+#include "src/generated/errors.inc"
+#undef DLMAP_ERROR
+};
+
+/* The compiled templates, in the same order as kErrors. */
+static const char *const kCompiled[] = {
+#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) compiled,
+#include "src/generated/errors.inc"
+#undef DLMAP_ERROR
+};
+
+static const dlmap_error_info kUnknown = {
+    -1, "unknown", DLMAP_KIND_COUNT, "unknown dlmap status code", "The code is not in this build's catalogue.",
+    "A status from another build or a corrupted value reached the catalogue.", "Check which dlmap build produced it.",
+    0};
+
+typedef struct related_row {
+  int32_t code;
+  int32_t related;
+} related_row;
+
+static const related_row kRelated[] = {
+#define DLMAP_ERROR_RELATED(ENUM, RELATED) {DLMAP_ERR_##ENUM, DLMAP_ERR_##RELATED},
+#include "src/generated/error_related.inc"
+#undef DLMAP_ERROR_RELATED
+    {0, 0} /* sentinel: a spec may relate no errors; code 0 is never an error */
+};
+
+static const char *const kKindNames[] = {
+#define DLMAP_EXCEPTION_KIND(ENUM, name, doc) name,
+#include "src/generated/exception_kinds.inc"
+#undef DLMAP_EXCEPTION_KIND
+};
+
+typedef struct placeholder_row {
+  const char *name;
+  dlmap_arg_type type;
+} placeholder_row;
+
+static const placeholder_row kPlaceholders[] = {
+#define DLMAP_PLACEHOLDER(ENUM, name, TYPE, doc) {name, DLMAP_ARG_TYPE_##TYPE},
+#include "src/generated/placeholders.inc"
+#undef DLMAP_PLACEHOLDER
+};
+
+/* Index of a code in kErrors, or -1. The switch compiles to a jump table or binary search. */
+static int error_index(int32_t code) {
+  enum {
+#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) INDEX_##ENUM,
+#include "src/generated/errors.inc"
+#undef DLMAP_ERROR
+  };
+  switch (code) {
+#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) \
+  case code:                                                                                  \
+    return INDEX_##ENUM;
+#include "src/generated/errors.inc"
+#undef DLMAP_ERROR
+    default:
+      return -1;
+  }
+}
+
+const dlmap_error_info *dlmap_error_info_of(int32_t code) {
+  int index = error_index(code);
+  return index < 0 ? &kUnknown : &kErrors[index];
+}
+
+const dlmap_error_info *dlmap_error_info_by_id(const char *id) {
+  if (id == NULL) return NULL;
+  for (size_t i = 0; i < sizeof kErrors / sizeof kErrors[0]; i++) {
+    if (strcmp(kErrors[i].id, id) == 0) return &kErrors[i];
+  }
+  return NULL;
+}
+
+const dlmap_error_info *dlmap_error_info_at(size_t index) {
+  return index < sizeof kErrors / sizeof kErrors[0] ? &kErrors[index] : NULL;
+}
+
+size_t dlmap_error_related(int32_t code, const dlmap_error_info **out, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof kRelated / sizeof kRelated[0]; i++) {
+    if (kRelated[i].code != code || code == DLMAP_OK) continue;
+    if (n < cap && out != NULL) out[n] = dlmap_error_info_of(kRelated[i].related);
+    n++;
+  }
+  return n;
+}
+
+const char *dlmap_error_kind_name(dlmap_error_kind kind) {
+  return (unsigned)kind < (unsigned)DLMAP_KIND_COUNT ? kKindNames[kind] : "RuntimeError";
+}
+
+const char *dlmap_placeholder_name(dlmap_placeholder name) {
+  return (unsigned)name < (unsigned)DLMAP_ARG_COUNT ? kPlaceholders[name].name : NULL;
+}
+
+bool dlmap_placeholder_type(dlmap_placeholder name, dlmap_arg_type *out) {
+  if ((unsigned)name >= (unsigned)DLMAP_ARG_COUNT) return false;
+  if (out != NULL) *out = kPlaceholders[name].type;
+  return true;
+}
+
+static void put_arg(dlmap__writer *w, const dlmap_arg *arg) {
+  switch (arg->type) {
+    case DLMAP_ARG_TYPE_INT:
+      dlmap__put_int(w, arg->value.i);
+      return;
+    case DLMAP_ARG_TYPE_UINT:
+      dlmap__put_uint(w, arg->value.u);
+      return;
+    case DLMAP_ARG_TYPE_HEX:
+      dlmap__put_hex(w, arg->value.u);
+      return;
+    case DLMAP_ARG_TYPE_PTR:
+      dlmap__put_hex(w, (uint64_t)(uintptr_t)arg->value.p);
+      return;
+    case DLMAP_ARG_TYPE_STR:
+      dlmap__put_str(w, arg->value.s);
+      return;
+    case DLMAP_ARG_TYPE_VERSION:
+      dlmap__put_version(w, arg->value.v);
+      return;
+    case DLMAP_ARG_TYPE_INTS:
+      if (arg->value.list.items == NULL) {
+        dlmap__put_str(w, NULL);
+        return;
+      }
+      for (int32_t i = 0; i < arg->value.list.count && !w->truncated; i++) {
+        if (i > 0) dlmap__put_bytes(w, ", ", 2);
+        dlmap__put_int(w, arg->value.list.items[i]);
+      }
+      return;
+  }
+  dlmap__put_str(w, "(bad argument type)");
+}
+
+size_t dlmap_format_message(char *buf, size_t cap, int32_t code, const dlmap_arg *args, size_t nargs) {
+  dlmap__writer w;
+  int index = error_index(code);
+  dlmap__writer_init(&w, buf, cap);
+  if (index < 0) {
+    dlmap__put_str(&w, "unknown dlmap status code ");
+    dlmap__put_int(&w, code);
+    return dlmap__writer_finish(&w);
+  }
+  for (const char *p = kCompiled[index]; *p != '\0' && !w.truncated;) {
+    const char *mark = strchr(p, '\001');
+    if (mark == NULL) {
+      dlmap__put_str(&w, p);
+      break;
+    }
+    dlmap__put_bytes(&w, p, (size_t)(mark - p));
+    const int placeholder = (unsigned char)mark[1] - 1;
+    const dlmap_arg *arg = NULL;
+    for (size_t i = 0; args != NULL && i < nargs; i++) {
+      if ((int)args[i].name == placeholder) arg = &args[i];
+    }
+    if (arg != NULL) {
+      put_arg(&w, arg);
+    } else { /* a value the caller did not supply shows as its {name}, never as garbage */
+      dlmap__put_bytes(&w, "{", 1);
+      dlmap__put_str(&w, kPlaceholders[placeholder].name);
+      dlmap__put_bytes(&w, "}", 1);
+    }
+    p = mark + 2;
+  }
+  return dlmap__writer_finish(&w);
+}
+
+int32_t dlmap_error_set(dlmap_error *err, int32_t code, const dlmap_arg *args, size_t nargs) {
+  if (err != NULL) {
+    const dlmap_error_info *info = dlmap_error_info_of(code);
+    err->code = code;
+    err->kind = info->kind;
+    err->id = info->id;
+    dlmap_format_message(err->message, sizeof err->message, code, args, nargs);
+  }
+  return code;
+}

@@ -1,0 +1,45 @@
+/* dlmap core — helpers shared between the hand-written source files (dlmap__ prefix; not public). */
+#ifndef DLMAP_SRC_INTERNAL_H_
+#define DLMAP_SRC_INTERNAL_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlmap/dlmap.h"
+
+/* Removes one level of parentheses: the generated lists are written ("a", "b", ). */
+#define DLMAP_UNPAREN(...) __VA_ARGS__
+
+/* A bounded text writer over caller memory: never writes past cap, always NUL-terminates when cap > 0,
+ * and remembers whether anything was cut. */
+typedef struct dlmap__writer {
+  char *buf;
+  size_t cap;
+  size_t len;
+  bool truncated;
+} dlmap__writer;
+
+void dlmap__writer_init(dlmap__writer *w, char *buf, size_t cap);
+void dlmap__put_bytes(dlmap__writer *w, const char *text, size_t n);
+void dlmap__put_str(dlmap__writer *w, const char *text);
+void dlmap__put_int(dlmap__writer *w, int64_t value);
+void dlmap__put_uint(dlmap__writer *w, uint64_t value);
+void dlmap__put_hex(dlmap__writer *w, uint64_t value);
+void dlmap__put_version(dlmap__writer *w, dlmap_version v);
+/* Replaces the last bytes with "..." when anything was cut; returns the final length. */
+size_t dlmap__writer_finish(dlmap__writer *w);
+
+static inline dlmap_version dlmap__version(uint32_t major, uint32_t minor) {
+  dlmap_version v;
+  v.major = major;
+  v.minor = minor;
+  return v;
+}
+
+/* a <= b */
+static inline bool dlmap__version_le(dlmap_version a, dlmap_version b) {
+  return a.major < b.major || (a.major == b.major && a.minor <= b.minor);
+}
+
+#endif /* DLMAP_SRC_INTERNAL_H_ */

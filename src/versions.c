@@ -1,0 +1,130 @@
+/* dlmap core — DLPack versions from the spec: comparison, the struct each version uses, and whether a
+ * device type, dtype or flag word can be expressed in a given version. */
+#include "src/internal.h"
+
+typedef struct version_row {
+  dlmap_version version;
+  dlmap_struct_kind structure;
+  const char *note;
+} version_row;
+
+static const version_row kVersions[] = {
+#define DLMAP_VERSION(major, minor, STRUCT, note) {{major, minor}, DLMAP_STRUCT_##STRUCT, note},
+#include "src/generated/versions.inc"
+#undef DLMAP_VERSION
+};
+
+typedef struct flag_row {
+  uint64_t bit;
+  const char *name;
+  dlmap_version introduced;
+} flag_row;
+
+static const flag_row kFlags[] = {
+#define DLMAP_FLAG_ROW(NAME, bit, major, minor, doc) {UINT64_C(1) << (bit), #NAME, {major, minor}},
+#include "src/generated/flags.inc"
+#undef DLMAP_FLAG_ROW
+};
+
+int dlmap_version_compare(dlmap_version a, dlmap_version b) {
+  if (a.major != b.major) return a.major < b.major ? -1 : 1;
+  if (a.minor != b.minor) return a.minor < b.minor ? -1 : 1;
+  return 0;
+}
+
+bool dlmap_version_is_known(dlmap_version v) {
+  for (size_t i = 0; i < sizeof kVersions / sizeof kVersions[0]; i++) {
+    if (dlmap_version_compare(kVersions[i].version, v) == 0) return true;
+  }
+  return false;
+}
+
+dlmap_struct_kind dlmap_version_struct(dlmap_version v) {
+  for (size_t i = 0; i < sizeof kVersions / sizeof kVersions[0]; i++) {
+    if (dlmap_version_compare(kVersions[i].version, v) == 0) return kVersions[i].structure;
+  }
+  /* A newer minor of a major dlmap reads as versioned (minor bumps only add enum values). */
+  const dlmap_version from = dlmap__version(DLMAP_ABI_VERSIONED_FROM_MAJOR, DLMAP_ABI_VERSIONED_FROM_MINOR);
+  const dlmap_version until = dlmap__version(DLMAP_ABI_VERSIONED_UNTIL_MAJOR, DLMAP_ABI_VERSIONED_UNTIL_MINOR);
+  if (dlmap__version_le(from, v) && dlmap_version_compare(v, until) < 0) return DLMAP_STRUCT_VERSIONED;
+  return DLMAP_STRUCT_NONE;
+}
+
+dlmap_version dlmap_version_current(void) {
+  return dlmap__version(DLMAP_ABI_CURRENT_MAJOR, DLMAP_ABI_CURRENT_MINOR);
+}
+
+bool dlmap_version_at(size_t index, dlmap_version *out, const char **note) {
+  if (index >= sizeof kVersions / sizeof kVersions[0]) return false;
+  if (out != NULL) *out = kVersions[index].version;
+  if (note != NULL) *note = kVersions[index].note;
+  return true;
+}
+
+bool dlmap_device_type_in_version(int32_t device_type, dlmap_version v) {
+  const dlmap_device_info *info = dlmap_device_type_find(device_type);
+  return info != NULL && dlmap__version_le(info->introduced, v);
+}
+
+bool dlmap_dtype_in_version(DLDataType dtype, dlmap_version v) {
+  dlmap_version introduced;
+  const dlmap_dtype_code_info *code = dlmap_dtype_code_find(dtype.code);
+  return code != NULL && dlmap__version_le(code->introduced, v) &&
+         dlmap_dtype_width_valid(dtype.code, dtype.bits, &introduced) && dlmap__version_le(introduced, v);
+}
+
+/* The first set bit of flags that is unknown or too new for v, as its row (NULL: unknown bit). */
+static bool first_bad_flag(uint64_t flags, dlmap_version v, const flag_row **bad) {
+  for (size_t i = 0; i < sizeof kFlags / sizeof kFlags[0]; i++) {
+    if ((flags & kFlags[i].bit) && !dlmap__version_le(kFlags[i].introduced, v)) {
+      *bad = &kFlags[i];
+      return true;
+    }
+  }
+  *bad = NULL;
+  return (flags & ~DLMAP_FLAGS_KNOWN) != 0;
+}
+
+bool dlmap_flags_in_version(uint64_t flags, dlmap_version v) {
+  const flag_row *bad;
+  return !first_bad_flag(flags, v, &bad);
+}
+
+int32_t dlmap_check_representable(int32_t device_type, DLDataType dtype, uint64_t flags, dlmap_version v,
+                                  dlmap_error *err) {
+  const dlmap_device_info *device;
+  int32_t status = dlmap_device_type_info(device_type, &device, err);
+  if (status != DLMAP_OK) return status;
+  if (!dlmap__version_le(device->introduced, v)) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
+                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
+                              dlmap_arg_version(DLMAP_ARG_VERSION, v),
+                              dlmap_arg_version(DLMAP_ARG_INTRODUCED, device->introduced)};
+    return dlmap_error_set(err, DLMAP_ERR_DEVICE_TYPE_NOT_IN_VERSION, args, 4);
+  }
+  status = dlmap_dtype_validate(dtype, err);
+  if (status != DLMAP_OK) return status;
+  if (!dlmap_dtype_in_version(dtype, v)) {
+    char name[64];
+    dlmap_version introduced = dlmap_dtype_code_find(dtype.code)->introduced, width;
+    if (dlmap_dtype_width_valid(dtype.code, dtype.bits, &width) && dlmap__version_le(introduced, width)) {
+      introduced = width;
+    }
+    dlmap_dtype_format(dtype, name, sizeof name);
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DTYPE, name), dlmap_arg_version(DLMAP_ARG_VERSION, v),
+                              dlmap_arg_version(DLMAP_ARG_INTRODUCED, introduced)};
+    return dlmap_error_set(err, DLMAP_ERR_DTYPE_NOT_IN_VERSION, args, 3);
+  }
+  const flag_row *bad;
+  if (first_bad_flag(flags, v, &bad)) {
+    if (bad != NULL) {
+      const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_FLAG, bad->name), dlmap_arg_version(DLMAP_ARG_VERSION, v),
+                                dlmap_arg_version(DLMAP_ARG_INTRODUCED, bad->introduced)};
+      return dlmap_error_set(err, DLMAP_ERR_FLAG_NOT_IN_VERSION, args, 3);
+    }
+    const dlmap_arg args[] = {dlmap_arg_hex(DLMAP_ARG_FLAGS, flags),
+                              dlmap_arg_hex(DLMAP_ARG_UNKNOWN_FLAGS, flags & ~DLMAP_FLAGS_KNOWN)};
+    return dlmap_error_set(err, DLMAP_ERR_FLAGS_UNKNOWN, args, 2);
+  }
+  return DLMAP_OK;
+}
