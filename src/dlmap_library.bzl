@@ -2,6 +2,8 @@
 # hand-written C. The default library is dlmap_library(name = "dlmap", spec = ["//spec:default"]);
 # a downstream user, or a test, passes its own spec and edits no C.
 
+load("@dlmap_config//:build_defs.bzl", "PYTHON_BIN")
+
 # Generator flag → path of its output under <name>_gen/. Every generated path contains generated/.
 _C_OUTPUTS = {
     "spec_h": "include/dlmap/generated/dlmap_spec.h",
@@ -92,8 +94,10 @@ def dlmap_cli(name, library, visibility = None, testonly = False):
     native.cc_binary(
         name = name,
         srcs = ["//tools:cli_srcs"],
-        copts = DLMAP_COPTS,
-        data = ["//codegen:generator", _PYTHON],
+        copts = DLMAP_COPTS + ["-D_POSIX_C_SOURCE=200809L"],
+        # `dlmap spec check` runs the generator's validator with the Python the build detected.
+        local_defines = ["DLMAP_PYTHON=\\\"%s\\\"" % PYTHON_BIN],
+        data = ["//codegen:generator", "//spec:default"],
         deps = [library, "@dlmap_config//:config"],
         visibility = visibility,
         testonly = testonly,

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Spec-extension test — the CLI built from the extended spec shows vendor device type 200 (no C edited).
+set -eu
+cli="$1"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+out=$("$cli" devices) || fail "dlmap devices exited $?"
+echo "$out" | grep -Eq '^ +200  kDLAcmeNPU +none +device +opaque +1\.3 +no: no backend$' || fail "devices lacks the kDLAcmeNPU row:
+$out"
+echo "$out" | grep -q 'spec: DLPack 1.3, 20 types' || fail "devices does not count 20 types"
+
+for name in 200 kDLAcmeNPU kAcmeNPU acme ACME_NPU; do
+  out=$("$cli" explain "$name") || fail "explain $name exited $?"
+  echo "$out" | grep -q '^Device type 200: kDLAcmeNPU$' || fail "explain $name: $out"
+  echo "$out" | grep -qF 'The device specification passed to to_dlpack contains an unsupported device type (DLDeviceType: 200)' \
+    || fail "explain $name lacks the seed error"
+done
+echo "PASS: extended CLI shows device type 200"

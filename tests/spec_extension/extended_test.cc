@@ -1,0 +1,69 @@
+// Spec-extension test — a library built from the default spec plus vendor_device.yaml knows device
+// type 200 through every lookup, with no C edited. Expected values are written by hand.
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "dlmap/dlmap.h"
+
+namespace {
+
+TEST(SpecExtension, GeneratedEnumeratorAndCount) {
+  EXPECT_EQ(DLMAP_DEVICE_ACMENPU, 200);
+  EXPECT_EQ(DLMAP_DEVICE_TYPE_COUNT, 20);  // the default spec's 19 plus one
+}
+
+TEST(SpecExtension, InfoForValue200) {
+  const dlmap_device_info *info = dlmap_device_type_find(200);
+  ASSERT_NE(info, nullptr);
+  EXPECT_STREQ(info->name, "kDLAcmeNPU");
+  EXPECT_STREQ(info->spellings[0], "kAcmeNPU");
+  EXPECT_EQ(info->spellings[1], nullptr);
+  EXPECT_STREQ(info->aliases[0], "acme");
+  EXPECT_STREQ(info->aliases[1], "acme_npu");
+  EXPECT_EQ(info->platform, DLMAP_PLATFORM_NONE);
+  EXPECT_EQ(info->memory, DLMAP_MEMORY_DEVICE);
+  EXPECT_EQ(info->stream, DLMAP_STREAM_CONVENTION_OPAQUE);
+  EXPECT_EQ(info->introduced.major, 1u);
+  EXPECT_EQ(info->introduced.minor, 3u);
+  EXPECT_STREQ(dlmap_device_type_name(200), "kDLAcmeNPU");
+  // The last entry in spec order is the overlay's.
+  EXPECT_EQ(dlmap_device_type_at(19), info);
+  EXPECT_EQ(dlmap_device_type_at(20), nullptr);
+}
+
+TEST(SpecExtension, NameLookups) {
+  for (const char *name : {"kDLAcmeNPU", "kAcmeNPU", "acme", "ACME", "acme_npu", "kdlacmenpu"}) {
+    int32_t value = -1;
+    EXPECT_TRUE(dlmap_device_type_from_name(name, std::strlen(name), &value)) << name;
+    EXPECT_EQ(value, 200) << name;
+  }
+  int32_t value = -1;
+  EXPECT_FALSE(dlmap_device_type_from_name("acm", 3, &value));
+  // The default entries are still there.
+  EXPECT_TRUE(dlmap_device_type_from_name("cuda", 4, &value));
+  EXPECT_EQ(value, 2);
+}
+
+TEST(SpecExtension, VersionsAndStreams) {
+  EXPECT_TRUE(dlmap_device_type_in_version(200, dlmap_version{1, 3}));
+  EXPECT_FALSE(dlmap_device_type_in_version(200, dlmap_version{1, 2}));
+  dlmap_error err;
+  DLDataType f32 = {2, 32, 1};
+  EXPECT_EQ(dlmap_check_representable(200, f32, 0, dlmap_version{1, 0}, &err), DLMAP_ERR_DEVICE_TYPE_NOT_IN_VERSION);
+  EXPECT_STREQ(err.message, "Device type kDLAcmeNPU (200) cannot be expressed in DLPack 1.0; it was introduced in 1.3.");
+  dlmap_stream_meaning meaning;
+  EXPECT_EQ(dlmap_stream_classify(200, true, 7, &meaning, nullptr), DLMAP_OK);
+  EXPECT_EQ(meaning, DLMAP_STREAM_HANDLE);
+}
+
+TEST(SpecExtension, ProbeSaysNoBackend) {
+  dlmap_platform_status status;
+  dlmap_platform_probe(dlmap_device_type_find(200)->platform, &status);
+  EXPECT_FALSE(status.built);
+  EXPECT_FALSE(status.available);
+  EXPECT_STREQ(status.reason, "no dlmap backend serves this platform");
+}
+
+}  // namespace

@@ -1,0 +1,74 @@
+#!/bin/sh
+# CLI test — `dlmap devices`, `dlmap explain` and `dlmap spec check` on the default spec: output, exit codes.
+set -u
+cli="$1"
+spec_dir="$2"
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+expect_rc() { # expected-rc description command...
+  want=$1; what=$2; shift 2
+  "$@" >/tmp/cli_out.$$ 2>&1
+  got=$?
+  [ "$got" -eq "$want" ] || fail "$what: exit $got, expected $want: $(cat /tmp/cli_out.$$)"
+}
+
+# explain 4: kDLOpenCL, its entry, and the seed error with the value filled in.
+out=$("$cli" explain 4) || fail "explain 4 exited $?"
+for line in 'Device type 4: kDLOpenCL' '  earlier names:  kOpenCL' '  platform:       opencl (no dlmap backend)' \
+  'Error export_unsupported_device_type (code 201, BufferError, C status DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE)' \
+  '    The device specification passed to to_dlpack contains an unsupported device type (DLDeviceType: 4)' \
+  '    Array passed to from_dlpack is on unsupported device type (DLDeviceType: 4, array: a kDLOpenCL tensor)'; do
+  echo "$out" | grep -qxF -- "$line" || fail "explain 4 lacks line: $line"
+done
+
+# devices: every default device type, and the host platform served.
+out=$("$cli" devices) || fail "devices exited $?"
+echo "$out" | grep -q 'spec: DLPack 1.3, 19 types' || fail "devices header"
+for row in '    1  kDLCPU          cpu      host         none    0.1    yes' \
+  '   11  kDLROCMHost     rocm     host_pinned  none    0.6    ' \
+  '   14  kDLOneAPI       oneapi   device       opaque  0.7    no: no backend' \
+  '   21  kDLAscend       ascend   device       opaque  1.3    no: no backend'; do
+  echo "$out" | grep -qF -- "$row" || fail "devices lacks row: $row"
+done
+echo "$out" | grep -Eq '^  cpu +cpu backend +available \(1 device\)$' || fail "devices: cpu not available"
+# GPU platforms either serve devices or say why not (this machine has no driver: the vendor's text).
+echo "$out" | grep -Eq '^  cuda +gpu backend +(available \([0-9]+ devices?\)|built, not available: .+|not served: .+)$' \
+  || fail "devices: cuda line"
+
+# Other explain forms, and errors.
+for what in kDLGPU kGPU gpu 2; do
+  "$cli" explain "$what" | grep -qx 'Device type 2: kDLCUDA' || fail "explain $what"
+done
+"$cli" explain float8_e4m3fn | grep -q '^Data type float8_e4m3fn: code 10 (kDLFloat8_e4m3fn), bits 8, lanes 1$' \
+  || fail "explain float8_e4m3fn"
+"$cli" explain 202 | grep -qxF '    __dlpack__ only supported for unsharded arrays.' || fail "explain 202"
+"$cli" explain unknown_gpu_platform | grep -qxF '    Unknown GPU platform for __dlpack__: {platform_version}' \
+  || fail "explain unknown_gpu_platform"
+expect_rc 1 "explain unknown name" "$cli" explain no_such_thing
+grep -qF "Unknown device type, platform, data type or error name 'no_such_thing'" /tmp/cli_out.$$ \
+  || fail "unknown name message: $(cat /tmp/cli_out.$$)"
+expect_rc 1 "explain unknown value" "$cli" explain 5
+grep -qF 'Unknown DLPack device type 5: the spec this build was generated from does not define it.' /tmp/cli_out.$$ \
+  || fail "unknown value message"
+expect_rc 2 "no command" "$cli"
+expect_rc 2 "bad command" "$cli" frobnicate
+expect_rc 2 "explain without argument" "$cli" explain
+expect_rc 0 "help" "$cli" help
+
+# spec check runs the generator's validator with its messages.
+expect_rc 0 "spec check default" "$cli" spec check "$spec_dir"/versions.yaml "$spec_dir"/platforms.yaml \
+  "$spec_dir"/devices.yaml "$spec_dir"/dtypes.yaml "$spec_dir"/errors.yaml
+grep -q '^spec OK: 19 device types' /tmp/cli_out.$$ || fail "spec check OK line"
+overlay="${TEST_TMPDIR:-/tmp}/overlay.yaml"
+printf 'device_types:\n  - {value: 200, name: kDLAcme, introduced: "1.3", platform: rcom, memory: device, stream: opaque, doc: x}\n' >"$overlay"
+expect_rc 1 "spec check bad overlay" "$cli" spec check --on-default "$overlay"
+grep -qF "dlmap spec error: $overlay: device_types[0] (kDLAcme): unknown platform 'rcom'" /tmp/cli_out.$$ \
+  || fail "spec check message: $(cat /tmp/cli_out.$$)"
+grep -q Traceback /tmp/cli_out.$$ && fail "spec check printed a traceback"
+sed -i 's/rcom/none/' "$overlay"
+expect_rc 0 "spec check good overlay" "$cli" spec check --on-default "$overlay"
+expect_rc 2 "spec without check" "$cli" spec
+
+rm -f /tmp/cli_out.$$
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "PASS: dlmap CLI"

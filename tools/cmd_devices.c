@@ -1,0 +1,65 @@
+/* dlmap CLI — `dlmap devices`: the spec's device types, and which platforms this build and machine can
+ * serve (probed now) and why not. */
+#include <string.h>
+
+#include "tools/cli.h"
+
+static const char *backend_name(dlmap_backend backend) {
+  switch (backend) {
+    case DLMAP_BACKEND_CPU:
+      return "cpu backend";
+    case DLMAP_BACKEND_GPU:
+      return "gpu backend";
+    case DLMAP_BACKEND_NONE:
+      break;
+  }
+  return "no backend";
+}
+
+/* One word for the device table: can dlmap exchange this device type here? */
+static const char *serving(const dlmap_platform_status *status, const dlmap_platform_info *platform) {
+  if (status->available) return "yes";
+  if (platform->backend == DLMAP_BACKEND_NONE) return "no: no backend";
+  return status->built ? "no: see platform" : "no: not built";
+}
+
+int cli_devices(int argc, char **argv) {
+  (void)argv;
+  if (argc != 0) {
+    fprintf(stderr, "usage: dlmap devices\n");
+    return CLI_USAGE;
+  }
+  dlmap_platform_status status[DLMAP_PLATFORM_COUNT];
+  for (int p = 0; p < DLMAP_PLATFORM_COUNT; p++) dlmap_platform_probe((dlmap_platform)p, &status[p]);
+
+  const dlmap_version current = dlmap_version_current();
+  printf("DLPack device types (spec: DLPack %u.%u, %d types)\n\n", current.major, current.minor,
+         DLMAP_DEVICE_TYPE_COUNT);
+  printf("%5s  %-15s %-8s %-12s %-7s %-6s %s\n", "value", "enumerator", "platform", "memory", "stream", "since",
+         "served here");
+  for (size_t i = 0; dlmap_device_type_at(i) != NULL; i++) {
+    const dlmap_device_info *d = dlmap_device_type_at(i);
+    const dlmap_platform_info *platform = dlmap_platform_get(d->platform);
+    char since[16];
+    snprintf(since, sizeof since, "%u.%u", d->introduced.major, d->introduced.minor);
+    printf("%5d  %-15s %-8s %-12s %-7s %-6s %s\n", d->value, d->name, platform->name,
+           dlmap_memory_kind_name(d->memory), dlmap_stream_convention_name(d->stream), since,
+           serving(&status[d->platform], platform));
+  }
+
+  printf("\nPlatforms on this build and machine\n\n");
+  for (int p = 0; p < DLMAP_PLATFORM_COUNT; p++) {
+    const dlmap_platform_info *platform = dlmap_platform_get((dlmap_platform)p);
+    char state[320];
+    if (status[p].available) {
+      snprintf(state, sizeof state, "available (%d device%s)", status[p].device_count,
+               status[p].device_count == 1 ? "" : "s");
+    } else {
+      snprintf(state, sizeof state, "%s: %s", status[p].built ? "built, not available" : "not served",
+               status[p].reason);
+    }
+    printf("  %-8s %-12s %s\n", platform->name, backend_name(platform->backend), state);
+  }
+  printf("\n`dlmap explain <value or name>` shows one entry and the errors its exchange can raise.\n");
+  return CLI_OK;
+}

@@ -1,0 +1,178 @@
+/* dlmap CLI — `dlmap explain <what>`: a device type (value or any spelling), platform, data type or
+ * error (code or id), printed from the spec's tables with the errors a user would meet. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cli.h"
+
+static void print_list(const char *label, const char *const *items) {
+  if (items[0] == NULL) return;
+  printf("  %-16s", label);
+  for (size_t i = 0; items[i] != NULL; i++) printf("%s%s", i ? ", " : "", items[i]);
+  printf("\n");
+}
+
+/* The device entry, whether this machine serves it, and the error each direction would raise. */
+static void explain_device(const dlmap_device_info *d) {
+  const dlmap_platform_info *platform = dlmap_platform_get(d->platform);
+  dlmap_platform_status status;
+  dlmap_platform_probe(d->platform, &status);
+
+  printf("Device type %d: %s\n", d->value, d->name);
+  cli_wrap(stdout, "  ", d->doc);
+  print_list("earlier names:", d->spellings);
+  print_list("aliases:", d->aliases);
+  printf("  %-16s%u.%u\n", "since DLPack:", d->introduced.major, d->introduced.minor);
+  printf("  %-16s%s (%s)\n", "platform:", platform->name,
+         platform->backend == DLMAP_BACKEND_NONE ? "no dlmap backend" : platform->backend == DLMAP_BACKEND_CPU
+                                                                          ? "cpu backend"
+                                                                          : "gpu backend");
+  printf("  %-16s%s (%s)\n", "memory:", dlmap_memory_kind_name(d->memory),
+         dlmap_memory_kind_host_accessible(d->memory) ? "host-accessible" : "needs a copy to reach the host");
+  printf("  %-16s%s: %s\n", "stream:", dlmap_stream_convention_name(d->stream),
+         dlmap_stream_convention_rule(d->stream));
+  if (d->note[0] != '\0') cli_wrap(stdout, "  note: ", d->note);
+
+  dlmap_error export_error, import_error;
+  if (platform->backend == DLMAP_BACKEND_NONE) {
+    /* No backend can ever serve it: the seed error on export, the unsupported-device error on import. */
+    printf("  %-16snot exchangeable: no dlmap backend serves platform %s\n\n", "this build:", platform->name);
+    const dlmap_arg device = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, d->value);
+    dlmap_error_set(&export_error, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &device, 1);
+    char array[64];
+    snprintf(array, sizeof array, "a %s tensor", d->name);
+    const dlmap_arg args[] = {device, dlmap_arg_str(DLMAP_ARG_ARRAY, array)};
+    dlmap_error_set(&import_error, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+  } else if (!status.available) {
+    printf("  %-16snot available: %s\n\n", "this machine:", status.reason);
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, d->name),
+                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, d->value),
+                              dlmap_arg_str(DLMAP_ARG_PLATFORM, platform->name),
+                              dlmap_arg_str(DLMAP_ARG_REASON, status.reason)};
+    dlmap_error_set(&export_error, DLMAP_ERR_PLATFORM_UNAVAILABLE, args, 4);
+    import_error = export_error;
+  } else {
+    printf("  %-16savailable (%d device%s)\n", "this machine:", status.device_count,
+           status.device_count == 1 ? "" : "s");
+    return;
+  }
+  printf("Exporting to it (__dlpack__ with dl_device=(%d, 0)) raises %s:\n", d->value,
+         dlmap_error_kind_name(export_error.kind));
+  cli_print_error_page(stdout, dlmap_error_info_of(export_error.code), export_error.message);
+  if (import_error.code != export_error.code) {
+    printf("\nImporting a tensor on it (from_dlpack) raises %s:\n", dlmap_error_kind_name(import_error.kind));
+    cli_print_error_page(stdout, dlmap_error_info_of(import_error.code), import_error.message);
+  }
+}
+
+static void explain_platform(dlmap_platform p) {
+  const dlmap_platform_info *platform = dlmap_platform_get(p);
+  dlmap_platform_status status;
+  dlmap_platform_probe(p, &status);
+  printf("Platform %s\n", platform->name);
+  cli_wrap(stdout, "  ", platform->doc);
+  print_list("aliases:", platform->aliases);
+  print_list("version words:", platform->version_words);
+  print_list("runtime:", platform->libraries);
+  printf("  %-16s", "device types:");
+  int shown = 0;
+  for (size_t i = 0; dlmap_device_type_at(i) != NULL; i++) {
+    const dlmap_device_info *d = dlmap_device_type_at(i);
+    if (d->platform == p) printf("%s%s (%d)", shown++ ? ", " : "", d->name, d->value);
+  }
+  printf("%s\n", shown ? "" : "none");
+  if (status.available) {
+    printf("  %-16savailable (%d device%s)\n", "this machine:", status.device_count,
+           status.device_count == 1 ? "" : "s");
+  } else {
+    printf("  %-16s%s: %s\n", "this machine:", status.built ? "built, not available" : "not served", status.reason);
+  }
+}
+
+static void explain_dtype(DLDataType dtype) {
+  const dlmap_dtype_code_info *code = dlmap_dtype_code_find(dtype.code);
+  char name[64], valid[128];
+  dlmap_version since = code->introduced;
+  dlmap_dtype_width_valid(dtype.code, dtype.bits, &since);
+  dlmap_dtype_format(dtype, name, sizeof name);
+  dlmap_dtype_valid_bits(dtype.code, valid, sizeof valid);
+  printf("Data type %s: code %u (%s), bits %u, lanes %u\n", name, dtype.code, code->name, dtype.bits, dtype.lanes);
+  cli_wrap(stdout, "  ", code->doc);
+  printf("  %-16s%u.%u\n", "since DLPack:", since.major, since.minor);
+  printf("  %-16s%s\n", "widths of code:", valid);
+  printf("  %-16s%s\n", "lanes:", code->vector_lanes ? "1 or more (vectors allowed)" : "exactly 1");
+  if (dtype.bits < 8) printf("  %-16s%s\n", "storage:", "sub-byte: packed, or padded with IS_SUBBYTE_TYPE_PADDED");
+}
+
+/* A whole-string decimal integer. */
+static bool parse_int(const char *text, long long *out) {
+  char *end;
+  errno = 0;
+  long long value = strtoll(text, &end, 10);
+  if (*text == '\0' || *end != '\0' || errno != 0) return false;
+  *out = value;
+  return true;
+}
+
+int cli_explain(int argc, char **argv) {
+  if (argc != 1) {
+    fprintf(stderr, "usage: dlmap explain <device type value or name | platform | data type | error code or id>\n");
+    return CLI_USAGE;
+  }
+  const char *what = argv[0];
+  const size_t len = strlen(what);
+  int found = 0;
+  long long number;
+  int32_t device_type;
+  dlmap_platform platform;
+  DLDataType dtype;
+
+  if (parse_int(what, &number)) {
+    if (number >= INT32_MIN && number <= INT32_MAX && dlmap_device_type_find((int32_t)number) != NULL) {
+      explain_device(dlmap_device_type_find((int32_t)number));
+      found++;
+    }
+    const dlmap_error_info *info = dlmap_error_info_of(number >= INT32_MIN && number <= INT32_MAX ? (int32_t)number : -1);
+    if (info->code > 0) {
+      if (found++) printf("\n");
+      cli_print_error_page(stdout, info, NULL);
+    }
+    if (!found && number >= INT32_MIN && number <= INT32_MAX) {
+      /* An unknown value is what a producer from a newer DLPack would send: show what dlmap says. */
+      dlmap_error err;
+      dlmap_device_type_info((int32_t)number, NULL, &err);
+      printf("%d is neither a device type nor an error code of this build's spec.\n\n", (int)number);
+      printf("As a device type it is rejected with %s:\n", dlmap_error_kind_name(err.kind));
+      cli_print_error_page(stdout, dlmap_error_info_of(err.code), err.message);
+      return CLI_FAILED;
+    }
+  } else {
+    if (dlmap_device_type_from_name(what, len, &device_type)) {
+      explain_device(dlmap_device_type_find(device_type));
+      found++;
+    }
+    if (dlmap_platform_from_name(what, len, &platform)) {
+      if (found++) printf("\n");
+      explain_platform(platform);
+    }
+    if (dlmap_dtype_from_name(what, len, &dtype)) {
+      if (found++) printf("\n");
+      explain_dtype(dtype);
+    }
+    const dlmap_error_info *info = dlmap_error_info_by_id(what);
+    if (info != NULL) {
+      if (found++) printf("\n");
+      cli_print_error_page(stdout, info, NULL);
+    }
+  }
+  if (!found) {
+    dlmap_error err;
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_WHAT, "device type, platform, data type or error"),
+                              dlmap_arg_str(DLMAP_ARG_NAME, what)};
+    dlmap_error_set(&err, DLMAP_ERR_NAME_UNKNOWN, args, 2);
+    fprintf(stderr, "dlmap: %s: %s\n", dlmap_error_kind_name(err.kind), err.message);
+    return CLI_FAILED;
+  }
+  return CLI_OK;
+}
