@@ -1,0 +1,57 @@
+#!/bin/bash
+# dlmap docs — runs codegen/gen_docs.py from Bazel runfiles: --out (//docs:update) or --check (docs_fresh_test).
+# Usage (arguments come from docs/BUILD): gen_docs.sh --out|--check SPEC_LIST
+#   SPEC_LIST: runfiles path of a file naming the spec files (runfiles paths), one a line, in order.
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: gen_docs.sh --out|--check SPEC_LIST" >&2
+  exit 2
+fi
+mode=$1
+spec_list=$2
+
+# The runfiles tree: $TEST_SRCDIR under `bazel test`, $RUNFILES_DIR or <script>.runfiles under `bazel run`.
+self=$0
+[[ $self == /* ]] || self=$PWD/$self
+if [[ -n "${TEST_SRCDIR:-}" ]]; then
+  runfiles=$TEST_SRCDIR
+elif [[ -n "${RUNFILES_DIR:-}" ]]; then
+  runfiles=$RUNFILES_DIR
+elif [[ -d "$self.runfiles" ]]; then
+  runfiles=$self.runfiles
+else
+  echo "gen_docs.sh: cannot find the runfiles; run it with bazel run //docs:update or bazel test //docs:all" >&2
+  exit 2
+fi
+workspace=$runfiles/dlmap
+
+# @dlmap_config//:tools/python3 (python3 with PyYAML), under either runfiles layout of external repositories.
+python=$runfiles/dlmap_config/tools/python3
+[[ -e $python ]] || python=$workspace/external/dlmap_config/tools/python3
+
+# Run from the workspace root of the runfiles, so spec errors name files as spec/devices.yaml.
+cd "$workspace"
+specs=()
+while IFS= read -r spec; do
+  if [[ -n $spec ]]; then specs+=(--spec "$spec"); fi
+done < "$spec_list"
+
+case $mode in
+  --out)
+    if [[ -z "${BUILD_WORKSPACE_DIRECTORY:-}" ]]; then
+      echo "gen_docs.sh: --out rewrites the source tree; run it with: bazel run //docs:update" >&2
+      exit 2
+    fi
+    dir=$BUILD_WORKSPACE_DIRECTORY/docs
+    ;;
+  --check)
+    dir=docs
+    ;;
+  *)
+    echo "gen_docs.sh: unknown mode '$mode' (expected --out or --check)" >&2
+    exit 2
+    ;;
+esac
+
+exec "$python" codegen/gen_docs.py "${specs[@]}" "$mode" "$dir"
