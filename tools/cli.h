@@ -12,6 +12,7 @@ enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
 int cli_devices(int argc, char **argv);
 int cli_explain(int argc, char **argv);
 int cli_spec(int argc, char **argv, const char *argv0);
+int cli_demo(int argc, char **argv);
 
 /* Prints text word-wrapped at 100 columns, each line starting with indent. */
 void cli_wrap(FILE *out, const char *indent, const char *text);

@@ -15,6 +15,8 @@ static void usage(FILE *out) {
           "  spec check [--on-default] FILE...\n"
           "                           validate spec files with the generator's messages; --on-default\n"
           "                           reads them as an overlay on the default spec\n"
+          "  demo                     export a host array and import it back (versioned and legacy,\n"
+          "                           layout policies), then show rejected requests and inputs\n"
           "  help                     this text\n"
           "\n"
           "exit status: 0 success, 1 failure (unknown name, invalid spec), 2 usage error\n");
@@ -28,6 +30,7 @@ int main(int argc, char **argv) {
   const char *command = argv[1];
   if (strcmp(command, "devices") == 0) return cli_devices(argc - 2, argv + 2);
   if (strcmp(command, "explain") == 0) return cli_explain(argc - 2, argv + 2);
+  if (strcmp(command, "demo") == 0) return cli_demo(argc - 2, argv + 2);
   if (strcmp(command, "spec") == 0) return cli_spec(argc - 2, argv + 2, argv[0]);
   if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) {
     usage(stdout);

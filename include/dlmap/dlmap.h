@@ -343,4 +343,6 @@ bool dlmap_dtype_from_name(const char *name, size_t len, DLDataType *out);
 } /* extern "C" */
 #endif
 
+#include "dlmap/exchange.h" /* export and import */
+
 #endif /* DLMAP_DLMAP_H_ */

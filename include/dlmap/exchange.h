@@ -1,0 +1,167 @@
+/* dlmap public API — exchanging tensors: export (to_dlpack / __dlpack__ / __dlpack_device__) and
+ * import (from_dlpack), with the DLPack and Array API rules on versions, devices, copies, streams,
+ * flags and ownership. Included by <dlmap/dlmap.h>; the same conventions apply (status + optional
+ * dlmap_error, no allocation on error paths, static strings). */
+#ifndef DLMAP_EXCHANGE_H_
+#define DLMAP_EXCHANGE_H_
+
+#ifndef DLMAP_DLMAP_H_
+#error "include <dlmap/dlmap.h>, which includes this header"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- memory ------------------------------------------------------------------------------------- */
+
+/* A framework's allocator for the blocks dlmap hands out (managed tensors and copies). allocate
+ * returns memory aligned to `alignment` (a power of two) or NULL; release frees it and may be called
+ * from any thread. NULL everywhere a dlmap_allocator is taken means malloc-based, 64-byte aligned. */
+typedef struct dlmap_allocator {
+  void *(*allocate)(void *ctx, size_t size, size_t alignment);
+  void (*release)(void *ctx, void *pointer);
+  void *ctx;
+} dlmap_allocator;
+
+/* Alignment of every buffer dlmap allocates for data (copies). */
+#define DLMAP_DATA_ALIGNMENT 64
+
+/* Whether dlmap may copy: the Array API's copy=None / True / False. */
+typedef enum dlmap_copy_mode {
+  DLMAP_COPY_IF_NEEDED = 0, /* copy=None: reuse the memory when possible, else copy */
+  DLMAP_COPY_ALWAYS = 1,    /* copy=True: always a fresh copy */
+  DLMAP_COPY_NEVER = 2      /* copy=False: never copy; an error when a copy is needed */
+} dlmap_copy_mode;
+
+/* ---- export ------------------------------------------------------------------------------------- */
+
+/* A framework's array, as export sees it. dlmap reads it during dlmap_export only. */
+typedef struct dlmap_array {
+  void *data;              /* base pointer (or opaque handle on handle-based devices) */
+  int32_t device_type;     /* DLDeviceType value */
+  int32_t device_id;
+  DLDataType dtype;
+  int32_t ndim;
+  const int64_t *shape;    /* ndim extents; may be NULL when ndim == 0 */
+  const int64_t *strides;  /* ndim strides in elements; NULL means compact row-major */
+  uint64_t byte_offset;    /* bytes from data to the first element; kept as is in the export */
+  bool read_only;          /* the consumer must not write */
+  bool subbyte_padded;     /* sub-byte elements are padded to a byte each (IS_SUBBYTE_TYPE_PADDED) */
+  /* The owner keeps the data alive. On success dlmap takes this one reference and calls
+   * release(owner) exactly once, when the consumer calls the managed tensor's deleter (from any
+   * thread). On error the caller keeps it. release may be NULL. */
+  void *owner;
+  void (*release)(void *owner);
+} dlmap_array;
+
+/* What the consumer asked for: __dlpack__(*, stream, max_version, dl_device, copy). */
+typedef struct dlmap_export_request {
+  bool has_max_version;     /* false: max_version=None, the consumer wants a legacy DLManagedTensor */
+  dlmap_version max_version;
+  bool has_dl_device;       /* false: dl_device=None, the array's own device */
+  int32_t dl_device_type;
+  int32_t dl_device_id;
+  dlmap_copy_mode copy;
+  bool has_stream;          /* false: stream=None */
+  int64_t stream;
+  const dlmap_allocator *allocator; /* NULL: the default allocator */
+} dlmap_export_request;
+
+/* The exported tensor: exactly one of the two pointers is set, per `structure`. The consumer owns it
+ * and releases it by calling its deleter exactly once (from any thread). */
+typedef struct dlmap_exported {
+  dlmap_struct_kind structure;               /* DLMAP_STRUCT_LEGACY or DLMAP_STRUCT_VERSIONED */
+  DLManagedTensor *legacy;
+  struct DLManagedTensorVersioned *versioned;
+  dlmap_version version;                     /* the version negotiated (stamped on a versioned tensor) */
+  bool copied;                               /* dlmap made a copy (IS_COPIED on a versioned tensor) */
+  dlmap_stream_meaning stream;               /* how the stream argument was honoured */
+} dlmap_exported;
+
+/* Exports array per request: one allocation holds the managed tensor, shape and strides (plus the
+ * data when copied). Errors: the catalogue's version, device, dtype, shape, stream, copy and memory
+ * errors; on error nothing was allocated, out is untouched and the caller still owns array->owner. */
+int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
+                     dlmap_error *err);
+
+/* Where an array lives, as a framework describes it to __dlpack_device__. */
+typedef struct dlmap_device_query {
+  const char *platform;          /* the framework's platform name: "cpu", "gpu", "tpu", "cuda", … */
+  const char *platform_version;  /* for "gpu": the runtime's platform_version ("cuda 12.4", "rocm 6") */
+  bool pinned_host;              /* the memory kind is pinned host memory */
+  int32_t num_shards;            /* devices the array is sharded over (1 for a plain array) */
+  bool has_local_hardware_id;    /* accelerator ordinal known (ignored for the cpu platform) */
+  int32_t local_hardware_id;
+} dlmap_device_query;
+
+/* __dlpack_device__: the (device type, device id) the array reports (JAX's rules, driven by the spec:
+ * the device type whose platform matches and whose memory kind is device or host_pinned). Errors:
+ * dlpack_sharded, unknown_gpu_platform, no_local_hardware_id, platform_not_exchangeable. */
+int32_t dlmap_dlpack_device(const dlmap_device_query *query, int32_t *device_type, int32_t *device_id,
+                            dlmap_error *err);
+
+
+/* ---- import ------------------------------------------------------------------------------------- */
+
+/* The largest ndim dlmap accepts (NumPy's maximum): a guard against reading far past shape and strides. */
+#define DLMAP_MAX_NDIM 64
+
+/* Which strides the caller can use without a copy. */
+typedef enum dlmap_layout_policy {
+  DLMAP_LAYOUT_ANY = 0,                 /* any strides: negative, zero (broadcast), gaps */
+  DLMAP_LAYOUT_COMPACT_PERMUTATION = 1, /* a permutation of a compact layout (what XLA needs) */
+  DLMAP_LAYOUT_ROW_MAJOR = 2            /* C-contiguous */
+} dlmap_layout_policy;
+
+/* What the consumer needs: from_dlpack(x, *, device, copy) plus its own constraints. All-zero is a
+ * valid request: own device, copy only when needed, any layout, read-only acceptable, no alignment. */
+typedef struct dlmap_import_request {
+  bool has_device;          /* false: keep the tensor's device */
+  int32_t device_type;      /* the target device (e.g. kDLCPU to read pinned/managed memory on the host) */
+  int32_t device_id;
+  dlmap_copy_mode copy;
+  bool writable;            /* the caller will write: a READ_ONLY tensor needs a copy */
+  dlmap_layout_policy layout;
+  uint64_t alignment;       /* required alignment of the first element in bytes (power of two); 0: none */
+  bool has_reported_device; /* __dlpack_device__ said otherwise than the tensor (PyTorch reports pinned */
+  int32_t reported_device_type; /* tensors as kDLCUDAHost but stores kDLCPU): the report wins */
+  const dlmap_allocator *allocator; /* for copies; NULL: the default allocator */
+} dlmap_import_request;
+
+/* An imported tensor: a view of the producer's memory or a copy dlmap owns. Keep the struct in place
+ * until released: shape and strides may point into it. */
+typedef struct dlmap_imported {
+  DLTensor tensor;          /* strides are never NULL for ndim > 0 (compact ones are filled in) */
+  bool read_only;           /* the producer marked the data READ_ONLY and dlmap did not copy */
+  bool copied;              /* dlmap copied the data (the producer's tensor is already released) */
+  dlmap_version version;    /* the producer's version (a legacy tensor reports 0.0) */
+  /* private: what dlmap_imported_release frees */
+  void *managed_;
+  bool versioned_;
+  void *copy_;
+  dlmap_allocator allocator_;
+  int64_t strides_[DLMAP_MAX_NDIM];
+} dlmap_imported;
+
+/* Imports a producer's tensor. dlmap takes ownership in every case: on success `out` holds it until
+ * dlmap_imported_release; on every error dlmap has already called the tensor's deleter exactly once
+ * (for an unknown major version that is the only field it touches). Errors: the catalogue's version,
+ * device, dtype, shape, layout, alignment, read-only, copy and memory errors. */
+int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
+                               dlmap_imported *out, dlmap_error *err);
+
+/* The same for a legacy DLManagedTensor (no version or flags: values are checked for being known to
+ * the spec, not against a version, since producers such as JAX send float8 and kDLTPUHost this way). */
+int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request *request, dlmap_imported *out,
+                            dlmap_error *err);
+
+/* Releases an imported tensor exactly once (calls the producer's deleter for a view, frees the copy);
+ * any thread. Safe on a zeroed struct; the struct is zeroed afterwards. */
+void dlmap_imported_release(dlmap_imported *imported);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DLMAP_EXCHANGE_H_ */

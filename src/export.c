@@ -1,0 +1,275 @@
+/* dlmap core — export (to_dlpack / __dlpack__): negotiate the version, place the data on the requested
+ * device, copy when needed and allowed, validate the stream, set the flags, and hand out one heap block
+ * holding the managed tensor, shape, strides (and the copied data) whose deleter runs exactly once. */
+#include <stddef.h>
+#include <string.h>
+
+#include "src/layout.h"
+#include "src/memory.h"
+
+/* One allocation per export. The managed tensor comes first, so the deleter's argument is the block. */
+typedef struct export_block {
+  union {
+    DLManagedTensor legacy;
+    struct DLManagedTensorVersioned versioned;
+  } tensor;
+  dlmap_allocator allocator; /* a copy: the caller's allocator struct need not outlive the export */
+  void *owner;
+  void (*release)(void *owner);
+  int64_t dims[]; /* shape[ndim] then strides[ndim]; the copied data follows at an aligned offset */
+} export_block;
+
+static void release_block(export_block *block) {
+  if (block->release != NULL) block->release(block->owner);
+  dlmap__release(&block->allocator, block);
+}
+
+static void legacy_deleter(DLManagedTensor *self) { release_block((export_block *)(void *)self); }
+
+static void versioned_deleter(struct DLManagedTensorVersioned *self) { release_block((export_block *)(void *)self); }
+
+/* The newest listed version below `until` (the version a legacy export speaks). */
+static dlmap_version newest_before(dlmap_version until) {
+  dlmap_version best = {0, 0}, v;
+  for (size_t i = 0; dlmap_version_at(i, &v, NULL); i++) {
+    if (dlmap_version_compare(v, until) < 0) best = v;
+  }
+  return best;
+}
+
+/* max_version → struct and version: None → legacy; below the oldest exchanged version → error;
+ * in the legacy range → legacy; otherwise versioned, stamped min(max_version, current). */
+static int32_t negotiate(const dlmap_export_request *request, dlmap_struct_kind *structure, dlmap_version *version,
+                         dlmap_error *err) {
+  const dlmap_version legacy_from = dlmap__version(DLMAP_ABI_LEGACY_FROM_MAJOR, DLMAP_ABI_LEGACY_FROM_MINOR);
+  const dlmap_version legacy_until = dlmap__version(DLMAP_ABI_LEGACY_UNTIL_MAJOR, DLMAP_ABI_LEGACY_UNTIL_MINOR);
+  const dlmap_version versioned_from =
+      dlmap__version(DLMAP_ABI_VERSIONED_FROM_MAJOR, DLMAP_ABI_VERSIONED_FROM_MINOR);
+  const dlmap_version current = dlmap_version_current();
+  const dlmap_version newest_legacy = newest_before(legacy_until);
+  if (!request->has_max_version) {
+    *structure = DLMAP_STRUCT_LEGACY;
+    *version = newest_legacy;
+    return DLMAP_OK;
+  }
+  const dlmap_version max = request->max_version;
+  if (dlmap_version_compare(max, legacy_from) < 0) {
+    const dlmap_arg args[] = {dlmap_arg_version(DLMAP_ARG_MIN_VERSION, legacy_from),
+                              dlmap_arg_version(DLMAP_ARG_MAX_VERSION, max)};
+    return dlmap_error_set(err, DLMAP_ERR_MAX_VERSION_TOO_OLD, args, 2);
+  }
+  if (dlmap_version_compare(max, versioned_from) < 0) {
+    *structure = DLMAP_STRUCT_LEGACY;
+    *version = dlmap_version_compare(max, newest_legacy) < 0 ? max : newest_legacy;
+    return DLMAP_OK;
+  }
+  *structure = DLMAP_STRUCT_VERSIONED;
+  *version = dlmap_version_compare(max, current) < 0 ? max : current;
+  return DLMAP_OK;
+}
+
+static void describe_device(char *buf, size_t cap, int32_t type, int32_t id) {
+  dlmap__writer w;
+  dlmap__writer_init(&w, buf, cap);
+  dlmap__put_str(&w, "(");
+  dlmap__put_str(&w, dlmap_device_type_name(type));
+  dlmap__put_str(&w, ", ");
+  dlmap__put_int(&w, id);
+  dlmap__put_str(&w, ")");
+  dlmap__writer_finish(&w);
+}
+
+/* The platform of `device` can serve a copy here, or the catalogue error naming it and why not. */
+static int32_t require_platform(const dlmap_device_info *device, dlmap_error *err) {
+  dlmap_platform_status status;
+  dlmap_platform_probe(device->platform, &status);
+  if (!status.available) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
+                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
+                              dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
+                              dlmap_arg_str(DLMAP_ARG_REASON, status.reason)};
+    return dlmap_error_set(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, args, 4);
+  }
+  const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Moving data to or from accelerator memory (the GPU backend)");
+  return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+}
+
+static bool is_host_platform(const dlmap_device_info *device) {
+  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
+}
+
+static int32_t invalid_argument(dlmap_error *err, const char *argument, const char *reason) {
+  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument), dlmap_arg_str(DLMAP_ARG_REASON, reason)};
+  return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+}
+
+int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
+                     dlmap_error *err) {
+  if (array == NULL) return invalid_argument(err, "array", "must not be NULL");
+  if (request == NULL) return invalid_argument(err, "request", "must not be NULL");
+  if (out == NULL) return invalid_argument(err, "out", "must not be NULL");
+  if (request->copy != DLMAP_COPY_IF_NEEDED && request->copy != DLMAP_COPY_ALWAYS && request->copy != DLMAP_COPY_NEVER) {
+    return invalid_argument(err, "copy", "must be DLMAP_COPY_IF_NEEDED, DLMAP_COPY_ALWAYS or DLMAP_COPY_NEVER");
+  }
+
+  /* 1. The version: which struct, and which DLPack version every value must be expressible in. */
+  dlmap_struct_kind structure;
+  dlmap_version version;
+  int32_t status = negotiate(request, &structure, &version, err);
+  if (status != DLMAP_OK) return status;
+
+  /* 2. The array itself. */
+  const dlmap_device_info *source;
+  status = dlmap_device_type_info(array->device_type, &source, err);
+  if (status != DLMAP_OK) return status;
+  status = dlmap_dtype_validate(array->dtype, err);
+  if (status != DLMAP_OK) return status;
+  dlmap__extent extent;
+  status = dlmap__check_shape(array->ndim, array->shape, array->strides, array->dtype, &extent, err);
+  if (status != DLMAP_OK) return status;
+  if (array->data == NULL && extent.count > 0) {
+    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes);
+    return dlmap_error_set(err, DLMAP_ERR_DATA_NULL, &arg, 1);
+  }
+  if (array->subbyte_padded && extent.element_bits >= 8) {
+    char name[64];
+    dlmap_dtype_format(array->dtype, name, sizeof name);
+    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DTYPE, name);
+    return dlmap_error_set(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, &arg, 1);
+  }
+
+  /* 3. The target device: dl_device, or the array's own. */
+  const dlmap_device_info *target = source;
+  int32_t target_id = array->device_id;
+  if (request->has_dl_device) {
+    target = dlmap_device_type_find(request->dl_device_type);
+    if (target == NULL || (request->dl_device_type != array->device_type &&
+                           dlmap_platform_get(target->platform)->backend == DLMAP_BACKEND_NONE)) {
+      const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->dl_device_type);
+      return dlmap_error_set(err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &arg, 1);
+    }
+    target_id = request->dl_device_id;
+    if (target_id < 0) {
+      const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DEVICE_ID, target_id),
+                                dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(target->platform)->name),
+                                dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, is_host_platform(target) ? 1 : 0)};
+      return dlmap_error_set(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, args, 3);
+    }
+  }
+
+  /* 4. The stream, read by the target device type's convention. */
+  dlmap_stream_meaning stream;
+  status = dlmap_stream_classify(target->value, request->has_stream, request->stream, &stream, err);
+  if (status != DLMAP_OK) return status;
+
+  /* 5. View or copy. The host is one device whatever its id; host-accessible memory (pinned,
+   * managed) is exported to the host without a copy. */
+  const bool same_device = target == source && (is_host_platform(target) || target_id == array->device_id);
+  const bool host_view = !same_device && is_host_platform(target) && dlmap_memory_kind_host_accessible(source->memory);
+  const bool need_copy = request->copy == DLMAP_COPY_ALWAYS || (!same_device && !host_view);
+  if (need_copy && request->copy == DLMAP_COPY_NEVER) {
+    char device[96], source_device[96];
+    describe_device(device, sizeof device, target->value, target_id);
+    describe_device(source_device, sizeof source_device, array->device_type, array->device_id);
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE, device), dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source_device)};
+    return dlmap_error_set(err, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN, args, 2);
+  }
+  if (need_copy) {
+    /* The CPU backend copies between host-accessible memories; anything else needs the GPU backend. */
+    if (!dlmap_memory_kind_host_accessible(source->memory)) return require_platform(source, err);
+    if (!dlmap_memory_kind_host_accessible(target->memory)) return require_platform(target, err);
+    if (!is_host_platform(target)) return require_platform(target, err);
+    if (extent.element_bits % 8 != 0 && !dlmap__is_row_major(array->ndim, array->shape, array->strides)) {
+      const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data");
+      return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+    }
+  } else if (stream != DLMAP_STREAM_NO_SYNC && stream != DLMAP_STREAM_HOST_SYNC &&
+             dlmap_platform_get(source->platform)->backend == DLMAP_BACKEND_GPU) {
+    return require_platform(source, err); /* making the consumer's stream wait needs the GPU backend */
+  }
+
+  /* 6. Flags, and whether the negotiated version can say everything the tensor needs. */
+  uint64_t flags = 0;
+  if (array->read_only && !need_copy) flags |= DLMAP_FLAG_READ_ONLY;
+  if (need_copy) flags |= DLMAP_FLAG_IS_COPIED;
+  if (array->subbyte_padded) flags |= DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED;
+  if (structure == DLMAP_STRUCT_LEGACY && (flags & DLMAP_FLAG_READ_ONLY)) {
+    return dlmap_error_set(err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED, NULL, 0);
+  }
+  /* IS_COPIED is informational: a legacy consumer simply owns the copy without being told. */
+  const uint64_t must_express = structure == DLMAP_STRUCT_LEGACY ? (flags & ~DLMAP_FLAG_IS_COPIED) : flags;
+  status = dlmap_check_representable(target->value, array->dtype, must_express, version, err);
+  if (status != DLMAP_OK) return status;
+
+  /* 7. One block: header, shape and strides, then the copy at an aligned offset. */
+  const int32_t ndim = array->ndim;
+  size_t header, total;
+  if (!dlmap__align_size(sizeof(export_block) + 2 * (size_t)ndim * sizeof(int64_t), &header) ||
+      (need_copy && extent.compact_bytes > SIZE_MAX - header)) {
+    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, UINT64_MAX), dlmap_arg_str(DLMAP_ARG_WHAT, "an export")};
+    return dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+  }
+  total = header + (need_copy ? (size_t)extent.compact_bytes : 0);
+  export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
+  if (block == NULL) {
+    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, total), dlmap_arg_str(DLMAP_ARG_WHAT, "an export")};
+    return dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+  }
+  memset(block, 0, sizeof *block);
+  block->allocator = *dlmap__allocator_or_default(request->allocator);
+  block->owner = array->owner;
+  block->release = array->release;
+
+  DLTensor *tensor = structure == DLMAP_STRUCT_LEGACY ? &block->tensor.legacy.dl_tensor
+                                                      : &block->tensor.versioned.dl_tensor;
+  int64_t *shape = block->dims, *strides = block->dims + ndim;
+  if (ndim > 0) {
+    memcpy(shape, array->shape, (size_t)ndim * sizeof(int64_t));
+    if (array->strides != NULL && !need_copy) {
+      memcpy(strides, array->strides, (size_t)ndim * sizeof(int64_t));
+    } else {
+      dlmap__compact_strides(ndim, shape, strides); /* strides are never NULL for ndim > 0 (DLPack 1.2) */
+    }
+  }
+  tensor->ndim = ndim;
+  tensor->shape = ndim > 0 ? shape : NULL;
+  tensor->strides = ndim > 0 ? strides : NULL;
+  tensor->dtype = array->dtype;
+  tensor->device.device_type = (DLDeviceType)target->value;
+  tensor->device.device_id = is_host_platform(target) ? 0 : target_id;
+  if (need_copy) {
+    char *copy = (char *)block + header;
+    const char *first = (const char *)array->data + array->byte_offset;
+    if (extent.element_bits % 8 == 0) {
+      dlmap__copy_to_compact(copy, first, ndim, array->shape, array->strides, (size_t)(extent.element_bits / 8));
+    } else if (extent.count > 0) {
+      memcpy(copy, first, (size_t)extent.compact_bytes); /* sub-byte data is compact here */
+    }
+    tensor->data = copy;
+    tensor->byte_offset = 0;
+  } else {
+    /* byte_offset is kept, not folded into data: on handle-based devices (OpenCL, Metal) data is an
+     * opaque handle that must not be offset. */
+    tensor->data = array->data;
+    tensor->byte_offset = array->byte_offset;
+  }
+
+  memset(out, 0, sizeof *out);
+  if (structure == DLMAP_STRUCT_LEGACY) {
+    block->tensor.legacy.manager_ctx = block;
+    block->tensor.legacy.deleter = legacy_deleter;
+    out->legacy = &block->tensor.legacy;
+  } else {
+    block->tensor.versioned.version.major = version.major;
+    block->tensor.versioned.version.minor = version.minor;
+    block->tensor.versioned.manager_ctx = block;
+    block->tensor.versioned.deleter = versioned_deleter;
+    block->tensor.versioned.flags = flags;
+    out->versioned = &block->tensor.versioned;
+  }
+  out->structure = structure;
+  out->version = version;
+  out->copied = need_copy;
+  out->stream = stream;
+  return DLMAP_OK;
+}

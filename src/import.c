@@ -1,0 +1,280 @@
+/* dlmap core — import (from_dlpack): check the version, validate every field a producer can get wrong,
+ * map the device, then hand out a zero-copy view or a copy, owning the producer's tensor on every path
+ * (its deleter runs exactly once, on release or before an error returns). */
+#include <string.h>
+
+#include "src/layout.h"
+#include "src/memory.h"
+
+/* The producer's tensor, whichever struct it came in. */
+typedef struct producer {
+  void *managed;
+  bool versioned;
+  DLTensor *tensor;
+  uint64_t flags;
+  dlmap_version version;
+} producer;
+
+static void call_deleter(void *managed, bool versioned) {
+  if (managed == NULL) return;
+  if (versioned) {
+    struct DLManagedTensorVersioned *t = (struct DLManagedTensorVersioned *)managed;
+    if (t->deleter != NULL) t->deleter(t);
+  } else {
+    DLManagedTensor *t = (DLManagedTensor *)managed;
+    if (t->deleter != NULL) t->deleter(t);
+  }
+}
+
+/* Every error path: release the producer's tensor, then report. */
+static int32_t fail(const producer *p, int32_t status) {
+  call_deleter(p->managed, p->versioned);
+  return status;
+}
+
+static int32_t fail_with(const producer *p, dlmap_error *err, int32_t code, const dlmap_arg *args, size_t n) {
+  return fail(p, dlmap_error_set(err, code, args, n));
+}
+
+static bool is_host(const dlmap_device_info *device) {
+  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
+}
+
+/* Whether data is a plain address (so byte_offset and alignment mean bytes in memory): host-accessible
+ * memory and the GPU backends' device memory. OpenCL buffers, Metal buffers and the like are handles. */
+static bool direct_address(const dlmap_device_info *device) {
+  return dlmap_memory_kind_host_accessible(device->memory) ||
+         dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_NONE;
+}
+
+static int32_t platform_error(const producer *p, const dlmap_device_info *device, dlmap_error *err) {
+  dlmap_platform_status status;
+  dlmap_platform_probe(device->platform, &status);
+  if (!status.available) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
+                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
+                              dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
+                              dlmap_arg_str(DLMAP_ARG_REASON, status.reason)};
+    return fail_with(p, err, DLMAP_ERR_PLATFORM_UNAVAILABLE, args, 4);
+  }
+  const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Moving data to or from accelerator memory (the GPU backend)");
+  return fail_with(p, err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+}
+
+static void describe_device(char *buf, size_t cap, int32_t type, int32_t id) {
+  dlmap__writer w;
+  dlmap__writer_init(&w, buf, cap);
+  dlmap__put_str(&w, "(");
+  dlmap__put_str(&w, dlmap_device_type_name(type));
+  dlmap__put_str(&w, ", ");
+  dlmap__put_int(&w, id);
+  dlmap__put_str(&w, ")");
+  dlmap__writer_finish(&w);
+}
+
+static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
+                             dlmap_error *err) {
+  static const dlmap_import_request kDefaults = {0};
+  if (request == NULL) request = &kDefaults;
+  if (out == NULL) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "out"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
+    return fail_with(p, err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+  }
+  const DLTensor *t = p->tensor;
+
+  /* 1. Values: device type, dtype and flags known, and (versioned) expressible in the tensor's version. */
+  const int32_t device_type = request->has_reported_device ? request->reported_device_type
+                                                           : (int32_t)t->device.device_type;
+  const dlmap_device_info *device = dlmap_device_type_find(device_type);
+  if (device == NULL || dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_NONE) {
+    char array[96];
+    dlmap__writer w;
+    dlmap__writer_init(&w, array, sizeof array);
+    dlmap__put_str(&w, device != NULL ? device->name : "unknown");
+    dlmap__put_str(&w, " tensor of ndim ");
+    dlmap__put_int(&w, t->ndim);
+    dlmap__writer_finish(&w);
+    const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type), dlmap_arg_str(DLMAP_ARG_ARRAY, array)};
+    return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+  }
+  int32_t status = dlmap_dtype_validate(t->dtype, err);
+  if (status != DLMAP_OK) return fail(p, status);
+  if (p->versioned) {
+    status = dlmap_check_representable(device_type, t->dtype, p->flags, p->version, err);
+    if (status != DLMAP_OK) return fail(p, status);
+  }
+
+  /* 2. Shape, strides, data and offset. */
+  dlmap__extent extent;
+  status = dlmap__check_shape(t->ndim, t->shape, t->strides, t->dtype, &extent, err);
+  if (status != DLMAP_OK) return fail(p, status);
+  if ((p->flags & DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED) && extent.element_bits >= 8) {
+    char name[64];
+    dlmap_dtype_format(t->dtype, name, sizeof name);
+    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DTYPE, name);
+    return fail_with(p, err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, &arg, 1);
+  }
+  if (t->data == NULL && extent.count > 0) {
+    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes);
+    return fail_with(p, err, DLMAP_ERR_DATA_NULL, &arg, 1);
+  }
+  const uintptr_t base = (uintptr_t)t->data;
+  uintptr_t first = base;
+  if (direct_address(device) && extent.count > 0) {
+    /* data + byte_offset + every byte the strides reach must stay inside the address space. */
+    uintptr_t last;
+    if (t->byte_offset > UINTPTR_MAX - base || (first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-extent.lo_bytes ||
+        (uint64_t)extent.hi_bytes > UINTPTR_MAX - first || __builtin_add_overflow(first, (uintptr_t)extent.hi_bytes, &last)) {
+      const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_BYTE_OFFSET, t->byte_offset), dlmap_arg_ptr(DLMAP_ARG_POINTER, t->data)};
+      return fail_with(p, err, DLMAP_ERR_BYTE_OFFSET_OVERFLOW, args, 2);
+    }
+  }
+
+  /* 3. Where the result must live, and whether a view can serve. */
+  const dlmap_device_info *target = device;
+  int32_t target_id = t->device.device_id;
+  if (request->has_device) {
+    target = dlmap_device_type_find(request->device_type);
+    if (target == NULL || dlmap_platform_get(target->platform)->backend == DLMAP_BACKEND_NONE) {
+      const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type),
+                                dlmap_arg_str(DLMAP_ARG_ARRAY, "the requested target device")};
+      return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+    }
+    target_id = request->device_id;
+  }
+  const bool same_device = target == device && (is_host(target) || target_id == t->device.device_id);
+  const bool host_view = !same_device && is_host(target) && dlmap_memory_kind_host_accessible(device->memory);
+  const bool moves = !same_device && !host_view;
+  bool layout_ok = true;
+  if (request->layout == DLMAP_LAYOUT_ROW_MAJOR) layout_ok = dlmap__is_row_major(t->ndim, t->shape, t->strides);
+  if (request->layout == DLMAP_LAYOUT_COMPACT_PERMUTATION) {
+    layout_ok = dlmap__is_compact_permutation(t->ndim, t->shape, t->strides);
+  }
+  const bool aligned = request->alignment <= 1 || !direct_address(device) || extent.count == 0 ||
+                       first % request->alignment == 0;
+  const bool read_only = (p->flags & DLMAP_FLAG_READ_ONLY) != 0;
+  const bool need_copy = request->copy == DLMAP_COPY_ALWAYS || moves || !layout_ok || !aligned ||
+                         (read_only && request->writable);
+
+  if (need_copy && request->copy == DLMAP_COPY_NEVER) {
+    if (moves) {
+      char wanted[96], source[96];
+      describe_device(wanted, sizeof wanted, target->value, target_id);
+      describe_device(source, sizeof source, device->value, t->device.device_id);
+      const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE, wanted), dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)};
+      return fail_with(p, err, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN, args, 2);
+    }
+    if (!layout_ok) {
+      const int32_t shown = t->ndim < 16 ? t->ndim : 16;
+      const dlmap_arg args[] = {dlmap_arg_ints(DLMAP_ARG_SHAPE, t->shape, shown),
+                                dlmap_arg_ints(DLMAP_ARG_STRIDES, t->strides, shown)};
+      return fail_with(p, err,
+                       request->layout == DLMAP_LAYOUT_ROW_MAJOR ? DLMAP_ERR_STRIDES_NOT_ROW_MAJOR
+                                                                 : DLMAP_ERR_STRIDES_NOT_COMPACT,
+                       args, 2);
+    }
+    if (!aligned) {
+      const dlmap_arg args[] = {dlmap_arg_ptr(DLMAP_ARG_POINTER, (const void *)first),
+                                dlmap_arg_uint(DLMAP_ARG_ALIGNMENT, request->alignment)};
+      return fail_with(p, err, DLMAP_ERR_UNALIGNED_DATA, args, 2);
+    }
+    return fail_with(p, err, DLMAP_ERR_READ_ONLY_NOT_WRITABLE, NULL, 0);
+  }
+
+  memset(out, 0, sizeof *out);
+  out->version = p->version;
+  out->tensor = *t;
+  if (!need_copy) {
+    /* A view: the producer's memory, owned until release. */
+    if (t->ndim > 0 && t->strides == NULL) {
+      dlmap__compact_strides(t->ndim, t->shape, out->strides_);
+      out->tensor.strides = out->strides_;
+    }
+    if (host_view) {
+      out->tensor.device.device_type = (DLDeviceType)target->value;
+      out->tensor.device.device_id = 0;
+    }
+    out->read_only = read_only;
+    out->managed_ = p->managed;
+    out->versioned_ = p->versioned;
+    return DLMAP_OK;
+  }
+
+  /* A copy into host memory through the CPU backend; reaching accelerator memory needs the GPU backend. */
+  if (!dlmap_memory_kind_host_accessible(device->memory)) return platform_error(p, device, err);
+  if (moves && !is_host(target)) return platform_error(p, target, err);
+  if (extent.element_bits % 8 != 0 && !dlmap__is_row_major(t->ndim, t->shape, t->strides)) {
+    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data");
+    return fail_with(p, err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+  }
+  /* One allocation: shape and strides (the producer's are released below), then the aligned data. */
+  const size_t alignment = request->alignment > DLMAP_DATA_ALIGNMENT ? (size_t)request->alignment : DLMAP_DATA_ALIGNMENT;
+  const size_t dims_bytes = 2 * (size_t)t->ndim * sizeof(int64_t);
+  const size_t header = (dims_bytes + alignment - 1) / alignment * alignment;
+  if (extent.compact_bytes > SIZE_MAX - header) {
+    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes),
+                              dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")};
+    return fail_with(p, err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+  }
+  char *block = (char *)dlmap__allocate(request->allocator, header + (size_t)extent.compact_bytes, alignment);
+  if (block == NULL) {
+    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, header + extent.compact_bytes),
+                              dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")};
+    return fail_with(p, err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+  }
+  char *data = block + header;
+  if (extent.element_bits % 8 == 0) {
+    dlmap__copy_to_compact(data, (const void *)first, t->ndim, t->shape, t->strides, (size_t)(extent.element_bits / 8));
+  } else if (extent.count > 0) {
+    memcpy(data, (const void *)first, (size_t)extent.compact_bytes); /* sub-byte data is compact here */
+  }
+  int64_t *shape = (int64_t *)(void *)block, *strides = shape + t->ndim;
+  if (t->ndim > 0) memcpy(shape, t->shape, (size_t)t->ndim * sizeof(int64_t));
+  dlmap__compact_strides(t->ndim, shape, strides);
+  out->tensor.shape = t->ndim > 0 ? shape : NULL;
+  out->tensor.strides = t->ndim > 0 ? strides : NULL;
+  out->tensor.data = data;
+  out->tensor.byte_offset = 0;
+  out->tensor.device.device_type = (DLDeviceType)DLMAP_DEVICE_CPU; /* the copy is plain host memory */
+  out->tensor.device.device_id = 0;
+  out->allocator_ = *dlmap__allocator_or_default(request->allocator);
+  out->copy_ = block;
+  out->copied = true;
+  call_deleter(p->managed, p->versioned); /* the data was copied: the producer's tensor is done */
+  return DLMAP_OK;
+}
+
+int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
+                               dlmap_imported *out, dlmap_error *err) {
+  if (tensor == NULL) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
+    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+  }
+  producer p = {tensor, true, NULL, 0, {tensor->version.major, tensor->version.minor}};
+  /* The major version first, and nothing else read before it (the ABI's rule). */
+  if (dlmap_version_struct(p.version) != DLMAP_STRUCT_VERSIONED) {
+    const dlmap_arg args[] = {dlmap_arg_version(DLMAP_ARG_VERSION, p.version),
+                              dlmap_arg_version(DLMAP_ARG_SUPPORTED_VERSION, dlmap_version_current())};
+    return fail_with(&p, err, DLMAP_ERR_VERSION_MAJOR_UNSUPPORTED, args, 2);
+  }
+  p.tensor = &tensor->dl_tensor;
+  p.flags = tensor->flags;
+  return import_tensor(&p, request, out, err);
+}
+
+int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request *request, dlmap_imported *out,
+                            dlmap_error *err) {
+  if (tensor == NULL) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
+    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+  }
+  producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
+  return import_tensor(&p, request, out, err);
+}
+
+void dlmap_imported_release(dlmap_imported *imported) {
+  if (imported == NULL) return;
+  call_deleter(imported->managed_, imported->versioned_);
+  if (imported->copy_ != NULL) dlmap__release(&imported->allocator_, imported->copy_);
+  memset(imported, 0, sizeof *imported);
+}

@@ -1,0 +1,110 @@
+/* dlmap core — shapes, strides and byte extents: validation with overflow checks, and the layout tests
+ * behind the import policies (row-major, permutation of compact). No allocation. */
+#include "src/layout.h"
+
+static int32_t overflow(int32_t ndim, const int64_t *shape, const int64_t *strides, dlmap_error *err) {
+  const int32_t shown = ndim < 16 ? ndim : 16; /* the message lists the first 16 dimensions */
+  const dlmap_arg args[] = {dlmap_arg_ints(DLMAP_ARG_SHAPE, shape, shown),
+                            dlmap_arg_ints(DLMAP_ARG_STRIDES, strides, strides != NULL ? shown : 0)};
+  return dlmap_error_set(err, DLMAP_ERR_SIZE_OVERFLOW, args, 2);
+}
+
+int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype,
+                           dlmap__extent *out, dlmap_error *err) {
+  if (ndim < 0) {
+    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_NDIM, ndim);
+    return dlmap_error_set(err, DLMAP_ERR_NDIM_NEGATIVE, &arg, 1);
+  }
+  if (ndim > DLMAP_MAX_NDIM) {
+    const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_NDIM, ndim), dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM)};
+    return dlmap_error_set(err, DLMAP_ERR_NDIM_TOO_LARGE, args, 2);
+  }
+  if (ndim > 0 && shape == NULL) {
+    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_NDIM, ndim);
+    return dlmap_error_set(err, DLMAP_ERR_SHAPE_NULL, &arg, 1);
+  }
+  uint64_t count = 1;
+  bool overflowed = false;
+  for (int32_t i = 0; i < ndim; i++) {
+    if (shape[i] < 0) {
+      const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DIM, i), dlmap_arg_int(DLMAP_ARG_EXTENT, shape[i])};
+      return dlmap_error_set(err, DLMAP_ERR_DIM_NEGATIVE, args, 2);
+    }
+    overflowed = overflowed || __builtin_mul_overflow(count, (uint64_t)shape[i], &count) || count > (uint64_t)INT64_MAX;
+  }
+  const uint64_t element_bits = (uint64_t)dtype.bits * dtype.lanes;
+  if (count == 0) overflowed = false; /* a zero extent makes the product 0 whatever else overflowed */
+  uint64_t bits;
+  if (overflowed || __builtin_mul_overflow(count, element_bits, &bits) || bits / 8 > (uint64_t)INT64_MAX - 1) {
+    return overflow(ndim, shape, strides, err);
+  }
+  out->count = count;
+  out->element_bits = element_bits;
+  out->compact_bytes = (bits + 7) / 8;
+  out->lo_bytes = 0;
+  out->hi_bytes = (int64_t)out->compact_bytes;
+  if (strides == NULL || count == 0) return DLMAP_OK;
+
+  /* Strided: the lowest and highest element offsets, then bytes (sub-byte elements round outwards). */
+  int64_t lo = 0, hi = 0;
+  for (int32_t i = 0; i < ndim; i++) {
+    int64_t step;
+    if (__builtin_mul_overflow(shape[i] - 1, strides[i], &step)) return overflow(ndim, shape, strides, err);
+    if (__builtin_add_overflow(step < 0 ? lo : hi, step, step < 0 ? &lo : &hi)) return overflow(ndim, shape, strides, err);
+  }
+  int64_t lo_bits, hi_bits, end;
+  if (__builtin_add_overflow(hi, 1, &end) || __builtin_mul_overflow(lo, (int64_t)element_bits, &lo_bits) ||
+      __builtin_mul_overflow(end, (int64_t)element_bits, &hi_bits) || lo_bits < -INT64_MAX + 7) {
+    return overflow(ndim, shape, strides, err);
+  }
+  out->lo_bytes = lo_bits >= 0 ? lo_bits / 8 : -((-lo_bits + 7) / 8);
+  out->hi_bytes = hi_bits / 8 + (hi_bits % 8 != 0);
+  return DLMAP_OK;
+}
+
+void dlmap__compact_strides(int32_t ndim, const int64_t *shape, int64_t *out) {
+  int64_t stride = 1;
+  for (int32_t i = ndim - 1; i >= 0; i--) {
+    out[i] = stride;
+    stride *= shape[i] > 0 ? shape[i] : 1; /* cannot overflow: the count was checked */
+  }
+}
+
+static bool has_no_elements(int32_t ndim, const int64_t *shape) {
+  for (int32_t i = 0; i < ndim; i++) {
+    if (shape[i] == 0) return true;
+  }
+  return false;
+}
+
+bool dlmap__is_row_major(int32_t ndim, const int64_t *shape, const int64_t *strides) {
+  if (strides == NULL || has_no_elements(ndim, shape)) return true;
+  int64_t expected = 1;
+  for (int32_t i = ndim - 1; i >= 0; i--) {
+    if (shape[i] > 1 && strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+bool dlmap__is_compact_permutation(int32_t ndim, const int64_t *shape, const int64_t *strides) {
+  if (strides == NULL || has_no_elements(ndim, shape)) return true;
+  /* Insertion sort of dimension indices, minor first: smaller stride first; on equal strides the
+   * higher-numbered dimension is the more minor (the row-major reading). ndim ≤ DLMAP_MAX_NDIM. */
+  int32_t order[DLMAP_MAX_NDIM];
+  for (int32_t i = 0; i < ndim; i++) {
+    int32_t dim = ndim - 1 - i, j = i;
+    while (j > 0 && strides[order[j - 1]] > strides[dim]) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = dim;
+  }
+  int64_t expected = 1;
+  for (int32_t i = 0; i < ndim; i++) {
+    const int32_t dim = order[i];
+    if (shape[dim] > 1 && strides[dim] != expected) return false;
+    expected *= shape[dim];
+  }
+  return true;
+}

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs the Debian 12 packages dlmap's build and tests need, when they are missing (apt, as root or via sudo).
+set -eu
+# bazel-bootstrap: Bazel 4.2.3 (works offline with the shims in third_party/); re2c: name matchers;
+# libgtest-dev: C/C++ tests; libdlpack-dev: the DLPack header dlmap builds against; python3-yaml: the
+# spec generator; libamdhip64-dev: the HIP runtime, so the ROCm platform is built and probed.
+packages="bazel-bootstrap re2c libgtest-dev libdlpack-dev python3-yaml libamdhip64-dev"
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "dlmap: installing Debian packages:$missing"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq $missing
