@@ -29,6 +29,16 @@ _C_OUTPUTS = {
 _PYTHON = "@dlmap_config//:tools/python3"
 _RE2C = "@dlmap_config//:tools/re2c"
 
+# dlmap's own targets, resolved relative to this file so the macros work from a downstream workspace
+# that loads them as @dlmap//src:dlmap_library.bzl.
+_GEN_C = str(Label("//codegen:gen_c.py"))
+_GENERATOR = str(Label("//codegen:generator"))
+_NAME_LOOKUP_RE = str(Label("//src:name_lookup.re"))
+_CORE_SRCS = str(Label("//src:core_srcs"))
+_PUBLIC_HEADERS = str(Label("//:public_headers"))
+_CLI_SRCS = str(Label("//tools:cli_srcs"))
+_DEFAULT_SPEC = str(Label("//spec:default"))
+
 # Flags for dlmap's own C: strict, warnings are errors.
 DLMAP_COPTS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
@@ -43,10 +53,10 @@ def dlmap_library(name, spec, visibility = None, testonly = False):
         name = gen,
         srcs = spec,
         outs = outs.values(),
-        tools = [_PYTHON, "//codegen:gen_c.py", "//codegen:generator"],
+        tools = [_PYTHON, _GEN_C, _GENERATOR],
         cmd = " ".join(
             ["specs=; for f in $(SRCS); do specs=\"$$specs --spec $$f\"; done;",
-             "$(location %s) $(location //codegen:gen_c.py) $$specs" % _PYTHON] +
+             "$(location %s) $(location %s) $$specs" % (_PYTHON, _GEN_C)] +
             ["--%s $(location %s)" % (flag, out) for flag, out in outs.items()],
         ),
         testonly = testonly,
@@ -55,10 +65,10 @@ def dlmap_library(name, spec, visibility = None, testonly = False):
     lookup_c = gen + "/src/generated/name_lookup.c"
     native.genrule(
         name = gen + "_re2c",
-        srcs = ["//src:name_lookup.re"] + re_incs,
+        srcs = [_NAME_LOOKUP_RE] + re_incs,
         outs = [lookup_c],
         tools = [_RE2C],
-        cmd = "$(location %s) -W -Werror --no-generation-date --no-version -i -I $$(dirname $(location %s)) -o $@ $(location //src:name_lookup.re)" % (_RE2C, re_incs[0]),
+        cmd = "$(location %s) -W -Werror --no-generation-date --no-version -i -I $$(dirname $(location %s)) -o $@ $(location %s)" % (_RE2C, re_incs[0], _NAME_LOOKUP_RE),
         testonly = testonly,
     )
     native.cc_library(
@@ -75,14 +85,14 @@ def dlmap_library(name, spec, visibility = None, testonly = False):
     )
     native.cc_library(
         name = name,
-        srcs = ["//src:core_srcs", lookup_c],
+        srcs = [_CORE_SRCS, lookup_c],
         copts = DLMAP_COPTS,
         linkopts = ["-ldl"],
         linkstatic = True,
         deps = [
             ":" + gen + "_spec_header",
             ":" + gen + "_tables",
-            "//:public_headers",
+            _PUBLIC_HEADERS,
             "@dlmap_config//:config",
         ],
         visibility = visibility,
@@ -93,11 +103,11 @@ def dlmap_cli(name, library, visibility = None, testonly = False):
     """The `dlmap` command line linked against a library made by dlmap_library."""
     native.cc_binary(
         name = name,
-        srcs = ["//tools:cli_srcs"],
+        srcs = [_CLI_SRCS],
         copts = DLMAP_COPTS + ["-D_POSIX_C_SOURCE=200809L"],
         # `dlmap spec check` runs the generator's validator with the Python the build detected.
         local_defines = ["DLMAP_PYTHON=\\\"%s\\\"" % PYTHON_BIN],
-        data = ["//codegen:generator", "//spec:default"],
+        data = [_GENERATOR, _DEFAULT_SPEC],
         deps = [library, "@dlmap_config//:config"],
         visibility = visibility,
         testonly = testonly,

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Distributable-archive test: unpack it and link a small C program with plain gcc and pkg-config.
+set -eu
+archive="$1"
+work="${TEST_TMPDIR:-$(mktemp -d)}/dist"
+rm -rf "$work" && mkdir -p "$work"
+tar -xzf "$archive" -C "$work"
+cat >"$work/main.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <dlmap/dlmap.h>
+
+int main(void) {
+  int32_t type = 0;
+  dlmap_error err;
+  if (!dlmap_device_type_from_name("kDLGPU", 6, &type) || type != DLMAP_DEVICE_CUDA) return 1;
+  const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, 4);
+  dlmap_error_set(&err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &arg, 1);
+  puts(err.message);
+  return strcmp(err.message, "The device specification passed to to_dlpack contains an unsupported device "
+                             "type (DLDeviceType: 4)") != 0;
+}
+C
+export PKG_CONFIG_PATH="$work/dlmap/lib/pkgconfig"
+# shellcheck disable=SC2046
+gcc -std=c11 -Wall -Wextra -Werror -o "$work/main" "$work/main.c" $(pkg-config --cflags --libs dlmap)
+"$work/main"
+for f in lib/libdlmap.a include/dlmap/dlmap.h include/dlmap/generated/dlmap_spec.h share/dlmap/spec/devices.yaml \
+  share/doc/dlmap/devices.md share/doc/dlmap/errors/README.md; do
+  [ -f "$work/dlmap/$f" ] || { echo "FAIL: archive lacks $f"; exit 1; }
+done
+echo "PASS: linked against the unpacked archive with gcc and pkg-config"
