@@ -28,6 +28,10 @@ def _construct_mapping(loader, node, deep=False):
     seen = {}
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
+        try:
+            hash(key)
+        except TypeError:
+            continue  # SafeLoader.construct_mapping reports "found unhashable key" as a YAML error
         if key in seen:
             raise SpecError("line %d: duplicate key %r (first at line %d)"
                             % (key_node.start_mark.line + 1, key, seen[key]))
@@ -202,6 +206,13 @@ LIST_SECTIONS = ("versions", "flags", "platforms", "memory_kinds", "stream_conve
                  "device_types", "dtype_codes", "exception_kinds", "placeholders", "errors")
 MAP_SECTIONS = ("abi", "lookup")
 
+# An overlay's `overrides` section edits entries of earlier files, found by their identity key:
+#   overrides: {errors: [{id: from_dlpack_missing_methods, kind: TypeError}], device_types: [...]}
+# Each override replaces the keys it names; the result is validated like any entry.
+IDENTITY = {"versions": "version", "flags": "name", "platforms": "name", "memory_kinds": "name",
+            "stream_conventions": "name", "device_types": "value", "dtype_codes": "value",
+            "exception_kinds": "name", "placeholders": "name", "errors": "id"}
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WORD = re.compile(r"^[a-z][a-z0-9_]*$")
 _LOOKUP_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
@@ -318,6 +329,9 @@ def _read(path):
             text = handle.read()
     except OSError as error:
         raise SpecError("%s: cannot read: %s" % (path, error.strerror))
+    except UnicodeDecodeError as error:
+        raise SpecError("%s: not UTF-8 text: byte %d (0x%02x) cannot be decoded"
+                        % (path, error.start, error.object[error.start]))
     try:
         data = yaml.load(text, Loader=_StrictLoader)
     except SpecError as error:
@@ -339,7 +353,9 @@ def _gather(paths):
     maps = {}
     for path in paths:
         for section, body in _read(path).items():
-            if section in LIST_SECTIONS:
+            if section == "overrides":
+                _apply_overrides(path, body, lists)
+            elif section in LIST_SECTIONS:
                 if not isinstance(body, list):
                     raise SpecError("%s: %s: must be a list, got %s" % (path, section, _type_name(body)))
                 lists[section].extend((path, i, entry) for i, entry in enumerate(body))
@@ -352,7 +368,7 @@ def _gather(paths):
                 maps[section] = (path, body)
             else:
                 raise SpecError("%s: unknown section '%s' (known: %s)"
-                                % (path, section, ", ".join(LIST_SECTIONS + MAP_SECTIONS)))
+                                % (path, section, ", ".join(LIST_SECTIONS + MAP_SECTIONS + ("overrides",))))
     for section in LIST_SECTIONS:
         if not lists[section]:
             raise SpecError("spec: section '%s' is missing or empty (given: %s)" % (section, ", ".join(paths)))
@@ -360,6 +376,32 @@ def _gather(paths):
         if section not in maps:
             raise SpecError("spec: section '%s' is missing (given: %s)" % (section, ", ".join(paths)))
     return lists, maps
+
+
+def _apply_overrides(path, body, lists):
+    """Replaces keys of entries read from earlier files (or earlier in this one)."""
+    if not isinstance(body, dict):
+        raise SpecError("%s: overrides: must be a mapping of section → list, got %s" % (path, _type_name(body)))
+    for section, items in body.items():
+        if section not in IDENTITY:
+            raise SpecError("%s: overrides: unknown section '%s' (known: %s)" % (path, section, ", ".join(IDENTITY)))
+        if not isinstance(items, list):
+            raise SpecError("%s: overrides.%s: must be a list, got %s" % (path, section, _type_name(items)))
+        key = IDENTITY[section]
+        for i, override in enumerate(items):
+            where = _Where(path, "overrides.%s" % section, i, str(override.get(key)) if isinstance(override, dict) else None)
+            if not isinstance(override, dict) or key not in override:
+                where.fail("must be a mapping with the identity key '%s'" % key)
+            found = [n for n, (_, _, entry) in enumerate(lists[section])
+                     if isinstance(entry, dict) and entry.get(key) == override[key]]
+            if not found:
+                where.fail("no %s entry with %s %r to override" % (section, key, override[key]))
+            if len(override) == 1:
+                where.fail("names no key to override")
+            source, index, entry = lists[section][found[0]]
+            entry.update(override)
+            # Later messages about this entry name both files.
+            lists[section][found[0]] = ("%s (overridden by %s)" % (source.split(" (overridden by")[0], path), index, entry)
 
 
 class _Unique:
@@ -440,6 +482,7 @@ def load(paths):
 
     # platforms
     platforms, platform_names, words = [], _Unique("platform lookup name"), _Unique("version word")
+    word_owner = {}  # folded version word → platform name
     for where, e in _entries(lists, "platforms"):
         _check_keys(where, e, ("name", "backend", "version_words", "doc"), ("aliases", "runtime"))
         name = _str(where, e, "name", pattern=_WORD, what="a lower-case word")
@@ -464,17 +507,15 @@ def load(paths):
         for word in platform.version_words:
             folded = fold("platform_version", word)
             words.add(where, folded, word)
+            for other, owner in word_owner.items():
+                if owner != name and (other.startswith(folded) or folded.startswith(other)):
+                    (short, short_owner), (long, long_owner) = sorted(
+                        ((folded, name), (other, owner)), key=lambda pair: len(pair[0]))
+                    where.fail("key 'version_words': version word '%s' (%s) is a prefix of '%s' (%s); "
+                               "a platform_version containing the longer word would match both"
+                               % (short, short_owner, long, long_owner))
+            word_owner[folded] = name
         platforms.append(platform)
-    word_owner = {}
-    for p in platforms:
-        for w in p.version_words:
-            word_owner[fold("platform_version", w)] = p.name
-    for a, pa in word_owner.items():
-        for b, pb in word_owner.items():
-            if a != b and b.startswith(a) and pa != pb:
-                raise SpecError("%s: platforms (%s): version word '%s' is a prefix of '%s' (%s); "
-                                "a platform_version containing the longer word would match both"
-                                % (lists["platforms"][0][0], pa, a, b, pb))
     platform_set = {p.name for p in platforms}
     if "cpu" not in platform_set:
         raise SpecError("spec: platforms: the cpu platform is required (the CPU backend serves it)")

@@ -1,7 +1,10 @@
 #!/bin/sh
-# Every test: generator unit tests, C/C++ tests, the spec-extension build, the CLI and the docs
-# staleness check. Extra arguments go to `bazel test` (e.g. --config=asan).
+# Every test: generator unit tests, C/C++ tests, export/import tables, the spec-extension build, the
+# CLI, the docs staleness check, the distributable archive, and the downstream example workspace.
+# Extra arguments go to `bazel test` (e.g. --config=asan).
 set -eu
 cd "$(dirname "$0")/.."
 tools/install_deps.sh
 bazel test "$@" //...
+# The downstream example is a separate workspace that consumes dlmap through local_repository.
+(cd examples/downstream && bazel test "$@" //...)
