@@ -337,9 +337,13 @@ def _read(path):
     except SpecError as error:
         raise SpecError("%s: %s" % (path, error))
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
+        mark, problem = getattr(error, "problem_mark", None), getattr(error, "problem", error)
+        if mark is None and isinstance(error, yaml.reader.ReaderError):  # a character YAML forbids
+            start = text.rfind("\n", 0, error.position) + 1
+            mark = yaml.Mark(path, error.position, text.count("\n", 0, start), error.position - start, None, None)
+            problem = "unacceptable character #x%04x" % error.character
         where = " line %d column %d" % (mark.line + 1, mark.column + 1) if mark else ""
-        raise SpecError("%s:%s: not valid YAML: %s" % (path, where, getattr(error, "problem", error)))
+        raise SpecError("%s:%s: not valid YAML: %s" % (path, where, " ".join(str(problem).split())))
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -389,7 +393,8 @@ def _apply_overrides(path, body, lists):
             raise SpecError("%s: overrides.%s: must be a list, got %s" % (path, section, _type_name(items)))
         key = IDENTITY[section]
         for i, override in enumerate(items):
-            where = _Where(path, "overrides.%s" % section, i, str(override.get(key)) if isinstance(override, dict) else None)
+            where = _Where(path, "overrides.%s" % section, i,
+                           str(override[key]) if isinstance(override, dict) and key in override else None)
             if not isinstance(override, dict) or key not in override:
                 where.fail("must be a mapping with the identity key '%s'" % key)
             found = [n for n, (_, _, entry) in enumerate(lists[section])
