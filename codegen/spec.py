@@ -473,6 +473,7 @@ def load(paths):
         flag = Flag(_str(where, e, "name", pattern=_IDENT, what="a C identifier"), _int(where, e, "bit", 0, 63),
                     _version(where, e, "introduced", known), _str(where, e, "doc"))
         flag_names.add(where, flag.name)
+        _check_reserved(where, "flag", flag.name.upper())
         flag_bits.add(where, flag.bit, flag.bit)
         flags.append(flag)
 
@@ -507,6 +508,7 @@ def load(paths):
                             _str_list(where, e, "version_words", _LOOKUP_NAME, "a lookup word"),
                             _str_list(where, e, "aliases", _LOOKUP_NAME, "a lookup name"),
                             runtime, _str(where, e, "doc"))
+        _check_reserved(where, "platform", name.upper())
         for text in [name] + platform.aliases:
             platform_names.add(where, fold("platforms", text), text)
         for word in platform.version_words:
@@ -532,6 +534,7 @@ def load(paths):
         kind = MemoryKind(_str(where, e, "name", pattern=_WORD, what="a lower-case word"),
                           _bool(where, e, "host_accessible"), _str(where, e, "doc"))
         memory_names.add(where, kind.name)
+        _check_reserved(where, "memory kind", kind.name.upper())
         memory_kinds.append(kind)
 
     # stream conventions
@@ -540,6 +543,7 @@ def load(paths):
         _check_keys(where, e, ("name", "absent", "handles_above", "rule"), ("values",))
         name = _str(where, e, "name", pattern=_WORD, what="a lower-case word")
         convention_names.add(where, name)
+        _check_reserved(where, "stream convention", name.upper())
         values = e.get("values", {})
         if not isinstance(values, dict):
             where.fail("key 'values' must be a mapping of integer → meaning, got %s" % _type_name(values))
@@ -573,6 +577,7 @@ def load(paths):
                             _str(where, e, "doc"), _str(where, e, "note", default=""))
         device_values.add(where, device.value, device.value)
         enumerators.add(where, enumerator(device.name), enumerator(device.name))
+        _check_reserved(where, "device type", enumerator(device.name))
         for text in [device.name] + device.spellings + device.aliases:
             device_names.add(where, fold("device_types", text), text)
         if device.platform not in platform_set:
@@ -612,14 +617,18 @@ def load(paths):
                          _str(where, e, "doc"))
         code_values.add(where, code.value, code.value)
         code_enums.add(where, enumerator(code.name), enumerator(code.name))
+        _check_reserved(where, "dtype code", enumerator(code.name))
         codes.append(code)
 
     # exception kinds and placeholders
-    kinds, kind_names = [], _Unique("exception kind")
+    kinds, kind_names, kind_enums = [], _Unique("exception kind"), _Unique("C enumerator")
     for where, e in _entries(lists, "exception_kinds"):
         _check_keys(where, e, ("name", "doc"))
         kind = ExceptionKind(_str(where, e, "name", pattern=_IDENT, what="a Python class name"), _str(where, e, "doc"))
         kind_names.add(where, kind.name)
+        kind_enum = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", kind.name).upper()  # as emit.upper_snake
+        kind_enums.add(where, kind_enum, "DLMAP_KIND_" + kind_enum)
+        _check_reserved(where, "exception kind", kind_enum)
         kinds.append(kind)
     placeholders, placeholder_names = [], _Unique("placeholder")
     for where, e in _entries(lists, "placeholders"):
@@ -627,6 +636,7 @@ def load(paths):
         placeholder = Placeholder(_str(where, e, "name", pattern=_WORD, what="a lower-case word"),
                                   _choice(where, e, "type", PLACEHOLDER_TYPES), _str(where, e, "doc"))
         placeholder_names.add(where, placeholder.name)
+        _check_reserved(where, "placeholder", placeholder.name.upper())
         placeholders.append(placeholder)
         if len(placeholders) > 64:
             where.fail("more than 64 placeholders; the C side tracks them in a 64-bit mask")
@@ -685,6 +695,19 @@ def _split_message(where, error):
             i += 1
     parts.append(text)
     return parts
+
+
+# Generated C names that spec entries must not take (the enum sentinels and table sizes).
+RESERVED = {
+    "placeholder": {"COUNT"}, "platform": {"COUNT"}, "stream convention": {"COUNT"},
+    "memory kind": {"KIND_COUNT"}, "exception kind": {"COUNT"}, "flag": {"COUNT"},
+    "device type": {"TYPE_COUNT"}, "dtype code": {"CODE_COUNT"},
+}
+
+
+def _check_reserved(where, what, c_name):
+    if c_name in RESERVED[what]:
+        where.fail("the %s name gives the C name %s, which dlmap reserves for a table size" % (what, c_name))
 
 
 def enumerator(name):

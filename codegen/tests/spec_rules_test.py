@@ -768,6 +768,28 @@ class ErrorCatalogueRules(SpecTestCase):
         self.assertRejected("errors.yaml", "exception_kinds[%d] (TypeError)" % (len(kinds) - 1), "exception kind",
                             "duplicate exception kind 'TypeError'")
 
+    def test_names_reserved_for_table_sizes(self):
+        # Each would generate a second DLMAP_*_COUNT and C that does not compile.
+        cases = [("placeholders", {"name": "count", "type": "int", "doc": "x"}, "placeholder", "COUNT"),
+                 ("exception_kinds", {"name": "Count", "doc": "x"}, "exception kind", "COUNT")]
+        for section, entry, what, c_name in cases:
+            with self.subTest(section=section):
+                self.docs["errors.yaml"][section].append(entry)
+                index = len(self.docs["errors.yaml"][section]) - 1
+                self.assertRejected("errors.yaml", "%s[%d] (%s)" % (section, index, entry["name"]), None,
+                                    "the %s name gives the C name %s, which dlmap reserves" % (what, c_name))
+                self.docs["errors.yaml"][section].pop()
+        devices = self.docs["devices.yaml"]["device_types"]
+        devices.append(dict(devices[0], value=300, name="kDLType_Count", spellings=[], aliases=[]))
+        self.assertRejected("devices.yaml", "device_types[%d] (kDLType_Count)" % (len(devices) - 1), None,
+                            "gives the C name TYPE_COUNT")
+
+    def test_exception_kinds_with_the_same_enumerator(self):
+        kinds = self.docs["errors.yaml"]["exception_kinds"]
+        kinds.append({"name": "Buffer_Error", "doc": "x"})
+        self.assertRejected("errors.yaml", "exception_kinds[%d] (Buffer_Error)" % (len(kinds) - 1), None,
+                            "duplicate C enumerator 'DLMAP_KIND_BUFFER_ERROR'")
+
     def test_placeholder_bad_type(self):
         _, e, where = self.find("errors.yaml", "placeholders", "bits")
         e["type"] = "float"
