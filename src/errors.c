@@ -180,7 +180,12 @@ size_t dlmap_format_message(char *buf, size_t cap, int32_t code, const dlmap_arg
 }
 
 int32_t dlmap_error_set(dlmap_error *err, int32_t code, const dlmap_arg *args, size_t nargs) {
-  if (err != NULL) {
+  if (err != NULL && code == DLMAP_OK) { /* success clears the error object */
+    err->code = DLMAP_OK;
+    err->kind = DLMAP_KIND_COUNT;
+    err->id = "ok";
+    err->message[0] = '\0';
+  } else if (err != NULL) {
     const dlmap_error_info *info = dlmap_error_info_of(code);
     err->code = code;
     err->kind = info->kind;

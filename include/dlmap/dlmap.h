@@ -200,7 +200,8 @@ bool dlmap_placeholder_type(dlmap_placeholder name, dlmap_arg_type *out);
 size_t dlmap_format_message(char *buf, size_t cap, int32_t code, const dlmap_arg *args, size_t nargs);
 
 /* Fills err (when not NULL) with code, kind, id and the formatted message; returns code, so an error
- * path reads `return dlmap_error_set(err, DLMAP_ERR_X, args, n);`. */
+ * path reads `return dlmap_error_set(err, DLMAP_ERR_X, args, n);`. DLMAP_OK clears err (id "ok",
+ * empty message). */
 int32_t dlmap_error_set(dlmap_error *err, int32_t code, const dlmap_arg *args, size_t nargs);
 
 /* ---- platforms ---------------------------------------------------------------------------------- */
