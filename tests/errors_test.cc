@@ -772,3 +772,14 @@ TEST(Threads, FormattingIsStateless) {
 }
 
 }  // namespace
+
+TEST(ErrorSet, OkClearsTheErrorObject) {
+  dlmap_error err;
+  const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, 4);
+  dlmap_error_set(&err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &arg, 1);
+  ASSERT_NE(err.message[0], '\0');
+  EXPECT_EQ(dlmap_error_set(&err, DLMAP_OK, nullptr, 0), DLMAP_OK);
+  EXPECT_EQ(err.code, DLMAP_OK);
+  EXPECT_STREQ(err.id, "ok");
+  EXPECT_STREQ(err.message, "");
+}
