@@ -113,7 +113,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   }
 
   /* 1. The version: which struct, and which DLPack version every value must be expressible in. */
-  dlmap_struct_kind structure;
+  dlmap_struct_kind structure = DLMAP_STRUCT_LEGACY; /* set by negotiate(); initialized for -O2 -Werror=maybe-uninitialized */
   dlmap_version version;
   int32_t status = negotiate(request, &structure, &version, err);
   if (status != DLMAP_OK) return status;
@@ -127,8 +127,13 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   dlmap__extent extent;
   status = dlmap__check_shape(array->ndim, array->shape, array->strides, array->dtype, &extent, err);
   if (status != DLMAP_OK) return status;
+  /* Padded sub-byte data (IS_SUBBYTE_TYPE_PADDED) stores each element in a byte of its own: its size, copies and
+   * strided copies are those of 8-bit elements, not of packed ones. */
+  const bool padded = array->subbyte_padded && extent.element_bits < 8;
+  const uint64_t element_bits = padded ? 8 : extent.element_bits;
+  const uint64_t data_bytes = padded ? extent.count : extent.compact_bytes;
   if (array->data == NULL && extent.count > 0) {
-    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes);
+    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_NBYTES, data_bytes);
     return dlmap_error_set(err, DLMAP_ERR_DATA_NULL, &arg, 1);
   }
   if (array->subbyte_padded && extent.element_bits >= 8) {
@@ -150,9 +155,11 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     }
     target_id = request->dl_device_id;
     if (target_id < 0) {
+      dlmap_platform_status platform_status; /* the count the message states is the runtime's, not a guess */
+      dlmap_platform_probe(target->platform, &platform_status);
       const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DEVICE_ID, target_id),
                                 dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(target->platform)->name),
-                                dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, is_host_platform(target) ? 1 : 0)};
+                                dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, platform_status.device_count)};
       return dlmap_error_set(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, args, 3);
     }
   }
@@ -179,7 +186,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     if (!dlmap_memory_kind_host_accessible(source->memory)) return require_platform(source, err);
     if (!dlmap_memory_kind_host_accessible(target->memory)) return require_platform(target, err);
     if (!is_host_platform(target)) return require_platform(target, err);
-    if (extent.element_bits % 8 != 0 && !dlmap__is_row_major(array->ndim, array->shape, array->strides)) {
+    if (element_bits % 8 != 0 && !dlmap__is_row_major(array->ndim, array->shape, array->strides)) {
       const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data");
       return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
     }
@@ -205,11 +212,11 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   const int32_t ndim = array->ndim;
   size_t header, total;
   if (!dlmap__align_size(sizeof(export_block) + 2 * (size_t)ndim * sizeof(int64_t), &header) ||
-      (need_copy && extent.compact_bytes > SIZE_MAX - header)) {
+      (need_copy && data_bytes > SIZE_MAX - header)) {
     const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, UINT64_MAX), dlmap_arg_str(DLMAP_ARG_WHAT, "an export")};
     return dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
   }
-  total = header + (need_copy ? (size_t)extent.compact_bytes : 0);
+  total = header + (need_copy ? (size_t)data_bytes : 0);
   export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {
     const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, total), dlmap_arg_str(DLMAP_ARG_WHAT, "an export")};
@@ -239,11 +246,13 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   tensor->device.device_id = is_host_platform(target) ? 0 : target_id;
   if (need_copy) {
     char *copy = (char *)block + header;
-    const char *first = (const char *)array->data + array->byte_offset;
-    if (extent.element_bits % 8 == 0) {
-      dlmap__copy_to_compact(copy, first, ndim, array->shape, array->strides, (size_t)(extent.element_bits / 8));
-    } else if (extent.count > 0) {
-      memcpy(copy, first, (size_t)extent.compact_bytes); /* sub-byte data is compact here */
+    if (extent.count > 0) { /* data may be NULL only without elements, and NULL + byte_offset is undefined */
+      const char *first = (const char *)array->data + array->byte_offset;
+      if (element_bits % 8 == 0) {
+        dlmap__copy_to_compact(copy, first, ndim, array->shape, array->strides, (size_t)(element_bits / 8));
+      } else {
+        memcpy(copy, first, (size_t)data_bytes); /* packed sub-byte data is compact here */
+      }
     }
     tensor->data = copy;
     tensor->byte_offset = 0;
