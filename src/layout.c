@@ -5,7 +5,8 @@
 static int32_t overflow(int32_t ndim, const int64_t *shape, const int64_t *strides, dlmap_error *err) {
   const int32_t shown = ndim < 16 ? ndim : 16; /* the message lists the first 16 dimensions */
   const dlmap_arg args[] = {dlmap_arg_ints(DLMAP_ARG_SHAPE, shape, shown),
-                            dlmap_arg_ints(DLMAP_ARG_STRIDES, strides, strides != NULL ? shown : 0)};
+                            strides != NULL ? dlmap_arg_ints(DLMAP_ARG_STRIDES, strides, shown)
+                                            : dlmap_arg_str(DLMAP_ARG_STRIDES, "none: compact row-major")};
   return dlmap_error_set(err, DLMAP_ERR_SIZE_OVERFLOW, args, 2);
 }
 
@@ -24,16 +25,22 @@ int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *st
     return dlmap_error_set(err, DLMAP_ERR_SHAPE_NULL, &arg, 1);
   }
   uint64_t count = 1;
-  bool overflowed = false;
+  bool overflowed = false, empty = false;
   for (int32_t i = 0; i < ndim; i++) {
     if (shape[i] < 0) {
       const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DIM, i), dlmap_arg_int(DLMAP_ARG_EXTENT, shape[i])};
       return dlmap_error_set(err, DLMAP_ERR_DIM_NEGATIVE, args, 2);
     }
+    empty = empty || shape[i] == 0;
     overflowed = overflowed || __builtin_mul_overflow(count, (uint64_t)shape[i], &count) || count > (uint64_t)INT64_MAX;
   }
   const uint64_t element_bits = (uint64_t)dtype.bits * dtype.lanes;
-  if (count == 0) overflowed = false; /* a zero extent makes the product 0 whatever else overflowed */
+  /* A zero extent makes the product 0 whatever else overflowed. Only a zero extent: a product that
+   * wrapped to 0 (shape {2^32, 2^32}) is an overflow, not an empty tensor. */
+  if (empty) {
+    overflowed = false;
+    count = 0;
+  }
   uint64_t bits;
   if (overflowed || __builtin_mul_overflow(count, element_bits, &bits) || bits / 8 > (uint64_t)INT64_MAX - 1) {
     return overflow(ndim, shape, strides, err);
@@ -66,7 +73,10 @@ void dlmap__compact_strides(int32_t ndim, const int64_t *shape, int64_t *out) {
   int64_t stride = 1;
   for (int32_t i = ndim - 1; i >= 0; i--) {
     out[i] = stride;
-    stride *= shape[i] > 0 ? shape[i] : 1; /* cannot overflow: the count was checked */
+    /* Cannot overflow when the tensor has elements (the count was checked). A tensor with no elements
+     * may have other extents whose product does not fit ({0, 2^62, 2^62}); its strides address
+     * nothing, so they saturate at INT64_MAX. */
+    if (__builtin_mul_overflow(stride, shape[i] > 0 ? shape[i] : 1, &stride)) stride = INT64_MAX;
   }
 }
 
