@@ -61,6 +61,23 @@ static int32_t platform_error(const producer *p, const dlmap_device_info *device
   return fail_with(p, err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
 }
 
+static int32_t invalid_request(const producer *p, dlmap_error *err, const char *argument, const char *reason) {
+  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument), dlmap_arg_str(DLMAP_ARG_REASON, reason)};
+  return fail_with(p, err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+}
+
+static int32_t unsupported_device(const producer *p, dlmap_error *err, int32_t device_type, const char *name) {
+  char array[96];
+  dlmap__writer w;
+  dlmap__writer_init(&w, array, sizeof array);
+  dlmap__put_str(&w, name != NULL ? name : "unknown");
+  dlmap__put_str(&w, " tensor of ndim ");
+  dlmap__put_int(&w, p->tensor->ndim);
+  dlmap__writer_finish(&w);
+  const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type), dlmap_arg_str(DLMAP_ARG_ARRAY, array)};
+  return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+}
+
 static void describe_device(char *buf, size_t cap, int32_t type, int32_t id) {
   dlmap__writer w;
   dlmap__writer_init(&w, buf, cap);
@@ -80,35 +97,49 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "out"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
     return fail_with(p, err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
   }
+  if (request->copy != DLMAP_COPY_IF_NEEDED && request->copy != DLMAP_COPY_ALWAYS && request->copy != DLMAP_COPY_NEVER) {
+    return invalid_request(p, err, "copy", "must be DLMAP_COPY_IF_NEEDED, DLMAP_COPY_ALWAYS or DLMAP_COPY_NEVER");
+  }
+  if (request->layout != DLMAP_LAYOUT_ANY && request->layout != DLMAP_LAYOUT_COMPACT_PERMUTATION &&
+      request->layout != DLMAP_LAYOUT_ROW_MAJOR) {
+    return invalid_request(p, err, "layout",
+                           "must be DLMAP_LAYOUT_ANY, DLMAP_LAYOUT_COMPACT_PERMUTATION or DLMAP_LAYOUT_ROW_MAJOR");
+  }
+  if ((request->alignment & (request->alignment - 1)) != 0) {
+    return invalid_request(p, err, "alignment", "must be 0 or a power of two");
+  }
   const DLTensor *t = p->tensor;
 
-  /* 1. Values: device type, dtype and flags known, and (versioned) expressible in the tensor's version. */
+  /* 1. Values: device type, dtype and flags known, and (versioned) expressible in the tensor's version;
+   * only then whether this build can serve the device (a 1.1 tensor claiming kDLTrn is malformed
+   * before it is unservable). */
   const int32_t device_type = request->has_reported_device ? request->reported_device_type
                                                            : (int32_t)t->device.device_type;
   const dlmap_device_info *device = dlmap_device_type_find(device_type);
-  if (device == NULL || dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_NONE) {
-    char array[96];
-    dlmap__writer w;
-    dlmap__writer_init(&w, array, sizeof array);
-    dlmap__put_str(&w, device != NULL ? device->name : "unknown");
-    dlmap__put_str(&w, " tensor of ndim ");
-    dlmap__put_int(&w, t->ndim);
-    dlmap__writer_finish(&w);
-    const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type), dlmap_arg_str(DLMAP_ARG_ARRAY, array)};
-    return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
-  }
+  if (device == NULL) return unsupported_device(p, err, device_type, NULL);
   int32_t status = dlmap_dtype_validate(t->dtype, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (p->versioned) {
     status = dlmap_check_representable(device_type, t->dtype, p->flags, p->version, err);
     if (status != DLMAP_OK) return fail(p, status);
   }
+  if (dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_NONE) {
+    return unsupported_device(p, err, device_type, device->name);
+  }
 
-  /* 2. Shape, strides, data and offset. */
+  /* 2. Shape, strides, data and offset. Padded sub-byte elements take one byte each in memory, so
+   * extents, bounds and copies count them as bytes. */
+  const bool padded = (p->flags & DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0;
+  const uint64_t dtype_bits = (uint64_t)t->dtype.bits * t->dtype.lanes;
+  DLDataType storage = t->dtype;
+  if (padded && dtype_bits < 8) {
+    storage.bits = 8;
+    storage.lanes = 1;
+  }
   dlmap__extent extent;
-  status = dlmap__check_shape(t->ndim, t->shape, t->strides, t->dtype, &extent, err);
+  status = dlmap__check_shape(t->ndim, t->shape, t->strides, storage, &extent, err);
   if (status != DLMAP_OK) return fail(p, status);
-  if ((p->flags & DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED) && extent.element_bits >= 8) {
+  if (padded && dtype_bits >= 8) {
     char name[64];
     dlmap_dtype_format(t->dtype, name, sizeof name);
     const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DTYPE, name);
@@ -184,6 +215,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   memset(out, 0, sizeof *out);
   out->version = p->version;
   out->tensor = *t;
+  out->subbyte_padded = padded;
   if (!need_copy) {
     /* A view: the producer's memory, owned until release. */
     if (t->ndim > 0 && t->strides == NULL) {
@@ -193,6 +225,8 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     if (host_view) {
       out->tensor.device.device_type = (DLDeviceType)target->value;
       out->tensor.device.device_id = 0;
+    } else if (request->has_reported_device) {
+      out->tensor.device.device_type = (DLDeviceType)device_type; /* the report wins */
     }
     out->read_only = read_only;
     out->managed_ = p->managed;

@@ -72,8 +72,13 @@ void dlmap__copy_to_compact(void *dst, const void *src, int32_t ndim, const int6
    * integer (an intermediate position may lie outside the buffer); the innermost dimension is one
    * memcpy when its stride is 1, else a strided loop. */
   const int32_t inner = ndim - 1;
+  /* Byte steps per dimension. A size-1 dimension is never stepped and may carry any stride, even one
+   * whose byte step overflows (validation ignores it), so its step is 0. The others fit with room to
+   * spare: the extent check bounded (extent - 1) × stride × bits. */
+  int64_t step[DLMAP_MAX_NDIM];
+  for (int32_t i = 0; i < ndim; i++) step[i] = shape[i] > 1 ? strides[i] * (int64_t)element_bytes : 0;
   const size_t run = (size_t)shape[inner];
-  const int64_t inner_step = strides[inner] * (int64_t)element_bytes;
+  const int64_t inner_step = step[inner];
   int64_t index[DLMAP_MAX_NDIM] = {0};
   int64_t offset = 0;
   const char *base = (const char *)src;
@@ -88,9 +93,9 @@ void dlmap__copy_to_compact(void *dst, const void *src, int32_t ndim, const int6
     }
     int32_t d = inner - 1;
     for (; d >= 0; d--) {
-      offset += strides[d] * (int64_t)element_bytes;
+      offset += step[d];
       if (++index[d] < shape[d]) break;
-      offset -= shape[d] * strides[d] * (int64_t)element_bytes;
+      offset -= shape[d] * step[d];
       index[d] = 0;
     }
     if (d < 0) return;

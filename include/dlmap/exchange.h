@@ -53,6 +53,10 @@ typedef struct dlmap_array {
    * thread). On error the caller keeps it. release may be NULL. */
   void *owner;
   void (*release)(void *owner);
+  /* GPU arrays: the framework's stream (cudaStream_t / hipStream_t of device_id) whose work last wrote the
+   * data; NULL: the runtime's default stream. Export makes the consumer's stream wait for it (an event
+   * recorded here, never a host wait unless the stream argument means host_sync) and enqueues copies on it. */
+  void *producer_stream;
 } dlmap_array;
 
 /* What the consumer asked for: __dlpack__(*, stream, max_version, dl_device, copy). */
@@ -66,6 +70,9 @@ typedef struct dlmap_export_request {
   bool has_stream;          /* false: stream=None */
   int64_t stream;
   const dlmap_allocator *allocator; /* NULL: the default allocator */
+  /* Check the stream but leave the consumer's wait to one dlmap_stream_wait_batch call over many exports
+   * (out->stream says what it must do). Copies are still complete or ordered before the export returns. */
+  bool defer_stream_sync;
 } dlmap_export_request;
 
 /* The exported tensor: exactly one of the two pointers is set, per `structure`. The consumer owns it
@@ -84,6 +91,23 @@ typedef struct dlmap_exported {
  * errors; on error nothing was allocated, out is untouched and the caller still owns array->owner. */
 int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
                      dlmap_error *err);
+
+/* The stream protocol for many exports at once (frameworks exchanging thousands of parameters per step):
+ * for each distinct (platform, device_id, producer_stream) among the GPU arrays, one event recorded on the
+ * producer's stream and one wait of the consumer's stream (stream/has_stream as __dlpack__ got them, read
+ * by each array's device type; host_sync waits on the host once per producer stream instead). Host arrays
+ * need nothing. dlmap reads the arrays during the call only. *waits (may be NULL) receives the number of
+ * waits enqueued. Errors: stream_invalid, device_id_out_of_range, platform_unavailable, stream_sync_failed. */
+int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool has_stream, int64_t stream,
+                                size_t *waits, dlmap_error *err);
+
+/* Where the runtime of a device type's platform says pointer lives (to check a producer's claim):
+ * DLMAP_MEMORY_DEVICE or DLMAP_MEMORY_MANAGED with *device_id set, DLMAP_MEMORY_HOST_PINNED, or
+ * DLMAP_MEMORY_HOST for memory the runtime does not know; DLMAP_MEMORY_KIND_COUNT for a memory type the
+ * spec does not list. Errors: device_type_unknown, platform_unavailable (no GPU runtime here: CPU and
+ * backend-less device types included), backend_call_failed. */
+int32_t dlmap_memory_locate(int32_t device_type, const void *pointer, dlmap_memory_kind *kind, int32_t *device_id,
+                            dlmap_error *err);
 
 /* Where an array lives, as a framework describes it to __dlpack_device__. */
 typedef struct dlmap_device_query {
@@ -127,6 +151,10 @@ typedef struct dlmap_import_request {
   bool has_reported_device; /* __dlpack_device__ said otherwise than the tensor (PyTorch reports pinned */
   int32_t reported_device_type; /* tensors as kDLCUDAHost but stores kDLCPU): the report wins */
   const dlmap_allocator *allocator; /* for copies; NULL: the default allocator */
+  /* GPU copies: the consumer's stream (of the tensor's device) the tensor is ready on, i.e. the one it
+   * passed to __dlpack__; NULL: the runtime's default stream. Copies run on it and are complete before
+   * the import returns, so the producer's tensor is released only after its memory was read. */
+  void *stream;
 } dlmap_import_request;
 
 /* An imported tensor: a view of the producer's memory or a copy dlmap owns. Keep the struct in place
@@ -135,6 +163,7 @@ typedef struct dlmap_imported {
   DLTensor tensor;          /* strides are never NULL for ndim > 0 (compact ones are filled in) */
   bool read_only;           /* the producer marked the data READ_ONLY and dlmap did not copy */
   bool copied;              /* dlmap copied the data (the producer's tensor is already released) */
+  bool subbyte_padded;      /* IS_SUBBYTE_TYPE_PADDED: each sub-byte element takes one byte (view or copy) */
   dlmap_version version;    /* the producer's version (a legacy tensor reports 0.0) */
   /* private: what dlmap_imported_release frees */
   void *managed_;
@@ -142,12 +171,16 @@ typedef struct dlmap_imported {
   void *copy_;
   dlmap_allocator allocator_;
   int64_t strides_[DLMAP_MAX_NDIM];
+  void *gpu_copy_;          /* a copy in GPU-runtime memory (device, pinned or managed), freed by that runtime */
+  int32_t gpu_platform_;
+  int32_t gpu_memory_;
 } dlmap_imported;
 
 /* Imports a producer's tensor. dlmap takes ownership in every case: on success `out` holds it until
  * dlmap_imported_release; on every error dlmap has already called the tensor's deleter exactly once
  * (for an unknown major version that is the only field it touches). Errors: the catalogue's version,
- * device, dtype, shape, layout, alignment, read-only, copy and memory errors. */
+ * device, dtype, shape, layout, alignment, read-only, copy and memory errors, and invalid_argument for
+ * a request whose copy, layout or alignment (0 or a power of two) is out of range. */
 int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
                                dlmap_imported *out, dlmap_error *err);
 
