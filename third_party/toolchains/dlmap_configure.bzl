@@ -2,12 +2,16 @@
 """Detection at fetch time (offline, Bazel 4.2.3), modelled on TensorFlow's cuda_configure.
 
 Finds the CUDA toolkit and HIP/ROCm (both optional), re2c, a python3 that can
-`import yaml`, GoogleTest and the DLPack header (all required), then writes into
-the generated repository:
+`import yaml`, GoogleTest and the DLPack header (all required), and that python3's
+own headers (optional: python3-dev, for the CPython binding in python/), Google
+Benchmark and libtorch (both optional: libbenchmark-dev and libtorch-dev, for the
+benchmarks in bench/), then writes into the generated repository:
   BUILD           cc_library targets config, dlpack, gtest, gtest_main, cuda_headers,
-                  cudart, cudart_static, hip_headers, amdhip64 (empty when the component
-                  is missing) and the exported tool wrappers tools/re2c, tools/python3,
-                  cuda/bin/nvcc, rocm/bin/hipcc (the last two only when found);
+                  cudart, cudart_static, hip_headers, amdhip64, python_headers,
+                  benchmark, libtorch (empty when the component is missing) and the
+                  exported tool wrappers
+                  tools/re2c, tools/python3, cuda/bin/nvcc, rocm/bin/hipcc (the last
+                  two only when found);
   dlmap_config.h  DLMAP_* macros for C code;
   build_defs.bzl  HAS_CUDA, HAS_ROCM, ... and if_cuda() / if_rocm() for BUILD files;
   SUMMARY         one line per component.
@@ -28,6 +32,9 @@ _ENV_VARS = [
     "DLPACK_INCLUDE_DIR",
     "DLMAP_NEED_CUDA",
     "DLMAP_NEED_ROCM",
+    "BENCHMARK_ROOT",
+    "LIBTORCH_ROOT",
+    "DLMAP_NEED_LIBTORCH",
 ]
 
 # Legacy DLPACK_VERSION values v0.2-v0.5 were written with a leading zero, which C
@@ -36,6 +43,9 @@ _DLPACK_LEGACY = {"010": "0.2", "030": "0.3", "040": "0.4", "050": "0.5"}
 
 # Interpreter probe: real executable path, Python version, PyYAML version.
 _PY_PROBE = "import sys, yaml; print(sys.executable); print('%d.%d.%d' % sys.version_info[:3]); print(yaml.__version__)"
+
+# Header probe of the same interpreter: its C include directory and extension-module suffix.
+_PY_HEADERS_PROBE = "import sysconfig; print(sysconfig.get_paths()['include']); print(sysconfig.get_config_var('EXT_SUFFIX') or '')"
 
 # ---------------------------------------------------------------- helpers
 
@@ -184,6 +194,17 @@ def _find_python(ctx):
     fail("dlmap: python3 with PyYAML not found (looked in $PYTHON_BIN_PATH, /usr/bin/python3 and PATH); " +
          "install it with: apt-get install python3-yaml")
 
+def _find_python_headers(ctx, python):
+    """Python.h of the detected interpreter, for extension modules built to run on it (optional)."""
+    res = ctx.execute([python.path, "-c", _PY_HEADERS_PROBE])
+    lines = res.stdout.strip().split("\n")
+    include = lines[0].strip() if res.return_code == 0 and lines else ""
+    if not include:
+        return _absent("%s did not report sysconfig.get_paths()['include']" % python.path)
+    if not _exists(ctx, include + "/Python.h"):
+        return _absent("no Python.h in %s (for %s); install it with: apt-get install python3-dev" % (include, python.path))
+    return struct(found = True, include = include, ext_suffix = lines[1].strip() if len(lines) > 1 else "")
+
 def _find_gtest(ctx):
     roots = [r for r in [_env(ctx, "GTEST_ROOT"), "/usr", "/usr/local"] if r]
     for root in roots:
@@ -218,9 +239,40 @@ def _find_dlpack(ctx):
     fail("dlmap: dlpack/dlpack.h not found (looked in $DLPACK_INCLUDE_DIR, /usr/include and /usr/local/include); " +
          "install it with: apt-get install libdlpack-dev")
 
+# ---------------------------------------------------------------- optional: Google Benchmark, libtorch (bench/)
+
+def _find_benchmark(ctx):
+    """Google Benchmark (Debian's libbenchmark-dev): include/benchmark/benchmark.h and libbenchmark.a or .so."""
+    roots = [r for r in [_env(ctx, "BENCHMARK_ROOT"), "/usr", "/usr/local"] if r]
+    for root in roots:
+        if not _exists(ctx, root + "/include/benchmark/benchmark.h"):
+            continue
+        for sub in ["lib/x86_64-linux-gnu", "lib64", "lib"]:
+            libdir = root + "/" + sub
+            for lib in ["libbenchmark.a", "libbenchmark.so"]:
+                if _exists(ctx, libdir + "/" + lib):
+                    return struct(found = True, root = root, libdir = libdir, lib = lib)
+    return _absent("no include/benchmark/benchmark.h with libbenchmark.a or .so under " + ", ".join(roots) +
+                   "; install it with: apt-get install libbenchmark-dev")
+
+def _find_libtorch(ctx):
+    """libtorch's C++ API (Debian's libtorch-dev): ATen/DLConvertor.h, libtorch_cpu.so and libc10.so."""
+    if _env(ctx, "DLMAP_NEED_LIBTORCH") == "0":
+        return _absent("disabled by DLMAP_NEED_LIBTORCH=0")
+    roots = [r for r in [_env(ctx, "LIBTORCH_ROOT"), "/usr", "/usr/local"] if r]
+    for root in roots:
+        if not _exists(ctx, root + "/include/ATen/DLConvertor.h") or not _exists(ctx, root + "/include/c10"):
+            continue
+        for sub in ["lib/x86_64-linux-gnu", "lib64", "lib"]:
+            libdir = root + "/" + sub
+            if _exists(ctx, libdir + "/libtorch_cpu.so") and _exists(ctx, libdir + "/libc10.so"):
+                return struct(found = True, root = root, libdir = libdir)
+    return _absent("no include/ATen/DLConvertor.h with libtorch_cpu.so and libc10.so under " + ", ".join(roots) +
+                   "; install it with: apt-get install libtorch-dev")
+
 # ---------------------------------------------------------------- generated files
 
-def _build_file(cuda, rocm, gtest):
+def _build_file(cuda, rocm, gtest, pyhdrs, bench, torch):
     """Text of the generated BUILD file."""
     exports = ["tools/re2c", "tools/python3"]
     if cuda.found and cuda.nvcc:
@@ -269,6 +321,51 @@ cc_library(name = "hip_headers")
 
 cc_library(name = "amdhip64")
 """
+    if pyhdrs.found:
+        python_targets = """
+# Python.h of the detected interpreter (extension modules; libpython is not linked).
+cc_library(
+    name = "python_headers",
+    hdrs = glob(["python/include/**/*.h"]),
+    includes = ["python/include"],
+)
+"""
+    else:
+        python_targets = """
+cc_library(name = "python_headers")
+"""
+    if bench.found:
+        bench_targets = """
+# Google Benchmark (bench/).
+cc_library(
+    name = "benchmark",
+    srcs = ["benchmark/lib/%s"],
+    hdrs = glob(["benchmark/include/benchmark/*.h"]),
+    includes = ["benchmark/include"],
+    linkopts = ["-pthread"],
+)
+""" % bench.lib
+    else:
+        bench_targets = """
+cc_library(name = "benchmark")
+"""
+    if torch.found:
+        torch_targets = """
+# libtorch's ATen (bench/: the peer DLPack converter). Its headers define their own DLPack structs:
+# do not include them in a translation unit that includes <dlpack/dlpack.h>.
+cc_library(
+    name = "libtorch",
+    srcs = ["libtorch/lib/libtorch_cpu.so", "libtorch/lib/libc10.so"],
+    hdrs = glob(["libtorch/include/ATen/**/*.h", "libtorch/include/c10/**/*.h", "libtorch/include/caffe2/**/*.h",
+                 "libtorch/include/torch/*.h"]),
+    includes = ["libtorch/include"],
+    linkopts = ["-pthread"],
+)
+"""
+    else:
+        torch_targets = """
+cc_library(name = "libtorch")
+"""
     return """# Generated by //third_party/toolchains:dlmap_configure.bzl (host detection); see SUMMARY.
 package(default_visibility = ["//visibility:public"])
 
@@ -294,7 +391,8 @@ cc_library(
     linkopts = ["-pthread"],
     deps = [":gtest"],
 )
-%s%s""" % (repr(exports), gtest.ext, gtest.ext, cuda_targets, rocm_targets)
+%s%s%s%s%s""" % (repr(exports), gtest.ext, gtest.ext, cuda_targets, rocm_targets, python_targets, bench_targets,
+                     torch_targets)
 
 def _config_header(cuda, rocm, dlpack):
     macros = [
@@ -316,7 +414,7 @@ def _config_header(cuda, rocm, dlpack):
         ["", "#endif /* DLMAP_CONFIG_H_ */", ""],
     )
 
-def _build_defs(cuda, rocm, re2c, python, dlpack):
+def _build_defs(cuda, rocm, re2c, python, dlpack, pyhdrs, bench, torch):
     values = [
         ("HAS_CUDA", cuda.found),
         ("HAS_CUDA_STATIC", cuda.found and cuda.static),
@@ -329,8 +427,13 @@ def _build_defs(cuda, rocm, re2c, python, dlpack):
         ("ROCM_ROOT", rocm.root if rocm.found else ""),
         ("RE2C_VERSION", re2c.version),
         ("PYTHON_BIN", python.path),
+        ("HAS_PYTHON_HEADERS", pyhdrs.found),
+        ("PYTHON_INCLUDE", pyhdrs.include if pyhdrs.found else ""),
+        ("PYTHON_EXT_SUFFIX", pyhdrs.ext_suffix if pyhdrs.found else ""),
         ("DLPACK_VERSION", dlpack.version),
         ("DLPACK_HEADER", dlpack.header),
+        ("HAS_BENCHMARK", bench.found),
+        ("HAS_LIBTORCH", torch.found),
     ]
     return "\n".join(
         ["# Generated by dlmap_configure: detection results for BUILD files and macros.", ""] +
@@ -343,7 +446,7 @@ def _build_defs(cuda, rocm, re2c, python, dlpack):
          "    return if_true if HAS_ROCM else if_false", ""],
     )
 
-def _summary(cuda, rocm, re2c, python, gtest, dlpack):
+def _summary(cuda, rocm, re2c, python, gtest, dlpack, pyhdrs, bench, torch):
     if cuda.found:
         c = "%s (CUDA %s, libdir %s, %s, nvcc %s, static %s)" % (
             cuda.root, cuda.version or "?", cuda.libdir, cuda.soname, cuda.nvcc or "not found", cuda.static)
@@ -359,8 +462,11 @@ def _summary(cuda, rocm, re2c, python, gtest, dlpack):
         "rocm   : " + r,
         "re2c   : %s (%s)" % (re2c.path, re2c.version),
         "python : %s (Python %s, PyYAML %s)" % (python.path, python.version, python.yaml),
+        "pyhdrs : " + ("%s (EXT_SUFFIX %s)" % (pyhdrs.include, pyhdrs.ext_suffix) if pyhdrs.found else "not found: " + pyhdrs.why),
         "gtest  : %s (libdir %s, %s)" % (gtest.root, gtest.libdir, gtest.ext),
         "dlpack : %s (%s)" % (dlpack.header, dlpack.version or "version unknown"),
+        "bench  : " + ("%s (libdir %s, %s)" % (bench.root, bench.libdir, bench.lib) if bench.found else "not found: " + bench.why),
+        "torch  : " + ("%s (libdir %s)" % (torch.root, torch.libdir) if torch.found else "not found: " + torch.why),
         "",
     ])
 
@@ -373,6 +479,9 @@ def _impl(ctx):
     dlpack = _find_dlpack(ctx)
     cuda = _find_cuda(ctx)
     rocm = _find_rocm(ctx)
+    pyhdrs = _find_python_headers(ctx, python)
+    bench = _find_benchmark(ctx)
+    torch = _find_libtorch(ctx)
 
     # Symlink (never copy) what the targets use.
     _wrapper(ctx, "tools/re2c", re2c.path)
@@ -396,17 +505,30 @@ def _impl(ctx):
         ctx.symlink(rocm.libdir + "/" + rocm.soname, "rocm/lib/" + rocm.soname)
         if rocm.hipcc:
             _wrapper(ctx, "rocm/bin/hipcc", rocm.hipcc)
+    if pyhdrs.found:
+        ctx.symlink(pyhdrs.include, "python/include")
+    if bench.found:
+        ctx.symlink(bench.root + "/include/benchmark", "benchmark/include/benchmark")
+        ctx.symlink(bench.libdir + "/" + bench.lib, "benchmark/lib/" + bench.lib)
+    if torch.found:
+        # Only ATen/, c10/, caffe2/ and torch/, never the whole include dir (it may be /usr/include).
+        for sub in ["ATen", "c10", "caffe2", "torch"]:
+            if _exists(ctx, torch.root + "/include/" + sub):
+                ctx.symlink(torch.root + "/include/" + sub, "libtorch/include/" + sub)
+        for lib in ["libtorch_cpu.so", "libc10.so"]:
+            ctx.symlink(torch.libdir + "/" + lib, "libtorch/lib/" + lib)
 
     ctx.file("WORKSPACE", "# Generated by dlmap_configure.\nworkspace(name = \"%s\")\n" % ctx.name, executable = False)
-    ctx.file("BUILD", _build_file(cuda, rocm, gtest), executable = False)
+    ctx.file("BUILD", _build_file(cuda, rocm, gtest, pyhdrs, bench, torch), executable = False)
     ctx.file("dlmap_config.h", _config_header(cuda, rocm, dlpack), executable = False)
-    ctx.file("build_defs.bzl", _build_defs(cuda, rocm, re2c, python, dlpack), executable = False)
-    ctx.file("SUMMARY", _summary(cuda, rocm, re2c, python, gtest, dlpack), executable = False)
+    ctx.file("build_defs.bzl", _build_defs(cuda, rocm, re2c, python, dlpack, pyhdrs, bench, torch), executable = False)
+    ctx.file("SUMMARY", _summary(cuda, rocm, re2c, python, gtest, dlpack, pyhdrs, bench, torch), executable = False)
 
 dlmap_configure = repository_rule(
     implementation = _impl,
     environ = _ENV_VARS,
     local = True,
     configure = True,
-    doc = "Detects CUDA, HIP/ROCm, re2c, python3+PyYAML, GoogleTest and DLPack; see the module docstring.",
+    doc = "Detects CUDA, HIP/ROCm, re2c, python3+PyYAML (and its headers), GoogleTest, DLPack, Google Benchmark and " +
+          "libtorch; see the module docstring.",
 )

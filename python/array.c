@@ -1,0 +1,464 @@
+/* dlmap Python binding — dlmap.Array: a tensor dlmap allocated or imported, with __dlpack__ / __dlpack_device__
+ * over dlmap_export, its properties, and the buffer protocol for host memory (read-only honoured). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "python/binding.h"
+
+/* ---- allocation ----------------------------------------------------------------------------------------------------- */
+
+int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, int32_t device_type,
+                                 int32_t device_id, struct DLManagedTensorVersioned **out, dlmap_error *err) {
+  /* dlmap allocates by exporting a copy (copy=True): the source is one zero element broadcast over the shape (all
+   * strides 0), so the copy is a zero-filled compact tensor in one block that dlmap's deleter frees. Sub-byte and
+   * very wide elements, which the strided copy does not serve, copy from a zeroed compact scratch buffer instead. */
+  static const unsigned char zeros[256];
+  int64_t strides[DLMAP_MAX_NDIM];
+  dlmap_array array;
+  memset(&array, 0, sizeof array);
+  array.data = (void *)zeros; /* only read */
+  array.device_type = DLMAP_DEVICE_CPU;
+  array.dtype = dtype;
+  array.ndim = ndim;
+  array.shape = shape;
+  const uint64_t element_bits = (uint64_t)dtype.bits * dtype.lanes;
+  const bool ndim_ok = ndim >= 0 && ndim <= DLMAP_MAX_NDIM && (ndim == 0 || shape != NULL);
+  void *scratch = NULL;
+  if (ndim_ok && element_bits > 0 && element_bits % 8 == 0 && element_bits / 8 <= sizeof zeros) {
+    memset(strides, 0, sizeof strides);
+    array.strides = strides;
+  } else if (ndim_ok && element_bits > 0) {
+    uint64_t count = 1, bits = 0;
+    bool sized = true;
+    for (int32_t i = 0; i < ndim && sized; i++) {
+      sized = shape[i] >= 0 && !__builtin_mul_overflow(count, (uint64_t)shape[i], &count);
+    }
+    if (sized && !__builtin_mul_overflow(count, element_bits, &bits) && bits / 8 < SIZE_MAX / 2) {
+      scratch = calloc((size_t)(bits / 8) + 1, 1);
+      if (scratch == NULL) {
+        const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, bits / 8 + 1),
+                                  dlmap_arg_str(DLMAP_ARG_WHAT, "a zero-filled source")};
+        return dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+      }
+      array.data = scratch;
+    } /* otherwise dlmap_export reports the bad shape */
+  }
+  dlmap_export_request request;
+  memset(&request, 0, sizeof request);
+  request.has_max_version = true;
+  request.max_version = dlmap_version_current();
+  request.has_dl_device = true;
+  request.dl_device_type = device_type;
+  request.dl_device_id = device_id;
+  request.copy = DLMAP_COPY_ALWAYS;
+  request.allocator = &dlmap_py_allocator;
+  dlmap_exported exported;
+  const int32_t status = dlmap_export(&array, &request, &exported, err);
+  free(scratch);
+  if (status == DLMAP_OK) {
+    exported.versioned->flags &= ~DLMAP_FLAG_IS_COPIED; /* a fresh tensor: nothing of the caller's was copied */
+    *out = exported.versioned;
+  }
+  return status;
+}
+
+/* ---- construction and destruction ---------------------------------------------------------------------------------- */
+
+static void call_deleter(void *managed, bool versioned) {
+  if (versioned) {
+    struct DLManagedTensorVersioned *t = (struct DLManagedTensorVersioned *)managed;
+    if (t->deleter != NULL) t->deleter(t);
+  } else {
+    DLManagedTensor *t = (DLManagedTensor *)managed;
+    if (t->deleter != NULL) t->deleter(t);
+  }
+}
+
+PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_request *request, const char *via) {
+  bool padded = false;
+  if (versioned) {
+    /* Only a known major version makes `flags` trustworthy; dlmap_import_versioned rejects the others. */
+    const struct DLManagedTensorVersioned *t = (const struct DLManagedTensorVersioned *)managed;
+    const dlmap_version version = {t->version.major, t->version.minor};
+    if (dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED) {
+      padded = (t->flags & DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0;
+    }
+  }
+  dlmap_py_array *self = (dlmap_py_array *)dlmap_py_array_type.tp_alloc(&dlmap_py_array_type, 0);
+  if (self == NULL) {
+    call_deleter(managed, versioned);
+    return NULL;
+  }
+  /* Import in place: the imported struct must not move once its strides may point into it. */
+  dlmap_error err;
+  const int32_t status = versioned ? dlmap_import_versioned((struct DLManagedTensorVersioned *)managed, request,
+                                                            &self->imported, &err)
+                                   : dlmap_import_legacy((DLManagedTensor *)managed, request, &self->imported, &err);
+  if (status != DLMAP_OK) {
+    memset(&self->imported, 0, sizeof self->imported);
+    Py_DECREF(self);
+    return dlmap_py_raise(&err);
+  }
+  const DLTensor *t = &self->imported.tensor;
+  self->read_only = self->imported.read_only;
+  self->source_read_only = self->imported.read_only;
+  self->subbyte_padded = padded;
+  self->via = via;
+  if (t->ndim > 0) {
+    self->buffer_dims = (Py_ssize_t *)PyMem_Malloc(2 * (size_t)t->ndim * sizeof(Py_ssize_t));
+    if (self->buffer_dims == NULL) {
+      Py_DECREF(self);
+      return PyErr_NoMemory();
+    }
+    const Py_ssize_t itemsize = (Py_ssize_t)((t->dtype.bits * (uint32_t)t->dtype.lanes) / 8);
+    for (int32_t i = 0; i < t->ndim; i++) {
+      self->buffer_dims[i] = (Py_ssize_t)t->shape[i];
+      self->buffer_dims[t->ndim + i] = (Py_ssize_t)(t->strides[i] * itemsize);
+    }
+  }
+  return (PyObject *)self;
+}
+
+static void array_dealloc(PyObject *op) {
+  dlmap_py_array *self = (dlmap_py_array *)op;
+  if (self->weakreflist != NULL) PyObject_ClearWeakRefs(op);
+  /* The producer's deleter may run Python code (NumPy's drops its array): keep any pending exception. */
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject *pending = PyErr_GetRaisedException();
+#else
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+#endif
+  dlmap_imported_release(&self->imported);
+#if PY_VERSION_HEX >= 0x030C0000
+  PyErr_SetRaisedException(pending);
+#else
+  PyErr_Restore(type, value, traceback);
+#endif
+  PyMem_Free(self->buffer_dims);
+  Py_TYPE(op)->tp_free(op);
+}
+
+/* ---- export ------------------------------------------------------------------------------------------------------- */
+
+static bool host_accessible(int32_t device_type) {
+  const dlmap_device_info *device = dlmap_device_type_find(device_type);
+  return device != NULL && dlmap_memory_kind_host_accessible(device->memory);
+}
+
+int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out) {
+  const DLTensor *t = &self->imported.tensor;
+  dlmap_array array;
+  memset(&array, 0, sizeof array);
+  array.data = t->data;
+  array.byte_offset = t->byte_offset;
+  if (t->data != NULL && t->byte_offset != 0 && host_accessible((int32_t)t->device.device_type)) {
+    /* Host memory is addressed directly: fold byte_offset into data, since consumers such as PyTorch before 2.6
+     * ignore byte_offset. Handle-based devices keep it (their data must not be offset). */
+    array.data = (char *)t->data + t->byte_offset;
+    array.byte_offset = 0;
+  }
+  array.device_type = (int32_t)t->device.device_type;
+  array.device_id = t->device.device_id;
+  array.dtype = t->dtype;
+  array.ndim = t->ndim;
+  array.shape = t->shape;
+  array.strides = t->strides;
+  array.read_only = self->read_only;
+  array.subbyte_padded = self->subbyte_padded;
+  array.owner = self;
+  array.release = dlmap_py_release_owner;
+  dlmap_error err;
+  Py_INCREF(self); /* the export's reference, dropped by its deleter */
+  dlmap_py_count_export(1);
+  if (dlmap_export(&array, request, out, &err) != DLMAP_OK) {
+    dlmap_py_count_export(-1);
+    Py_DECREF(self);
+    return dlmap_py_raise_int(&err);
+  }
+  return 0;
+}
+
+static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kwlist, &stream, &max_version, &dl_device,
+                                   &copy)) {
+    return NULL;
+  }
+  dlmap_export_request request;
+  memset(&request, 0, sizeof request);
+  if (dlmap_py_parse_stream(stream, "stream", &request.has_stream, &request.stream) < 0 ||
+      dlmap_py_parse_version(max_version, "max_version", &request.has_max_version, &request.max_version) < 0 ||
+      dlmap_py_parse_device(dl_device, "dl_device", false, NULL, &request.has_dl_device, &request.dl_device_type,
+                            &request.dl_device_id) < 0 ||
+      dlmap_py_parse_copy(copy, "copy", &request.copy) < 0) {
+    return NULL;
+  }
+  request.allocator = &dlmap_py_allocator;
+  dlmap_exported exported;
+  if (dlmap_py_array_export((dlmap_py_array *)op, &request, &exported) < 0) return NULL;
+  return dlmap_py_capsule_from_export(&exported);
+}
+
+static PyObject *array_dlpack_device(PyObject *op, PyObject *unused) {
+  (void)unused;
+  const DLTensor *t = &((dlmap_py_array *)op)->imported.tensor;
+  return Py_BuildValue("(ii)", (int)t->device.device_type, (int)t->device.device_id);
+}
+
+/* ---- properties --------------------------------------------------------------------------------------------------- */
+
+#define SELF ((dlmap_py_array *)op)
+#define TENSOR (&((dlmap_py_array *)op)->imported.tensor)
+
+static PyObject *int64_tuple(int32_t n, const int64_t *values) {
+  PyObject *tuple = PyTuple_New(n);
+  if (tuple == NULL) return NULL;
+  for (int32_t i = 0; i < n; i++) {
+    PyObject *item = PyLong_FromLongLong((long long)values[i]);
+    if (item == NULL) {
+      Py_DECREF(tuple);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(tuple, i, item);
+  }
+  return tuple;
+}
+
+static PyObject *get_shape(PyObject *op, void *closure) {
+  (void)closure;
+  return int64_tuple(TENSOR->ndim, TENSOR->shape);
+}
+
+static PyObject *get_strides(PyObject *op, void *closure) {
+  (void)closure;
+  return int64_tuple(TENSOR->ndim, TENSOR->strides);
+}
+
+static PyObject *get_ndim(PyObject *op, void *closure) {
+  (void)closure;
+  return PyLong_FromLong(TENSOR->ndim);
+}
+
+static PyObject *get_dtype(PyObject *op, void *closure) {
+  (void)closure;
+  char name[64];
+  dlmap_dtype_format(TENSOR->dtype, name, sizeof name);
+  return PyUnicode_FromString(name);
+}
+
+static PyObject *get_device(PyObject *op, void *closure) {
+  (void)closure;
+  return array_dlpack_device(op, NULL);
+}
+
+static uint64_t element_count(const DLTensor *t) {
+  uint64_t count = 1;
+  for (int32_t i = 0; i < t->ndim; i++) count *= (uint64_t)t->shape[i]; /* checked by dlmap on import */
+  return count;
+}
+
+static PyObject *get_nbytes(PyObject *op, void *closure) {
+  (void)closure;
+  const uint64_t element_bits = (uint64_t)TENSOR->dtype.bits * TENSOR->dtype.lanes;
+  if (SELF->subbyte_padded && element_bits < 8) return PyLong_FromUnsignedLongLong(element_count(TENSOR));
+  return PyLong_FromUnsignedLongLong((unsigned long long)((element_count(TENSOR) * element_bits + 7) / 8));
+}
+
+static PyObject *get_data_ptr(PyObject *op, void *closure) {
+  (void)closure;
+  return PyLong_FromUnsignedLongLong((unsigned long long)((uintptr_t)TENSOR->data + TENSOR->byte_offset));
+}
+
+static PyObject *get_byte_offset(PyObject *op, void *closure) {
+  (void)closure;
+  return PyLong_FromUnsignedLongLong((unsigned long long)TENSOR->byte_offset);
+}
+
+static PyObject *get_readonly(PyObject *op, void *closure) {
+  (void)closure;
+  return PyBool_FromLong(SELF->read_only);
+}
+
+static int set_readonly(PyObject *op, PyObject *value, void *closure) {
+  (void)closure;
+  if (value == NULL) {
+    PyErr_SetString(PyExc_AttributeError, "cannot delete attribute 'readonly'");
+    return -1;
+  }
+  if (!PyBool_Check(value)) {
+    dlmap_py_type_error("readonly", "True or False", value);
+    return -1;
+  }
+  if (value == Py_False && SELF->source_read_only) {
+    const dlmap_arg args[] = {
+        dlmap_arg_str(DLMAP_ARG_ARGUMENT, "readonly"),
+        dlmap_arg_str(DLMAP_ARG_REASON, "the producer marked the data read-only; use dlmap.from_dlpack(x, copy=True) "
+                                        "for a writable copy")};
+    dlmap_py_raise_code(DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return -1;
+  }
+  SELF->read_only = value == Py_True;
+  return 0;
+}
+
+static PyObject *get_copied(PyObject *op, void *closure) {
+  (void)closure;
+  return PyBool_FromLong(SELF->imported.copied);
+}
+
+static PyObject *get_version(PyObject *op, void *closure) {
+  (void)closure;
+  return Py_BuildValue("(II)", SELF->imported.version.major, SELF->imported.version.minor);
+}
+
+static PyObject *get_via(PyObject *op, void *closure) {
+  (void)closure;
+  return PyUnicode_FromString(SELF->via != NULL ? SELF->via : "unknown");
+}
+
+static PyGetSetDef array_getset[] = {
+    {"shape", get_shape, NULL, "Extents, as a tuple of ints.", NULL},
+    {"strides", get_strides, NULL, "Strides in elements (DLPack's unit, not bytes), as a tuple of ints.", NULL},
+    {"ndim", get_ndim, NULL, "Number of dimensions.", NULL},
+    {"dtype", get_dtype, NULL, "The spec's name of the data type (\"float32\", \"bool\", \"complex64\").", NULL},
+    {"device", get_device, NULL, "(device_type, device_id), as __dlpack_device__ reports it.", NULL},
+    {"nbytes", get_nbytes, NULL, "Bytes a compact copy of the data takes.", NULL},
+    {"data_ptr", get_data_ptr, NULL, "Address of the first element (data + byte_offset), to check zero-copy.", NULL},
+    {"byte_offset", get_byte_offset, NULL, "DLTensor.byte_offset as imported.", NULL},
+    {"readonly", get_readonly, set_readonly,
+     "Whether writes are refused (buffer protocol, exports). Can be set to True; set back to False only when the "
+     "producer did not mark the data READ_ONLY.",
+     NULL},
+    {"copied", get_copied, NULL, "Whether dlmap copied the data on import.", NULL},
+    {"version", get_version, NULL, "The producer's DLPack version, (0, 0) for a legacy tensor.", NULL},
+    {"via", get_via, NULL,
+     "How the array was made: \"empty\", \"dltensor_versioned\", \"dltensor\", \"c_exchange_api\" or "
+     "\"managed_tensor_to_py_object\".",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyObject *array_repr(PyObject *op) {
+  char dtype[64];
+  dlmap_dtype_format(TENSOR->dtype, dtype, sizeof dtype);
+  PyObject *shape = get_shape(op, NULL);
+  if (shape == NULL) return NULL;
+  PyObject *repr = PyUnicode_FromFormat("dlmap.Array(shape=%R, dtype='%s', device=(%d, %d), readonly=%s)", shape,
+                                        dtype, (int)TENSOR->device.device_type, (int)TENSOR->device.device_id,
+                                        SELF->read_only ? "True" : "False");
+  Py_DECREF(shape);
+  return repr;
+}
+
+/* ---- buffer protocol ---------------------------------------------------------------------------------------------- */
+
+/* The struct-module format of a dtype, or NULL when it has none. */
+static const char *buffer_format(DLDataType dtype) {
+  if (dtype.lanes != 1) return NULL;
+  switch (dtype.code) {
+    case DLMAP_DTYPE_INT:
+      return dtype.bits == 8 ? "b" : dtype.bits == 16 ? "h" : dtype.bits == 32 ? "i" : dtype.bits == 64 ? "q" : NULL;
+    case DLMAP_DTYPE_UINT:
+      return dtype.bits == 8 ? "B" : dtype.bits == 16 ? "H" : dtype.bits == 32 ? "I" : dtype.bits == 64 ? "Q" : NULL;
+    case DLMAP_DTYPE_FLOAT:
+      return dtype.bits == 16 ? "e" : dtype.bits == 32 ? "f" : dtype.bits == 64 ? "d" : NULL;
+    case DLMAP_DTYPE_COMPLEX:
+      return dtype.bits == 64 ? "Zf" : dtype.bits == 128 ? "Zd" : NULL;
+    case DLMAP_DTYPE_BOOL:
+      return dtype.bits == 8 ? "?" : NULL;
+    default:
+      return NULL;
+  }
+}
+
+static int buffer_not_implemented(const char *what) {
+  const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, what);
+  dlmap_py_raise_code(DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+  return -1;
+}
+
+static int buffer_refuse(Py_buffer *view, const char *message) {
+  Py_CLEAR(view->obj);
+  PyErr_SetString(PyExc_BufferError, message);
+  return -1;
+}
+
+static int array_getbuffer(PyObject *op, Py_buffer *view, int flags) {
+  static char empty_data[64]; /* what buf points at when a tensor with no elements has NULL data */
+  const DLTensor *t = TENSOR;
+  char what[160];
+  if (!host_accessible((int32_t)t->device.device_type)) {
+    snprintf(what, sizeof what, "The buffer protocol on %s memory", dlmap_device_type_name((int32_t)t->device.device_type));
+    return buffer_not_implemented(what);
+  }
+  const char *format = buffer_format(t->dtype);
+  if (format == NULL) {
+    char dtype[64];
+    dlmap_dtype_format(t->dtype, dtype, sizeof dtype);
+    snprintf(what, sizeof what, "The buffer protocol for dtype %s", dtype);
+    return buffer_not_implemented(what);
+  }
+  if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && SELF->read_only) {
+    PyErr_SetString(PyExc_BufferError, "Object is not writable."); /* CPython's own text for this refusal */
+    return -1;
+  }
+  const Py_ssize_t itemsize = (Py_ssize_t)(t->dtype.bits / 8);
+  view->buf = t->data != NULL ? (void *)((char *)t->data + t->byte_offset) : (void *)empty_data;
+  view->obj = Py_NewRef(op);
+  view->len = (Py_ssize_t)element_count(t) * itemsize;
+  view->itemsize = itemsize;
+  view->readonly = SELF->read_only;
+  view->ndim = t->ndim;
+  view->format = (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? (char *)format : NULL;
+  view->shape = t->ndim > 0 ? SELF->buffer_dims : NULL;
+  view->strides = t->ndim > 0 ? SELF->buffer_dims + t->ndim : NULL;
+  view->suboffsets = NULL;
+  view->internal = NULL;
+  if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !PyBuffer_IsContiguous(view, 'C')) {
+    return buffer_refuse(view, "dlmap.Array is not C-contiguous");
+  }
+  if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !PyBuffer_IsContiguous(view, 'F')) {
+    return buffer_refuse(view, "dlmap.Array is not Fortran-contiguous");
+  }
+  if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !PyBuffer_IsContiguous(view, 'A')) {
+    return buffer_refuse(view, "dlmap.Array is not contiguous");
+  }
+  if ((flags & PyBUF_STRIDES) != PyBUF_STRIDES) {
+    if (!PyBuffer_IsContiguous(view, 'C')) return buffer_refuse(view, "dlmap.Array is not C-contiguous");
+    view->strides = NULL;
+  }
+  if ((flags & PyBUF_ND) != PyBUF_ND) view->shape = NULL;
+  return 0;
+}
+
+static PyBufferProcs array_as_buffer = {array_getbuffer, NULL};
+
+/* ---- the type ----------------------------------------------------------------------------------------------------- */
+
+static PyMethodDef array_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "Exports the array as a DLPack capsule: \"dltensor_versioned\" when max_version >= (1, 0), else \"dltensor\"."},
+    {"__dlpack_device__", array_dlpack_device, METH_NOARGS,
+     "__dlpack_device__($self, /)\n--\n\n(device_type, device_id) of the array."},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject dlmap_py_array_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dlmap.Array",
+    .tp_basicsize = sizeof(dlmap_py_array),
+    .tp_dealloc = array_dealloc,
+    .tp_repr = array_repr,
+    .tp_as_buffer = &array_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An array dlmap allocated (dlmap.empty) or imported (dlmap.from_dlpack), exchangeable through DLPack.",
+    .tp_weaklistoffset = offsetof(dlmap_py_array, weakreflist),
+    .tp_methods = array_methods,
+    .tp_getset = array_getset,
+    .tp_alloc = PyType_GenericAlloc,
+    .tp_free = PyObject_Del,
+};

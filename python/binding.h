@@ -1,0 +1,103 @@
+/* dlmap Python binding — declarations shared by the extension's C files (module, Array type, capsules, exchange API). */
+#ifndef DLMAP_PYTHON_BINDING_H_
+#define DLMAP_PYTHON_BINDING_H_
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dlmap/dlmap.h"
+#include "python/dlpack_exchange_api.h"
+
+/* ---- capsule names (static strings, as the protocol requires) ------------------------------------------------------ */
+
+#define DLMAP_PY_CAPSULE_LEGACY "dltensor"
+#define DLMAP_PY_CAPSULE_LEGACY_USED "used_dltensor"
+#define DLMAP_PY_CAPSULE_VERSIONED "dltensor_versioned"
+#define DLMAP_PY_CAPSULE_VERSIONED_USED "used_dltensor_versioned"
+
+/* ---- dlmap.Array ---------------------------------------------------------------------------------------------------- */
+
+/* An array over a tensor dlmap imported (a view of a producer's memory, a copy, or a block dlmap allocated). The
+ * object owns `imported` and releases it exactly once when it dies; `imported` never moves (its strides may point
+ * into itself). */
+typedef struct dlmap_py_array {
+  PyObject_HEAD
+  dlmap_imported imported;
+  bool read_only;          /* writes are refused: the buffer protocol and every export honour it */
+  bool source_read_only;   /* the producer marked the data READ_ONLY: read_only cannot be cleared */
+  bool subbyte_padded;     /* sub-byte elements are padded (IS_SUBBYTE_TYPE_PADDED) */
+  const char *via;         /* how the array was made (static text): "empty", "dltensor", "dltensor_versioned", ... */
+  Py_ssize_t *buffer_dims; /* ndim extents, then ndim byte strides, for the buffer protocol; NULL when ndim is 0 */
+  PyObject *weakreflist;
+} dlmap_py_array;
+
+extern PyTypeObject dlmap_py_array_type;
+
+/* Imports a producer's managed tensor (a DLManagedTensorVersioned when versioned, else a DLManagedTensor) into a new
+ * Array. Ownership of the tensor passes in on every path: on failure its deleter has run and NULL is returned with
+ * the catalogue's exception set. `via` (static text) records how the array was made. */
+PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_request *request, const char *via);
+
+/* Exports the array per request into *out; the export holds a reference to the array until its deleter runs.
+ * -1 with the catalogue's exception set on failure (nothing allocated, no reference taken). */
+int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out);
+
+/* Allocates a zero-filled managed tensor of the given dtype, shape and device through dlmap (one block: struct,
+ * shape, strides, data; 64-byte aligned data). Never touches Python state. */
+int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, int32_t device_type,
+                                 int32_t device_id, struct DLManagedTensorVersioned **out, dlmap_error *err);
+
+/* ---- capsules and owners ------------------------------------------------------------------------------------------ */
+
+/* Wraps an exported tensor in a new "dltensor" / "dltensor_versioned" capsule whose destructor calls the deleter only
+ * while the capsule is unconsumed. On failure the tensor's deleter has run and NULL is returned. */
+PyObject *dlmap_py_capsule_from_export(const dlmap_exported *exported);
+
+/* dlmap_array.release for Python owners: drops one reference from any thread (takes the GIL; leaks rather than
+ * touching a finalized interpreter). */
+void dlmap_py_release_owner(void *owner);
+
+/* ---- errors ------------------------------------------------------------------------------------------------------- */
+
+/* Raises err as the builtin exception class its kind names, with the catalogue's message and the attributes
+ * dlmap_id and dlmap_code. Returns NULL (or -1 from the _int form). */
+PyObject *dlmap_py_raise(const dlmap_error *err);
+int dlmap_py_raise_int(const dlmap_error *err);
+
+/* Raises catalogue error `code` with the given args. Returns NULL. */
+PyObject *dlmap_py_raise_code(int32_t code, const dlmap_arg *args, size_t nargs);
+
+/* argument_type_invalid: "{argument} must be {expected}, got {got}", got being the type name of `got`. */
+PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got);
+
+/* ---- argument parsing (Python values → dlmap requests); -1 with the catalogue's exception on a bad value ------------ */
+
+int dlmap_py_parse_stream(PyObject *obj, const char *argument, bool *has, int64_t *value);
+int dlmap_py_parse_version(PyObject *obj, const char *argument, bool *has, dlmap_version *out);
+/* device: None, a (device_type, device_id) tuple of ints, or (accept_names) a device type name with id 0. A non-NULL
+ * `expected` makes a value required (None is a type error) and is the type error's description of it. */
+int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names, const char *expected, bool *has,
+                          int32_t *type, int32_t *id);
+int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *out);
+
+/* ---- memory accounting -------------------------------------------------------------------------------------------- */
+
+/* The allocator every export and import of the binding passes to dlmap: 64-byte aligned, counted, and able to fail on
+ * demand (dlmap._fail_allocations) to exercise the out-of-memory paths. */
+extern const dlmap_allocator dlmap_py_allocator;
+
+/* Live exports (tensors handed out that still hold a reference to their Array). */
+void dlmap_py_count_export(int delta);
+
+/* ---- the C exchange API ------------------------------------------------------------------------------------------- */
+
+extern const DLPackExchangeAPI dlmap_py_exchange_api;
+
+/* The table a producer type publishes for DLPack major 1 (the 1.3 capsule or the 1.2 int), or NULL when it publishes
+ * none (no exception is left set). */
+const DLPackExchangeAPI *dlmap_py_find_exchange_api(PyTypeObject *type);
+
+#endif /* DLMAP_PYTHON_BINDING_H_ */

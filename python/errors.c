@@ -1,0 +1,165 @@
+/* dlmap Python binding — catalogue errors raised as Python exceptions (class from the error's kind, text from the
+ * catalogue), and the parsing of the protocol's Python arguments into dlmap requests. */
+#include <string.h>
+
+#include "python/binding.h"
+
+/* The builtin exception class a kind names ("BufferError" → BufferError); RuntimeError for anything else. */
+static PyObject *exception_class(dlmap_error_kind kind) {
+  const char *name = dlmap_error_kind_name(kind);
+  PyObject *builtins = PyEval_GetBuiltins(); /* borrowed */
+  PyObject *cls = builtins != NULL && name != NULL ? PyDict_GetItemString(builtins, name) : NULL; /* borrowed */
+  return cls != NULL && PyExceptionClass_Check(cls) ? cls : PyExc_RuntimeError;
+}
+
+PyObject *dlmap_py_raise(const dlmap_error *err) {
+  PyObject *cls = exception_class(err->kind);
+  /* A truncated message may end inside a UTF-8 sequence: replace rather than fail. */
+  PyObject *message = PyUnicode_DecodeUTF8(err->message, (Py_ssize_t)strlen(err->message), "replace");
+  if (message == NULL) return NULL;
+  PyObject *exc = PyObject_CallOneArg(cls, message);
+  Py_DECREF(message);
+  if (exc == NULL) return NULL;
+  /* The stable id and code let callers tell errors apart without parsing the text. */
+  PyObject *id = PyUnicode_FromString(err->id != NULL ? err->id : "unknown");
+  PyObject *code = PyLong_FromLong((long)err->code);
+  if (id == NULL || code == NULL || PyObject_SetAttrString(exc, "dlmap_id", id) < 0 ||
+      PyObject_SetAttrString(exc, "dlmap_code", code) < 0) {
+    PyErr_Clear(); /* the exception itself still carries class and message */
+  }
+  Py_XDECREF(id);
+  Py_XDECREF(code);
+  PyErr_SetObject(cls, exc);
+  Py_DECREF(exc);
+  return NULL;
+}
+
+int dlmap_py_raise_int(const dlmap_error *err) {
+  dlmap_py_raise(err);
+  return -1;
+}
+
+PyObject *dlmap_py_raise_code(int32_t code, const dlmap_arg *args, size_t nargs) {
+  dlmap_error err;
+  dlmap_error_set(&err, code, args, nargs);
+  return dlmap_py_raise(&err);
+}
+
+PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got) {
+  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument), dlmap_arg_str(DLMAP_ARG_EXPECTED, expected),
+                            dlmap_arg_str(DLMAP_ARG_GOT, Py_TYPE(got)->tp_name)};
+  return dlmap_py_raise_code(DLMAP_ERR_ARGUMENT_TYPE_INVALID, args, 3);
+}
+
+static int invalid_value(const char *argument, const char *reason) {
+  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument), dlmap_arg_str(DLMAP_ARG_REASON, reason)};
+  dlmap_py_raise_code(DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+  return -1;
+}
+
+/* An integer argument: int or anything with __index__ (IntEnum, NumPy integers), but not bool. 1: set; 0: not an
+ * integer (nothing raised); -1: does not fit in int64 (raised). */
+static int as_int64(PyObject *obj, const char *argument, int64_t *out) {
+  if (PyBool_Check(obj) || !PyIndex_Check(obj)) return 0;
+  PyObject *index = PyNumber_Index(obj);
+  if (index == NULL) return -1;
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (value == -1 && PyErr_Occurred()) return -1;
+  if (overflow != 0) return invalid_value(argument, "the value does not fit in a 64-bit integer");
+  *out = (int64_t)value;
+  return 1;
+}
+
+/* A (a, b) tuple of integers. 1: parsed; 0: not such a tuple (nothing raised); -1: raised. */
+static int as_int_pair(PyObject *obj, const char *argument, int64_t *a, int64_t *b) {
+  if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != 2) return 0;
+  int status = as_int64(PyTuple_GET_ITEM(obj, 0), argument, a);
+  if (status != 1) return status;
+  return as_int64(PyTuple_GET_ITEM(obj, 1), argument, b);
+}
+
+int dlmap_py_parse_stream(PyObject *obj, const char *argument, bool *has, int64_t *value) {
+  *has = false;
+  *value = 0;
+  if (obj == NULL || obj == Py_None) return 0;
+  const int status = as_int64(obj, argument, value);
+  if (status == 0) {
+    dlmap_py_type_error(argument, "an int or None", obj);
+    return -1;
+  }
+  if (status < 0) return -1;
+  *has = true;
+  return 0;
+}
+
+int dlmap_py_parse_version(PyObject *obj, const char *argument, bool *has, dlmap_version *out) {
+  *has = false;
+  if (obj == NULL || obj == Py_None) return 0;
+  int64_t major = 0, minor = 0;
+  const int status = as_int_pair(obj, argument, &major, &minor);
+  if (status == 0) {
+    dlmap_py_type_error(argument, "a (major, minor) tuple of ints or None", obj);
+    return -1;
+  }
+  if (status < 0) return -1;
+  if (major < 0 || minor < 0 || major > UINT32_MAX || minor > UINT32_MAX) {
+    return invalid_value(argument, "major and minor must be integers from 0 to 4294967295");
+  }
+  out->major = (uint32_t)major;
+  out->minor = (uint32_t)minor;
+  *has = true;
+  return 0;
+}
+
+int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names, const char *expected, bool *has,
+                          int32_t *type, int32_t *id) {
+  *has = false;
+  if ((obj == NULL || obj == Py_None) && expected == NULL) return 0;
+  if (obj != NULL && accept_names && PyUnicode_Check(obj)) {
+    Py_ssize_t len;
+    const char *name = PyUnicode_AsUTF8AndSize(obj, &len);
+    if (name == NULL) return -1;
+    if (!dlmap_device_type_from_name(name, (size_t)len, type)) {
+      const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_WHAT, "device type"), dlmap_arg_str(DLMAP_ARG_NAME, name)};
+      dlmap_py_raise_code(DLMAP_ERR_NAME_UNKNOWN, args, 2);
+      return -1;
+    }
+    *id = 0;
+    *has = true;
+    return 0;
+  }
+  int64_t t = 0, i = 0;
+  const int status = obj != NULL ? as_int_pair(obj, argument, &t, &i) : 0;
+  if (status == 0) {
+    if (expected == NULL) {
+      expected = accept_names ? "None, a device name or a (device_type, device_id) tuple of ints"
+                              : "a (device_type, device_id) tuple of ints or None";
+    }
+    dlmap_py_type_error(argument, expected, obj != NULL ? obj : Py_None);
+    return -1;
+  }
+  if (status < 0) return -1;
+  if (t < INT32_MIN || t > INT32_MAX || i < INT32_MIN || i > INT32_MAX) {
+    return invalid_value(argument, "device_type and device_id must fit in 32-bit integers");
+  }
+  *type = (int32_t)t;
+  *id = (int32_t)i;
+  *has = true;
+  return 0;
+}
+
+int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *out) {
+  if (obj == NULL || obj == Py_None) {
+    *out = DLMAP_COPY_IF_NEEDED;
+  } else if (obj == Py_True) {
+    *out = DLMAP_COPY_ALWAYS;
+  } else if (obj == Py_False) {
+    *out = DLMAP_COPY_NEVER;
+  } else {
+    dlmap_py_type_error(argument, "True, False or None", obj);
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,116 @@
+/* dlmap Python binding — the DLPack 1.3 C exchange API: the static table dlmap.Array's type publishes as
+ * __dlpack_c_exchange_api__ (producer side), and the lookup of a producer type's table (consumer side). */
+#include <string.h>
+
+#include "python/binding.h"
+
+static int allocator(DLTensor *prototype, struct DLManagedTensorVersioned **out, void *error_ctx,
+                     void (*set_error)(void *error_ctx, const char *kind, const char *message)) {
+  /* No Python state here: callers may not hold the GIL. */
+  dlmap_error err;
+  int32_t status;
+  if (prototype == NULL || out == NULL) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, prototype == NULL ? "prototype" : "out"),
+                              dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
+    status = dlmap_error_set(&err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+  } else {
+    status = dlmap_py_allocate_tensor(prototype->ndim, prototype->shape, prototype->dtype,
+                                      (int32_t)prototype->device.device_type, prototype->device.device_id, out, &err);
+  }
+  if (status == DLMAP_OK) return 0;
+  if (set_error != NULL) set_error(error_ctx, dlmap_error_kind_name(err.kind), err.message);
+  return -1;
+}
+
+static dlmap_py_array *as_array(void *py_object, const char *argument) {
+  PyObject *obj = (PyObject *)py_object;
+  if (obj == NULL || !PyObject_TypeCheck(obj, &dlmap_py_array_type)) {
+    dlmap_py_type_error(argument, "a dlmap.Array", obj != NULL ? obj : Py_None);
+    return NULL;
+  }
+  return (dlmap_py_array *)obj;
+}
+
+static int from_py_object(void *py_object, struct DLManagedTensorVersioned **out) {
+  dlmap_py_array *array = as_array(py_object, "py_object");
+  if (array == NULL) return -1;
+  dlmap_export_request request;
+  memset(&request, 0, sizeof request);
+  request.has_max_version = true;
+  request.max_version = dlmap_version_current();
+  request.copy = DLMAP_COPY_IF_NEEDED;
+  request.allocator = &dlmap_py_allocator;
+  /* No synchronisation: -1 where the device type takes streams; None (the only value) on the host. */
+  dlmap_stream_meaning meaning;
+  if (dlmap_stream_classify((int32_t)array->imported.tensor.device.device_type, true, -1, &meaning, NULL) == DLMAP_OK) {
+    request.has_stream = true;
+    request.stream = -1;
+  }
+  dlmap_exported exported;
+  if (dlmap_py_array_export(array, &request, &exported) < 0) return -1;
+  *out = exported.versioned;
+  return 0;
+}
+
+static int to_py_object(struct DLManagedTensorVersioned *tensor, void **out_py_object) {
+  if (tensor == NULL) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
+    dlmap_py_raise_code(DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return -1;
+  }
+  PyObject *array = dlmap_py_import(tensor, true, NULL, "managed_tensor_to_py_object");
+  if (array == NULL) return -1;
+  *out_py_object = array;
+  return 0;
+}
+
+static int dltensor_from_py_object(void *py_object, DLTensor *out) {
+  dlmap_py_array *array = as_array(py_object, "py_object");
+  if (array == NULL) return -1;
+  if (array->read_only) {
+    /* A bare DLTensor has no flags: a consumer could write to it. */
+    dlmap_error err;
+    dlmap_error_set(&err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED, NULL, 0);
+    return dlmap_py_raise_int(&err);
+  }
+  *out = array->imported.tensor; /* shape and strides point into the array, valid while it lives */
+  return 0;
+}
+
+static int current_work_stream(DLDeviceType device_type, int32_t device_id, void **out_current_stream) {
+  (void)device_type;
+  (void)device_id;
+  /* dlmap launches no work: its arrays are ready on the legacy default stream, and the host has none. */
+  if (out_current_stream != NULL) *out_current_stream = NULL;
+  return 0;
+}
+
+const DLPackExchangeAPI dlmap_py_exchange_api = {
+    {{DLMAP_ABI_CURRENT_MAJOR, DLMAP_ABI_CURRENT_MINOR}, NULL},
+    allocator,
+    from_py_object,
+    to_py_object,
+    dltensor_from_py_object,
+    current_work_stream,
+};
+
+const DLPackExchangeAPI *dlmap_py_find_exchange_api(PyTypeObject *type) {
+  const DLPackExchangeAPIHeader *header = NULL;
+  PyObject *attr = PyObject_GetAttrString((PyObject *)type, DLMAP_EXCHANGE_API_ATTRIBUTE);
+  if (attr != NULL && PyCapsule_IsValid(attr, DLMAP_EXCHANGE_API_CAPSULE_NAME)) {
+    header = (const DLPackExchangeAPIHeader *)PyCapsule_GetPointer(attr, DLMAP_EXCHANGE_API_CAPSULE_NAME);
+  }
+  Py_XDECREF(attr);
+  if (header == NULL) {
+    PyErr_Clear();
+    attr = PyObject_GetAttrString((PyObject *)type, DLMAP_EXCHANGE_API_ATTRIBUTE_1_2);
+    if (attr != NULL && PyLong_Check(attr)) header = (const DLPackExchangeAPIHeader *)PyLong_AsVoidPtr(attr);
+    Py_XDECREF(attr);
+    PyErr_Clear();
+  }
+  /* The consumer checks the major before reading further; older majors chain through prev_api. */
+  for (; header != NULL; header = header->prev_api) {
+    if (header->version.major == DLMAP_ABI_CURRENT_MAJOR) return (const DLPackExchangeAPI *)header;
+  }
+  return NULL;
+}

@@ -1,0 +1,290 @@
+# dlmap Python binding — GPU interop check with JAX, PyTorch and CuPy: versioned capsules and CUDA streams in both
+# directions, the C exchange API on CUDA tensors; prints one line per check and exits 1 when any fails. Without a CUDA
+# device or any of the frameworks it prints why it skipped and exits 0 (nothing is claimed to have passed).
+#
+# Run: bazel run //python:gpu_check   (or PYTHONPATH=<dir of dlmap.so> python3 python/gpu_check.py)
+import sys
+import traceback
+
+RESULTS = []  # (status, name, detail)
+
+
+def report(status, name, detail=""):
+    RESULTS.append((status, name, detail))
+    print(f"{status:4}  {name}{': ' + detail if detail else ''}", flush=True)
+
+
+def check(name):
+    """Runs fn as one named check: PASS when it returns, SKIP when it raises Skip, FAIL with the error otherwise."""
+    def decorate(fn):
+        def run(*args):
+            try:
+                detail = fn(*args)
+                report("PASS", name, detail or "")
+            except Skip as s:
+                report("SKIP", name, str(s))
+            except Exception as e:  # noqa: BLE001 - every failure is reported, none stops the others
+                report("FAIL", name, f"{type(e).__name__}: {e}")
+                traceback.print_exc(limit=3)
+        return run
+    return decorate
+
+
+class Skip(Exception):
+    pass
+
+
+# ---- the frameworks, behind one small interface ----------------------------------------------------------------------
+
+
+class Torch:
+    name = "torch"
+
+    def __init__(self):
+        import torch
+        self.t = torch
+        if not torch.cuda.is_available():
+            raise Skip(f"torch {torch.__version__}: no CUDA device")
+        self.version = torch.__version__
+
+    def make(self, n=1 << 20):
+        return self.t.arange(n, dtype=self.t.float32, device="cuda")
+
+    def ptr(self, x):
+        return x.data_ptr()
+
+    def new_stream(self):
+        return self.t.cuda.Stream()
+
+    def stream_handle(self, s):
+        return s.cuda_stream
+
+    def produce_on(self, s, n=1 << 20):
+        with self.t.cuda.stream(s):
+            x = self.t.empty(n, dtype=self.t.float32, device="cuda")
+            for _ in range(20):  # long enough that an unsynchronised reader would see unfinished data
+                x.copy_(self.t.arange(n, dtype=self.t.float32, device="cuda"))
+        return x
+
+    def host(self, x):
+        return x.cpu().numpy()
+
+    def from_dlpack(self, obj):
+        return self.t.from_dlpack(obj)
+
+    def synchronize(self):
+        self.t.cuda.synchronize()
+
+
+class CuPy:
+    name = "cupy"
+
+    def __init__(self):
+        import cupy
+        self.c = cupy
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            raise Skip(f"cupy {cupy.__version__}: no CUDA device")
+        self.version = cupy.__version__
+
+    def make(self, n=1 << 20):
+        return self.c.arange(n, dtype=self.c.float32)
+
+    def ptr(self, x):
+        return x.data.ptr
+
+    def new_stream(self):
+        return self.c.cuda.Stream(non_blocking=True)
+
+    def stream_handle(self, s):
+        return s.ptr
+
+    def produce_on(self, s, n=1 << 20):
+        with s:
+            x = self.c.empty(n, dtype=self.c.float32)
+            for _ in range(20):
+                x[...] = self.c.arange(n, dtype=self.c.float32)
+        return x
+
+    def host(self, x):
+        return self.c.asnumpy(x)
+
+    def from_dlpack(self, obj):
+        return self.c.from_dlpack(obj)
+
+    def synchronize(self):
+        self.c.cuda.runtime.deviceSynchronize()
+
+
+class Jax:
+    name = "jax"
+
+    def __init__(self):
+        import jax
+        import jax.numpy as jnp
+        self.j, self.jnp = jax, jnp
+        try:
+            self.gpus = jax.devices("gpu")
+        except RuntimeError as e:
+            raise Skip(f"jax {jax.__version__}: no GPU backend ({e})")
+        self.version = jax.__version__
+
+    def make(self, n=1 << 20):
+        return self.j.device_put(self.jnp.arange(n, dtype=self.jnp.float32), self.gpus[0])
+
+    def ptr(self, x):
+        return x.unsafe_buffer_pointer()
+
+    def new_stream(self):
+        raise Skip("JAX exposes no stream objects; its producer and consumer sides pick streams themselves")
+
+    def stream_handle(self, s):
+        return None
+
+    def produce_on(self, s, n=1 << 20):
+        raise Skip("JAX exposes no stream objects")
+
+    def host(self, x):
+        import numpy as np
+        return np.asarray(x)
+
+    def from_dlpack(self, obj):
+        return self.j.dlpack.from_dlpack(obj)
+
+    def synchronize(self):
+        pass
+
+
+class NoSync:
+    """Hands an array to a consumer with stream=-1 (no synchronisation), after the caller synchronised itself."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        kwargs["stream"] = -1
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+# ---- the checks -------------------------------------------------------------------------------------------------------
+
+
+def run_framework(dlmap, np, fw):
+    device = None
+
+    @check(f"{fw.name} -> dlmap, versioned capsule with the consumer's stream")
+    def producer_with_stream():
+        nonlocal device
+        s = fw.new_stream()
+        x = fw.produce_on(s)
+        consumer = fw.new_stream()
+        a = dlmap.from_dlpack(x, stream=fw.stream_handle(consumer))  # the producer makes `consumer` wait
+        assert a.device[0] == 2, a.device
+        assert a.data_ptr == fw.ptr(x), "not zero-copy"
+        assert a.via in ("dltensor_versioned", "c_exchange_api"), a.via
+        assert a.version[0] == 1, f"version {a.version}"
+        device = a.device
+        return f"via {a.via}, version {a.version}, device {a.device}"
+
+    @check(f"{fw.name} -> dlmap, default stream (C exchange API when published)")
+    def producer_default():
+        x = fw.make()
+        a = dlmap.from_dlpack(x)
+        assert a.data_ptr == fw.ptr(x) and a.device[0] == 2
+        return f"via {a.via}, version {a.version}"
+
+    @check(f"{fw.name} -> dlmap, stream=-1 (no synchronisation)")
+    def producer_no_sync():
+        x = fw.make()
+        fw.synchronize()
+        a = dlmap.from_dlpack(x, stream=-1)
+        assert a.data_ptr == fw.ptr(x)
+        return f"via {a.via}"
+
+    @check(f"dlmap -> {fw.name}, the consumer passes its stream")
+    def consumer_with_stream():
+        x = fw.make()
+        a = dlmap.from_dlpack(x, stream=-1)
+        fw.synchronize()
+        y = fw.from_dlpack(a)  # dlmap must make the consumer's stream wait: needs dlmap's GPU backend
+        assert fw.ptr(y) == a.data_ptr
+        np.testing.assert_array_equal(fw.host(y), fw.host(x))
+
+    @check(f"dlmap -> {fw.name}, stream=-1 after explicit synchronisation")
+    def consumer_no_sync():
+        x = fw.make()
+        a = dlmap.from_dlpack(x, stream=-1)
+        fw.synchronize()
+        y = fw.from_dlpack(NoSync(a))
+        assert fw.ptr(y) == a.data_ptr, "not zero-copy"
+        np.testing.assert_array_equal(fw.host(y), fw.host(x))
+        cap = a.__dlpack__(max_version=(1, 3), stream=-1)
+        assert "dltensor_versioned" in repr(cap), repr(cap)
+
+    @check(f"{fw.name} -> dlmap -> dlmap on CUDA through dlmap's C exchange API")
+    def dlmap_to_dlmap():
+        x = fw.make()
+        a = dlmap.from_dlpack(x, stream=-1)
+        b = dlmap.from_dlpack(a, stream=-1)
+        assert (b.via, b.data_ptr) == ("c_exchange_api", a.data_ptr), (b.via, b.data_ptr, a.data_ptr)
+
+    @check(f"{fw.name} CUDA array -> host through dl_device=(1, 0)")
+    def to_host():
+        x = fw.make(1024)
+        a = dlmap.from_dlpack(x, stream=-1)
+        c = a.__dlpack__(max_version=(1, 3), dl_device=(1, 0), stream=None)  # a device-to-host copy: GPU backend
+        h = dlmap.from_dlpack(NoSyncCapsule(c))
+        np.testing.assert_array_equal(np.asarray(memoryview(h)), fw.host(x))
+
+    for step in (producer_with_stream, producer_default, producer_no_sync, consumer_with_stream, consumer_no_sync,
+                 dlmap_to_dlmap, to_host):
+        step()
+
+
+class NoSyncCapsule:
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def main():
+    try:
+        import dlmap
+        import numpy as np
+    except ImportError as e:
+        print(f"FAIL  cannot import dlmap or numpy on {sys.executable}: {e} (build //python:dlmap.so for this Python "
+              "and put its directory on PYTHONPATH)")
+        return 1
+    frameworks, skipped = [], []
+    for cls in (Torch, CuPy, Jax):
+        try:
+            frameworks.append(cls())
+        except ImportError as e:
+            skipped.append(f"{cls.name}: not installed ({e})")
+        except Skip as e:
+            skipped.append(str(e))
+        except Exception as e:  # noqa: BLE001 - a broken framework install is a reason to skip it, said aloud
+            skipped.append(f"{cls.name}: unusable ({type(e).__name__}: {e})")
+    for reason in skipped:
+        print(f"SKIP  {reason}")
+    if not frameworks:
+        print("SKIP  gpu_check: no CUDA device with JAX, PyTorch or CuPy here; nothing was checked")
+        return 0
+    print(f"gpu_check on {sys.executable}: " + ", ".join(f"{fw.name} {fw.version}" for fw in frameworks))
+    for fw in frameworks:
+        run_framework(dlmap, np, fw)
+    failed = [r for r in RESULTS if r[0] == "FAIL"]
+    passed = [r for r in RESULTS if r[0] == "PASS"]
+    print(f"\ngpu_check: {len(passed)} passed, {len(failed)} failed, {len(RESULTS) - len(passed) - len(failed)} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

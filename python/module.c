@@ -1,0 +1,431 @@
+/* dlmap Python binding — the `dlmap` extension module: dlmap.empty, dlmap.from_dlpack (C exchange API, then the
+ * Python protocol with versioned-first negotiation), the counted allocator, and the testing hooks. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "python/binding.h"
+
+/* ---- the counted allocator ----------------------------------------------------------------------------------------- */
+
+static atomic_llong live_allocations;
+static atomic_llong total_allocations;
+static atomic_llong live_exports;
+static atomic_llong failures_requested; /* the next N allocations fail (testing the out-of-memory paths) */
+
+static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
+  (void)ctx;
+  long long pending = atomic_load(&failures_requested);
+  while (pending > 0) {
+    if (atomic_compare_exchange_weak(&failures_requested, &pending, pending - 1)) return NULL;
+  }
+  void *pointer = aligned_alloc(alignment, size); /* dlmap rounds size to a multiple of alignment */
+  if (pointer != NULL) {
+    atomic_fetch_add(&live_allocations, 1);
+    atomic_fetch_add(&total_allocations, 1);
+  }
+  return pointer;
+}
+
+static void counted_release(void *ctx, void *pointer) {
+  (void)ctx;
+  if (pointer == NULL) return;
+  free(pointer);
+  atomic_fetch_sub(&live_allocations, 1);
+}
+
+const dlmap_allocator dlmap_py_allocator = {counted_allocate, counted_release, NULL};
+
+void dlmap_py_count_export(int delta) { atomic_fetch_add(&live_exports, delta); }
+
+/* ---- dlmap.empty --------------------------------------------------------------------------------------------------- */
+
+/* shape: an int or a sequence of ints. -1 with the catalogue's exception. */
+static int parse_shape(PyObject *obj, int32_t *ndim, int64_t *shape) {
+  if (PyIndex_Check(obj) && !PyBool_Check(obj)) {
+    const long long extent = PyLong_AsLongLong(obj);
+    if (extent == -1 && PyErr_Occurred()) return -1;
+    *ndim = 1;
+    shape[0] = (int64_t)extent;
+    return 0;
+  }
+  if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
+    dlmap_py_type_error("shape", "an int or a tuple of ints", obj);
+    return -1;
+  }
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+  if (n > DLMAP_MAX_NDIM) {
+    const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_NDIM, n), dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM)};
+    dlmap_py_raise_code(DLMAP_ERR_NDIM_TOO_LARGE, args, 2);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *item = PySequence_Fast_GET_ITEM(obj, i);
+    if (!PyIndex_Check(item) || PyBool_Check(item)) {
+      dlmap_py_type_error("shape", "an int or a tuple of ints", item);
+      return -1;
+    }
+    const long long extent = PyLong_AsLongLong(item);
+    if (extent == -1 && PyErr_Occurred()) return -1;
+    shape[i] = (int64_t)extent;
+  }
+  *ndim = (int32_t)n;
+  return 0;
+}
+
+static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {
+  (void)module;
+  static char *kwlist[] = {"shape", "dtype", "device", NULL};
+  PyObject *shape_obj, *dtype_obj = NULL, *device_obj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$O:empty", kwlist, &shape_obj, &dtype_obj, &device_obj)) {
+    return NULL;
+  }
+  int32_t ndim = 0;
+  int64_t shape[DLMAP_MAX_NDIM];
+  if (parse_shape(shape_obj, &ndim, shape) < 0) return NULL;
+  DLDataType dtype;
+  const char *dtype_name = "float32";
+  Py_ssize_t dtype_len = 7;
+  if (dtype_obj != NULL) {
+    if (!PyUnicode_Check(dtype_obj)) return dlmap_py_type_error("dtype", "a data type name (str)", dtype_obj);
+    dtype_name = PyUnicode_AsUTF8AndSize(dtype_obj, &dtype_len);
+    if (dtype_name == NULL) return NULL;
+  }
+  if (!dlmap_dtype_from_name(dtype_name, (size_t)dtype_len, &dtype)) {
+    const dlmap_arg args2[] = {dlmap_arg_str(DLMAP_ARG_WHAT, "data type"), dlmap_arg_str(DLMAP_ARG_NAME, dtype_name)};
+    return dlmap_py_raise_code(DLMAP_ERR_NAME_UNKNOWN, args2, 2);
+  }
+  bool has_device;
+  int32_t device_type = DLMAP_DEVICE_CPU, device_id = 0;
+  if (dlmap_py_parse_device(device_obj, "device", true, NULL, &has_device, &device_type, &device_id) < 0) return NULL;
+  struct DLManagedTensorVersioned *tensor;
+  dlmap_error err;
+  if (dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, &tensor, &err) != DLMAP_OK) {
+    return dlmap_py_raise(&err);
+  }
+  return dlmap_py_import(tensor, true, NULL, "empty");
+}
+
+/* ---- dlmap.from_dlpack -------------------------------------------------------------------------------------------- */
+
+static void call_deleter(struct DLManagedTensorVersioned *tensor) {
+  if (tensor->deleter != NULL) tensor->deleter(tensor);
+}
+
+/* Whether a tensor from a producer's C table can be used as is: host memory needs no synchronisation; device memory
+ * only when the caller asked for none (stream=-1) or producer and caller both use the legacy default stream, and
+ * when no move to another device is asked for (the producer's Python path copies; dlmap has no GPU copy). */
+static bool exchange_tensor_usable(const DLPackExchangeAPI *api, const struct DLManagedTensorVersioned *tensor,
+                                   const dlmap_import_request *request, bool has_stream, int64_t stream) {
+  const dlmap_version version = {tensor->version.major, tensor->version.minor};
+  if (dlmap_version_struct(version) != DLMAP_STRUCT_VERSIONED) return true; /* import reports it */
+  const DLDevice device = tensor->dl_tensor.device;
+  const dlmap_device_info *info = dlmap_device_type_find((int32_t)device.device_type);
+  if (info == NULL || info->stream == DLMAP_STREAM_CONVENTION_NONE) return true; /* import reports or serves it */
+  if (request->has_device &&
+      (request->device_type != (int32_t)device.device_type || request->device_id != device.device_id)) {
+    return false;
+  }
+  if (has_stream) return stream == -1;
+  void *current = NULL;
+  if (api->current_work_stream == NULL || api->current_work_stream(device.device_type, device.device_id, &current) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  return current == NULL;
+}
+
+static PyObject *device_tuple(int32_t type, int32_t id) { return Py_BuildValue("(ii)", (int)type, (int)id); }
+
+/* Takes a capsule from __dlpack__ (a new reference, consumed here) and imports it. */
+static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_import_request *request,
+                                 bool producer_copied_if_flagged) {
+  if (!PyCapsule_CheckExact(capsule)) {
+    PyObject *result = dlmap_py_type_error("__dlpack__() result", "a DLPack capsule", capsule);
+    Py_DECREF(capsule);
+    return result;
+  }
+  const char *name = PyCapsule_GetName(capsule);
+  bool versioned;
+  if (name != NULL && strcmp(name, DLMAP_PY_CAPSULE_VERSIONED) == 0) {
+    versioned = true;
+  } else if (name != NULL && strcmp(name, DLMAP_PY_CAPSULE_LEGACY) == 0) {
+    versioned = false;
+  } else {
+    const dlmap_arg args[] = {
+        dlmap_arg_str(DLMAP_ARG_EXPECTED, asked_versioned ? DLMAP_PY_CAPSULE_VERSIONED : DLMAP_PY_CAPSULE_LEGACY),
+        dlmap_arg_str(DLMAP_ARG_GOT, name != NULL ? name : "NULL")};
+    Py_DECREF(capsule);
+    return dlmap_py_raise_code(DLMAP_ERR_CAPSULE_CONSUMED, args, 2);
+  }
+  void *managed = PyCapsule_GetPointer(capsule, name);
+  /* Renaming transfers ownership: from here dlmap calls the deleter exactly once, whatever happens. */
+  if (managed == NULL ||
+      PyCapsule_SetName(capsule, versioned ? DLMAP_PY_CAPSULE_VERSIONED_USED : DLMAP_PY_CAPSULE_LEGACY_USED) < 0) {
+    Py_DECREF(capsule);
+    return NULL;
+  }
+  Py_DECREF(capsule);
+  if (versioned && producer_copied_if_flagged) {
+    const struct DLManagedTensorVersioned *t = (const struct DLManagedTensorVersioned *)managed;
+    const dlmap_version version = {t->version.major, t->version.minor};
+    if (dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED && (t->flags & DLMAP_FLAG_IS_COPIED) != 0) {
+      request->copy = DLMAP_COPY_IF_NEEDED; /* copy=True was honoured by the producer: no second copy */
+    }
+  }
+  return dlmap_py_import(managed, versioned, request, versioned ? "dltensor_versioned" : "dltensor");
+}
+
+static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs) {
+  (void)module;
+  static char *kwlist[] = {"x", "device", "copy", "stream", NULL};
+  PyObject *x, *device_obj = Py_None, *copy_obj = Py_None, *stream_obj = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:from_dlpack", kwlist, &x, &device_obj, &copy_obj,
+                                   &stream_obj)) {
+    return NULL;
+  }
+  dlmap_import_request request;
+  memset(&request, 0, sizeof request);
+  request.allocator = &dlmap_py_allocator;
+  bool has_stream;
+  int64_t stream;
+  if (dlmap_py_parse_device(device_obj, "device", true, NULL, &request.has_device, &request.device_type,
+                            &request.device_id) < 0 ||
+      dlmap_py_parse_copy(copy_obj, "copy", &request.copy) < 0 ||
+      dlmap_py_parse_stream(stream_obj, "stream", &has_stream, &stream) < 0) {
+    return NULL;
+  }
+  if (!PyObject_HasAttrString(x, "__dlpack__") || !PyObject_HasAttrString(x, "__dlpack_device__")) {
+    return dlmap_py_raise_code(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS, NULL, 0);
+  }
+
+  /* 1. The producer type's C exchange API, when it publishes one. */
+  const DLPackExchangeAPI *api = dlmap_py_find_exchange_api(Py_TYPE(x));
+  if (api != NULL && api->managed_tensor_from_py_object_no_sync != NULL) {
+    struct DLManagedTensorVersioned *tensor = NULL;
+    if (api->managed_tensor_from_py_object_no_sync(x, &tensor) != 0 || tensor == NULL) {
+      if (!PyErr_Occurred()) {
+        const dlmap_arg a[] = {dlmap_arg_str(DLMAP_ARG_PLATFORM, "the producer's C exchange API"),
+                               dlmap_arg_str(DLMAP_ARG_CALL, "managed_tensor_from_py_object_no_sync"),
+                               dlmap_arg_str(DLMAP_ARG_REASON, "it failed without setting an exception")};
+        return dlmap_py_raise_code(DLMAP_ERR_BACKEND_CALL_FAILED, a, 3);
+      }
+      return NULL;
+    }
+    if (exchange_tensor_usable(api, tensor, &request, has_stream, stream)) {
+      return dlmap_py_import(tensor, true, &request, "c_exchange_api");
+    }
+    call_deleter(tensor); /* needs synchronisation or a device move: the Python path asks the producer */
+  }
+
+  /* 2. The Python protocol: where the producer says the array lives, and whether the stream suits it. */
+  PyObject *reported = PyObject_CallMethod(x, "__dlpack_device__", NULL);
+  if (reported == NULL) return NULL;
+  int32_t device_type, device_id;
+  bool has_reported;
+  const int parsed = dlmap_py_parse_device(reported, "__dlpack_device__() result", false,
+                                           "a (device_type, device_id) tuple of ints", &has_reported, &device_type,
+                                           &device_id);
+  Py_DECREF(reported);
+  if (parsed < 0) return NULL;
+  if (dlmap_device_type_find(device_type) != NULL) {
+    dlmap_stream_meaning meaning;
+    dlmap_error err;
+    if (dlmap_stream_classify(device_type, has_stream, stream, &meaning, &err) != DLMAP_OK) return dlmap_py_raise(&err);
+  }
+
+  /* 3. Ask for a versioned capsule; an old producer raises TypeError on the keywords and gets a plain call. */
+  PyObject *method = PyObject_GetAttrString(x, "__dlpack__");
+  if (method == NULL) return NULL;
+  PyObject *no_args = PyTuple_New(0);
+  PyObject *kw = PyDict_New();
+  const dlmap_version current = dlmap_version_current();
+  PyObject *max_version = Py_BuildValue("(II)", current.major, current.minor);
+  PyObject *stream_arg = has_stream ? PyLong_FromLongLong((long long)stream) : Py_NewRef(Py_None);
+  PyObject *dl_device = request.has_device ? device_tuple(request.device_type, request.device_id) : NULL;
+  PyObject *capsule = NULL;
+  bool failed = no_args == NULL || kw == NULL || max_version == NULL || stream_arg == NULL ||
+                (request.has_device && dl_device == NULL) || PyDict_SetItemString(kw, "max_version", max_version) < 0 ||
+                PyDict_SetItemString(kw, "stream", stream_arg) < 0 ||
+                (dl_device != NULL && PyDict_SetItemString(kw, "dl_device", dl_device) < 0) ||
+                (copy_obj != Py_None && PyDict_SetItemString(kw, "copy", copy_obj) < 0);
+  bool versioned_call = true;
+  if (!failed) {
+    capsule = PyObject_Call(method, no_args, kw);
+    if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      versioned_call = false;
+      PyDict_Clear(kw);
+      /* A plain __dlpack__() on the host; a stream is still passed to a device producer when one was given. */
+      if (!has_stream || PyDict_SetItemString(kw, "stream", stream_arg) == 0) capsule = PyObject_Call(method, no_args, kw);
+    }
+  }
+  Py_DECREF(method);
+  Py_XDECREF(no_args);
+  Py_XDECREF(kw);
+  Py_XDECREF(max_version);
+  Py_XDECREF(stream_arg);
+  Py_XDECREF(dl_device);
+  if (capsule == NULL) return NULL;
+
+  /* 4. Import. The producer moved the data when it was given dl_device; otherwise its report names the device
+   * (PyTorch reports pinned tensors as kDLCUDAHost but stores kDLCPU). */
+  if (!(versioned_call && request.has_device)) {
+    request.has_reported_device = true;
+    request.reported_device_type = device_type;
+  }
+  const bool producer_copied = versioned_call && request.copy == DLMAP_COPY_ALWAYS;
+  return consume_capsule(capsule, versioned_call, &request, producer_copied);
+}
+
+/* ---- dlmap.platform_status ---------------------------------------------------------------------------------------- */
+
+static PyObject *platform_status(PyObject *module, PyObject *arg) {
+  (void)module;
+  if (!PyUnicode_Check(arg)) return dlmap_py_type_error("platform", "a platform name (str)", arg);
+  Py_ssize_t len;
+  const char *name = PyUnicode_AsUTF8AndSize(arg, &len);
+  if (name == NULL) return NULL;
+  dlmap_platform platform;
+  if (!dlmap_platform_from_name(name, (size_t)len, &platform)) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_WHAT, "platform"), dlmap_arg_str(DLMAP_ARG_NAME, name)};
+    return dlmap_py_raise_code(DLMAP_ERR_NAME_UNKNOWN, args, 2);
+  }
+  dlmap_platform_status status;
+  Py_BEGIN_ALLOW_THREADS /* probing may load and start a GPU runtime */
+  dlmap_platform_probe(platform, &status);
+  Py_END_ALLOW_THREADS
+  return Py_BuildValue("{s:s,s:O,s:O,s:i,s:s}", "platform", dlmap_platform_get(platform)->name, "built",
+                       status.built ? Py_True : Py_False, "available", status.available ? Py_True : Py_False,
+                       "device_count", (int)status.device_count, "reason", status.reason);
+}
+
+/* ---- testing hooks ------------------------------------------------------------------------------------------------ */
+
+static PyObject *stats(PyObject *module, PyObject *unused) {
+  (void)module;
+  (void)unused;
+  return Py_BuildValue("{s:L,s:L,s:L}", "live_allocations", (long long)atomic_load(&live_allocations),
+                       "total_allocations", (long long)atomic_load(&total_allocations), "live_exports",
+                       (long long)atomic_load(&live_exports));
+}
+
+static PyObject *fail_allocations(PyObject *module, PyObject *arg) {
+  (void)module;
+  const long long n = PyLong_AsLongLong(arg);
+  if (n == -1 && PyErr_Occurred()) return NULL;
+  atomic_store(&failures_requested, n > 0 ? n : 0);
+  Py_RETURN_NONE;
+}
+
+typedef struct deleter_call {
+  void *managed;
+  bool versioned;
+} deleter_call;
+
+static void *run_deleter(void *arg) {
+  deleter_call *call = (deleter_call *)arg;
+  if (call->versioned) {
+    call_deleter((struct DLManagedTensorVersioned *)call->managed);
+  } else {
+    DLManagedTensor *t = (DLManagedTensor *)call->managed;
+    if (t->deleter != NULL) t->deleter(t);
+  }
+  return NULL;
+}
+
+/* Consumes an unconsumed capsule and calls its deleter on a new native thread that has never held the GIL, while
+ * this thread waits with the GIL released: the deleter must take the GIL itself. */
+static PyObject *call_deleter_on_thread(PyObject *module, PyObject *capsule) {
+  (void)module;
+  deleter_call call = {NULL, false};
+  if (PyCapsule_IsValid(capsule, DLMAP_PY_CAPSULE_VERSIONED)) {
+    call.managed = PyCapsule_GetPointer(capsule, DLMAP_PY_CAPSULE_VERSIONED);
+    call.versioned = true;
+    if (PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_VERSIONED_USED) < 0) return NULL;
+  } else if (PyCapsule_IsValid(capsule, DLMAP_PY_CAPSULE_LEGACY)) {
+    call.managed = PyCapsule_GetPointer(capsule, DLMAP_PY_CAPSULE_LEGACY);
+    if (PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_LEGACY_USED) < 0) return NULL;
+  } else {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_EXPECTED, DLMAP_PY_CAPSULE_VERSIONED),
+                              dlmap_arg_str(DLMAP_ARG_GOT, PyCapsule_CheckExact(capsule) && PyCapsule_GetName(capsule)
+                                                               ? PyCapsule_GetName(capsule)
+                                                               : "NULL")};
+    return dlmap_py_raise_code(DLMAP_ERR_CAPSULE_CONSUMED, args, 2);
+  }
+  pthread_t thread;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = pthread_create(&thread, NULL, run_deleter, &call);
+  if (rc == 0) pthread_join(thread, NULL);
+  Py_END_ALLOW_THREADS
+  if (rc != 0) {
+    run_deleter(&call); /* no thread: still release exactly once */
+    return PyErr_Format(PyExc_RuntimeError, "pthread_create failed (%d)", rc);
+  }
+  Py_RETURN_NONE;
+}
+
+/* ---- the module --------------------------------------------------------------------------------------------------- */
+
+static PyMethodDef module_methods[] = {
+    {"empty", (PyCFunction)(void (*)(void))empty, METH_VARARGS | METH_KEYWORDS,
+     "empty(shape, dtype='float32', *, device=None)\n--\n\n"
+     "A new zero-filled array allocated through dlmap (host memory; 64-byte aligned). dtype is a spec name such as "
+     "\"float32\", \"int8\", \"bool\" or \"complex64\"."},
+    {"from_dlpack", (PyCFunction)(void (*)(void))from_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "from_dlpack(x, *, device=None, copy=None, stream=None)\n--\n\n"
+     "Imports any DLPack producer: through its type's C exchange API when it publishes one, else through "
+     "x.__dlpack__(max_version=..., stream=...), retried as a plain x.__dlpack__() when that raises TypeError. "
+     "device: None, a device name or (device_type, device_id); copy: None, True or False; stream: the consumer's "
+     "stream for device producers (must be None on the host)."},
+    {"platform_status", platform_status, METH_O,
+     "platform_status(name, /)\n--\n\n"
+     "Probes a platform (\"cpu\", \"cuda\", \"rocm\", …): {platform, built, available, device_count, reason}; reason "
+     "is the vendor's text when it is not available."},
+    {"_stats", stats, METH_NOARGS,
+     "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, and live exports."},
+    {"_fail_allocations", fail_allocations, METH_O,
+     "_fail_allocations(n)\n--\n\nTesting hook: the next n allocations through dlmap fail."},
+    {"_call_deleter_on_thread", call_deleter_on_thread, METH_O,
+     "_call_deleter_on_thread(capsule)\n--\n\nTesting hook: consumes the capsule and runs its deleter on a new native "
+     "thread without the GIL."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "dlmap",
+    "DLPack exchange through the dlmap C library: dlmap.Array, dlmap.empty and dlmap.from_dlpack.",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit_dlmap(void) {
+  if (PyType_Ready(&dlmap_py_array_type) < 0) return NULL;
+  /* The exchange table lives for the whole process; the capsule is published on the type (DLPack 1.3). */
+  PyObject *api = PyCapsule_New((void *)&dlmap_py_exchange_api, DLMAP_EXCHANGE_API_CAPSULE_NAME, NULL);
+  if (api == NULL) return NULL;
+  const int set = PyDict_SetItemString(dlmap_py_array_type.tp_dict, DLMAP_EXCHANGE_API_ATTRIBUTE, api);
+  Py_DECREF(api);
+  if (set < 0) return NULL;
+  PyType_Modified(&dlmap_py_array_type);
+
+  PyObject *module = PyModule_Create(&module_def);
+  if (module == NULL) return NULL;
+  const dlmap_version current = dlmap_version_current();
+  PyObject *version = Py_BuildValue("(II)", current.major, current.minor);
+  const int added = version != NULL && PyModule_AddObjectRef(module, "DLPACK_VERSION", version) == 0 &&
+                    PyModule_AddObjectRef(module, "Array", (PyObject *)&dlmap_py_array_type) == 0;
+  Py_XDECREF(version);
+  if (!added) {
+    Py_DECREF(module);
+    return NULL;
+  }
+  return module;
+}

@@ -1,0 +1,290 @@
+# dlmap Python binding tests — the DLPack 1.3 C exchange API: the table dlmap.Array's type publishes, each function
+# called through ctypes as a C consumer would, and dlmap.from_dlpack choosing a producer type's table.
+import ctypes
+import threading
+import unittest
+
+import dlmap
+import testing
+from testing import DlmapTestCase, Producer
+
+READ_ONLY_LEGACY = ("Cannot export a read-only array as a legacy DLManagedTensor, which cannot mark it read-only; pass "
+                    "max_version=(1, 0) or higher, or copy=True.")
+
+
+def prototype(shape, dtype=(2, 32, 1), device=(1, 0)):
+    shape_array = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    t = testing.DLTensor()
+    t.device = testing.DLDevice(*device)
+    t.ndim = len(shape)
+    t.dtype = testing.DLDataType(*dtype)
+    t.shape = ctypes.cast(shape_array, ctypes.POINTER(ctypes.c_int64))
+    return t, shape_array
+
+
+class Errors:
+    """An error_ctx for the allocator: collects (kind, message) pairs."""
+
+    def __init__(self):
+        self.seen = []
+        self.callback = testing.SET_ERROR(lambda ctx, kind, message: self.seen.append((kind.decode(),
+                                                                                        message.decode())))
+
+
+def allocate(api, shape, **kwargs):
+    t, keep = prototype(shape, **kwargs)
+    out = ctypes.POINTER(testing.DLManagedTensorVersioned)()
+    errors = Errors()
+    rc = api.managed_tensor_allocator(ctypes.byref(t), ctypes.byref(out), None, errors.callback)
+    return rc, out, errors.seen
+
+
+def release(managed):
+    managed.contents.deleter(managed)
+
+
+class TableTest(DlmapTestCase):
+    def test_published_on_the_type(self):
+        capsule = dlmap.Array.__dlpack_c_exchange_api__
+        self.assertEqual(type(capsule).__name__, "PyCapsule")
+        self.assertEqual(testing.capsule_name(capsule), "dlpack_exchange_api")
+        self.assertIs(dlmap.empty(1).__dlpack_c_exchange_api__, capsule, "one static table for every array")
+        api = testing.exchange_api()
+        self.assertEqual((api.header.version.major, api.header.version.minor), (1, 3))
+        self.assertFalse(api.header.prev_api, "no older major is supported")
+        for field in ["managed_tensor_allocator", "managed_tensor_from_py_object_no_sync",
+                      "managed_tensor_to_py_object_no_sync", "dltensor_from_py_object_no_sync", "current_work_stream"]:
+            self.assertTrue(ctypes.cast(getattr(api, field), ctypes.c_void_p).value, field)
+        self.assertEqual(ctypes.sizeof(testing.DLPackExchangeAPI), 56)
+
+    def test_allocator(self):
+        api = testing.exchange_api()
+        rc, out, seen = allocate(api, (2, 3))
+        self.assertEqual((rc, seen), (0, []))
+        m = out.contents
+        t = m.dl_tensor
+        self.assertEqual(((m.version.major, m.version.minor), m.flags), ((1, 3), 0))
+        self.assertEqual((t.device.device_type, t.device.device_id, t.ndim, t.byte_offset), (1, 0, 2, 0))
+        self.assertEqual(([t.shape[i] for i in range(2)], [t.strides[i] for i in range(2)]), ([2, 3], [3, 1]))
+        self.assertEqual(t.data % 64, 0)
+        self.assertEqual(ctypes.string_at(t.data, 24), bytes(24))
+        self.assertEqual(dlmap._stats()["live_allocations"], self._before["live_allocations"] + 1)
+        release(out)
+
+    def test_allocator_errors_go_to_the_callback(self):
+        api = testing.exchange_api()
+        rc, out, seen = allocate(api, (2,), dtype=(99, 8, 1))
+        self.assertEqual((rc, seen), (-1, [("BufferError", "Unknown or invalid DLPack type code 99")]))
+        dlmap._fail_allocations(1)
+        rc, out, seen = allocate(api, (2,))
+        self.assertEqual((rc, len(seen), seen[0][0]), (-1, 1, "MemoryError"))
+        self.assertRegex(seen[0][1], r"^Out of memory allocating \d+ bytes for an export$")
+
+    @testing.without_cuda
+    def test_allocator_without_cuda(self):
+        rc, out, seen = allocate(testing.exchange_api(), (2,), device=(2, 0))
+        self.assertEqual((rc, seen), (-1, [("BufferError", testing.CUDA_UNAVAILABLE)]))
+
+    def test_allocator_needs_no_python(self):
+        # ctypes releases the GIL around CFUNCTYPE calls: run it from several threads at once.
+        api = testing.exchange_api()
+        failures = []
+
+        def work():
+            for _ in range(200):
+                rc, out, seen = allocate(api, (8, 8), dtype=(2, 64, 1))
+                if rc != 0:
+                    failures.append(seen)
+                else:
+                    release(out)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        self.assertEqual(failures, [])
+
+    def test_managed_tensor_from_py_object(self):
+        api = testing.exchange_api()
+        a = dlmap.empty((2, 2))
+        out = ctypes.POINTER(testing.DLManagedTensorVersioned)()
+        self.assertEqual(api.managed_tensor_from_py_object_no_sync(a, ctypes.byref(out)), 0)
+        m = out.contents
+        self.assertEqual(((m.version.major, m.version.minor), m.flags, m.dl_tensor.data), ((1, 3), 0, a.data_ptr))
+        self.assertEqual(dlmap._stats()["live_exports"], 1)
+        release(out)
+        a.readonly = True
+        self.assertEqual(api.managed_tensor_from_py_object_no_sync(a, ctypes.byref(out)), 0)
+        self.assertEqual(out.contents.flags, testing.FLAG_READ_ONLY)
+        release(out)
+        with self.assertRaises(TypeError) as ctx:
+            api.managed_tensor_from_py_object_no_sync(42, ctypes.byref(out))
+        self.assertEqual(str(ctx.exception), "py_object must be a dlmap.Array, got int")
+
+    def test_managed_tensor_to_py_object(self):
+        api = testing.exchange_api()
+        rc, out, _ = allocate(api, (3,))
+        self.assertEqual(rc, 0)
+        address = out.contents.dl_tensor.data
+        obj = ctypes.c_void_p()
+        self.assertEqual(api.managed_tensor_to_py_object_no_sync(out, ctypes.byref(obj)), 0)
+        a = testing.steal_object(obj.value)
+        self.assertIsInstance(a, dlmap.Array)
+        self.assertEqual((a.shape, a.dtype, a.data_ptr, a.via), ((3,), "float32", address,
+                                                                 "managed_tensor_to_py_object"))
+        del a  # frees the allocation (checked by tearDown)
+        # Ownership is stolen on failure too: a DLPack 2.0 tensor is released, never read.
+        p = Producer(bytearray(16), (2, 32, 1), (4,), version=(2, 0), tag="to_py")
+        cap = p.make_capsule(True)
+        managed = ctypes.cast(ctypes.c_void_p(testing.capsule_pointer(cap, testing.NAME_VERSIONED)),
+                              ctypes.POINTER(testing.DLManagedTensorVersioned))
+        testing.rename_capsule(cap, testing.NAME_VERSIONED_USED)
+        testing.deleted.clear()
+        with self.assertRaises(BufferError) as ctx:
+            api.managed_tensor_to_py_object_no_sync(managed, ctypes.byref(obj))
+        self.assertIn("version 2.0", str(ctx.exception))
+        self.assertEqual(testing.deleted, ["to_py"])
+
+    def test_dltensor_from_py_object(self):
+        api = testing.exchange_api()
+        a = dlmap.empty((2, 3), "int16")
+        t = testing.DLTensor()
+        self.assertEqual(api.dltensor_from_py_object_no_sync(a, ctypes.byref(t)), 0)
+        self.assertEqual((t.data, t.ndim, (t.dtype.code, t.dtype.bits), [t.shape[i] for i in range(2)],
+                          [t.strides[i] for i in range(2)]), (a.data_ptr, 2, (0, 16), [2, 3], [3, 1]))
+        self.assertEqual(dlmap._stats()["live_exports"], 0, "non-owning: no reference taken")
+        a.readonly = True  # a bare DLTensor cannot say read-only
+        with self.assertRaises(BufferError) as ctx:
+            api.dltensor_from_py_object_no_sync(a, ctypes.byref(t))
+        self.assertEqual(str(ctx.exception), READ_ONLY_LEGACY)
+        with self.assertRaises(TypeError):
+            api.dltensor_from_py_object_no_sync("x", ctypes.byref(t))
+
+    def test_current_work_stream(self):
+        api = testing.exchange_api()
+        for device in [(1, 0), (2, 0), (10, 1)]:
+            stream = ctypes.c_void_p(0x1234)
+            self.assertEqual(api.current_work_stream(device[0], device[1], ctypes.byref(stream)), 0)
+            self.assertIsNone(stream.value, device)
+
+
+class ConsumerTest(DlmapTestCase):
+    def test_dlmap_arrays_go_through_the_table(self):
+        a = dlmap.empty((2, 3))
+        b = dlmap.from_dlpack(a)
+        self.assertEqual((b.via, b.data_ptr, b.version, b.copied), ("c_exchange_api", a.data_ptr, (1, 3), False))
+        c = dlmap.from_dlpack(a, copy=True)
+        self.assertEqual((c.via, c.copied), ("c_exchange_api", True))
+        self.assertNotEqual(c.data_ptr, a.data_ptr)
+        a.readonly = True
+        self.assertTrue(dlmap.from_dlpack(a).readonly, "READ_ONLY travels through the table")
+
+    @testing.without_cuda
+    def test_device_without_cuda(self):
+        a = dlmap.empty((2, 3))
+        self.assertRaisesExactly(BufferError, testing.CUDA_UNAVAILABLE, dlmap.from_dlpack, a, device=(2, 0))
+
+    def test_a_published_table_is_used_instead_of_dunder_methods(self):
+        class Borrowed:  # publishes dlmap's table, whose functions accept only dlmap.Array
+            __dlpack_c_exchange_api__ = dlmap.Array.__dlpack_c_exchange_api__
+
+            def __dlpack__(self, **kwargs):
+                raise AssertionError("the Python path was taken")
+
+            def __dlpack_device__(self):
+                raise AssertionError("the Python path was taken")
+
+        with self.assertRaises(TypeError) as ctx:
+            dlmap.from_dlpack(Borrowed())
+        self.assertEqual(str(ctx.exception), "py_object must be a dlmap.Array, got Borrowed")
+
+        class Borrowed12(Borrowed):  # DLPack 1.2 published the table's address as an int, under another name
+            __dlpack_c_exchange_api__ = None
+            __c_dlpack_exchange_api__ = testing.capsule_pointer(dlmap.Array.__dlpack_c_exchange_api__,
+                                                                testing.NAME_EXCHANGE_API)
+
+        with self.assertRaises(TypeError) as ctx:
+            dlmap.from_dlpack(Borrowed12())
+        self.assertEqual(str(ctx.exception), "py_object must be a dlmap.Array, got Borrowed12")
+
+
+class ForeignTable:
+    """A producer type publishing a table built here: major version, C-path tensor and current stream are chosen by the
+    test; its Python methods come from a hand-made Producer."""
+
+    def __init__(self, major, prev=None, device=(1, 0), current_stream=None):
+        self.producer = Producer(bytearray(16), (2, 32, 1), (4,), device=device,
+                                 data=None if device == (1, 0) else 0x20000, tag="python")
+        self.c_producer = Producer(bytearray(16), (2, 32, 1), (4,), device=device,
+                                   data=None if device == (1, 0) else 0x20000, tag="c")
+        self.c_calls = 0
+
+        @testing.FROM_PY_OBJECT
+        def from_py(obj, out):
+            self.c_calls += 1
+            cap = self.c_producer.make_capsule(True)
+            address = testing.capsule_pointer(cap, testing.NAME_VERSIONED)
+            testing.rename_capsule(cap, testing.NAME_VERSIONED_USED)  # the table hands over ownership
+            out[0] = ctypes.cast(ctypes.c_void_p(address), ctypes.POINTER(testing.DLManagedTensorVersioned))
+            return 0
+
+        @testing.CURRENT_WORK_STREAM
+        def stream(device_type, device_id, out):
+            out[0] = current_stream
+            return 0
+
+        self.callbacks = (from_py, stream)
+        self.table = testing.DLPackExchangeAPI()
+        self.table.header.version = testing.DLPackVersion(major, 0)
+        if prev is not None:
+            self.table.header.prev_api = ctypes.cast(ctypes.c_void_p(prev), ctypes.POINTER(
+                testing.DLPackExchangeAPIHeader))
+        self.table.managed_tensor_from_py_object_no_sync = from_py
+        self.table.current_work_stream = stream
+        outer = self
+
+        class Array:
+            __dlpack_c_exchange_api__ = testing._capsule_new(ctypes.addressof(self.table), testing.NAME_EXCHANGE_API,
+                                                             None)
+
+            def __dlpack__(self, **kwargs):
+                return outer.producer.__dlpack__(**kwargs)
+
+            def __dlpack_device__(self):
+                return outer.producer.__dlpack_device__()
+
+        self.Array = Array
+
+
+class ForeignTableTest(DlmapTestCase):
+    def test_host_tensor_from_a_table(self):
+        f = ForeignTable(1)
+        b = dlmap.from_dlpack(f.Array())
+        self.assertEqual((f.c_calls, f.producer.calls, b.via), (1, [], "c_exchange_api"))
+
+    def test_unknown_major_is_skipped_unless_chained(self):
+        f = ForeignTable(2)
+        b = dlmap.from_dlpack(f.Array())
+        self.assertEqual((f.c_calls, len(f.producer.calls), b.via), (0, 1, "dltensor_versioned"))
+        inner = ForeignTable(1)
+        f = ForeignTable(2, prev=ctypes.addressof(inner.table))
+        b = dlmap.from_dlpack(f.Array())
+        self.assertEqual((inner.c_calls, f.c_calls, b.via), (1, 0, "c_exchange_api"))
+
+    def test_device_tensor_needing_synchronisation_takes_the_python_path(self):
+        # The table's tensor is ready on the producer's current stream; dlmap (no GPU backend) cannot make another
+        # stream wait, so it releases that tensor and asks __dlpack__ with the stream instead.
+        f = ForeignTable(1, device=(2, 0), current_stream=0x5000)
+        testing.deleted.clear()
+        b = dlmap.from_dlpack(f.Array())
+        self.assertEqual((f.c_calls, f.producer.calls, b.via, testing.deleted),
+                         (1, [{"max_version": (1, 3), "stream": None}], "dltensor_versioned", ["c"]))
+        b = dlmap.from_dlpack(f.Array(), stream=-1)  # no synchronisation wanted: the table's tensor serves
+        self.assertEqual((f.c_calls, b.via, b.device), (2, "c_exchange_api", (2, 0)))
+        g = ForeignTable(1, device=(2, 0), current_stream=None)  # both on the legacy default stream
+        self.assertEqual(dlmap.from_dlpack(g.Array()).via, "c_exchange_api")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,367 @@
+# dlmap Python binding tests — shared helpers: ctypes views of the DLPack structs, capsules and exchange table,
+# hand-made producers with counting deleters, interpreter checks and RSS.
+import ctypes
+import gc
+import importlib
+import os
+import sys
+import unittest
+
+import dlmap
+
+# ---- environment -----------------------------------------------------------------------------------------------------
+
+
+def require(module, package):
+    """Imports a peer framework, or stops with the Debian package to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        sys.exit(f"{module} is not importable on {sys.executable} ({e}); install it with: apt-get install {package}")
+
+
+SANITIZED = os.environ.get("DLMAP_SANITIZED") == "1"
+
+# Where no CUDA device can be reached (CI), dlmap refuses CUDA work with the catalogue's platform_unavailable error and
+# the vendor's own reason; tests of that refusal are skipped where a device is present.
+CUDA = dlmap.platform_status("cuda")
+CUDA_UNAVAILABLE = ("Device type kDLCUDA (2) needs platform cuda, which this build or machine cannot serve: "
+                    + CUDA["reason"])
+without_cuda = unittest.skipIf(CUDA["available"], "a CUDA device is reachable: dlmap does not refuse CUDA work here")
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def stats():
+    gc.collect()
+    return dlmap._stats()
+
+
+class DlmapTestCase(unittest.TestCase):
+    """Checks after every test that dlmap's allocations and exports returned to where they were."""
+
+    def setUp(self):
+        self._before = stats()
+
+    def tearDown(self):
+        dlmap._fail_allocations(0)
+        after = stats()
+        self.assertEqual(after["live_allocations"], self._before["live_allocations"], "dlmap allocations leaked")
+        self.assertEqual(after["live_exports"], self._before["live_exports"], "exports still hold their arrays")
+
+    def assertRaisesExactly(self, cls, message, fn, *args, **kwargs):
+        """fn raises exactly `cls` (not a subclass) with exactly `message`; returns the exception."""
+        with self.assertRaises(BaseException) as ctx:
+            fn(*args, **kwargs)
+        self.assertIs(type(ctx.exception), cls, f"{type(ctx.exception).__name__}: {ctx.exception}")
+        self.assertEqual(str(ctx.exception), message)
+        return ctx.exception
+
+
+# ---- ctypes views of DLPack -----------------------------------------------------------------------------------------
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensor(ctypes.Structure):
+    pass
+
+
+LEGACY_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
+DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", LEGACY_DELETER)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    pass
+
+
+VERSIONED_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensorVersioned))
+DLManagedTensorVersioned._fields_ = [
+    ("version", DLPackVersion),
+    ("manager_ctx", ctypes.c_void_p),
+    ("deleter", VERSIONED_DELETER),
+    ("flags", ctypes.c_uint64),
+    ("dl_tensor", DLTensor),
+]
+
+FLAG_READ_ONLY = 1
+FLAG_IS_COPIED = 2
+FLAG_IS_SUBBYTE_TYPE_PADDED = 4
+
+# The C exchange API (DLPack 1.3). Functions that take Python objects run with the GIL held (PYFUNCTYPE), so a -1
+# return with an exception set raises it here.
+SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+ALLOCATOR = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLTensor),
+                             ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)), ctypes.c_void_p, SET_ERROR)
+FROM_PY_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object,
+                                   ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)))
+TO_PY_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLManagedTensorVersioned),
+                                 ctypes.POINTER(ctypes.c_void_p))
+DLTENSOR_FROM_PY_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.POINTER(DLTensor))
+CURRENT_WORK_STREAM = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+
+
+class DLPackExchangeAPIHeader(ctypes.Structure):
+    pass
+
+
+DLPackExchangeAPIHeader._fields_ = [("version", DLPackVersion),
+                                    ("prev_api", ctypes.POINTER(DLPackExchangeAPIHeader))]
+
+
+class DLPackExchangeAPI(ctypes.Structure):
+    _fields_ = [
+        ("header", DLPackExchangeAPIHeader),
+        ("managed_tensor_allocator", ALLOCATOR),
+        ("managed_tensor_from_py_object_no_sync", FROM_PY_OBJECT),
+        ("managed_tensor_to_py_object_no_sync", TO_PY_OBJECT),
+        ("dltensor_from_py_object_no_sync", DLTENSOR_FROM_PY_OBJECT),
+        ("current_work_stream", CURRENT_WORK_STREAM),
+    ]
+
+
+# ---- capsules --------------------------------------------------------------------------------------------------------
+
+# Capsule names must outlive their capsules: module-level bytes.
+NAME_LEGACY = b"dltensor"
+NAME_VERSIONED = b"dltensor_versioned"
+NAME_LEGACY_USED = b"used_dltensor"
+NAME_VERSIONED_USED = b"used_dltensor_versioned"
+NAME_EXCHANGE_API = b"dlpack_exchange_api"
+NAME_BOGUS = b"not_a_dltensor"
+
+
+def _pyapi(name, restype, *argtypes):
+    """A private prototype for a C-API function (ctypes.pythonapi's attributes are shared)."""
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+
+
+_capsule_get_name = _pyapi("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
+_capsule_get_pointer = _pyapi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
+_capsule_set_name = _pyapi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
+_capsule_new = _pyapi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+_capsule_is_valid_raw = _pyapi("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
+_capsule_get_pointer_raw = _pyapi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
+_py_decref = _pyapi("Py_DecRef", None, ctypes.py_object)
+
+
+class Py_buffer(ctypes.Structure):
+    _fields_ = [
+        ("buf", ctypes.c_void_p),
+        ("obj", ctypes.c_void_p),
+        ("len", ctypes.c_ssize_t),
+        ("itemsize", ctypes.c_ssize_t),
+        ("readonly", ctypes.c_int),
+        ("ndim", ctypes.c_int),
+        ("format", ctypes.c_char_p),
+        ("shape", ctypes.POINTER(ctypes.c_ssize_t)),
+        ("strides", ctypes.POINTER(ctypes.c_ssize_t)),
+        ("suboffsets", ctypes.POINTER(ctypes.c_ssize_t)),
+        ("internal", ctypes.c_void_p),
+    ]
+
+
+# PyBUF_* request flags (Include/pybuffer.h).
+PyBUF_SIMPLE, PyBUF_WRITABLE, PyBUF_FORMAT, PyBUF_ND = 0, 0x1, 0x4, 0x8
+PyBUF_STRIDES = 0x10 | PyBUF_ND
+PyBUF_C_CONTIGUOUS, PyBUF_F_CONTIGUOUS, PyBUF_ANY_CONTIGUOUS = 0x20 | PyBUF_STRIDES, 0x40 | PyBUF_STRIDES, 0x80 | PyBUF_STRIDES
+
+_get_buffer = _pyapi("PyObject_GetBuffer", ctypes.c_int, ctypes.py_object, ctypes.POINTER(Py_buffer), ctypes.c_int)
+_release_buffer = _pyapi("PyBuffer_Release", None, ctypes.POINTER(Py_buffer))
+
+
+def get_buffer(obj, flags):
+    """PyObject_GetBuffer(obj, flags) exactly as a C consumer makes it (the exporter's exception propagates); returns
+    what the view said, released again."""
+    view = Py_buffer()
+    _get_buffer(obj, ctypes.byref(view), flags)
+    try:
+        n = view.ndim
+        return {
+            "buf": view.buf, "len": view.len, "itemsize": view.itemsize, "readonly": bool(view.readonly), "ndim": n,
+            "format": None if view.format is None else view.format.decode(),
+            "shape": None if not view.shape else tuple(view.shape[i] for i in range(n)),
+            "strides": None if not view.strides else tuple(view.strides[i] for i in range(n)),
+        }
+    finally:
+        _release_buffer(ctypes.byref(view))
+
+
+def capsule_name(capsule):
+    name = _capsule_get_name(capsule)
+    return None if name is None else name.decode()
+
+
+def capsule_pointer(capsule, name):
+    return _capsule_get_pointer(capsule, name)
+
+
+def rename_capsule(capsule, name):
+    if _capsule_set_name(capsule, name) != 0:
+        raise RuntimeError("PyCapsule_SetName failed")
+
+
+def versioned_tensor(capsule):
+    """The DLManagedTensorVersioned of an unconsumed versioned capsule, for reading. It keeps the capsule (and so the
+    tensor) alive, as do the fields taken from it."""
+    tensor = DLManagedTensorVersioned.from_address(capsule_pointer(capsule, NAME_VERSIONED))
+    tensor.capsule = capsule
+    return tensor
+
+
+def legacy_tensor(capsule):
+    """The DLManagedTensor of an unconsumed legacy capsule, for reading; keeps the capsule alive."""
+    tensor = DLManagedTensor.from_address(capsule_pointer(capsule, NAME_LEGACY))
+    tensor.capsule = capsule
+    return tensor
+
+
+def exchange_api(cls=None):
+    """The DLPackExchangeAPI table a type publishes (dlmap.Array by default)."""
+    capsule = (cls or dlmap.Array).__dlpack_c_exchange_api__
+    return DLPackExchangeAPI.from_address(capsule_pointer(capsule, NAME_EXCHANGE_API))
+
+
+def steal_object(address):
+    """The object behind a new reference returned through a void ** (the reference is handed to Python)."""
+    obj = ctypes.cast(ctypes.c_void_p(address), ctypes.py_object).value
+    _py_decref(obj)
+    return obj
+
+
+# ---- hand-made producers ---------------------------------------------------------------------------------------------
+
+_live_tensors = {}  # address of a hand-made managed tensor → what keeps it and its buffer alive
+deleted = []  # tags of hand-made tensors whose deleter ran, in order
+
+
+def _release(address):
+    entry = _live_tensors.pop(address, None)
+    if entry is None:
+        raise AssertionError(f"deleter called twice or on an unknown tensor at {address:#x}")
+    deleted.append(entry["tag"])
+
+
+@VERSIONED_DELETER
+def _versioned_deleter(tensor):
+    _release(ctypes.addressof(tensor.contents))
+
+
+@LEGACY_DELETER
+def _legacy_deleter(tensor):
+    _release(ctypes.addressof(tensor.contents))
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _capsule_destructor(capsule):
+    # Runs while the capsule is being destroyed: never turn it back into a Python object.
+    for name in (NAME_VERSIONED, NAME_LEGACY):
+        if _capsule_is_valid_raw(capsule, name):
+            _release(_capsule_get_pointer_raw(capsule, name))
+
+
+_DESTRUCTOR_ADDRESS = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
+
+
+def live_hand_made():
+    return len(_live_tensors)
+
+
+class Producer:
+    """A DLPack producer over `buffer` (anything with the buffer protocol; kept alive by the tensor), whose tensors are
+    hand-made with ctypes and count their deleter calls in `deleted`.
+
+    legacy_only: __dlpack__ accepts only `stream` (a pre-2023 producer) and returns "dltensor" capsules.
+    legacy_answer: accepts every keyword but still answers with a "dltensor" capsule.
+    version: stamped on versioned tensors; flags: their flags; name: override the capsule name (bytes).
+    reuse: return the same capsule on every call; reported: what __dlpack_device__ says (default: device).
+    """
+
+    def __init__(self, buffer, dtype, shape, strides=None, byte_offset=0, device=(1, 0), version=(1, 3), flags=0,
+                 legacy_only=False, legacy_answer=False, name=None, reuse=False, reported=None, tag="producer",
+                 data=None):
+        self.buffer = buffer
+        self.dtype, self.shape, self.strides = dtype, tuple(shape), strides
+        self.byte_offset, self.device, self.version, self.flags = byte_offset, device, version, flags
+        self.legacy_only, self.legacy_answer = legacy_only, legacy_answer
+        self.name, self.reuse, self.reported, self.tag = name, reuse, reported, tag
+        self.data = data
+        self.calls = []
+        self._capsule = None
+
+    def __dlpack_device__(self):
+        return self.reported or self.device
+
+    def __dlpack__(self, **kwargs):
+        self.calls.append(dict(kwargs))
+        if self.legacy_only and set(kwargs) - {"stream"}:
+            raise TypeError(f"__dlpack__() got an unexpected keyword argument '{sorted(set(kwargs) - {'stream'})[0]}'")
+        if self.reuse and self._capsule is not None:
+            return self._capsule
+        max_version = kwargs.get("max_version")
+        versioned = not (self.legacy_only or self.legacy_answer) and max_version is not None and max_version[0] >= 1
+        capsule = self.make_capsule(versioned)
+        if self.reuse:
+            self._capsule = capsule
+        return capsule
+
+    def _fill(self, tensor):
+        ndim = len(self.shape)
+        shape = (ctypes.c_int64 * max(ndim, 1))(*self.shape)
+        strides = None if self.strides is None else (ctypes.c_int64 * max(ndim, 1))(*self.strides)
+        if self.data is not None:
+            tensor.data = self.data
+        elif self.buffer is not None:
+            tensor.data = ctypes.addressof(ctypes.c_char.from_buffer(self.buffer))
+        tensor.device = DLDevice(*self.device)
+        tensor.ndim = ndim
+        tensor.dtype = DLDataType(*self.dtype)
+        tensor.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64)) if ndim else None
+        tensor.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64)) if strides is not None else None
+        tensor.byte_offset = self.byte_offset
+        return shape, strides
+
+    def make_capsule(self, versioned):
+        if versioned:
+            managed = DLManagedTensorVersioned()
+            managed.version = DLPackVersion(*self.version)
+            managed.flags = self.flags
+            managed.deleter = _versioned_deleter
+            keep = self._fill(managed.dl_tensor)
+        else:
+            managed = DLManagedTensor()
+            managed.deleter = _legacy_deleter
+            keep = self._fill(managed.dl_tensor)
+        address = ctypes.addressof(managed)
+        _live_tensors[address] = {"tensor": managed, "keep": keep, "buffer": self.buffer, "tag": self.tag}
+        name = self.name or (NAME_VERSIONED if versioned else NAME_LEGACY)
+        destructor = _DESTRUCTOR_ADDRESS if name in (NAME_VERSIONED, NAME_LEGACY) else None
+        capsule = _capsule_new(address, name, destructor)
+        if destructor is None:
+            _live_tensors.pop(address)  # a capsule dlmap must refuse: nothing to release
+        return capsule
