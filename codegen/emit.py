@@ -140,6 +140,42 @@ def emit_platforms(spec):
         c_list(p.version_words), runtime(p)) for p in spec.platforms)
 
 
+def emit_runtime_symbols(spec):
+    """DLMAP_RUNTIME_SYMBOL(PLATFORM, OP, symbol) — the vendor entry points of each GPU platform's runtime."""
+    return _rows("DLMAP_RUNTIME_SYMBOL(%s, %s, %s)" % (p.name.upper(), op.upper(), c_string(symbol))
+                 for p in spec.platforms if p.runtime for op, symbol in p.runtime.symbols.items())
+
+
+def emit_runtime_values(spec):
+    """DLMAP_RUNTIME_VALUE(PLATFORM, NAME, value) — the runtime's enum values and struct offsets.
+
+    NAME: MEMCPY_<KIND>, FLAG_<FLAG>, DEVICE_OFFSET, DEVICE_POINTER_OFFSET, MANAGED_OFFSET (only when given).
+    """
+    def values(r):
+        pointer = r.pointer_attributes
+        yield from (("MEMCPY_" + kind.upper(), value) for kind, value in r.memcpy_kinds.items())
+        yield from (("FLAG_" + flag.upper(), value) for flag, value in r.flags.items())
+        yield "DEVICE_OFFSET", pointer.device_offset
+        yield "DEVICE_POINTER_OFFSET", pointer.device_pointer_offset
+        if pointer.managed_offset is not None:
+            yield "MANAGED_OFFSET", pointer.managed_offset
+    return _rows("DLMAP_RUNTIME_VALUE(%s, %s, %d)" % (p.name.upper(), name, value)
+                 for p in spec.platforms if p.runtime for name, value in values(p.runtime))
+
+
+def emit_runtime_streams(spec):
+    """DLMAP_RUNTIME_STREAM(PLATFORM, MEANING, handle) — the runtime's handle for a default-stream meaning."""
+    return _rows("DLMAP_RUNTIME_STREAM(%s, %s, %d)" % (p.name.upper(), meaning.upper(), handle)
+                 for p in spec.platforms if p.runtime for meaning, handle in p.runtime.streams.items())
+
+
+def emit_runtime_memory_types(spec):
+    """DLMAP_RUNTIME_MEMORY_TYPE(PLATFORM, from_version, MEMORY, value) — oldest layout first per platform."""
+    return _rows("DLMAP_RUNTIME_MEMORY_TYPE(%s, %d, %s, %d)" % (p.name.upper(), layout.from_version, kind.upper(), value)
+                 for p in spec.platforms if p.runtime for layout in p.runtime.pointer_attributes.layouts
+                 for kind, value in layout.memory_types.items())
+
+
 def emit_memory_kinds(spec):
     """DLMAP_MEMORY_KIND(ENUM, name, host_accessible, doc)"""
     return _rows("DLMAP_MEMORY_KIND(%s, %s, %d, %s)" % (
@@ -253,6 +289,10 @@ C_OUTPUTS = {
     "spec_h": emit_spec_header,
     "device_types_inc": emit_device_types,
     "platforms_inc": emit_platforms,
+    "runtime_symbols_inc": emit_runtime_symbols,
+    "runtime_values_inc": emit_runtime_values,
+    "runtime_streams_inc": emit_runtime_streams,
+    "runtime_memory_types_inc": emit_runtime_memory_types,
     "memory_kinds_inc": emit_memory_kinds,
     "stream_conventions_inc": emit_stream_conventions,
     "stream_values_inc": emit_stream_values,

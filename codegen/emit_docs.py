@@ -179,6 +179,39 @@ def _platform_section(spec):
             "".join("- %s: case-%s.\n" % (_LOOKUPS[key], rule) for key, rule in spec.lookup.items())]
 
 
+def _runtime_section(spec):
+    gpus = [p for p in spec.platforms if p.runtime]
+    out = ["## GPU runtimes\n",
+           "What the GPU backend (`src/backends/gpu.c`, one implementation for every platform below) loads with "
+           "`dlopen` and `dlsym`, and the values of the vendor's enums it passes; nothing is linked, so one build "
+           "runs with or without a driver. Every operation's C signature is in the schema at the top of "
+           "`spec/platforms.yaml`. Pointer attributes: the runtime writes an `int` memory type at byte 0 and the "
+           "fields below at their byte offsets; the memory-type values depend on the runtime version.\n"]
+    if not gpus:
+        return out + ["No platform of this spec describes a vendor runtime.\n"]
+
+    def each(value):
+        return [value(p.runtime) for p in gpus]
+    rows = [[code(op)] + each(lambda r, op=op: code(r.symbols[op])) for op in gpus[0].runtime.symbols]
+    rows += [["memcpy kind %s" % kind] + each(lambda r, kind=kind: str(r.memcpy_kinds[kind]))
+             for kind in gpus[0].runtime.memcpy_kinds]
+    rows += [["flag %s" % flag] + each(lambda r, flag=flag: str(r.flags[flag])) for flag in gpus[0].runtime.flags]
+    meanings = [m for m in _STREAM_MEANINGS if any(m in p.runtime.streams for p in gpus)]
+    rows += [["stream handle for %s" % meaning] + each(lambda r, m=meaning: str(r.streams[m]) if m in r.streams else "—")
+             for meaning in meanings]
+    rows += [["device offset"] + each(lambda r: str(r.pointer_attributes.device_offset)),
+             ["device pointer offset"] + each(lambda r: str(r.pointer_attributes.device_pointer_offset)),
+             ["managed flag offset"] + each(lambda r: "—" if r.pointer_attributes.managed_offset is None
+                                            else str(r.pointer_attributes.managed_offset))]
+
+    def layouts(r):
+        return "; ".join("from %d: %s" % (layout.from_version, ", ".join(
+            "%s %d" % (kind, value) for kind, value in layout.memory_types.items()))
+            for layout in r.pointer_attributes.layouts)
+    rows.append(["memory types by runtime version"] + each(layouts))
+    return out + [table(["operation or value"] + [code(p.name) for p in gpus], rows)]
+
+
 def _memory_section(spec):
     rows = [[code(m.name), "yes" if m.host_accessible else "no", prose(m.doc)] for m in spec.memory_kinds]
     return ["## Memory kinds\n",
@@ -253,7 +286,7 @@ def _dtype_section(spec):
 def emit_devices(spec):
     """docs/devices.md: every table of the spec except the error catalogue."""
     sections = [("Device types", _device_section), ("Platforms", _platform_section),
-                ("Memory kinds", _memory_section), ("Stream conventions", _stream_section),
+                ("GPU runtimes", _runtime_section), ("Memory kinds", _memory_section), ("Stream conventions", _stream_section),
                 ("Versions", _version_section), ("Flags", _flag_section), ("Data types", _dtype_section)]
     contents = " · ".join("[%s](#%s)" % (title, title.lower().replace(" ", "-")) for title, _ in sections)
     body = ["Generated from the YAML spec in `spec/`; refresh with `%s`.\n" % REFRESH_COMMAND,

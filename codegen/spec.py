@@ -21,7 +21,14 @@ class SpecError(Exception):
 # ---- YAML with duplicate-key detection ------------------------------------------------------------
 
 class _StrictLoader(yaml.SafeLoader):
-    pass
+    def construct_object(self, node, deep=False):
+        # PyYAML's own constructors raise plain Python errors for values that parse but cannot be built
+        # (`2001-13-40`, `!!int x`, `!!bool maybe`, `!!map [1]`): report them like any YAML error, at the node.
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as error:
+            raise yaml.constructor.ConstructorError(
+                None, None, "bad !!%s value: %s" % (node.tag.rsplit(":", 1)[-1], error), node.start_mark)
 
 
 def _construct_mapping(loader, node, deep=False):
@@ -82,10 +89,35 @@ class Flag:
 
 
 @dataclass
+class MemoryLayout:
+    from_version: int            # the runtime_version value this layout applies from
+    memory_types: Dict[str, int]  # memory kind → the runtime's memory-type enum value
+
+
+@dataclass
+class PointerAttributes:
+    device_offset: int
+    device_pointer_offset: int
+    managed_offset: Optional[int]
+    layouts: List[MemoryLayout]
+
+
+@dataclass
 class Runtime:
     libraries: List[str]
-    device_count: str
-    error_string: str
+    symbols: Dict[str, str]       # op → C symbol, in RUNTIME_SYMBOLS order
+    memcpy_kinds: Dict[str, int]  # in MEMCPY_KINDS order
+    flags: Dict[str, int]         # in RUNTIME_FLAGS order
+    streams: Dict[str, int]       # default-stream meaning → handle, in DEFAULT_STREAMS order
+    pointer_attributes: PointerAttributes
+
+    @property
+    def device_count(self):
+        return self.symbols["device_count"]
+
+    @property
+    def error_string(self):
+        return self.symbols["error_string"]
 
 
 @dataclass
@@ -200,6 +232,18 @@ PLACEHOLDER_TYPES = ("int", "uint", "hex", "ptr", "str", "version", "ints")
 STREAM_MEANINGS = ("legacy_default", "per_thread_default", "default", "no_sync", "handle",
                    "host_sync", "invalid")
 CASE_RULES = ("sensitive", "insensitive")
+# The GPU backend's vendor runtime: the ops src/backends/gpu.c calls (each with the C signature the
+# schema in spec/platforms.yaml gives), the memcpy directions and flags it passes, and the stream
+# meanings that name a runtime's default streams.
+RUNTIME_SYMBOLS = ("device_count", "error_string", "get_last_error", "runtime_version", "get_device", "set_device",
+                   "malloc", "free", "malloc_host", "free_host", "malloc_managed", "memcpy_async",
+                   "memcpy_2d_async", "event_create", "event_record", "event_destroy", "stream_wait_event",
+                   "stream_synchronize", "pointer_attributes")
+MEMCPY_KINDS = ("host_to_device", "device_to_host", "device_to_device", "default")
+RUNTIME_FLAGS = ("event_disable_timing", "malloc_host", "malloc_managed")
+DEFAULT_STREAMS = ("legacy_default", "per_thread_default", "default")
+# Bytes dlmap gives the pointer_attributes call to write into; every field must lie inside.
+POINTER_ATTRIBUTES_BYTES = 256
 LOOKUPS = ("device_types", "platforms", "dtypes", "platform_version")
 
 LIST_SECTIONS = ("versions", "flags", "platforms", "memory_kinds", "stream_conventions",
@@ -336,6 +380,8 @@ def _read(path):
         data = yaml.load(text, Loader=_StrictLoader)
     except SpecError as error:
         raise SpecError("%s: %s" % (path, error))
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise SpecError("%s: not valid YAML: collections nested too deeply" % path)
     except yaml.YAMLError as error:
         mark, problem = getattr(error, "problem_mark", None), getattr(error, "problem", error)
         if mark is None and isinstance(error, yaml.reader.ReaderError):  # a character YAML forbids
@@ -497,13 +543,8 @@ def load(paths):
         if "runtime" in e:
             if backend != "gpu":
                 where.fail("key 'runtime': only platforms with backend gpu load a vendor runtime")
-            sub = _Where(where.source, "%s[%d].runtime" % (where.section, where.index), None, name)
-            _check_keys(sub, e["runtime"], ("libraries", "device_count", "error_string"))
-            runtime = Runtime(_str_list(sub, e["runtime"], "libraries"),
-                              _str(sub, e["runtime"], "device_count", pattern=_IDENT, what="a C symbol"),
-                              _str(sub, e["runtime"], "error_string", pattern=_IDENT, what="a C symbol"))
-            if not runtime.libraries:
-                sub.fail("key 'libraries' must name at least one library")
+            runtime = _runtime(_Where(where.source, "%s[%d].runtime" % (where.section, where.index), None, name),
+                               e["runtime"])
         platform = Platform(name, backend,
                             _str_list(where, e, "version_words", _LOOKUP_NAME, "a lookup word"),
                             _str_list(where, e, "aliases", _LOOKUP_NAME, "a lookup name"),
@@ -536,6 +577,14 @@ def load(paths):
         memory_names.add(where, kind.name)
         _check_reserved(where, "memory kind", kind.name.upper())
         memory_kinds.append(kind)
+
+    for where, e in _entries(lists, "platforms"):
+        runtime = e.get("runtime")
+        for j, layout in enumerate(runtime["pointer_attributes"]["layouts"] if runtime else []):
+            for kind in layout["memory_types"]:
+                if kind not in memory_names.seen:
+                    _Where(where.source, "%s[%d].runtime.pointer_attributes.layouts" % (where.section, where.index),
+                           j, e["name"]).fail("key 'memory_types': unknown memory kind '%s'" % kind)
 
     # stream conventions
     conventions, convention_names = [], _Unique("stream convention")
@@ -587,6 +636,8 @@ def load(paths):
         if device.stream not in convention_names.seen:
             where.fail("unknown stream convention '%s'" % device.stream)
         devices.append(device)
+
+    _check_runtime_streams(platforms, conventions, devices, lists)
 
     # data type codes
     codes, code_values, code_enums, dtype_names = [], _Unique("dtype code"), _Unique("C enumerator"), \
@@ -668,6 +719,114 @@ def load(paths):
 
     return Spec(versions, abi, flags, platforms, memory_kinds, conventions, lookup, devices, codes, kinds,
                 placeholders, errors, list(paths))
+
+
+def _int_map(where, entry, key, names, low, high, distinct=False):
+    """entry[key]: a mapping of names to integers in low…high. names: the exact keys required (a tuple), or
+    a function that checks the mapping's keys and returns them. Errors name the key as 'key.name'."""
+    body = entry[key]
+    if not isinstance(body, dict):
+        where.fail("key '%s' must be a mapping, got %s" % (key, _type_name(body)))
+    if isinstance(names, tuple):
+        for name in body:
+            if name not in names:
+                where.fail("key '%s': unknown key '%s' (allowed: %s)" % (key, name, ", ".join(names)))
+        for name in names:
+            if name not in body:
+                where.fail("key '%s': missing key '%s'" % (key, name))
+    else:
+        names = names(body)
+    values, owners = {}, {}
+    for name in names:
+        if name not in body:
+            continue
+        value = body[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            where.fail("key '%s.%s' must be an integer, got %s" % (key, name, _type_name(value)))
+        if not low <= value <= high:
+            where.fail("key '%s.%s': %d is out of range %d…%d" % (key, name, value, low, high))
+        if distinct and value in owners:
+            where.fail("key '%s': %s and %s share the value %d; the runtime could not tell them apart"
+                       % (key, owners[value], name, value))
+        values[name], owners[value] = value, name
+    return values
+
+
+def _runtime(where, e):
+    """platforms[i].runtime: libraries, the symbol table and the runtime's enum values."""
+    _check_keys(where, e, ("libraries", "symbols", "memcpy_kinds", "flags", "streams", "pointer_attributes"))
+    libraries = _str_list(where, e, "libraries")
+    if not libraries:
+        where.fail("key 'libraries' must name at least one library")
+    if not isinstance(e["symbols"], dict):
+        where.fail("key 'symbols' must be a mapping of op → C symbol, got %s" % _type_name(e["symbols"]))
+    sub = _Where(where.source, "%s.symbols" % where.section, None, where.name)
+    _check_keys(sub, e["symbols"], RUNTIME_SYMBOLS)
+    symbols, ops = {}, {}
+    for op in RUNTIME_SYMBOLS:
+        symbols[op] = _str(sub, e["symbols"], op, pattern=_IDENT, what="a C symbol")
+        if symbols[op] in ops:
+            sub.fail("key '%s': symbol %s is already the '%s' op; each op needs its own entry point"
+                     % (op, symbols[op], ops[symbols[op]]))
+        ops[symbols[op]] = op
+    memcpy_kinds = _int_map(where, e, "memcpy_kinds", MEMCPY_KINDS, 0, 2**31 - 1, distinct=True)
+    flags = _int_map(where, e, "flags", RUNTIME_FLAGS, 0, 2**32 - 1)
+
+    def known_streams(body):
+        for meaning in body:
+            if meaning not in DEFAULT_STREAMS:
+                where.fail("key 'streams': %r is not one of %s" % (meaning, ", ".join(DEFAULT_STREAMS)))
+        return DEFAULT_STREAMS
+    streams = _int_map(where, e, "streams", known_streams, 0, 2**63 - 1)
+
+    body = e["pointer_attributes"]
+    sub = _Where(where.source, "%s.pointer_attributes" % where.section, None, where.name)
+    _check_keys(sub, body, ("device_offset", "device_pointer_offset", "layouts"), ("managed_offset",))
+    # Byte 0-3 hold the memory type; an int needs 4 bytes, a pointer 8, inside POINTER_ATTRIBUTES_BYTES.
+    fields = [("device_offset", 4), ("device_pointer_offset", 8)] + \
+        ([("managed_offset", 4)] if "managed_offset" in body else [])
+    offsets = {key: _int(sub, body, key, 4, POINTER_ATTRIBUTES_BYTES - size) for key, size in fields}
+    spans = sorted((offsets[key], offsets[key] + size, key) for key, size in fields)
+    for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
+        if start < end:
+            sub.fail("key '%s': bytes %d… overlap the field '%s'" % (second, start, first))
+    if not isinstance(body["layouts"], list) or not body["layouts"]:
+        sub.fail("key 'layouts' must be a non-empty list of {from_version, memory_types}")
+    layouts = []
+    for j, layout in enumerate(body["layouts"]):
+        lwhere = _Where(where.source, "%s.pointer_attributes.layouts" % where.section, j, where.name)
+        _check_keys(lwhere, layout, ("from_version", "memory_types"))
+        from_version = _int(lwhere, layout, "from_version", 0, 2**31 - 1)
+        if layouts and from_version <= layouts[-1].from_version:
+            lwhere.fail("key 'from_version': %d does not follow %d; list layouts oldest first"
+                        % (from_version, layouts[-1].from_version))
+        types = _int_map(lwhere, layout, "memory_types", list, -2**31, 2**31 - 1, distinct=True)
+        if not types:
+            lwhere.fail("key 'memory_types' must map at least one memory kind")
+        layouts.append(MemoryLayout(from_version, types))
+    return Runtime(libraries, symbols, memcpy_kinds, flags, streams,
+                   PointerAttributes(offsets["device_offset"], offsets["device_pointer_offset"],
+                                     offsets.get("managed_offset"), layouts))
+
+
+def _check_runtime_streams(platforms, conventions, devices, lists):
+    """Every default-stream meaning a device type of a GPU platform can receive has a handle in its runtime."""
+    by_name = {c.name: c for c in conventions}
+    entries = {p.name: where for (where, _), p in zip(_entries(lists, "platforms"), platforms)}
+    for platform in platforms:
+        if platform.runtime is None:
+            continue
+        for device in devices:
+            if device.platform != platform.name:
+                continue
+            convention = by_name[device.stream]
+            for meaning in [convention.absent] + list(convention.values.values()):
+                if meaning in DEFAULT_STREAMS and meaning not in platform.runtime.streams:
+                    where = entries[platform.name]
+                    _Where(where.source, "%s[%d].runtime" % (where.section, where.index), None,
+                           platform.name).fail(
+                        "key 'streams': no handle for %s, which device type %s (stream convention %s) can receive"
+                        % (meaning, device.name, convention.name))
 
 
 def _split_message(where, error):

@@ -46,11 +46,25 @@ static int code_index(uint8_t code) {
   }
 }
 
+/* (code, bits) → its row in kWidths, or NULL: a switch built at compile time from the generated list, like
+ * code_index (every dtype check goes through here, three times per export or import). */
 static const width_row *find_width(uint8_t code, uint8_t bits) {
-  for (size_t i = 0; i < sizeof kWidths / sizeof kWidths[0]; i++) {
-    if (kWidths[i].code == code && kWidths[i].bits == bits && bits != 0) return &kWidths[i];
+  enum {
+#define DLMAP_DTYPE_WIDTH(code, bits, name, major, minor) WIDTH_INDEX_##code##_##bits,
+#include "src/generated/dtype_widths.inc"
+#undef DLMAP_DTYPE_WIDTH
+    WIDTH_INDEX_END
+  };
+  if (bits == 0) return NULL;
+  switch ((unsigned)code << 8 | bits) {
+#define DLMAP_DTYPE_WIDTH(code, bits, name, major, minor) \
+  case (unsigned)(code) << 8 | (unsigned)(bits):           \
+    return &kWidths[WIDTH_INDEX_##code##_##bits];
+#include "src/generated/dtype_widths.inc"
+#undef DLMAP_DTYPE_WIDTH
+    default:
+      return NULL;
   }
-  return NULL;
 }
 
 const dlmap_dtype_code_info *dlmap_dtype_code_find(uint8_t code) {

@@ -1,11 +1,13 @@
 /* dlmap core — export (to_dlpack / __dlpack__): negotiate the version, place the data on the requested
  * device, copy when needed and allowed, validate the stream, set the flags, and hand out one heap block
  * holding the managed tensor, shape, strides (and the copied data) whose deleter runs exactly once. */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "src/layout.h"
 #include "src/memory.h"
+#include "src/transfer.h"
 
 /* One allocation per export. The managed tensor comes first, so the deleter's argument is the block. */
 typedef struct export_block {
@@ -16,10 +18,14 @@ typedef struct export_block {
   dlmap_allocator allocator; /* a copy: the caller's allocator struct need not outlive the export */
   void *owner;
   void (*release)(void *owner);
-  int64_t dims[]; /* shape[ndim] then strides[ndim]; the copied data follows at an aligned offset */
+  void *gpu_copy;          /* a copy in GPU-runtime memory (device, pinned, managed), else NULL */
+  const dlmap__gpu *gpu;   /* the runtime that allocated it, and which memory it is */
+  dlmap_memory_kind gpu_memory;
+  int64_t dims[]; /* shape[ndim] then strides[ndim]; a host copy follows at an aligned offset */
 } export_block;
 
 static void release_block(export_block *block) {
+  if (block->gpu_copy != NULL) dlmap__gpu_release(block->gpu, block->gpu_memory, block->gpu_copy);
   if (block->release != NULL) block->release(block->owner);
   dlmap__release(&block->allocator, block);
 }
@@ -37,19 +43,32 @@ static dlmap_version newest_before(dlmap_version until) {
   return best;
 }
 
+/* newest_before(DLPack's legacy limit): a constant of the spec, found on first use (any thread may find it; all
+ * store the same value), so that an export does not walk the version list (about 270 instructions, bench/). */
+static dlmap_version newest_legacy_version(void) {
+  static _Atomic uint64_t cached; /* (major << 32 | minor) + 1; 0 until found */
+  uint64_t packed = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (packed == 0) {
+    const dlmap_version v =
+        newest_before(dlmap__version(DLMAP_ABI_LEGACY_UNTIL_MAJOR, DLMAP_ABI_LEGACY_UNTIL_MINOR));
+    packed = ((uint64_t)v.major << 32 | v.minor) + 1;
+    atomic_store_explicit(&cached, packed, memory_order_relaxed);
+  }
+  packed -= 1;
+  return dlmap__version((uint32_t)(packed >> 32), (uint32_t)packed);
+}
+
 /* max_version → struct and version: None → legacy; below the oldest exchanged version → error;
  * in the legacy range → legacy; otherwise versioned, stamped min(max_version, current). */
 static int32_t negotiate(const dlmap_export_request *request, dlmap_struct_kind *structure, dlmap_version *version,
                          dlmap_error *err) {
   const dlmap_version legacy_from = dlmap__version(DLMAP_ABI_LEGACY_FROM_MAJOR, DLMAP_ABI_LEGACY_FROM_MINOR);
-  const dlmap_version legacy_until = dlmap__version(DLMAP_ABI_LEGACY_UNTIL_MAJOR, DLMAP_ABI_LEGACY_UNTIL_MINOR);
   const dlmap_version versioned_from =
       dlmap__version(DLMAP_ABI_VERSIONED_FROM_MAJOR, DLMAP_ABI_VERSIONED_FROM_MINOR);
   const dlmap_version current = dlmap_version_current();
-  const dlmap_version newest_legacy = newest_before(legacy_until);
   if (!request->has_max_version) {
     *structure = DLMAP_STRUCT_LEGACY;
-    *version = newest_legacy;
+    *version = newest_legacy_version();
     return DLMAP_OK;
   }
   const dlmap_version max = request->max_version;
@@ -60,6 +79,7 @@ static int32_t negotiate(const dlmap_export_request *request, dlmap_struct_kind 
   }
   if (dlmap_version_compare(max, versioned_from) < 0) {
     *structure = DLMAP_STRUCT_LEGACY;
+    const dlmap_version newest_legacy = newest_legacy_version();
     *version = dlmap_version_compare(max, newest_legacy) < 0 ? max : newest_legacy;
     return DLMAP_OK;
   }
@@ -77,21 +97,6 @@ static void describe_device(char *buf, size_t cap, int32_t type, int32_t id) {
   dlmap__put_int(&w, id);
   dlmap__put_str(&w, ")");
   dlmap__writer_finish(&w);
-}
-
-/* The platform of `device` can serve a copy here, or the catalogue error naming it and why not. */
-static int32_t require_platform(const dlmap_device_info *device, dlmap_error *err) {
-  dlmap_platform_status status;
-  dlmap_platform_probe(device->platform, &status);
-  if (!status.available) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
-                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
-                              dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
-                              dlmap_arg_str(DLMAP_ARG_REASON, status.reason)};
-    return dlmap_error_set(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, args, 4);
-  }
-  const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Moving data to or from accelerator memory (the GPU backend)");
-  return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
 }
 
 static bool is_host_platform(const dlmap_device_info *device) {
@@ -170,10 +175,14 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   if (status != DLMAP_OK) return status;
 
   /* 5. View or copy. The host is one device whatever its id; host-accessible memory (pinned,
-   * managed) is exported to the host without a copy. */
+   * managed) is exported to the host without a copy, and to a GPU of its platform where the runtime
+   * confirms it. */
   const bool same_device = target == source && (is_host_platform(target) || target_id == array->device_id);
   const bool host_view = !same_device && is_host_platform(target) && dlmap_memory_kind_host_accessible(source->memory);
-  const bool need_copy = request->copy == DLMAP_COPY_ALWAYS || (!same_device && !host_view);
+  void *gpu_view_data = NULL;
+  const bool gpu_view = !same_device && !host_view && request->copy != DLMAP_COPY_ALWAYS &&
+                        dlmap__gpu_zero_copy(source, target, target_id, array->data, &gpu_view_data);
+  const bool need_copy = request->copy == DLMAP_COPY_ALWAYS || (!same_device && !host_view && !gpu_view);
   if (need_copy && request->copy == DLMAP_COPY_NEVER) {
     char device[96], source_device[96];
     describe_device(device, sizeof device, target->value, target_id);
@@ -181,19 +190,22 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE, device), dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source_device)};
     return dlmap_error_set(err, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN, args, 2);
   }
+  /* The CPU backend copies between host-accessible memories; anything else needs the GPU backend, as
+   * does making the consumer's stream wait for a view of GPU memory (checked here, done last). */
+  dlmap__transfer transfer;
+  memset(&transfer, 0, sizeof transfer);
   if (need_copy) {
-    /* The CPU backend copies between host-accessible memories; anything else needs the GPU backend. */
-    if (!dlmap_memory_kind_host_accessible(source->memory)) return require_platform(source, err);
-    if (!dlmap_memory_kind_host_accessible(target->memory)) return require_platform(target, err);
-    if (!is_host_platform(target)) return require_platform(target, err);
+    status = dlmap__transfer_plan(source, array->device_id, array->producer_stream, target, target_id, &transfer, err);
+    if (status != DLMAP_OK) return status;
     if (element_bits % 8 != 0 && !dlmap__is_row_major(array->ndim, array->shape, array->strides)) {
       const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data");
       return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
     }
-  } else if (stream != DLMAP_STREAM_NO_SYNC && stream != DLMAP_STREAM_HOST_SYNC &&
-             dlmap_platform_get(source->platform)->backend == DLMAP_BACKEND_GPU) {
-    return require_platform(source, err); /* making the consumer's stream wait needs the GPU backend */
+  } else if (!request->defer_stream_sync) {
+    status = dlmap__view_sync(source, array->device_id, array->producer_stream, stream, request->stream, false, err);
+    if (status != DLMAP_OK) return status;
   }
+  const bool gpu_copy = need_copy && dlmap__transfer_gpu_destination(&transfer);
 
   /* 6. Flags, and whether the negotiated version can say everything the tensor needs. */
   uint64_t flags = 0;
@@ -216,7 +228,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, UINT64_MAX), dlmap_arg_str(DLMAP_ARG_WHAT, "an export")};
     return dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
   }
-  total = header + (need_copy ? (size_t)data_bytes : 0);
+  total = header + (need_copy && !gpu_copy ? (size_t)data_bytes : 0);
   export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {
     const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, total), dlmap_arg_str(DLMAP_ARG_WHAT, "an export")};
@@ -246,12 +258,29 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   tensor->device.device_id = is_host_platform(target) ? 0 : target_id;
   if (need_copy) {
     char *copy = (char *)block + header;
+    if (gpu_copy) {
+      block->gpu = transfer.dst_gpu;
+      block->gpu_memory = transfer.dst.kind;
+      status = dlmap__transfer_allocate(&transfer, (size_t)data_bytes, &block->gpu_copy, err);
+      if (status != DLMAP_OK) {
+        dlmap__release(&block->allocator, block);
+        return status;
+      }
+      copy = (char *)block->gpu_copy;
+    }
     if (extent.count > 0) { /* data may be NULL only without elements, and NULL + byte_offset is undefined */
       const char *first = (const char *)array->data + array->byte_offset;
-      if (element_bits % 8 == 0) {
-        dlmap__copy_to_compact(copy, first, ndim, array->shape, array->strides, (size_t)(element_bits / 8));
-      } else {
-        memcpy(copy, first, (size_t)data_bytes); /* packed sub-byte data is compact here */
+      const int64_t packed = (int64_t)data_bytes; /* packed sub-byte data is compact here: its bytes */
+      status = element_bits % 8 == 0
+                   ? dlmap__transfer_copy(&transfer, copy, first, ndim, array->shape, array->strides,
+                                          (size_t)(element_bits / 8), err)
+                   : dlmap__transfer_copy(&transfer, copy, first, 1, &packed, NULL, 1, err);
+      /* The consumer's stream waits for the copy (a host destination: the host does). */
+      if (status == DLMAP_OK) status = dlmap__transfer_finish(&transfer, false, stream, request->stream, err);
+      if (status != DLMAP_OK) {
+        if (block->gpu_copy != NULL) dlmap__transfer_release(&transfer, block->gpu_copy);
+        dlmap__release(&block->allocator, block);
+        return status;
       }
     }
     tensor->data = copy;
@@ -259,8 +288,15 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   } else {
     /* byte_offset is kept, not folded into data: on handle-based devices (OpenCL, Metal) data is an
      * opaque handle that must not be offset. */
-    tensor->data = array->data;
+    tensor->data = gpu_view ? gpu_view_data : array->data;
     tensor->byte_offset = array->byte_offset;
+    if (!request->defer_stream_sync) {
+      status = dlmap__view_sync(source, array->device_id, array->producer_stream, stream, request->stream, true, err);
+      if (status != DLMAP_OK) {
+        dlmap__release(&block->allocator, block);
+        return status;
+      }
+    }
   }
 
   memset(out, 0, sizeof *out);

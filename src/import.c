@@ -5,6 +5,7 @@
 
 #include "src/layout.h"
 #include "src/memory.h"
+#include "src/transfer.h"
 
 /* The producer's tensor, whichever struct it came in. */
 typedef struct producer {
@@ -45,20 +46,6 @@ static bool is_host(const dlmap_device_info *device) {
 static bool direct_address(const dlmap_device_info *device) {
   return dlmap_memory_kind_host_accessible(device->memory) ||
          dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_NONE;
-}
-
-static int32_t platform_error(const producer *p, const dlmap_device_info *device, dlmap_error *err) {
-  dlmap_platform_status status;
-  dlmap_platform_probe(device->platform, &status);
-  if (!status.available) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
-                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
-                              dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
-                              dlmap_arg_str(DLMAP_ARG_REASON, status.reason)};
-    return fail_with(p, err, DLMAP_ERR_PLATFORM_UNAVAILABLE, args, 4);
-  }
-  const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Moving data to or from accelerator memory (the GPU backend)");
-  return fail_with(p, err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
 }
 
 static int32_t invalid_request(const producer *p, dlmap_error *err, const char *argument, const char *reason) {
@@ -175,7 +162,11 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   }
   const bool same_device = target == device && (is_host(target) || target_id == t->device.device_id);
   const bool host_view = !same_device && is_host(target) && dlmap_memory_kind_host_accessible(device->memory);
-  const bool moves = !same_device && !host_view;
+  /* Pinned and managed memory read by a GPU of its platform without a copy, where the runtime confirms it. */
+  void *gpu_view_data = NULL;
+  const bool gpu_view = !same_device && !host_view && request->copy != DLMAP_COPY_ALWAYS &&
+                        dlmap__gpu_zero_copy(device, target, target_id, t->data, &gpu_view_data);
+  const bool moves = !same_device && !host_view && !gpu_view;
   bool layout_ok = true;
   if (request->layout == DLMAP_LAYOUT_ROW_MAJOR) layout_ok = dlmap__is_row_major(t->ndim, t->shape, t->strides);
   if (request->layout == DLMAP_LAYOUT_COMPACT_PERMUTATION) {
@@ -225,6 +216,10 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     if (host_view) {
       out->tensor.device.device_type = (DLDeviceType)target->value;
       out->tensor.device.device_id = 0;
+    } else if (gpu_view) {
+      out->tensor.data = gpu_view_data;
+      out->tensor.device.device_type = (DLDeviceType)target->value;
+      out->tensor.device.device_id = target_id;
     } else if (request->has_reported_device) {
       out->tensor.device.device_type = (DLDeviceType)device_type; /* the report wins */
     }
@@ -234,9 +229,16 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     return DLMAP_OK;
   }
 
-  /* A copy into host memory through the CPU backend; reaching accelerator memory needs the GPU backend. */
-  if (!dlmap_memory_kind_host_accessible(device->memory)) return platform_error(p, device, err);
-  if (moves && !is_host(target)) return platform_error(p, target, err);
+  /* A copy: into GPU memory when the target is device memory or the tensor moves to a GPU platform's
+   * memory, else into host memory (reported as kDLCPU). The CPU backend copies host-readable memory, the
+   * GPU backend the rest, on the consumer's stream, and the copy is complete before the producer's tensor
+   * is released (its memory may be reused as soon as the deleter runs). */
+  const bool gpu_destination = !dlmap_memory_kind_host_accessible(target->memory) || (moves && !is_host(target));
+  const dlmap_device_info *destination = gpu_destination ? target : dlmap_device_type_find(DLMAP_DEVICE_CPU);
+  const int32_t destination_id = gpu_destination ? target_id : 0;
+  dlmap__transfer transfer;
+  status = dlmap__transfer_plan(device, t->device.device_id, request->stream, destination, destination_id, &transfer, err);
+  if (status != DLMAP_OK) return fail(p, status);
   if (extent.element_bits % 8 != 0 && !dlmap__is_row_major(t->ndim, t->shape, t->strides)) {
     const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data");
     return fail_with(p, err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
@@ -250,17 +252,35 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")};
     return fail_with(p, err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
   }
-  char *block = (char *)dlmap__allocate(request->allocator, header + (size_t)extent.compact_bytes, alignment);
+  const uint64_t host_bytes = gpu_destination ? 0 : extent.compact_bytes;
+  char *block = (char *)dlmap__allocate(request->allocator, header + (size_t)host_bytes, alignment);
   if (block == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, header + extent.compact_bytes),
+    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, header + host_bytes),
                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")};
     return fail_with(p, err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
   }
   char *data = block + header;
-  if (extent.element_bits % 8 == 0) {
-    dlmap__copy_to_compact(data, (const void *)first, t->ndim, t->shape, t->strides, (size_t)(extent.element_bits / 8));
-  } else if (extent.count > 0) {
-    memcpy(data, (const void *)first, (size_t)extent.compact_bytes); /* sub-byte data is compact here */
+  void *gpu_copy = NULL;
+  if (gpu_destination) {
+    status = dlmap__transfer_allocate(&transfer, (size_t)extent.compact_bytes, &gpu_copy, err);
+    if (status != DLMAP_OK) {
+      dlmap__release(request->allocator, block);
+      return fail(p, status);
+    }
+    data = (char *)gpu_copy;
+  }
+  if (extent.count > 0) {
+    const int64_t packed = (int64_t)extent.compact_bytes; /* sub-byte data is compact here: its bytes */
+    status = extent.element_bits % 8 == 0
+                 ? dlmap__transfer_copy(&transfer, data, (const void *)first, t->ndim, t->shape, t->strides,
+                                        (size_t)(extent.element_bits / 8), err)
+                 : dlmap__transfer_copy(&transfer, data, (const void *)first, 1, &packed, NULL, 1, err);
+    if (status == DLMAP_OK) status = dlmap__transfer_finish(&transfer, true, DLMAP_STREAM_HOST_SYNC, 0, err);
+    if (status != DLMAP_OK) {
+      if (gpu_copy != NULL) dlmap__transfer_release(&transfer, gpu_copy);
+      dlmap__release(request->allocator, block);
+      return fail(p, status);
+    }
   }
   int64_t *shape = (int64_t *)(void *)block, *strides = shape + t->ndim;
   if (t->ndim > 0) memcpy(shape, t->shape, (size_t)t->ndim * sizeof(int64_t));
@@ -269,8 +289,11 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   out->tensor.strides = t->ndim > 0 ? strides : NULL;
   out->tensor.data = data;
   out->tensor.byte_offset = 0;
-  out->tensor.device.device_type = (DLDeviceType)DLMAP_DEVICE_CPU; /* the copy is plain host memory */
-  out->tensor.device.device_id = 0;
+  out->tensor.device.device_type = (DLDeviceType)destination->value; /* a host copy is plain host memory */
+  out->tensor.device.device_id = destination_id;
+  out->gpu_copy_ = gpu_copy;
+  out->gpu_platform_ = (int32_t)destination->platform;
+  out->gpu_memory_ = (int32_t)destination->memory;
   out->allocator_ = *dlmap__allocator_or_default(request->allocator);
   out->copy_ = block;
   out->copied = true;
@@ -309,6 +332,10 @@ int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request 
 void dlmap_imported_release(dlmap_imported *imported) {
   if (imported == NULL) return;
   call_deleter(imported->managed_, imported->versioned_);
+  if (imported->gpu_copy_ != NULL) {
+    dlmap__gpu_release(dlmap__gpu_loaded((dlmap_platform)imported->gpu_platform_),
+                       (dlmap_memory_kind)imported->gpu_memory_, imported->gpu_copy_);
+  }
   if (imported->copy_ != NULL) dlmap__release(&imported->allocator_, imported->copy_);
   memset(imported, 0, sizeof *imported);
 }

@@ -6,14 +6,23 @@
 #include "src/layout.h"
 #include "src/memory.h"
 
+/* malloc, aligned inside the block: glibc's aligned_alloc serves any alignment above malloc's own 16 bytes on a
+ * slow path that bypasses its per-thread cache (about 600 instructions for a 192-byte export block against about
+ * 100 for malloc and free, bench/). malloc's pointer is kept just below the aligned one, for release; alignment is
+ * at least DLMAP_DATA_ALIGNMENT here (dlmap__allocate), so there is always room for it. */
 static void *default_allocate(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
-  return aligned_alloc(alignment, size); /* size is a multiple of the alignment (dlmap__align_size) */
+  if (size > SIZE_MAX - alignment) return NULL;
+  char *raw = (char *)malloc(size + alignment);
+  if (raw == NULL) return NULL;
+  void **aligned = (void **)(void *)(((uintptr_t)raw + alignment) & ~(uintptr_t)(alignment - 1));
+  aligned[-1] = raw;
+  return aligned;
 }
 
 static void default_release(void *ctx, void *pointer) {
   (void)ctx;
-  free(pointer);
+  free(((void **)pointer)[-1]);
 }
 
 static const dlmap_allocator kDefaultAllocator = {default_allocate, default_release, NULL};
@@ -47,8 +56,55 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer) {
   allocator->release(allocator->ctx, pointer);
 }
 
-/* Copies one element of a small power-of-two size with a fixed-size memcpy the compiler inlines. */
-static void copy_element(char *dst, const char *src, size_t n) {
+/* ---- host copy: any strides → compact row-major ---------------------------------------------------------------
+ * The layout is first reduced: size-1 dimensions go, and a dimension that continues the one inside it in the
+ * source (its step is that one's step × extent) is fused with it, so a crop or an every-other-element slice of
+ * a row is one long run. Then, by the innermost remaining dimension:
+ *   contiguous            one memcpy per run;
+ *   strided, and another dimension steps less in the source (a transposed view)
+ *                         a tiled 2-D copy over the two: a tile's source and destination lines stay in L1 while
+ *                         it is copied (4×4 and 2×2 SSE2 transposes for 4- and 8-byte elements);
+ *   strided otherwise     an element loop typed by size (SSE2 shuffles for a step of two 4- or 8-byte elements).
+ * Offsets are tracked as integers from src (an intermediate position may lie outside the buffer); every step
+ * fits: the extent check bounded (extent - 1) × stride × bits. bench/ measures each path against memcpy. */
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+typedef struct copy_dim {
+  int64_t extent;   /* > 1 */
+  int64_t src_step; /* bytes */
+  int64_t dst_step; /* bytes (compact) */
+} copy_dim;
+
+/* The reduced layout, outer dimension first; returns how many dimensions remain (0: a single element). */
+static int32_t reduce_layout(int32_t ndim, const int64_t *shape, const int64_t *strides, size_t element_bytes,
+                             copy_dim *dims) {
+  copy_dim inner_first[DLMAP_MAX_NDIM];
+  int32_t n = 0;
+  int64_t dst_step = (int64_t)element_bytes;
+  for (int32_t i = ndim - 1; i >= 0; i--) {
+    if (shape[i] == 1) continue; /* never stepped; its stride may be anything */
+    const int64_t src_step = strides[i] * (int64_t)element_bytes;
+    int64_t span;
+    if (n > 0 && !__builtin_mul_overflow(inner_first[n - 1].src_step, inner_first[n - 1].extent, &span) &&
+        span == src_step) {
+      inner_first[n - 1].extent *= shape[i]; /* the destination is compact: it always continues there */
+    } else {
+      inner_first[n].extent = shape[i];
+      inner_first[n].src_step = src_step;
+      inner_first[n].dst_step = dst_step;
+      n++;
+    }
+    dst_step *= shape[i];
+  }
+  for (int32_t i = 0; i < n; i++) dims[i] = inner_first[n - 1 - i];
+  return n;
+}
+
+/* One element of any size: fixed-size memcpys the compiler turns into moves. */
+static inline void copy_element(char *dst, const char *src, size_t n) {
   switch (n) {
     case 1: memcpy(dst, src, 1); return;
     case 2: memcpy(dst, src, 2); return;
@@ -56,6 +112,122 @@ static void copy_element(char *dst, const char *src, size_t n) {
     case 8: memcpy(dst, src, 8); return;
     case 16: memcpy(dst, src, 16); return;
     default: memcpy(dst, src, n); return;
+  }
+}
+
+#define DLMAP_STRIDED_LOOP(size)                                                 \
+  for (; j < count; j++, in += step, out += (size)) memcpy(out, in, (size))
+
+/* count elements, step bytes apart in the source, to consecutive destination elements. */
+static void copy_strided_run(char *out, const char *in, int64_t step, int64_t count, size_t element_bytes) {
+  int64_t j = 0;
+  if (step == 0) { /* a broadcast: one element, then the filled part doubled */
+    const size_t total = (size_t)count * element_bytes;
+    memcpy(out, in, element_bytes);
+    for (size_t done = element_bytes; done < total; done *= 2) memcpy(out + done, out, done < total - done ? done : total - done);
+    return;
+  }
+#if defined(__SSE2__)
+  /* A step of two elements: two loads and one shuffle per 16 bytes out. The loads stop before the last element's
+   * gap: they read only bytes between the first and the last element. */
+  if (element_bytes == 4 && step == 8) {
+    for (; j + 5 <= count; j += 4, in += 32, out += 16) {
+      const __m128 a = _mm_loadu_ps((const float *)(const void *)in);
+      const __m128 b = _mm_loadu_ps((const float *)(const void *)(in + 16));
+      _mm_storeu_ps((float *)(void *)out, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+    }
+  } else if (element_bytes == 8 && step == 16) {
+    for (; j + 3 <= count; j += 2, in += 32, out += 16) {
+      const __m128d a = _mm_loadu_pd((const double *)(const void *)in);
+      const __m128d b = _mm_loadu_pd((const double *)(const void *)(in + 16));
+      _mm_storeu_pd((double *)(void *)out, _mm_unpacklo_pd(a, b));
+    }
+  }
+#endif
+  switch (element_bytes) {
+    case 1: DLMAP_STRIDED_LOOP(1); return;
+    case 2: DLMAP_STRIDED_LOOP(2); return;
+    case 4: DLMAP_STRIDED_LOOP(4); return;
+    case 8: DLMAP_STRIDED_LOOP(8); return;
+    case 16: DLMAP_STRIDED_LOOP(16); return;
+    default: DLMAP_STRIDED_LOOP(element_bytes); return;
+  }
+}
+
+#undef DLMAP_STRIDED_LOOP
+
+/* A 2-D plane: rows × cols elements; the source steps row_step (the small step) and col_step bytes, the
+ * destination dst_row bytes per row and element_bytes per column. Tile by tile, the source is read along its
+ * small step (each source line read whole, once) into a small buffer laid out as the destination, which is then
+ * written out row by row (each destination line written whole, once). Copying straight from source to
+ * destination instead leaves the tile's lines to fight over the same L1 sets when the steps are powers of two
+ * (2.5× memcpy's L1 misses at 16 MiB, bench/). */
+static void copy_plane_tiled(char *out, const char *in, int64_t rows, int64_t cols, int64_t row_step,
+                             int64_t col_step, int64_t dst_row, size_t element_bytes) {
+  enum { TILE_BYTES = 16384, TILE_COLS = 16 };
+  const int64_t esize = (int64_t)element_bytes;
+  if (esize > TILE_BYTES / TILE_COLS) { /* large elements: each one is a sizeable memcpy already */
+    for (int64_t r = 0; r < rows; r++) copy_strided_run(out + r * dst_row, in + r * row_step, col_step, cols, element_bytes);
+    return;
+  }
+  _Alignas(16) char tile[TILE_BYTES];
+  const int64_t pitch = TILE_COLS * esize;
+  const int64_t tile_rows = TILE_BYTES / pitch;
+  for (int64_t r0 = 0; r0 < rows; r0 += tile_rows) {
+    const int64_t tr = rows - r0 < tile_rows ? rows - r0 : tile_rows;
+    for (int64_t c0 = 0; c0 < cols; c0 += TILE_COLS) {
+      const int64_t tc = cols - c0 < TILE_COLS ? cols - c0 : TILE_COLS;
+      const char *src = in + r0 * row_step + c0 * col_step;
+      int64_t simd_rows = 0, simd_cols = 0; /* the part the SIMD blocks fill */
+#if defined(__SSE2__)
+      if (esize == 4 && row_step == 4) { /* 4×4 blocks: four loads along the rows, one transpose */
+        simd_rows = tr & ~(int64_t)3;
+        simd_cols = tc & ~(int64_t)3;
+        for (int64_t c = 0; c < simd_cols; c += 4) {
+          for (int64_t r = 0; r < simd_rows; r += 4) {
+            const char *s = src + r * 4 + c * col_step;
+            __m128 x0 = _mm_loadu_ps((const float *)(const void *)s);
+            __m128 x1 = _mm_loadu_ps((const float *)(const void *)(s + col_step));
+            __m128 x2 = _mm_loadu_ps((const float *)(const void *)(s + 2 * col_step));
+            __m128 x3 = _mm_loadu_ps((const float *)(const void *)(s + 3 * col_step));
+            _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+            char *d = tile + r * pitch + c * 4;
+            _mm_store_ps((float *)(void *)d, x0);
+            _mm_store_ps((float *)(void *)(d + pitch), x1);
+            _mm_store_ps((float *)(void *)(d + 2 * pitch), x2);
+            _mm_store_ps((float *)(void *)(d + 3 * pitch), x3);
+          }
+        }
+      } else if (esize == 8 && row_step == 8) { /* 2×2 blocks */
+        simd_rows = tr & ~(int64_t)1;
+        simd_cols = tc & ~(int64_t)1;
+        for (int64_t c = 0; c < simd_cols; c += 2) {
+          for (int64_t r = 0; r < simd_rows; r += 2) {
+            const char *s = src + r * 8 + c * col_step;
+            const __m128d x0 = _mm_loadu_pd((const double *)(const void *)s);
+            const __m128d x1 = _mm_loadu_pd((const double *)(const void *)(s + col_step));
+            char *d = tile + r * pitch + c * 8;
+            _mm_store_pd((double *)(void *)d, _mm_unpacklo_pd(x0, x1));
+            _mm_store_pd((double *)(void *)(d + pitch), _mm_unpackhi_pd(x0, x1));
+          }
+        }
+      }
+#endif
+      for (int64_t c = 0; c < tc; c++) { /* the rest, one source column at a time */
+        const char *s = src + c * col_step;
+        for (int64_t r = c < simd_cols ? simd_rows : 0; r < tr; r++) {
+          copy_element(tile + r * pitch + c * esize, s + r * row_step, element_bytes);
+        }
+      }
+      char *d = out + r0 * dst_row + c0 * esize;
+      if (tc == TILE_COLS && esize == 4) { /* whole tile rows of the common sizes: inlined fixed-size copies */
+        for (int64_t r = 0; r < tr; r++, d += dst_row) memcpy(d, tile + r * pitch, TILE_COLS * 4);
+      } else if (tc == TILE_COLS && esize == 8) {
+        for (int64_t r = 0; r < tr; r++, d += dst_row) memcpy(d, tile + r * pitch, TILE_COLS * 8);
+      } else {
+        for (int64_t r = 0; r < tr; r++, d += dst_row) memcpy(d, tile + r * pitch, (size_t)(tc * esize));
+      }
+    }
   }
 }
 
@@ -68,34 +240,55 @@ void dlmap__copy_to_compact(void *dst, const void *src, int32_t ndim, const int6
     memcpy(dst, src, (size_t)count * element_bytes);
     return;
   }
-  /* Walk every index with an odometer over the outer dimensions, tracking the byte offset as an
-   * integer (an intermediate position may lie outside the buffer); the innermost dimension is one
-   * memcpy when its stride is 1, else a strided loop. */
-  const int32_t inner = ndim - 1;
-  /* Byte steps per dimension. A size-1 dimension is never stepped and may carry any stride, even one
-   * whose byte step overflows (validation ignores it), so its step is 0. The others fit with room to
-   * spare: the extent check bounded (extent - 1) × stride × bits. */
-  int64_t step[DLMAP_MAX_NDIM];
-  for (int32_t i = 0; i < ndim; i++) step[i] = shape[i] > 1 ? strides[i] * (int64_t)element_bytes : 0;
-  const size_t run = (size_t)shape[inner];
-  const int64_t inner_step = step[inner];
+  copy_dim dims[DLMAP_MAX_NDIM];
+  const int32_t n = reduce_layout(ndim, shape, strides, element_bytes, dims);
+  if (n == 0) {
+    memcpy(dst, src, element_bytes);
+    return;
+  }
+  const int32_t inner = n - 1;
+  const int64_t esize = (int64_t)element_bytes;
+  enum { RUNS, TILES, STRIDED } kind = dims[inner].src_step == esize ? RUNS : STRIDED;
+  int32_t across = -1; /* TILES: the dimension that steps least in the source */
+  if (kind == STRIDED) {
+    const int64_t inner_step = dims[inner].src_step < 0 ? -dims[inner].src_step : dims[inner].src_step;
+    int64_t least = inner_step;
+    for (int32_t i = 0; i < inner; i++) {
+      const int64_t step = dims[i].src_step < 0 ? -dims[i].src_step : dims[i].src_step;
+      if (step < least) least = step, across = i;
+    }
+    if (across >= 0) kind = TILES;
+  }
+  /* Every other dimension is walked with an odometer. */
+  int32_t outer[DLMAP_MAX_NDIM], m = 0;
+  for (int32_t i = 0; i < inner; i++) {
+    if (i != across) outer[m++] = i;
+  }
   int64_t index[DLMAP_MAX_NDIM] = {0};
-  int64_t offset = 0;
+  int64_t src_offset = 0, dst_offset = 0;
   const char *base = (const char *)src;
   char *out = (char *)dst;
   for (;;) {
-    if (strides[inner] == 1) {
-      memcpy(out, base + offset, run * element_bytes);
-      out += run * element_bytes;
-    } else {
-      int64_t at = offset;
-      for (size_t j = 0; j < run; j++, at += inner_step, out += element_bytes) copy_element(out, base + at, element_bytes);
+    switch (kind) {
+      case RUNS:
+        memcpy(out + dst_offset, base + src_offset, (size_t)(dims[inner].extent * esize));
+        break;
+      case STRIDED:
+        copy_strided_run(out + dst_offset, base + src_offset, dims[inner].src_step, dims[inner].extent, element_bytes);
+        break;
+      case TILES:
+        copy_plane_tiled(out + dst_offset, base + src_offset, dims[across].extent, dims[inner].extent,
+                         dims[across].src_step, dims[inner].src_step, dims[across].dst_step, element_bytes);
+        break;
     }
-    int32_t d = inner - 1;
+    int32_t d = m - 1;
     for (; d >= 0; d--) {
-      offset += step[d];
-      if (++index[d] < shape[d]) break;
-      offset -= shape[d] * step[d];
+      const copy_dim *c = &dims[outer[d]];
+      src_offset += c->src_step;
+      dst_offset += c->dst_step;
+      if (++index[d] < c->extent) break;
+      src_offset -= c->extent * c->src_step;
+      dst_offset -= c->extent * c->dst_step;
       index[d] = 0;
     }
     if (d < 0) return;

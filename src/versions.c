@@ -40,8 +40,15 @@ bool dlmap_version_is_known(dlmap_version v) {
 }
 
 dlmap_struct_kind dlmap_version_struct(dlmap_version v) {
-  for (size_t i = 0; i < sizeof kVersions / sizeof kVersions[0]; i++) {
-    if (dlmap_version_compare(kVersions[i].version, v) == 0) return kVersions[i].structure;
+  /* A switch over the listed versions rather than a walk of kVersions: import asks this of every tensor. */
+  switch ((uint64_t)v.major << 32 | v.minor) {
+#define DLMAP_VERSION(major, minor, STRUCT, note) \
+  case (uint64_t)(major) << 32 | (uint64_t)(minor): \
+    return DLMAP_STRUCT_##STRUCT;
+#include "src/generated/versions.inc"
+#undef DLMAP_VERSION
+    default:
+      break;
   }
   /* A newer minor of a major dlmap reads as versioned (minor bumps only add enum values). */
   const dlmap_version from = dlmap__version(DLMAP_ABI_VERSIONED_FROM_MAJOR, DLMAP_ABI_VERSIONED_FROM_MINOR);

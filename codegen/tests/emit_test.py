@@ -204,6 +204,66 @@ class MinimalSpecFiles(unittest.TestCase):
             '("libgpu.so.1", "libgpu.so", ), "gpuCount", "gpuError")',
         ])
 
+    def test_runtime_symbols_in_op_order(self):
+        self.assertRows(emit.emit_runtime_symbols, [
+            'DLMAP_RUNTIME_SYMBOL(GPU, DEVICE_COUNT, "gpuCount")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, ERROR_STRING, "gpuError")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, GET_LAST_ERROR, "gpuLastError")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, RUNTIME_VERSION, "gpuVersion")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, GET_DEVICE, "gpuGetDevice")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, SET_DEVICE, "gpuSetDevice")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, MALLOC, "gpuMalloc")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, FREE, "gpuFree")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, MALLOC_HOST, "gpuHostAlloc")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, FREE_HOST, "gpuHostFree")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, MALLOC_MANAGED, "gpuManagedAlloc")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, MEMCPY_ASYNC, "gpuCopy")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, MEMCPY_2D_ASYNC, "gpuCopy2D")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_CREATE, "gpuEventCreate")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_RECORD, "gpuEventRecord")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_DESTROY, "gpuEventDestroy")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, STREAM_WAIT_EVENT, "gpuWaitEvent")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, STREAM_SYNCHRONIZE, "gpuSync")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, POINTER_ATTRIBUTES, "gpuPointerInfo")',
+        ])
+
+    def test_runtime_values(self):
+        self.assertRows(emit.emit_runtime_values, [
+            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_HOST_TO_DEVICE, 10)",
+            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_DEVICE_TO_HOST, 11)",
+            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_DEVICE_TO_DEVICE, 12)",
+            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_DEFAULT, 13)",
+            "DLMAP_RUNTIME_VALUE(GPU, FLAG_EVENT_DISABLE_TIMING, 4)",
+            "DLMAP_RUNTIME_VALUE(GPU, FLAG_MALLOC_HOST, 0)",
+            "DLMAP_RUNTIME_VALUE(GPU, FLAG_MALLOC_MANAGED, 8)",
+            "DLMAP_RUNTIME_VALUE(GPU, DEVICE_OFFSET, 8)",
+            "DLMAP_RUNTIME_VALUE(GPU, DEVICE_POINTER_OFFSET, 16)",
+            "DLMAP_RUNTIME_VALUE(GPU, MANAGED_OFFSET, 12)",
+        ])
+
+    def test_runtime_values_without_managed_offset(self):
+        self.spec.platforms[1].runtime.pointer_attributes.managed_offset = None
+        self.assertNotIn("MANAGED_OFFSET", emit.emit_runtime_values(self.spec))
+
+    def test_runtime_streams_in_meaning_order(self):
+        self.assertRows(emit.emit_runtime_streams, [
+            "DLMAP_RUNTIME_STREAM(GPU, PER_THREAD_DEFAULT, 7)",
+            "DLMAP_RUNTIME_STREAM(GPU, DEFAULT, 0)",
+        ])
+
+    def test_runtime_memory_types_oldest_layout_first(self):
+        self.assertRows(emit.emit_runtime_memory_types, [
+            "DLMAP_RUNTIME_MEMORY_TYPE(GPU, 100, DEVICE, 5)",
+            "DLMAP_RUNTIME_MEMORY_TYPE(GPU, 200, HOST, 0)",
+            "DLMAP_RUNTIME_MEMORY_TYPE(GPU, 200, DEVICE, 1)",
+        ])
+
+    def test_no_runtime_gives_header_only(self):
+        self.spec.platforms[1].runtime = None
+        for function in (emit.emit_runtime_symbols, emit.emit_runtime_values, emit.emit_runtime_streams,
+                         emit.emit_runtime_memory_types):
+            self.assertEqual(function(self.spec), C_HEADER)
+
     def test_memory_kinds(self):
         self.assertRows(emit.emit_memory_kinds, [
             'DLMAP_MEMORY_KIND(HOST, "host", 1, "Host memory.")',
@@ -439,6 +499,24 @@ class DefaultSpecRows(unittest.TestCase):
                        'DLMAP_PLATFORM(CUDA, "cuda", GPU, "NVIDIA GPUs through the CUDA runtime.", ("nvidia", ), '
                        '("cuda", ), ("libcudart.so.13", "libcudart.so.12", "libcudart.so", ), '
                        '"cudaGetDeviceCount", "cudaGetErrorString")')
+
+    def test_runtime_rows_of_cuda_and_rocm(self):
+        spec_ = default_spec()
+        self.assertIn('DLMAP_RUNTIME_SYMBOL(CUDA, STREAM_WAIT_EVENT, "cudaStreamWaitEvent")',
+                      rows(emit.emit_runtime_symbols(spec_)))
+        self.assertIn('DLMAP_RUNTIME_SYMBOL(ROCM, MALLOC_HOST, "hipHostMalloc")', rows(emit.emit_runtime_symbols(spec_)))
+        self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, MEMCPY_DEFAULT, 4)", rows(emit.emit_runtime_values(spec_)))
+        self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, FLAG_EVENT_DISABLE_TIMING, 2)", rows(emit.emit_runtime_values(spec_)))
+        self.assertIn("DLMAP_RUNTIME_VALUE(ROCM, MANAGED_OFFSET, 24)", rows(emit.emit_runtime_values(spec_)))
+        self.assertEqual(rows(emit.emit_runtime_streams(spec_)), [
+            "DLMAP_RUNTIME_STREAM(CUDA, LEGACY_DEFAULT, 1)",
+            "DLMAP_RUNTIME_STREAM(CUDA, PER_THREAD_DEFAULT, 2)",
+            "DLMAP_RUNTIME_STREAM(ROCM, DEFAULT, 0)",
+        ])
+        memory_types = rows(emit.emit_runtime_memory_types(spec_))
+        self.assertIn("DLMAP_RUNTIME_MEMORY_TYPE(CUDA, 11000, MANAGED, 3)", memory_types)
+        self.assertIn("DLMAP_RUNTIME_MEMORY_TYPE(ROCM, 0, HOST_PINNED, 0)", memory_types)
+        self.assertIn("DLMAP_RUNTIME_MEMORY_TYPE(ROCM, 60000000, HOST_PINNED, 1)", memory_types)
 
     def test_platform_without_runtime(self):
         self.assertRow(emit.emit_platforms,

@@ -331,8 +331,8 @@ class FieldRules(SpecTestCase):
 
     def test_bad_c_symbol(self):
         index, e, _ = self.find("platforms.yaml", "platforms", "cuda")
-        e["runtime"]["device_count"] = "cuda-get-device-count"
-        self.assertRejected("platforms.yaml", "platforms[%d].runtime (cuda)" % index, "device_count",
+        e["runtime"]["symbols"]["device_count"] = "cuda-get-device-count"
+        self.assertRejected("platforms.yaml", "platforms[%d].runtime.symbols (cuda)" % index, "device_count",
                             "'cuda-get-device-count' is not a C symbol")
 
     def test_bad_word(self):
@@ -527,7 +527,7 @@ class PlatformRules(SpecTestCase):
 
     def test_runtime_on_non_gpu_backend(self):
         _, e, where = self.find("platforms.yaml", "platforms", "oneapi")
-        e["runtime"] = {"libraries": ["libsycl.so"], "device_count": "count", "error_string": "message"}
+        e["runtime"] = copy.deepcopy(self.entry("platforms.yaml", "platforms", "cuda")["runtime"])
         self.assertRejected("platforms.yaml", where, "runtime",
                             "key 'runtime': only platforms with backend gpu load a vendor runtime")
 
@@ -539,9 +539,132 @@ class PlatformRules(SpecTestCase):
 
     def test_runtime_missing_key(self):
         index, e, _ = self.find("platforms.yaml", "platforms", "rocm")
-        del e["runtime"]["error_string"]
-        self.assertRejected("platforms.yaml", "platforms[%d].runtime (rocm)" % index, "error_string",
+        del e["runtime"]["streams"]
+        self.assertRejected("platforms.yaml", "platforms[%d].runtime (rocm)" % index, "streams",
+                            "missing key 'streams'")
+
+    # ---- the GPU backend's runtime table (platforms[i].runtime) ----
+
+    def runtime(self, name="cuda"):
+        """(the runtime mapping of a platform, 'platforms[i].runtime (name)')."""
+        index, e, _ = self.find("platforms.yaml", "platforms", name)
+        return e["runtime"], "platforms[%d].runtime (%s)" % (index, name)
+
+    def test_runtime_symbols_not_a_mapping(self):
+        runtime, where = self.runtime()
+        runtime["symbols"] = ["cudaMalloc"]
+        self.assertRejected("platforms.yaml", where, "symbols", "must be a mapping of op → C symbol, got a list")
+
+    def test_runtime_symbol_missing_op(self):
+        runtime, where = self.runtime("rocm")
+        del runtime["symbols"]["error_string"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.symbols"), "error_string",
                             "missing key 'error_string'")
+
+    def test_runtime_symbol_unknown_op(self):
+        runtime, where = self.runtime()
+        runtime["symbols"]["launch_kernel"] = "cudaLaunchKernel"
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.symbols"), "launch_kernel",
+                            "unknown key 'launch_kernel'")
+
+    def test_runtime_symbol_used_for_two_ops(self):
+        runtime, where = self.runtime()
+        runtime["symbols"]["free_host"] = "cudaFree"
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.symbols"), "free_host",
+                            "symbol cudaFree is already the 'free' op")
+
+    def test_runtime_memcpy_kind_missing(self):
+        runtime, where = self.runtime()
+        del runtime["memcpy_kinds"]["default"]
+        self.assertRejected("platforms.yaml", where, "memcpy_kinds", "missing key 'default'")
+
+    def test_runtime_memcpy_kind_unknown(self):
+        runtime, where = self.runtime()
+        runtime["memcpy_kinds"]["host_to_host"] = 0
+        self.assertRejected("platforms.yaml", where, "memcpy_kinds", "unknown key 'host_to_host'")
+
+    def test_runtime_memcpy_kind_not_an_integer(self):
+        runtime, where = self.runtime()
+        runtime["memcpy_kinds"]["default"] = "4"
+        self.assertRejected("platforms.yaml", where, "memcpy_kinds.default", "must be an integer, got a string")
+
+    def test_runtime_memcpy_kinds_share_a_value(self):
+        runtime, where = self.runtime()
+        runtime["memcpy_kinds"]["default"] = 3
+        self.assertRejected("platforms.yaml", where, "memcpy_kinds",
+                            "device_to_device and default share the value 3")
+
+    def test_runtime_flag_out_of_range(self):
+        runtime, where = self.runtime()
+        runtime["flags"]["event_disable_timing"] = -2
+        self.assertRejected("platforms.yaml", where, "flags.event_disable_timing", "-2 is out of range 0…4294967295")
+
+    def test_runtime_stream_unknown_meaning(self):
+        runtime, where = self.runtime()
+        runtime["streams"]["no_sync"] = 0
+        self.assertRejected("platforms.yaml", where, "streams",
+                            "'no_sync' is not one of legacy_default, per_thread_default, default")
+
+    def test_runtime_stream_handle_missing_for_a_device_types_meaning(self):
+        runtime, where = self.runtime()
+        del runtime["streams"]["per_thread_default"]
+        self.assertRejected("platforms.yaml", where, "streams",
+                            "no handle for per_thread_default, which device type kDLCUDA (stream convention cuda) "
+                            "can receive")
+
+    def test_runtime_pointer_attributes_unknown_key(self):
+        runtime, where = self.runtime()
+        runtime["pointer_attributes"]["size"] = 24
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.pointer_attributes"), "size",
+                            "unknown key 'size'")
+
+    def test_runtime_pointer_offset_overlaps_memory_type(self):
+        runtime, where = self.runtime()
+        runtime["pointer_attributes"]["device_offset"] = 2
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.pointer_attributes"),
+                            "device_offset", "2 is out of range 4…252")
+
+    def test_runtime_pointer_offset_past_the_buffer(self):
+        runtime, where = self.runtime()
+        runtime["pointer_attributes"]["device_pointer_offset"] = 250
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.pointer_attributes"),
+                            "device_pointer_offset", "250 is out of range 4…248")
+
+    def test_runtime_pointer_fields_overlap(self):
+        runtime, where = self.runtime("rocm")
+        runtime["pointer_attributes"]["managed_offset"] = 12
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.pointer_attributes"),
+                            "managed_offset", "bytes 12… overlap the field 'device_pointer_offset'")
+
+    def test_runtime_layouts_empty(self):
+        runtime, where = self.runtime()
+        runtime["pointer_attributes"]["layouts"] = []
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.pointer_attributes"), "layouts",
+                            "must be a non-empty list")
+
+    def test_runtime_layouts_not_oldest_first(self):
+        runtime, where = self.runtime("rocm")
+        runtime["pointer_attributes"]["layouts"].reverse()
+        self.assertRejected("platforms.yaml", where.replace(".runtime (", ".runtime.pointer_attributes.layouts[1] ("),
+                            "from_version", "0 does not follow 60000000; list layouts oldest first")
+
+    def test_runtime_layout_unknown_memory_kind(self):
+        runtime, where = self.runtime()
+        runtime["pointer_attributes"]["layouts"][0]["memory_types"]["unified"] = 4
+        self.assertRejected("platforms.yaml", where.replace(".runtime (", ".runtime.pointer_attributes.layouts[0] ("),
+                            "memory_types", "unknown memory kind 'unified'")
+
+    def test_runtime_layout_memory_kinds_share_a_value(self):
+        runtime, where = self.runtime()
+        runtime["pointer_attributes"]["layouts"][0]["memory_types"]["managed"] = 2
+        self.assertRejected("platforms.yaml", where.replace(".runtime (", ".runtime.pointer_attributes.layouts[0] ("),
+                            "memory_types", "device and managed share the value 2")
+
+    def test_runtime_layout_without_memory_types(self):
+        runtime, where = self.runtime()
+        runtime["pointer_attributes"]["layouts"][0]["memory_types"] = {}
+        self.assertRejected("platforms.yaml", where.replace(".runtime (", ".runtime.pointer_attributes.layouts[0] ("),
+                            "memory_types", "must map at least one memory kind")
 
     def test_bad_backend(self):
         _, e, where = self.find("platforms.yaml", "platforms", "metal")

@@ -244,6 +244,11 @@ typedef struct dlmap_platform_status {
  * without a driver: the vendor's error becomes the reason. */
 void dlmap_platform_probe(dlmap_platform platform, dlmap_platform_status *out);
 
+/* The vendor entry points the GPU backend resolves in a platform's runtime (the spec's symbol table), in
+ * spec order: index 0, 1, …; NULL past the end and for platforms without a runtime. *op (may be NULL)
+ * receives the spec's name of the operation ("malloc", "stream_wait_event"). */
+const char *dlmap_platform_runtime_symbol(dlmap_platform platform, size_t index, const char **op);
+
 /* ---- device types ------------------------------------------------------------------------------- */
 
 /* How a device type reads the `stream` argument, as the spec's conventions classify a value. */

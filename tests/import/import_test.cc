@@ -950,9 +950,8 @@ TEST_P(ImportTable, Row) {
       kind = "BufferError";
       Replace(&message, "{reason}", status.reason);
     } else {
-      code = DLMAP_ERR_NOT_IMPLEMENTED;
-      kind = "NotImplementedError";
-      message = "Moving data to or from accelerator memory (the GPU backend) is not implemented by dlmap";
+      // The GPU backend serves the row here; its buffer is host memory posing as device memory.
+      GTEST_SKIP() << "the GPU backend serves this row here; tests/gpu covers it with device memory";
     }
   }
 

@@ -1,0 +1,346 @@
+# dlmap benchmarks — turns one run's results (Google Benchmark JSON, callgrind dumps, Python JSON) into the Markdown tables, ratios and target checks of BENCHMARKS.md.
+"""usage: report.py --bench bench.json [--callgrind DIR] [--copy-callgrind DIR] [--python python.json]
+                 [--python-callgrind DIR] [--meta meta.txt] [--check]
+
+Times are the median CPU time over the run's repetitions (CPU time: this machine is shared, and a descheduled
+benchmark would otherwise count the other processes' time); Ir are callgrind's instructions per operation, the
+stable comparison. --check exits 1 when an input is missing a benchmark the report needs (the CI smoke run
+uses it to prove that every benchmark ran); a target that is not met never fails anything.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+
+NDIMS = (1, 4, 8)
+SIZES = ("4KiB", "64KiB", "1MiB", "16MiB", "256MiB")
+STRIDED = ("rows", "transposed", "step2")
+missing = []
+
+
+def load_bench(path):
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    rows = {}
+    for b in data["benchmarks"]:
+        name = b.get("run_name", b["name"])
+        agg = b.get("aggregate_name")
+        if agg not in (None, "median"):
+            continue
+        if agg is None and name in rows and rows[name].get("aggregate_name") == "median":
+            continue
+        if agg is None and b.get("run_type") == "iteration" and name in rows:
+            continue  # a repetition without aggregates: keep the first
+        rows[name] = b
+    return data.get("context", {}), rows
+
+
+def ns(row):
+    scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[row.get("time_unit", "ns")]
+    return row["cpu_time"] * scale
+
+
+def load_callgrind(directory, events=False):
+    """{case name: Ir per operation} (or {case: {event: per operation}} with events=True) from the dumps of
+    `exchange_bench --count_instructions=N` under callgrind; copies count per KiB."""
+    out = {}
+    if not directory or not os.path.isdir(directory):
+        return out
+    calls = {}
+    listing = os.path.join(directory, "cases.tsv")
+    if os.path.exists(listing):
+        with open(listing, encoding="utf-8") as f:
+            for line in f:
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) == 3:
+                    calls[parts[0]] = float(parts[1]) * float(parts[2])
+    for path in glob.glob(os.path.join(directory, "cg.out.*")):
+        name, names, totals = None, ["Ir"], None
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = re.match(r"desc: Trigger: Client Request: (.*)", line)
+                if m:
+                    name = m.group(1).strip()
+                m = re.match(r"events: (.*)", line)
+                if m:
+                    names = m.group(1).split()
+                m = re.match(r"(?:totals|summary): ([\d ]+)", line)
+                if m:
+                    totals = [int(x) for x in m.group(1).split()]
+        if name and totals and name in calls:
+            per = {e: v / calls[name] for e, v in zip(names, totals)}
+            out[name] = per if events else per.get("Ir")
+    return out
+
+
+def load_python_callgrind(directory):
+    """{case: Ir per call, less the empty loop's} from python_bench.py --callgrind under --dump-before=sched_yield."""
+    if not directory or not os.path.isdir(directory):
+        return {}
+    with open(os.path.join(directory, "cases.json"), encoding="utf-8") as f:
+        meta = json.load(f)
+    dumps = []
+    for path in glob.glob(os.path.join(directory, "cg.out.*")):
+        seq = int(path.rsplit(".", 1)[1])
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        if "Trigger: Program termination" in text:
+            continue
+        m = re.search(r"^(?:totals|summary): (\d+)", text, re.M)
+        dumps.append((seq, int(m.group(1)) if m else 0))
+    dumps.sort()
+    totals = [t for _, t in dumps[1:]]  # the first dump is start-up and warm-up
+    if len(totals) != len(meta["cases"]):
+        return {}
+    per = {name: t / meta["calls"] for name, t in zip(meta["cases"], totals)}
+    empty = per.get("python/empty", 0.0)
+    return {name: v - empty for name, v in per.items() if name != "python/empty"}
+
+
+def get(rows, name):
+    if name not in rows:
+        missing.append(name)
+        return None
+    return rows[name]
+
+
+def fmt_ns(v):
+    if v is None:
+        return "—"
+    return "%.1f" % v if v < 100 else "%.0f" % v
+
+
+def fmt_ir(v):
+    return "—" if v is None else "%.0f" % v
+
+
+def ratio(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def fmt_ratio(r):
+    return "—" if r is None else "%.2f×" % r
+
+
+def verdict(r, limit, below=True):
+    if r is None:
+        return "n/a"
+    ok = r <= limit if below else r >= limit
+    return "met" if ok else "**not met**"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--callgrind")
+    ap.add_argument("--copy-callgrind")
+    ap.add_argument("--python")
+    ap.add_argument("--python-callgrind")
+    ap.add_argument("--meta")
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+
+    context, rows = load_bench(args.bench)
+    ir = load_callgrind(args.callgrind)
+    has_torch = any(k.startswith("peer/") for k in rows)
+    out = []
+    w = out.append
+
+    def t(name):
+        row = get(rows, name)
+        return None if row is None else ns(row)
+
+    def counter(name, key):
+        row = rows.get(name)
+        return None if row is None else row.get(key)
+
+    # ---- machine
+    w("### Machine and build\n")
+    if args.meta and os.path.exists(args.meta):
+        with open(args.meta, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    w("- " + line.strip())
+    caches = ", ".join("L%d%s %d KiB" % (c["level"], {"Data": "d", "Instruction": "i", "Unified": ""}.get(c["type"], ""),
+                                        c["size"] // 1024) for c in context.get("caches", []))
+    w("- Google Benchmark: %s CPUs at %s MHz, load average %s before the run; caches %s; peer: %s"
+      % (context.get("num_cpus"), context.get("mhz_per_cpu"),
+         ", ".join("%.2f" % x for x in context.get("load_avg", [])), caches or "?", context.get("peer", "?")))
+    w("- export block (dlmap's one allocation per export): ndim 1 %s; ndim 4 %s; ndim 8 %s"
+      % tuple(context.get("export_block_ndim%d" % d, "?") for d in NDIMS))
+    w("")
+
+    # ---- per-call table
+    w("### Per call: export, import, the floors and the peer\n")
+    w("Median CPU time per operation (ns) and callgrind instructions per operation (Ir).\n")
+    w("| operation | ns ndim 1 | ns ndim 4 | ns ndim 8 | Ir ndim 1 | Ir ndim 4 | Ir ndim 8 | allocs/op |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+    per_call = [
+        ("export + release, legacy (`__dlpack__()`)", "export/legacy/ndim:%d", True),
+        ("export + release, versioned (`max_version=(1, 3)`)", "export/versioned/ndim:%d", True),
+        ("floor: malloc + free of the export block's size", "floor/malloc_free/ndim:%d", True),
+        ("(glibc aligned_alloc(64) + free, same size)", "floor/aligned_alloc_free/ndim:%d", True),
+        ("floor: struct fill (DLManagedTensorVersioned + shape/strides)", "floor/struct_fill/ndim:%d", True),
+        ("import view + release, compact strides", "import/view/compact/ndim:%d", True),
+        ("import view + release, permuted strides", "import/view/permuted/ndim:%d", False),
+    ]
+    if has_torch:
+        per_call += [
+            ("libtorch `at::toDLPack` + deleter", "peer/torch_toDLPack_deleter/ndim:%d", True),
+            ("libtorch `at::fromDLPack` (Tensor dropped), compact", "peer/torch_fromDLPack/compact/ndim:%d", True),
+            ("libtorch `at::fromDLPack` (Tensor dropped), permuted", "peer/torch_fromDLPack/permuted/ndim:%d", False),
+        ]
+    for label, pattern, has1 in per_call:
+        dims = [d for d in NDIMS if has1 or d != 1]
+        times = {d: t(pattern % d) for d in dims}
+        irs = {d: ir.get(pattern % d) for d in dims}
+        allocs = [counter(pattern % d, "allocs") for d in dims]
+        allocs = [a for a in allocs if a is not None]
+        w("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            label, *(fmt_ns(times.get(d)) for d in NDIMS), *(fmt_ir(irs.get(d)) for d in NDIMS),
+            ("%g" % max(allocs)) if allocs else ""))
+    w("")
+    if has_torch:
+        w("libtorch cannot run under valgrind 3.19 (its dependency libhwy executes `rdtscp` in a static "
+          "initializer), so its rows have no Ir; the Ir come from `exchange_bench_nopeer`, the same code without "
+          "the peer.\n")
+
+    # ---- targets
+    w("### Targets (ratios from the same run)\n")
+    w("| target | ndim 1 | ndim 4 | ndim 8 | Ir ratio (ndim 4) | verdict |")
+    w("|---|---:|---:|---:|---:|---|")
+
+    def target_row(label, num, den, limit, dims=NDIMS):
+        rs = {d: ratio(t(num % d), t(den % d)) for d in dims}
+        irr = ratio(ir.get(num % 4), ir.get(den % 4))
+        worst = max((r for r in rs.values() if r is not None), default=None)
+        w("| %s | %s | %s | %s | %s | %s |" % (label, *(fmt_ratio(rs.get(d)) for d in NDIMS), fmt_ratio(irr),
+                                            verdict(worst, limit)))
+
+    for kind in ("legacy", "versioned"):
+        target_row("export + release (%s) ≤ 1.5× malloc/free" % kind, "export/%s/ndim:%%d" % kind,
+                   "floor/malloc_free/ndim:%d", 1.5)
+    if has_torch:
+        for kind in ("legacy", "versioned"):
+            target_row("export + release (%s) ≤ 0.5× libtorch toDLPack + deleter" % kind,
+                       "export/%s/ndim:%%d" % kind, "peer/torch_toDLPack_deleter/ndim:%d", 0.5)
+    target_row("import view, compact ≤ 1.5× struct fill", "import/view/compact/ndim:%d",
+               "floor/struct_fill/ndim:%d", 1.5)
+    target_row("import view, permuted ≤ 1.5× struct fill", "import/view/permuted/ndim:%d",
+               "floor/struct_fill/ndim:%d", 1.5, dims=(4, 8))
+    if has_torch:
+        target_row("(import view, compact ÷ libtorch fromDLPack)", "import/view/compact/ndim:%d",
+                   "peer/torch_fromDLPack/compact/ndim:%d", float("inf"))
+    allocs = [counter(n, "allocs") for n in rows if n.startswith("import/view/")]
+    allocs = [a for a in allocs if a is not None]
+    w("| import view: zero allocations (--wrap'd malloc family + counting allocator) | | | | | %s |"
+      % ("n/a" if not allocs else ("met (%g per import)" % max(allocs) if max(allocs) == 0 else
+                                   "**not met** (%g per import)" % max(allocs))))
+    w("")
+
+    # ---- lookups
+    w("### Name lookups: re2c matchers against a strcmp loop over the same names\n")
+    w("Every name each matcher accepts, looked up once per iteration (spec order; the loop compares until it "
+      "matches). Per lookup:\n")
+    w("| table | names | re2c ns | strcmp ns | strcasecmp ns | re2c Ir | strcmp Ir | re2c ÷ strcmp | verdict |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for table in ("device", "dtype", "platform"):
+        base = "lookup/%s/" % table
+        rr = get(rows, base + "re2c")
+        names = None
+        if rr is not None:
+            m = re.match(r"(\d+) names", rr.get("label", ""))
+            names = int(m.group(1)) if m else None
+        per = {}
+        for m_ in ("re2c", "strcmp", "strcasecmp"):
+            v = t(base + m_)
+            per[m_] = None if v is None or not names else v / names
+        r = ratio(per["re2c"], per["strcmp"])
+        w("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            table, names or "?", fmt_ns(per["re2c"]), fmt_ns(per["strcmp"]), fmt_ns(per["strcasecmp"]),
+            fmt_ir(ir.get(base + "re2c")), fmt_ir(ir.get(base + "strcmp")), fmt_ratio(r), verdict(r, 1.0)))
+    w("")
+
+    # ---- copies
+    w("### Host copies through import (`copy=True` / row-major wanted) against memcpy of the same bytes\n")
+    w("GB/s of destination bytes (10^9 B/s, median); the ratio is to memcpy at the same size. The destination "
+      "comes from a caching `dlmap_allocator` (pre-faulted), as a framework's would. rows: a 2-D crop (row pitch "
+      "+64 B); transposed: a 2-D transposed view (`strides=[1, n]`); step2: every other element of each row.\n")
+    w("| size | memcpy | compact | rows | transposed | step2 | compact ÷ memcpy | rows ÷ | transposed ÷ | step2 ÷ |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    worst = {}
+    for size in SIZES:
+        bw = {}
+        for kind in ("memcpy", "compact") + STRIDED:
+            row = get(rows, "copy/%s/%s" % (kind, size))
+            bw[kind] = None if row is None else row.get("bytes_per_second", 0) / 1e9
+        rs = {k: ratio(bw[k], bw["memcpy"]) for k in ("compact",) + STRIDED}
+        if size not in ("4KiB", "64KiB"):
+            for k in STRIDED:
+                if rs[k] is not None:
+                    worst[k] = min(worst.get(k, rs[k]), rs[k])
+        w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            size, *("—" if bw[k] is None else "%.1f" % bw[k] for k in ("memcpy", "compact") + STRIDED),
+            *(fmt_ratio(rs[k]) for k in ("compact",) + STRIDED)))
+    w("")
+    w("Target: strided → compact ≥ 0.8× memcpy from 1 MiB up — " + "; ".join(
+        "%s: worst %s, %s" % (k, fmt_ratio(worst.get(k)), verdict(worst.get(k), 0.8, below=False)) for k in STRIDED))
+    w("")
+    cache = load_callgrind(args.copy_callgrind, events=True)
+    if cache:
+        w("Why, from callgrind's cache simulation (`--cache-sim=yes`, its model of this machine's caches): events "
+          "per KiB of destination, one copy after one warm-up copy.\n")
+        w("| copy | Ir/KiB | D1 misses/KiB | LL misses/KiB |")
+        w("|---|---:|---:|---:|")
+        for size in SIZES:
+            for kind in ("memcpy", "compact") + STRIDED:
+                ev = cache.get("copy/%s/%s" % (kind, size))
+                if not ev:
+                    continue
+                d1 = ev.get("D1mr", 0) + ev.get("D1mw", 0)
+                ll = ev.get("DLmr", 0) + ev.get("DLmw", 0)
+                w("| %s %s | %.0f | %.1f | %.1f |" % (kind, size, ev.get("Ir", 0), d1, ll))
+        w("")
+
+    # ---- python
+    if args.python and os.path.exists(args.python):
+        with open(args.python, encoding="utf-8") as f:
+            py = json.load(f)
+        pir = load_python_callgrind(args.python_callgrind)
+        prow = {b["name"]: b for b in py["benchmarks"]}
+        w("### Python per call (`/usr/bin/python3` %s, NumPy %s)\n" % (py.get("python"), py.get("numpy")))
+        w("timeit, median of %d repeats (ns per call, the loop included); Ir from callgrind, less an empty "
+          "call's.\n" % (py["benchmarks"][0]["repeats"] if py["benchmarks"] else 0))
+        w("| call | ns ndim 1 | ns ndim 4 | Ir ndim 1 | Ir ndim 4 | ÷ NumPy's own (ndim 1 / 4) | verdict |")
+        w("|---|---:|---:|---:|---:|---:|---|")
+        for call in ("np.from_dlpack(dlmap)", "dlmap.from_dlpack(np)", "np.from_dlpack(np)"):
+            vals, irs, rs = {}, {}, {}
+            for d in (1, 4):
+                name = "python/%s/ndim:%d" % (call, d)
+                own = "python/np.from_dlpack(np)/ndim:%d" % d
+                if name not in prow:
+                    missing.append(name)
+                vals[d] = prow.get(name, {}).get("median_ns")
+                irs[d] = pir.get(name)
+                rs[d] = ratio(vals[d], prow.get(own, {}).get("median_ns"))
+            worst_r = max((r for r in rs.values() if r is not None), default=None)
+            is_own = call == "np.from_dlpack(np)"
+            w("| `%s` | %s | %s | %s | %s | %s | %s |" % (
+                call, fmt_ns(vals[1]), fmt_ns(vals[4]), fmt_ir(irs[1]), fmt_ir(irs[4]),
+                "baseline" if is_own else "%s / %s" % (fmt_ratio(rs[1]), fmt_ratio(rs[4])),
+                "" if is_own else verdict(worst_r, 1.0)))
+        w("")
+    elif args.python:
+        w("### Python per call\n\nNot run: %s\n" % args.python)
+
+    sys.stdout.write("\n".join(out) + "\n")
+    if args.check and missing:
+        sys.stderr.write("report.py: missing results: %s\n" % ", ".join(sorted(set(missing))))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+#!/bin/sh
+# dlmap benchmarks — the one command: builds bench/ with -c opt, runs every benchmark, counts instructions with callgrind, prints the report (BENCHMARKS.md).
+#
+# usage: bench/run.sh [--smoke] [--update-md] [--no-callgrind] [--no-python] [-- extra Google Benchmark flags]
+#   (default)     the full run: 5 repetitions of every benchmark (medians), callgrind counts, Python, the report
+#   --smoke       CI: build, run each benchmark once briefly (never timed, nothing compared), check the report
+#   --update-md   also replace the generated part of BENCHMARKS.md (between its bench:begin/end markers)
+# Results go to $DLMAP_BENCH_OUT (default: a new directory under /tmp), printed at the end.
+# Needs libbenchmark-dev; libtorch-dev (the peer), python3-numpy with python3-dev (the Python benchmark) and
+# valgrind (instruction counts) are used when installed.
+set -eu
+cd "$(dirname "$0")/.."
+
+smoke=0
+update_md=0
+callgrind=1
+python=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) smoke=1 ;;
+    --update-md) update_md=1 ;;
+    --no-callgrind) callgrind=0 ;;
+    --no-python) python=0 ;;
+    --) shift; break ;;
+    *) echo "usage: bench/run.sh [--smoke] [--update-md] [--no-callgrind] [--no-python] [-- benchmark flags]" >&2; exit 2 ;;
+  esac
+  shift
+done
+out="${DLMAP_BENCH_OUT:-$(mktemp -d /tmp/dlmap-bench.XXXXXX)}"
+mkdir -p "$out"
+
+# ---- build (the same configuration as any -c opt build: the flags are recorded below)
+targets="//bench:exchange_bench //bench:exchange_bench_nopeer"
+config_summary="$(bazel info output_base)/external/dlmap_config/SUMMARY"
+if [ "$python" = 1 ] && bazel query //bench:python_bench >/dev/null 2>&1 \
+   && bazel query 'attr(tags, manual, //python:dlmap.so)' 2>/dev/null | grep -q . ; then
+  echo "run.sh: //python:dlmap.so is not built here (no Python.h): the Python benchmark is skipped" >&2
+  python=0
+fi
+if [ "$python" = 1 ] && ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  echo "run.sh: /usr/bin/python3 has no NumPy (apt-get install python3-numpy): the Python benchmark is skipped" >&2
+  python=0
+fi
+[ "$python" = 1 ] && targets="$targets //bench:python_bench //python:dlmap.so"
+bazel build -c opt $targets
+bin="$(bazel info -c opt bazel-bin)/bench"
+# What `bazel run //bench:python_bench` runs, with Debian's interpreter (a built binary does not get BUILD's args).
+python_bench() { bench/python_bench.sh /usr/bin/python3 "$bin/../python/dlmap.so" bench/python_bench.py "$@"; }
+
+# ---- what this run is: machine, compiler, flags, date
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "machine: $(uname -srm); $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(nproc) CPUs online), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); a shared machine (other builds may run)"
+  echo "compiler: $(gcc --version | head -1); glibc $(ldd --version | head -1 | awk '{print $NF}')"
+  flags=$(bazel aquery -c opt 'mnemonic("CppCompile", //src:dlmap)' --output=text 2>/dev/null |
+          awk '/Compiling src\/export.c/ {f = 1} f && /Command Line/ {g = 1} g {print} g && /\)$/ {exit}' |
+          tr -d "\\\\'" | awk '{print $1}' | grep -E '^-(O|g|f|D|U|std|W|pedantic|m)' | grep -vE '^-(fno-canonical|frandom-seed|D__|Wno-builtin-macro)' |
+          tr '\n' ' ')
+  echo "flags (bazel -c opt, dlmap's C): ${flags:-?}"
+  echo "Google Benchmark $(dpkg-query -W -f '${Version}' libbenchmark-dev 2>/dev/null || echo '?') (Debian libbenchmark-dev); libtorch $(dpkg-query -W -f '${Version}' libtorch-dev 2>/dev/null || echo 'not installed'); valgrind $(valgrind --version 2>/dev/null || echo 'not installed')"
+  echo "toolchain detection: $(grep -E '^(bench|torch) ' "$config_summary" 2>/dev/null | tr '\n' ';' | sed 's/  */ /g')"
+} > "$out/meta.txt"
+
+# ---- 1. the Google Benchmark run: one binary, one run
+if [ "$smoke" = 1 ]; then
+  "$bin/exchange_bench" --benchmark_min_time=0.001 --benchmark_out="$out/bench.json" --benchmark_out_format=json "$@"
+else
+  "$bin/exchange_bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+    --benchmark_min_time=0.1 --benchmark_out="$out/bench.json" --benchmark_out_format=json "$@"
+fi
+
+# ---- 2. instruction counts of the per-call benchmarks (callgrind; the peer cannot run under valgrind 3.19)
+cg_args=""
+if [ "$smoke" = 1 ]; then
+  "$bin/exchange_bench_nopeer" --count_instructions=10 > "$out/count_smoke.tsv"  # the count mode works
+elif [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
+  mkdir -p "$out/callgrind"
+  rm -f "$out/callgrind"/cg.out*
+  valgrind --tool=callgrind --callgrind-out-file="$out/callgrind/cg.out" \
+    "$bin/exchange_bench_nopeer" --count_instructions=20000 > "$out/callgrind/cases.tsv" 2> "$out/callgrind/valgrind.log"
+  cg_args="--callgrind $out/callgrind"
+  # The copies' cache behaviour at 1 and 16 MiB (simulated caches: why a strided copy is slower than memcpy).
+  mkdir -p "$out/copy_callgrind"
+  rm -f "$out/copy_callgrind"/cg.out*
+  valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file="$out/copy_callgrind/cg.out" \
+    "$bin/exchange_bench_nopeer" --count_instructions=1 --count_copies --count_filter='^copy/.*/(1|16)MiB$' \
+    > "$out/copy_callgrind/cases.tsv" 2> "$out/copy_callgrind/valgrind.log"
+  cg_args="$cg_args --copy-callgrind $out/copy_callgrind"
+fi
+
+# ---- 3. Python per call
+py_args=""
+if [ "$python" = 1 ]; then
+  if [ "$smoke" = 1 ]; then
+    python_bench --repeat 1 --min-time 0.001 --out "$out/python.json"
+  else
+    python_bench --repeat 7 --min-time 0.2 --out "$out/python.json"
+    if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
+      mkdir -p "$out/python_callgrind"
+      rm -f "$out/python_callgrind"/cg.out*
+      PYTHONPATH="$(cd "$bin/../python" && pwd)" PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1 \
+        valgrind --tool=callgrind --dump-before=sched_yield --callgrind-out-file="$out/python_callgrind/cg.out" \
+        /usr/bin/python3 bench/python_bench.py --callgrind 5000 > "$out/python_callgrind/cases.json" 2> "$out/python_callgrind/valgrind.log"
+      py_args="--python-callgrind $out/python_callgrind"
+    fi
+  fi
+  py_args="--python $out/python.json $py_args"
+fi
+
+# ---- 4. the report
+check=""
+[ "$smoke" = 1 ] && check="--check"
+/usr/bin/python3 bench/report.py --bench "$out/bench.json" --meta "$out/meta.txt" $cg_args $py_args $check \
+  > "$out/report.md"
+cat "$out/report.md"
+if [ "$update_md" = 1 ]; then
+  /usr/bin/python3 - "$out/report.md" BENCHMARKS.md <<'EOF'
+import sys
+report, md = sys.argv[1], sys.argv[2]
+text = open(md, encoding="utf-8").read()
+begin, end = "<!-- bench:begin (bench/run.sh --update-md) -->", "<!-- bench:end -->"
+i, j = text.index(begin) + len(begin), text.index(end)
+open(md, "w", encoding="utf-8").write(text[:i] + "\n" + open(report, encoding="utf-8").read() + text[j:])
+EOF
+  echo "run.sh: BENCHMARKS.md updated"
+fi
+echo "run.sh: results in $out"

@@ -1,0 +1,289 @@
+/* dlmap fuzz harness support — input reader, invariant checks and a tracking allocator shared by the fuzz targets
+ * (built with clang + libFuzzer by --config=fuzz, and with gcc into //tests/hardening:*_replay_test). */
+#ifndef DLMAP_FUZZ_HARNESS_H_
+#define DLMAP_FUZZ_HARNESS_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlmap/dlmap.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DLMAP_FUZZ_ASAN 1
+#endif
+#endif
+#if !defined(DLMAP_FUZZ_ASAN) && defined(__SANITIZE_ADDRESS__)
+#define DLMAP_FUZZ_ASAN 1
+#endif
+#ifdef DLMAP_FUZZ_ASAN
+#include <sanitizer/asan_interface.h>
+#define FUZZ_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define FUZZ_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define FUZZ_POISON(p, n) ((void)(p), (void)(n))
+#define FUZZ_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* An invariant of dlmap's contract: a violation aborts, which libFuzzer (and the replay test) reports as a crash. */
+#define FUZZ_CHECK(cond)                                                                        \
+  do {                                                                                          \
+    if (!(cond)) {                                                                              \
+      fprintf(stderr, "%s:%d: invariant violated: %s\n", __FILE__, __LINE__, #cond);            \
+      abort();                                                                                  \
+    }                                                                                           \
+  } while (0)
+
+/* ---- input reader: takes values from the front; zeros once the input is exhausted -------------------- */
+
+typedef struct fuzz_input {
+  const uint8_t *data;
+  size_t size;
+} fuzz_input;
+
+static inline uint64_t fuzz_bytes(fuzz_input *in, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t b = 0;
+    if (in->size > 0) {
+      b = in->data[0];
+      in->data++;
+      in->size--;
+    }
+    v |= (uint64_t)b << (8 * i);
+  }
+  return v;
+}
+static inline uint8_t fuzz_u8(fuzz_input *in) { return (uint8_t)fuzz_bytes(in, 1); }
+static inline uint16_t fuzz_u16(fuzz_input *in) { return (uint16_t)fuzz_bytes(in, 2); }
+static inline uint32_t fuzz_u32(fuzz_input *in) { return (uint32_t)fuzz_bytes(in, 4); }
+static inline uint64_t fuzz_u64(fuzz_input *in) { return fuzz_bytes(in, 8); }
+static inline bool fuzz_bool(fuzz_input *in) { return (fuzz_u8(in) & 1) != 0; }
+
+/* Picks from a table most of the time (byte < 224), else takes a raw value: dictionaries of interesting values
+ * keep the fuzzer near the boundaries while raw values cover the rest. */
+static inline int64_t fuzz_pick_i64(fuzz_input *in, const int64_t *table, size_t n) {
+  const uint8_t sel = fuzz_u8(in);
+  if (sel < 224 && n > 0) return table[sel % n];
+  return (int64_t)fuzz_u64(in);
+}
+
+static const int64_t kFuzzInterestingI64[] = {0, 1, 2, 3, 4, 5, 7, 8, -1, -2, 16, 64, 255, 256, 1023, 4096,
+                                              INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, INT64_MAX / 2,
+                                              (int64_t)1 << 32, (int64_t)1 << 40, (int64_t)1 << 62, -((int64_t)1 << 62)};
+
+/* A DLPack device type: mostly ones the spec defines (and their neighbours), sometimes anything. */
+static inline int32_t fuzz_device_type(fuzz_input *in) {
+  static const int64_t kTypes[] = {1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                                   0, 5, 6, 22, 200, -1, INT32_MAX, INT32_MIN, 1, 1, 1, 3, 13};
+  return (int32_t)fuzz_pick_i64(in, kTypes, sizeof kTypes / sizeof kTypes[0]);
+}
+
+/* A dtype: mostly valid widths of known codes, sometimes anything (including lanes 0 and vector lanes). */
+static inline DLDataType fuzz_dtype(fuzz_input *in) {
+  static const uint8_t kBits[] = {8, 16, 32, 64, 1, 4, 6, 128, 0, 2, 3, 7, 255, 8, 32, 64};
+  DLDataType t;
+  const uint8_t a = fuzz_u8(in), b = fuzz_u8(in), c = fuzz_u8(in);
+  t.code = a < 200 ? (uint8_t)(a % 20) : fuzz_u8(in);
+  t.bits = b < 224 ? kBits[b % sizeof kBits] : fuzz_u8(in);
+  t.lanes = c < 200 ? 1 : c < 230 ? (uint16_t)(c % 8) : fuzz_u16(in);
+  return t;
+}
+
+/* A DLPack version: the interesting ones (listed, legacy, future, unknown majors) or anything. */
+static inline dlmap_version fuzz_version(fuzz_input *in) {
+  static const uint32_t kVersions[][2] = {{1, 0}, {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 99}, {0, 5}, {0, 8}, {0, 1},
+                                          {0, 0}, {2, 0}, {3, 1}, {1, UINT32_MAX}, {UINT32_MAX, 0}, {0, 4}};
+  dlmap_version v;
+  const uint8_t sel = fuzz_u8(in);
+  if (sel < 240) {
+    v.major = kVersions[sel % (sizeof kVersions / sizeof kVersions[0])][0];
+    v.minor = kVersions[sel % (sizeof kVersions / sizeof kVersions[0])][1];
+  } else {
+    v.major = fuzz_u32(in);
+    v.minor = fuzz_u32(in);
+  }
+  return v;
+}
+
+/* ---- a tracking allocator: counts attempts and live blocks, fails on request, refuses huge sizes -------- */
+
+#define FUZZ_MAX_BLOCKS 16
+#define FUZZ_ALLOC_CAP ((size_t)1 << 16) /* larger requests fail (MemoryError), like a bounded framework pool */
+
+typedef struct fuzz_allocator {
+  dlmap_allocator api;
+  size_t attempts;       /* calls to allocate */
+  size_t live;           /* blocks handed out and not yet released */
+  size_t fail_at;        /* 1-based attempt that fails; 0: none */
+  size_t last_alignment;
+  void *blocks[FUZZ_MAX_BLOCKS];
+} fuzz_allocator;
+
+static inline bool fuzz_is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+static inline void *fuzz_allocate(void *ctx, size_t size, size_t alignment) {
+  fuzz_allocator *a = (fuzz_allocator *)ctx;
+  a->attempts++;
+  /* The dlmap_allocator contract: alignment is a power of two and size a multiple of it (aligned_alloc's rule). */
+  FUZZ_CHECK(fuzz_is_pow2(alignment));
+  FUZZ_CHECK(size > 0 && size % alignment == 0);
+  a->last_alignment = alignment;
+  if (a->attempts == a->fail_at || size > FUZZ_ALLOC_CAP || alignment > FUZZ_ALLOC_CAP) return NULL;
+  void *p = aligned_alloc(alignment, size);
+  if (p == NULL) return NULL;
+  for (size_t i = 0; i < FUZZ_MAX_BLOCKS; i++) {
+    if (a->blocks[i] == NULL) {
+      a->blocks[i] = p;
+      a->live++;
+      return p;
+    }
+  }
+  FUZZ_CHECK(!"more live blocks than one fuzz iteration can create");
+  return NULL;
+}
+
+static inline void fuzz_release(void *ctx, void *pointer) {
+  fuzz_allocator *a = (fuzz_allocator *)ctx;
+  for (size_t i = 0; i < FUZZ_MAX_BLOCKS; i++) {
+    if (a->blocks[i] == pointer && pointer != NULL) {
+      a->blocks[i] = NULL;
+      a->live--;
+      free(pointer);
+      return;
+    }
+  }
+  FUZZ_CHECK(!"release of a pointer this allocator did not hand out (or released twice)");
+}
+
+static inline void fuzz_allocator_init(fuzz_allocator *a, size_t fail_at) {
+  memset(a, 0, sizeof *a);
+  a->api.allocate = fuzz_allocate;
+  a->api.release = fuzz_release;
+  a->api.ctx = a;
+  a->fail_at = fail_at;
+}
+
+/* ---- error invariants ------------------------------------------------------------------------------- */
+
+/* What every failing call must leave in its dlmap_error: the status, a catalogue id and kind, and a message
+ * that is NUL-terminated inside the buffer and as long as strlen says. */
+static inline void fuzz_check_error(const dlmap_error *err, int32_t status) {
+  FUZZ_CHECK(status != DLMAP_OK);
+  FUZZ_CHECK(err->code == status);
+  FUZZ_CHECK(err->id != NULL);
+  FUZZ_CHECK(memchr(err->message, '\0', sizeof err->message) != NULL);
+  FUZZ_CHECK(strlen(err->message) > 0);
+  const dlmap_error_info *info = dlmap_error_info_of(status);
+  FUZZ_CHECK(info->code == status); /* every status dlmap returns is in its catalogue */
+  FUZZ_CHECK(err->kind == info->kind && strcmp(err->id, info->id) == 0);
+  if (status == DLMAP_ERR_OUT_OF_MEMORY) FUZZ_CHECK(err->kind == DLMAP_KIND_MEMORY_ERROR);
+}
+
+__extension__ typedef __int128 fuzz_i128;
+
+/* ---- the bytes a tensor description reaches (DLPack semantics, computed independently of dlmap) ------ */
+
+typedef struct fuzz_region {
+  bool valid;        /* ndim, shape and strides are well formed and nothing overflows */
+  uint64_t count;    /* elements */
+  fuzz_i128 lo_bytes; /* lowest byte reached, relative to the first element (<= 0) */
+  fuzz_i128 hi_bytes; /* one past the highest byte reached */
+} fuzz_region;
+
+/* element_bits: bits × lanes, or 8 for padded sub-byte elements (one byte each). */
+static inline fuzz_region fuzz_tensor_region(int32_t ndim, const int64_t *shape, const int64_t *strides,
+                                             uint64_t element_bits) {
+  fuzz_region r;
+  memset(&r, 0, sizeof r);
+  if (ndim < 0 || ndim > DLMAP_MAX_NDIM || (ndim > 0 && shape == NULL) || element_bits == 0) return r;
+  fuzz_i128 count = 1, lo = 0, hi = 0;
+  for (int32_t i = 0; i < ndim; i++) {
+    if (shape[i] < 0) return r;
+    count *= shape[i];
+    if (count > ((fuzz_i128)1 << 62)) count = ((fuzz_i128)1 << 62) + 1; /* saturate: too big to fit anyway */
+  }
+  r.count = (uint64_t)count;
+  r.valid = true;
+  if (count == 0) return r;
+  for (int32_t i = 0; i < ndim; i++) {
+    const fuzz_i128 stride = strides != NULL ? strides[i] : 0;
+    if (strides == NULL) continue;
+    const fuzz_i128 step = (fuzz_i128)(shape[i] - 1) * stride; /* |step| < 2^126 */
+    if (step < 0) lo += step;
+    else hi += step;
+    /* saturate far beyond any buffer, so that the sums and the × bits below cannot overflow */
+    if (lo < -((fuzz_i128)1 << 80)) lo = -((fuzz_i128)1 << 80);
+    if (hi > ((fuzz_i128)1 << 80)) hi = (fuzz_i128)1 << 80;
+  }
+  if (strides == NULL) hi = count - 1;
+  const fuzz_i128 bits = element_bits;
+  r.lo_bytes = lo * bits >= 0 ? lo * bits / 8 : -((-lo * bits + 7) / 8);
+  r.hi_bytes = ((hi + 1) * bits + 7) / 8;
+  return r;
+}
+
+/* Whether every byte the tensor reaches lies in [buf, buf + size) when its first element is at `first`. */
+static inline bool fuzz_region_inside(const fuzz_region *r, uintptr_t first, const void *buf, size_t size) {
+  if (!r->valid) return false;
+  if (r->count == 0) return true;
+  const fuzz_i128 lo = (fuzz_i128)first + r->lo_bytes, hi = (fuzz_i128)first + r->hi_bytes;
+  return buf != NULL && lo >= (fuzz_i128)(uintptr_t)buf && hi <= (fuzz_i128)(uintptr_t)buf + (fuzz_i128)size;
+}
+
+/* The byte offset of element `index` (row-major order) in a strided tensor, relative to the first element. */
+static inline int64_t fuzz_element_offset(int32_t ndim, const int64_t *shape, const int64_t *strides, uint64_t index,
+                                          uint64_t element_bytes) {
+  if (strides == NULL) return (int64_t)(index * element_bytes);
+  int64_t offset = 0;
+  for (int32_t d = ndim - 1; d >= 0; d--) {
+    const uint64_t extent = (uint64_t)shape[d];
+    const uint64_t at = index % extent;
+    index /= extent;
+    offset += (int64_t)at * strides[d];
+  }
+  return offset * (int64_t)element_bytes;
+}
+
+/* Compact row-major strides of a shape (what a copy must carry). A tensor with no elements may have extents whose
+ * product does not fit: its strides address nothing and saturate at INT64_MAX. */
+static inline bool fuzz_strides_compact(int32_t ndim, const int64_t *shape, const int64_t *strides) {
+  int64_t expected = 1;
+  for (int32_t d = ndim - 1; d >= 0; d--) {
+    if (strides[d] != expected) return false;
+    if (__builtin_mul_overflow(expected, shape[d] > 0 ? shape[d] : 1, &expected)) expected = INT64_MAX;
+  }
+  return true;
+}
+
+/* Row-major (C-contiguous) by NumPy's rule: every dimension of extent > 1 has the compact stride; no elements
+ * or NULL strides qualify. */
+static inline bool fuzz_row_major(int32_t ndim, const int64_t *shape, const int64_t *strides) {
+  if (strides == NULL) return true;
+  for (int32_t d = 0; d < ndim; d++) {
+    if (shape[d] == 0) return true;
+  }
+  int64_t expected = 1;
+  for (int32_t d = ndim - 1; d >= 0; d--) {
+    if (shape[d] > 1 && strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+/* Checks that a compact copy holds exactly the source's elements (byte-sized elements; small tensors). */
+static inline void fuzz_check_copy(const void *copy, const void *first, int32_t ndim, const int64_t *shape,
+                                   const int64_t *strides, uint64_t element_bytes, uint64_t count) {
+  if (count > 4096 || element_bytes == 0) return;
+  const char *src = (const char *)first;
+  for (uint64_t i = 0; i < count; i++) {
+    const int64_t offset = fuzz_element_offset(ndim, shape, strides, i, element_bytes);
+    FUZZ_CHECK(memcmp((const char *)copy + i * element_bytes, src + offset, element_bytes) == 0);
+  }
+}
+
+#endif /* DLMAP_FUZZ_HARNESS_H_ */

@@ -1,0 +1,697 @@
+/* dlmap GPU backend — CUDA and HIP through one implementation: the spec's runtime table (generated
+ * runtime_*.inc rows: vendor symbols, enum values, stream handles, pointer-attribute layouts) says which
+ * entry points to dlsym and which values to pass, so no vendor header is included and nothing is linked:
+ * one build runs with or without a GPU, a driver or a toolkit. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlmap_config.h"
+#include "src/backends/gpu.h"
+#include "src/memory.h"
+
+/* ---- the spec's rows ------------------------------------------------------------------------------- */
+
+/* The ops of the spec's symbol table (codegen/spec.py RUNTIME_SYMBOLS) and the C signature each is called
+ * with (spec/platforms.yaml documents them). Each returns the runtime's error enum (0: success) unless
+ * its return type says otherwise. */
+#define GPU_OPS(X)                                                                                         \
+  X(DEVICE_COUNT, device_count, int, (int *count))                                                         \
+  X(ERROR_STRING, error_string, const char *, (int error))                                                 \
+  X(GET_LAST_ERROR, get_last_error, int, (void))                                                           \
+  X(RUNTIME_VERSION, runtime_version, int, (int *version))                                                 \
+  X(GET_DEVICE, get_device, int, (int *device))                                                            \
+  X(SET_DEVICE, set_device, int, (int device))                                                             \
+  X(MALLOC, malloc, int, (void **ptr, size_t bytes))                                                       \
+  X(FREE, free, int, (void *ptr))                                                                          \
+  X(MALLOC_HOST, malloc_host, int, (void **ptr, size_t bytes, unsigned flags))                             \
+  X(FREE_HOST, free_host, int, (void *ptr))                                                                \
+  X(MALLOC_MANAGED, malloc_managed, int, (void **ptr, size_t bytes, unsigned flags))                       \
+  X(MEMCPY_ASYNC, memcpy_async, int, (void *dst, const void *src, size_t bytes, int kind, void *stream))   \
+  X(MEMCPY_2D_ASYNC, memcpy_2d_async, int,                                                                 \
+    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, int kind,      \
+     void *stream))                                                                                        \
+  X(EVENT_CREATE, event_create, int, (void **event, unsigned flags))                                       \
+  X(EVENT_RECORD, event_record, int, (void *event, void *stream))                                          \
+  X(EVENT_DESTROY, event_destroy, int, (void *event))                                                      \
+  X(STREAM_WAIT_EVENT, stream_wait_event, int, (void *stream, void *event, unsigned flags))                \
+  X(STREAM_SYNCHRONIZE, stream_synchronize, int, (void *stream))                                           \
+  X(POINTER_ATTRIBUTES, pointer_attributes, int, (void *attributes, const void *ptr))
+
+enum {
+#define X(OP, op, R, ARGS) GPU_OP_##OP,
+  GPU_OPS(X)
+#undef X
+  GPU_OP_COUNT
+};
+
+/* Values of the runtime (spec: memcpy_kinds, flags, pointer_attributes offsets). */
+enum {
+  GPU_VALUE_MEMCPY_HOST_TO_DEVICE,
+  GPU_VALUE_MEMCPY_DEVICE_TO_HOST,
+  GPU_VALUE_MEMCPY_DEVICE_TO_DEVICE,
+  GPU_VALUE_MEMCPY_DEFAULT,
+  GPU_VALUE_FLAG_EVENT_DISABLE_TIMING,
+  GPU_VALUE_FLAG_MALLOC_HOST,
+  GPU_VALUE_FLAG_MALLOC_MANAGED,
+  GPU_VALUE_DEVICE_OFFSET,
+  GPU_VALUE_DEVICE_POINTER_OFFSET,
+  GPU_VALUE_MANAGED_OFFSET,
+  GPU_VALUE_COUNT
+};
+
+typedef struct symbol_row {
+  dlmap_platform platform;
+  int op;
+  const char *symbol;
+} symbol_row;
+
+static const symbol_row kSymbols[] = {
+#define DLMAP_RUNTIME_SYMBOL(PLATFORM, OP, symbol) {DLMAP_PLATFORM_##PLATFORM, GPU_OP_##OP, symbol},
+#include "src/generated/runtime_symbols.inc"
+#undef DLMAP_RUNTIME_SYMBOL
+    {DLMAP_PLATFORM_COUNT, 0, NULL} /* sentinel: a spec may describe no runtime */
+};
+
+typedef struct value_row {
+  dlmap_platform platform;
+  int name;
+  int64_t value;
+} value_row;
+
+static const value_row kValues[] = {
+#define DLMAP_RUNTIME_VALUE(PLATFORM, NAME, value) {DLMAP_PLATFORM_##PLATFORM, GPU_VALUE_##NAME, value},
+#include "src/generated/runtime_values.inc"
+#undef DLMAP_RUNTIME_VALUE
+    {DLMAP_PLATFORM_COUNT, 0, 0}};
+
+typedef struct stream_row {
+  dlmap_platform platform;
+  dlmap_stream_meaning meaning;
+  int64_t handle;
+} stream_row;
+
+static const stream_row kStreams[] = {
+#define DLMAP_RUNTIME_STREAM(PLATFORM, MEANING, handle) {DLMAP_PLATFORM_##PLATFORM, DLMAP_STREAM_##MEANING, handle},
+#include "src/generated/runtime_streams.inc"
+#undef DLMAP_RUNTIME_STREAM
+    {DLMAP_PLATFORM_COUNT, DLMAP_STREAM_INVALID, 0}};
+
+typedef struct memory_type_row {
+  dlmap_platform platform;
+  int64_t from_version;
+  dlmap_memory_kind kind;
+  int value;
+} memory_type_row;
+
+static const memory_type_row kMemoryTypes[] = {
+#define DLMAP_RUNTIME_MEMORY_TYPE(PLATFORM, from_version, MEMORY, value) \
+  {DLMAP_PLATFORM_##PLATFORM, from_version, DLMAP_MEMORY_##MEMORY, value},
+#include "src/generated/runtime_memory_types.inc"
+#undef DLMAP_RUNTIME_MEMORY_TYPE
+    {DLMAP_PLATFORM_COUNT, 0, DLMAP_MEMORY_KIND_COUNT, 0}};
+
+static const char *const kOpNames[] = {
+#define X(OP, op, R, ARGS) #op,
+    GPU_OPS(X)
+#undef X
+};
+
+const char *dlmap_platform_runtime_symbol(dlmap_platform platform, size_t index, const char **op) {
+  for (const symbol_row *row = kSymbols; row->symbol != NULL; row++) {
+    if (row->platform != platform) continue;
+    if (index-- == 0) {
+      if (op != NULL) *op = kOpNames[row->op];
+      return row->symbol;
+    }
+  }
+  return NULL;
+}
+
+/* Bytes given to pointer_attributes (codegen/spec.py POINTER_ATTRIBUTES_BYTES bounds every offset). */
+#define GPU_ATTRIBUTES_BYTES 256
+
+/* ---- the loaded runtime ---------------------------------------------------------------------------- */
+
+typedef struct gpu_ops {
+#define X(OP, op, R, ARGS) R(*op) ARGS;
+  GPU_OPS(X)
+#undef X
+} gpu_ops;
+
+struct dlmap__gpu {
+  dlmap_platform platform;
+  const char *name;
+  gpu_ops call;
+  const char *symbol[GPU_OP_COUNT];
+  int64_t value[GPU_VALUE_COUNT];
+  bool has_value[GPU_VALUE_COUNT];
+  bool has_stream[DLMAP_STREAM_INVALID + 1];
+  int64_t stream[DLMAP_STREAM_INVALID + 1];
+  int devices, devices_status; /* device_count's answer when the runtime was loaded */
+  bool has_layout;      /* a pointer-attributes layout applies to this runtime version */
+  int64_t layout;       /* its from_version */
+};
+
+/* A failed load is not remembered (a later call tries again: the failure may have been transient, such as
+ * an allocation inside dlopen); a loaded runtime is, for the life of the process. */
+typedef struct gpu_slot {
+  int loaded; /* read with acquire, written with release once gpu is complete */
+  dlmap__gpu gpu;
+} gpu_slot;
+
+static gpu_slot g_slots[DLMAP_PLATFORM_COUNT];
+static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void set_op(gpu_ops *call, int op, void *address) {
+  switch (op) {
+#define X(OP, op, R, ARGS)                   \
+  case GPU_OP_##OP:                          \
+    memcpy(&call->op, &address, sizeof address); \
+    break;
+    GPU_OPS(X)
+#undef X
+    default:
+      break;
+  }
+}
+
+static void write3(char *buf, size_t cap, const char *a, const char *b, const char *c) {
+  dlmap__writer w;
+  dlmap__writer_init(&w, buf, cap);
+  dlmap__put_str(&w, a);
+  if (b != NULL) dlmap__put_str(&w, b);
+  if (c != NULL) dlmap__put_str(&w, c);
+  dlmap__writer_finish(&w);
+}
+
+/* Whether this build has the platform's GPU support, and the absolute runtime path it found. */
+static bool gpu_built(const char *name, const char **absolute, const char **missing) {
+  if (strcmp(name, "cuda") == 0) {
+    *absolute = DLMAP_CUDA_LIBDIR "/" DLMAP_CUDART_SONAME;
+    *missing = "this build has no CUDA support: no CUDA toolkit was found when it was configured "
+               "(install one, then run `bazel sync --configure`)";
+    return DLMAP_HAS_CUDA;
+  }
+  if (strcmp(name, "rocm") == 0) {
+    *absolute = DLMAP_ROCM_LIBDIR "/" DLMAP_AMDHIP_SONAME;
+    *missing = "this build has no ROCm support: no HIP runtime was found when it was configured "
+               "(apt-get install libamdhip64-dev, then run `bazel sync --configure`)";
+    return DLMAP_HAS_ROCM;
+  }
+  *absolute = "";
+  *missing = "this build has no backend for this GPU platform";
+  return false;
+}
+
+/* A runtime the process already loaded (the framework's own: one runtime instance, and the version its driver
+ * supports), else dlopen by the spec's names (which depends on ld.so.cache), then the toolkit path found at
+ * configure time. */
+static void *open_runtime(const dlmap_platform_info *info, const char *absolute, char *error, size_t cap) {
+  void *handle = NULL;
+  for (const char *const *lib = info->libraries; *lib != NULL && handle == NULL; lib++) {
+    handle = dlopen(*lib, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  }
+  for (const char *const *lib = info->libraries; *lib != NULL && handle == NULL; lib++) {
+    handle = dlopen(*lib, RTLD_NOW | RTLD_LOCAL);
+  }
+  const size_t n = strlen(absolute);
+  if (handle == NULL && n > 1 && absolute[0] == '/' && absolute[n - 1] != '/') {
+    handle = dlopen(absolute, RTLD_NOW | RTLD_LOCAL);
+  }
+  if (handle == NULL) {
+    const char *why = dlerror();
+    write3(error, cap, why != NULL ? why : "not found", NULL, NULL);
+  }
+  return handle;
+}
+
+/* Fills gpu (under g_load_lock): the library, every symbol, the values and the pointer layout; else the
+ * reason. */
+static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason, size_t cap) {
+  const dlmap_platform_info *info = dlmap_platform_get(platform);
+  const char *absolute, *missing;
+  gpu_built(info->name, &absolute, &missing);
+  memset(gpu, 0, sizeof *gpu);
+  char error[160];
+  /* The runtime stays loaded: vendor runtimes do not support being unloaded and reloaded. */
+  void *handle = open_runtime(info, absolute, error, sizeof error);
+  if (handle == NULL) {
+    write3(reason, cap, "cannot load the runtime: ", error, NULL);
+    return false;
+  }
+  gpu->platform = platform;
+  gpu->name = info->name;
+  for (const symbol_row *row = kSymbols; row->symbol != NULL; row++) {
+    if (row->platform != platform) continue;
+    gpu->symbol[row->op] = row->symbol;
+    void *address = dlsym(handle, row->symbol);
+    if (address == NULL) {
+      write3(reason, cap, "the runtime lacks ", row->symbol, NULL);
+      return false;
+    }
+    set_op(&gpu->call, row->op, address);
+  }
+  for (int op = 0; op < GPU_OP_COUNT; op++) {
+    if (gpu->symbol[op] == NULL) {
+      write3(reason, cap, "the spec's runtime table misses an entry point", NULL, NULL);
+      return false;
+    }
+  }
+  for (const value_row *row = kValues; row->platform != DLMAP_PLATFORM_COUNT; row++) {
+    if (row->platform != platform) continue;
+    gpu->value[row->name] = row->value;
+    gpu->has_value[row->name] = true;
+  }
+  for (const stream_row *row = kStreams; row->platform != DLMAP_PLATFORM_COUNT; row++) {
+    if (row->platform != platform) continue;
+    gpu->stream[row->meaning] = row->handle;
+    gpu->has_stream[row->meaning] = true;
+  }
+  /* Runtimes enumerate devices once, when they start, so the count and its status are asked once: later
+   * probes cost nothing and do not create the per-thread state HIP leaks on every thread that calls it. */
+  gpu->devices = 0; /* runtimes do not always write the count on error */
+  gpu->devices_status = gpu->call.device_count(&gpu->devices);
+  if (gpu->devices_status != 0) {
+    gpu->call.get_last_error();
+    gpu->devices = 0;
+  }
+  /* The newest layout whose from_version the runtime's version reaches (rows are oldest first). */
+  int version = 0;
+  if (gpu->call.runtime_version(&version) == 0) {
+    for (const memory_type_row *row = kMemoryTypes; row->platform != DLMAP_PLATFORM_COUNT; row++) {
+      if (row->platform == platform && row->from_version <= version) {
+        gpu->has_layout = true;
+        gpu->layout = row->from_version;
+      }
+    }
+  } else {
+    gpu->call.get_last_error();
+  }
+  return true;
+}
+
+const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *reason, size_t cap) {
+  const dlmap_platform_info *info = dlmap_platform_get(platform);
+  const char *absolute, *missing;
+  const bool has_support = info != NULL && gpu_built(info->name, &absolute, &missing) && info->device_count_symbol != NULL;
+  if (built != NULL) *built = has_support;
+  if (!has_support) {
+    write3(reason, cap, info == NULL ? "not a platform of this build's spec" : missing, NULL, NULL);
+    return NULL;
+  }
+  gpu_slot *slot = &g_slots[platform];
+  if (!__atomic_load_n(&slot->loaded, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock(&g_load_lock);
+    if (!__atomic_load_n(&slot->loaded, __ATOMIC_RELAXED) && load_runtime(platform, &slot->gpu, reason, cap)) {
+      __atomic_store_n(&slot->loaded, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&g_load_lock);
+    if (!__atomic_load_n(&slot->loaded, __ATOMIC_ACQUIRE)) return NULL;
+  }
+  if (cap > 0) reason[0] = '\0';
+  return &slot->gpu;
+}
+
+const dlmap__gpu *dlmap__gpu_loaded(dlmap_platform platform) {
+  if ((unsigned)platform >= (unsigned)DLMAP_PLATFORM_COUNT) return NULL;
+  return __atomic_load_n(&g_slots[platform].loaded, __ATOMIC_ACQUIRE) ? &g_slots[platform].gpu : NULL;
+}
+
+int dlmap__gpu_device_count(const dlmap__gpu *gpu, int *count) {
+  *count = gpu->devices;
+  return gpu->devices_status;
+}
+
+const char *dlmap__gpu_error_text(const dlmap__gpu *gpu, int status) {
+  const char *text = gpu->call.error_string(status);
+  return text != NULL ? text : "unknown error";
+}
+
+const char *dlmap__gpu_device_count_symbol(const dlmap__gpu *gpu) { return gpu->symbol[GPU_OP_DEVICE_COUNT]; }
+
+/* ---- errors ---------------------------------------------------------------------------------------- */
+
+/* backend_call_failed: "{platform} runtime call {call} failed: {vendor text} (error N)". Clears the
+ * runtime's sticky last error so the framework's next check does not see dlmap's failure. */
+static int32_t call_failed(const dlmap__gpu *gpu, int op, int status, dlmap_error *err) {
+  char reason[200];
+  dlmap__writer w;
+  dlmap__writer_init(&w, reason, sizeof reason);
+  dlmap__put_str(&w, dlmap__gpu_error_text(gpu, status));
+  dlmap__put_str(&w, " (error ");
+  dlmap__put_int(&w, status);
+  dlmap__put_str(&w, ")");
+  dlmap__writer_finish(&w);
+  gpu->call.get_last_error();
+  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name), dlmap_arg_str(DLMAP_ARG_CALL, gpu->symbol[op]),
+                            dlmap_arg_str(DLMAP_ARG_REASON, reason)};
+  return dlmap_error_set(err, DLMAP_ERR_BACKEND_CALL_FAILED, args, 3);
+}
+
+int32_t dlmap__gpu_acquire(const dlmap_device_info *device, const dlmap__gpu **out, dlmap_error *err) {
+  dlmap_platform_status status;
+  dlmap_platform_probe(device->platform, &status);
+  const dlmap__gpu *gpu = status.available ? dlmap__gpu_loaded(device->platform) : NULL;
+  if (gpu == NULL) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
+                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
+                              dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
+                              dlmap_arg_str(DLMAP_ARG_REASON, status.available ? "the runtime is not loaded" : status.reason)};
+    return dlmap_error_set(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, args, 4);
+  }
+  *out = gpu;
+  return DLMAP_OK;
+}
+
+int32_t dlmap__gpu_check_device(const dlmap__gpu *gpu, int32_t device_id, dlmap_error *err) {
+  int count;
+  dlmap__gpu_device_count(gpu, &count);
+  if (device_id >= 0 && device_id < count) return DLMAP_OK;
+  const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DEVICE_ID, device_id), dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
+                            dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, count)};
+  return dlmap_error_set(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, args, 3);
+}
+
+/* ---- the current device ---------------------------------------------------------------------------- */
+
+/* Makes `device` current for the calling thread, remembering the framework's device to restore. */
+static int32_t enter_device(const dlmap__gpu *gpu, int32_t device, int *saved, dlmap_error *err) {
+  int status = gpu->call.get_device(saved);
+  if (status != 0) return call_failed(gpu, GPU_OP_GET_DEVICE, status, err);
+  if (*saved != device) {
+    status = gpu->call.set_device(device);
+    if (status != 0) return call_failed(gpu, GPU_OP_SET_DEVICE, status, err);
+  }
+  return DLMAP_OK;
+}
+
+static void leave_device(const dlmap__gpu *gpu, int32_t device, int saved) {
+  if (saved != device) gpu->call.set_device(saved);
+}
+
+/* ---- pointers and memory --------------------------------------------------------------------------- */
+
+static int read_int(const unsigned char *bytes, int64_t offset) {
+  int value;
+  memcpy(&value, bytes + offset, sizeof value);
+  return value;
+}
+
+int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, dlmap__gpu_pointer *out, dlmap_error *err) {
+  unsigned char attributes[GPU_ATTRIBUTES_BYTES];
+  memset(attributes, 0, sizeof attributes);
+  out->kind = DLMAP_MEMORY_HOST;
+  out->device = -1;
+  out->device_pointer = NULL;
+  const int status = gpu->call.pointer_attributes(attributes, pointer);
+  if (status != 0) { /* HIP 5 and CUDA before 11: memory the runtime does not know is an error */
+    gpu->call.get_last_error();
+    return DLMAP_OK;
+  }
+  if (!gpu->has_layout) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
+                              dlmap_arg_str(DLMAP_ARG_CALL, gpu->symbol[GPU_OP_POINTER_ATTRIBUTES]),
+                              dlmap_arg_str(DLMAP_ARG_REASON, "the spec lists no pointer-attributes layout for this "
+                                                              "runtime version")};
+    return dlmap_error_set(err, DLMAP_ERR_BACKEND_CALL_FAILED, args, 3);
+  }
+  const int type = read_int(attributes, 0);
+  out->kind = DLMAP_MEMORY_KIND_COUNT;
+  for (const memory_type_row *row = kMemoryTypes; row->platform != DLMAP_PLATFORM_COUNT; row++) {
+    if (row->platform == gpu->platform && row->from_version == gpu->layout && row->value == type) out->kind = row->kind;
+  }
+  if (gpu->has_value[GPU_VALUE_MANAGED_OFFSET] && read_int(attributes, gpu->value[GPU_VALUE_MANAGED_OFFSET]) != 0) {
+    out->kind = DLMAP_MEMORY_MANAGED;
+  }
+  out->device = read_int(attributes, gpu->value[GPU_VALUE_DEVICE_OFFSET]);
+  memcpy(&out->device_pointer, attributes + gpu->value[GPU_VALUE_DEVICE_POINTER_OFFSET], sizeof out->device_pointer);
+  return DLMAP_OK;
+}
+
+int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, size_t bytes, void **out,
+                            dlmap_error *err) {
+  int saved;
+  int32_t result = enter_device(gpu, device, &saved, err);
+  if (result != DLMAP_OK) return result;
+  if (bytes == 0) bytes = 1;
+  void *pointer = NULL;
+  int op, status;
+  if (kind == DLMAP_MEMORY_HOST_PINNED) {
+    op = GPU_OP_MALLOC_HOST;
+    status = gpu->call.malloc_host(&pointer, bytes, (unsigned)gpu->value[GPU_VALUE_FLAG_MALLOC_HOST]);
+  } else if (kind == DLMAP_MEMORY_MANAGED) {
+    op = GPU_OP_MALLOC_MANAGED;
+    status = gpu->call.malloc_managed(&pointer, bytes, (unsigned)gpu->value[GPU_VALUE_FLAG_MALLOC_MANAGED]);
+  } else {
+    op = GPU_OP_MALLOC;
+    status = gpu->call.malloc(&pointer, bytes);
+  }
+  result = status != 0 ? call_failed(gpu, op, status, err) : DLMAP_OK;
+  leave_device(gpu, device, saved);
+  if (result == DLMAP_OK) *out = pointer;
+  return result;
+}
+
+void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, void *pointer) {
+  if (gpu == NULL || pointer == NULL) return;
+  const int status = kind == DLMAP_MEMORY_HOST_PINNED ? gpu->call.free_host(pointer) : gpu->call.free(pointer);
+  if (status != 0) gpu->call.get_last_error();
+}
+
+/* ---- copies ---------------------------------------------------------------------------------------- */
+
+static bool host_memory(dlmap_memory_kind kind) { return kind == DLMAP_MEMORY_HOST || kind == DLMAP_MEMORY_HOST_PINNED; }
+
+/* The memcpy kind for a copy between two ends: explicit directions for host and device memory, the
+ * runtime's inferred kind (unified addressing) for managed memory, unknown memory and other devices. */
+static int memcpy_kind(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src) {
+  const bool dst_device = dst->kind == DLMAP_MEMORY_DEVICE, src_device = src->kind == DLMAP_MEMORY_DEVICE;
+  int64_t kind = gpu->value[GPU_VALUE_MEMCPY_DEFAULT];
+  if (host_memory(src->kind) && dst_device) kind = gpu->value[GPU_VALUE_MEMCPY_HOST_TO_DEVICE];
+  if (src_device && host_memory(dst->kind)) kind = gpu->value[GPU_VALUE_MEMCPY_DEVICE_TO_HOST];
+  if (src_device && dst_device && src->device == dst->device) kind = gpu->value[GPU_VALUE_MEMCPY_DEVICE_TO_DEVICE];
+  return (int)kind;
+}
+
+/* A dimension in bytes. */
+typedef struct span {
+  int64_t n;
+  int64_t step;
+} span;
+
+/* 2-D copies issued for one tensor at most; beyond, the staged path's one round trip is cheaper. */
+#define GPU_MAX_2D_COPIES 64
+/* The largest pitch the runtimes accept for 2-D copies (cudaDevAttrMaxPitch on current GPUs). */
+#define GPU_MAX_PITCH INT64_C(2147483647)
+
+/* Through host memory: read the source's whole extent onto the host (or in place when the host can read
+ * it), compact it there, and write it to dst. Waits for the stream: temporary buffers end here. */
+static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src, int32_t ndim,
+                           const int64_t *shape, const int64_t *strides, size_t element_bytes, uint64_t count,
+                           void *stream, dlmap_error *err) {
+  int64_t lo = 0, hi = (int64_t)element_bytes;
+  for (int32_t i = 0; i < ndim; i++) {
+    if (shape[i] <= 1) continue;
+    const int64_t reach = (shape[i] - 1) * strides[i] * (int64_t)element_bytes;
+    if (reach < 0) lo += reach;
+    else hi += reach;
+  }
+  const size_t extent = (size_t)(hi - lo), compact = (size_t)count * element_bytes;
+  int status = gpu->call.stream_synchronize(stream); /* the source is complete, and host reads see it */
+  if (status != 0) return call_failed(gpu, GPU_OP_STREAM_SYNCHRONIZE, status, err);
+  const bool src_host = dlmap_memory_kind_host_accessible(src->kind) && src->kind != DLMAP_MEMORY_KIND_COUNT;
+  const bool dst_host = dlmap_memory_kind_host_accessible(dst->kind) && dst->kind != DLMAP_MEMORY_KIND_COUNT;
+  char *staged = NULL, *packed = NULL;
+  const char *first = (const char *)src->data;
+  int32_t result = DLMAP_OK;
+  size_t wanted = extent;
+  if (!src_host) {
+    staged = (char *)malloc(extent);
+    if (staged == NULL) goto out_of_memory;
+    const dlmap__gpu_end host = {staged, DLMAP_MEMORY_HOST, src->device};
+    status = gpu->call.memcpy_async(staged, first + lo, extent, memcpy_kind(gpu, &host, src), stream);
+    if (status == 0) status = gpu->call.stream_synchronize(stream);
+    if (status != 0) {
+      result = call_failed(gpu, GPU_OP_MEMCPY_ASYNC, status, err);
+      goto done;
+    }
+    first = staged - lo;
+  }
+  if (dst_host) {
+    dlmap__copy_to_compact(dst->data, first, ndim, shape, strides, element_bytes);
+    goto done;
+  }
+  wanted = compact;
+  packed = (char *)malloc(compact);
+  if (packed == NULL) goto out_of_memory;
+  dlmap__copy_to_compact(packed, first, ndim, shape, strides, element_bytes);
+  {
+    const dlmap__gpu_end host = {packed, DLMAP_MEMORY_HOST, dst->device};
+    status = gpu->call.memcpy_async(dst->data, packed, compact, memcpy_kind(gpu, dst, &host), stream);
+    if (status == 0) status = gpu->call.stream_synchronize(stream);
+    if (status != 0) result = call_failed(gpu, GPU_OP_MEMCPY_ASYNC, status, err);
+  }
+  goto done;
+out_of_memory: {
+  const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, wanted),
+                            dlmap_arg_str(DLMAP_ARG_WHAT, "staging a strided GPU copy")};
+  result = dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+}
+done:
+  free(staged);
+  free(packed);
+  return result;
+}
+
+/* The copy on the current device (the stream's). */
+static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
+                              int32_t ndim, const int64_t *shape, const int64_t *strides, size_t element_bytes,
+                              void *stream, dlmap_error *err) {
+  uint64_t count = 1;
+  for (int32_t i = 0; i < ndim; i++) count *= (uint64_t)shape[i];
+  if (count == 0) return DLMAP_OK;
+  const int kind = memcpy_kind(gpu, dst, src);
+  const int64_t eb = (int64_t)element_bytes;
+
+  /* Dimensions that move (extent > 1) in bytes, merged where one is a run of the next: spans[0] innermost. */
+  span spans[DLMAP_MAX_NDIM];
+  int32_t k = 0;
+  for (int32_t i = ndim - 1; i >= 0 && strides != NULL; i--) {
+    if (shape[i] <= 1) continue;
+    const span next = {shape[i], strides[i] * eb};
+    if (k > 0 && next.step == spans[k - 1].n * spans[k - 1].step) {
+      spans[k - 1].n *= next.n;
+    } else {
+      spans[k++] = next;
+    }
+  }
+  if (strides == NULL) spans[k++] = (span){(int64_t)count, eb};
+
+  /* A contiguous run (the innermost span when its step is one element, else single elements), repeated
+   * over the remaining spans as rows. */
+  int64_t width = eb;
+  int32_t row = 0;
+  if (k > 0 && spans[0].step == eb) {
+    width = spans[0].n * eb;
+    row = 1;
+  }
+  if (row == k) {
+    const int status = gpu->call.memcpy_async(dst->data, src->data, (size_t)width, kind, stream);
+    return status != 0 ? call_failed(gpu, GPU_OP_MEMCPY_ASYNC, status, err) : DLMAP_OK;
+  }
+  const span rows = spans[row];
+  int64_t slices = 1;
+  for (int32_t i = row + 1; i < k && slices <= GPU_MAX_2D_COPIES; i++) {
+    slices = spans[i].n > GPU_MAX_2D_COPIES ? GPU_MAX_2D_COPIES + 1 : slices * spans[i].n;
+  }
+  if (rows.step < width || rows.step > GPU_MAX_PITCH || slices > GPU_MAX_2D_COPIES) {
+    return staged_copy(gpu, dst, src, ndim, shape, strides, element_bytes, count, stream, err);
+  }
+  /* One 2-D copy per slice of the outer spans, odometer order (which is the compact order of dst). */
+  int64_t index[DLMAP_MAX_NDIM] = {0}, offset = 0;
+  char *out = (char *)dst->data;
+  const size_t slice_bytes = (size_t)(width * rows.n);
+  for (int64_t s = 0; s < slices; s++) {
+    const int status = gpu->call.memcpy_2d_async(out, (size_t)width, (const char *)src->data + offset,
+                                                 (size_t)rows.step, (size_t)width, (size_t)rows.n, kind, stream);
+    if (status != 0) return call_failed(gpu, GPU_OP_MEMCPY_2D_ASYNC, status, err);
+    out += slice_bytes;
+    for (int32_t d = row + 1; d < k; d++) {
+      offset += spans[d].step;
+      if (++index[d] < spans[d].n) break;
+      offset -= spans[d].n * spans[d].step;
+      index[d] = 0;
+    }
+  }
+  return DLMAP_OK;
+}
+
+int32_t dlmap__gpu_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src, int32_t ndim,
+                        const int64_t *shape, const int64_t *strides, size_t element_bytes, int32_t device,
+                        void *stream, dlmap_error *err) {
+  /* The runtime's word on where GPU memory lives, not the producer's claim: a kDLCUDA view of pinned memory
+   * is host memory to the copy engine, and a wrong direction is undefined behaviour in the runtimes. */
+  dlmap__gpu_end ends[2] = {*dst, *src};
+  for (int i = 0; i < 2; i++) {
+    dlmap__gpu_pointer where;
+    if (ends[i].kind == DLMAP_MEMORY_HOST) continue;
+    int32_t status = dlmap__gpu_locate(gpu, ends[i].data, &where, err);
+    if (status != DLMAP_OK) return status;
+    if (where.kind != DLMAP_MEMORY_KIND_COUNT) ends[i].kind = where.kind;
+    if (where.kind == DLMAP_MEMORY_DEVICE || where.kind == DLMAP_MEMORY_MANAGED) ends[i].device = where.device;
+  }
+  int saved;
+  int32_t result = enter_device(gpu, device, &saved, err);
+  if (result != DLMAP_OK) return result;
+  result = copy_on_device(gpu, &ends[0], &ends[1], ndim, shape, strides, element_bytes, stream, err);
+  leave_device(gpu, device, saved);
+  return result;
+}
+
+int32_t dlmap__gpu_synchronize(const dlmap__gpu *gpu, int32_t device, void *stream, dlmap_error *err) {
+  int saved;
+  int32_t result = enter_device(gpu, device, &saved, err);
+  if (result != DLMAP_OK) return result;
+  const int status = gpu->call.stream_synchronize(stream);
+  if (status != 0) result = call_failed(gpu, GPU_OP_STREAM_SYNCHRONIZE, status, err);
+  leave_device(gpu, device, saved);
+  return result;
+}
+
+/* ---- the stream protocol --------------------------------------------------------------------------- */
+
+static int32_t sync_failed(const dlmap__gpu *gpu, int64_t stream, int op, int status, dlmap_error *err) {
+  char reason[240];
+  dlmap__writer w;
+  dlmap__writer_init(&w, reason, sizeof reason);
+  dlmap__put_str(&w, gpu->symbol[op]);
+  dlmap__put_str(&w, ": ");
+  dlmap__put_str(&w, dlmap__gpu_error_text(gpu, status));
+  dlmap__put_str(&w, " (error ");
+  dlmap__put_int(&w, status);
+  dlmap__put_str(&w, ")");
+  dlmap__writer_finish(&w);
+  gpu->call.get_last_error();
+  const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_STREAM, stream), dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
+                            dlmap_arg_str(DLMAP_ARG_REASON, reason)};
+  return dlmap_error_set(err, DLMAP_ERR_STREAM_SYNC_FAILED, args, 3);
+}
+
+int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *producer, dlmap_stream_meaning meaning,
+                               int64_t stream, dlmap_error *err) {
+  if (meaning == DLMAP_STREAM_NO_SYNC) return DLMAP_OK;
+  if (meaning == DLMAP_STREAM_HOST_SYNC) return dlmap__gpu_synchronize(gpu, device, producer, err);
+  void *consumer;
+  if (meaning == DLMAP_STREAM_HANDLE) {
+    consumer = (void *)(intptr_t)stream;
+  } else if ((unsigned)meaning <= (unsigned)DLMAP_STREAM_INVALID && gpu->has_stream[meaning]) {
+    consumer = (void *)(intptr_t)gpu->stream[meaning];
+  } else {
+    const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_STREAM, stream), dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
+                              dlmap_arg_str(DLMAP_ARG_REASON, "the spec gives this runtime no handle for that stream")};
+    return dlmap_error_set(err, DLMAP_ERR_STREAM_SYNC_FAILED, args, 3);
+  }
+  if (consumer == producer) return DLMAP_OK; /* one stream: its own order is the order */
+  int saved;
+  int32_t result = enter_device(gpu, device, &saved, err);
+  if (result != DLMAP_OK) return result;
+  void *event = NULL;
+  int status = gpu->call.event_create(&event, (unsigned)gpu->value[GPU_VALUE_FLAG_EVENT_DISABLE_TIMING]);
+  if (status != 0) {
+    result = sync_failed(gpu, stream, GPU_OP_EVENT_CREATE, status, err);
+  } else {
+    status = gpu->call.event_record(event, producer);
+    if (status != 0) {
+      result = sync_failed(gpu, stream, GPU_OP_EVENT_RECORD, status, err);
+    } else {
+      status = gpu->call.stream_wait_event(consumer, event, 0);
+      if (status != 0) result = sync_failed(gpu, stream, GPU_OP_STREAM_WAIT_EVENT, status, err);
+    }
+    /* The wait holds the recorded work, not the event: destroying it now is safe and does not block. */
+    gpu->call.event_destroy(event);
+  }
+  leave_device(gpu, device, saved);
+  return result;
+}

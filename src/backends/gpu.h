@@ -1,0 +1,84 @@
+/* dlmap GPU backend — the one interface export and import use to reach CUDA or HIP device memory: loading
+ * the vendor runtime the spec describes, devices, pointer queries, allocation, copies and stream waits.
+ * src/backends/gpu.c implements it once for every platform whose spec entry has a `runtime`. */
+#ifndef DLMAP_SRC_BACKENDS_GPU_H_
+#define DLMAP_SRC_BACKENDS_GPU_H_
+
+#include "src/internal.h"
+
+/* A loaded vendor runtime: static storage, loaded once per platform, never unloaded. */
+typedef struct dlmap__gpu dlmap__gpu;
+
+/* Loads a GPU platform's runtime (dlopen by the spec's library names, then the toolkit path this build
+ * detected; every symbol of the spec's table resolved) once per process, thread-safe. NULL when the
+ * platform has no runtime in this build or machine; reason (cap bytes) then says why. *built: whether
+ * this build has the platform's GPU support at all (may be NULL). */
+const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *reason, size_t cap);
+
+/* The runtime's device count (0 when the call failed) and the vendor status of that call (0: success), as
+ * asked once when the runtime was loaded (runtimes enumerate devices once per process). */
+int dlmap__gpu_device_count(const dlmap__gpu *gpu, int *count);
+
+/* The vendor's text for a status of its runtime ("CUDA driver version is insufficient …"); never NULL. */
+const char *dlmap__gpu_error_text(const dlmap__gpu *gpu, int status);
+
+/* The symbol the spec names for the device_count op (for messages). */
+const char *dlmap__gpu_device_count_symbol(const dlmap__gpu *gpu);
+
+/* The runtime serving `device`'s platform, started with at least one device. Error: platform_unavailable
+ * with the probe's reason (the vendor's text where there is one). */
+int32_t dlmap__gpu_acquire(const dlmap_device_info *device, const dlmap__gpu **out, dlmap_error *err);
+
+/* Checks a device id against the runtime's device count. Error: device_id_out_of_range. */
+int32_t dlmap__gpu_check_device(const dlmap__gpu *gpu, int32_t device_id, dlmap_error *err);
+
+/* Where a pointer lives, as the runtime reports it. kind is DLMAP_MEMORY_KIND_COUNT when the runtime's
+ * memory type is one the spec's layout does not list; memory the runtime does not know is host memory. */
+typedef struct dlmap__gpu_pointer {
+  dlmap_memory_kind kind;
+  int32_t device;       /* the device the memory belongs to (device and managed memory) */
+  void *device_pointer; /* the address a kernel uses (pinned memory may differ from the host address) */
+} dlmap__gpu_pointer;
+
+/* Errors: backend_call_failed (no layout of the spec applies to this runtime version). */
+int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, dlmap__gpu_pointer *out, dlmap_error *err);
+
+/* bytes (at least 1 are allocated) of device memory on `device`, pinned host memory or managed memory, as
+ * kind says. The caller owns *out and frees it with dlmap__gpu_release. Error: backend_call_failed. */
+int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, size_t bytes, void **out,
+                            dlmap_error *err);
+
+/* Frees what dlmap__gpu_allocate returned (any thread; failures are ignored: there is no one to tell). */
+void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, void *pointer);
+
+/* The platform's loaded runtime, for releasing from a deleter; NULL when it was never loaded. */
+const dlmap__gpu *dlmap__gpu_loaded(dlmap_platform platform);
+
+/* One side of a copy: where the memory is (HOST for any host memory the runtime may not know) and on which
+ * device (device and managed memory). */
+typedef struct dlmap__gpu_end {
+  void *data;              /* the first element */
+  dlmap_memory_kind kind;
+  int32_t device;
+} dlmap__gpu_end;
+
+/* Copies a strided tensor at src into compact row-major dst, enqueued on `stream` (a stream of `device`;
+ * NULL: its default stream): one copy when src is compact, one or a few 2-D copies where the layout is rows
+ * of equal pitch, otherwise staged through host memory (which waits for the stream). element_bytes ≥ 1;
+ * strides NULL means compact. Returns once enqueued; the caller synchronises before reading on the host.
+ * Errors: backend_call_failed, out_of_memory (staging). */
+int32_t dlmap__gpu_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src, int32_t ndim,
+                        const int64_t *shape, const int64_t *strides, size_t element_bytes, int32_t device,
+                        void *stream, dlmap_error *err);
+
+/* Waits on the host until `stream` of `device` is idle. Error: backend_call_failed. */
+int32_t dlmap__gpu_synchronize(const dlmap__gpu *gpu, int32_t device, void *stream, dlmap_error *err);
+
+/* The DLPack stream protocol for one producer stream: records an event on `producer` (a stream of `device`;
+ * NULL: its default stream) and makes the consumer's stream (by its meaning; `stream` is the handle when the
+ * meaning is DLMAP_STREAM_HANDLE) wait on it, without blocking the host. no_sync does nothing; host_sync
+ * waits on the host for `producer`. Error: stream_sync_failed (with the vendor's text). */
+int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *producer, dlmap_stream_meaning meaning,
+                               int64_t stream, dlmap_error *err);
+
+#endif /* DLMAP_SRC_BACKENDS_GPU_H_ */

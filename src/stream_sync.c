@@ -1,0 +1,75 @@
+/* dlmap core — the stream protocol and pointer queries on the public API: dlmap_stream_wait_batch (one
+ * event and one wait per producer stream for many exports) and dlmap_memory_locate (where a GPU runtime
+ * says a pointer lives). Both go through the GPU backend. */
+#include <string.h>
+
+#include "src/transfer.h"
+
+/* Producer streams remembered per batch call; past this many distinct ones, later arrays are synchronised
+ * without deduplication (correct, one wait each). */
+#define BATCH_DISTINCT 64
+
+typedef struct batch_key {
+  dlmap_platform platform;
+  int32_t device_id;
+  void *producer_stream;
+  dlmap_stream_meaning meaning;
+} batch_key;
+
+int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool has_stream, int64_t stream,
+                                size_t *waits, dlmap_error *err) {
+  if (waits != NULL) *waits = 0;
+  if (arrays == NULL && count > 0) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "arrays"),
+                              dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL when count > 0")};
+    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+  }
+  batch_key seen[BATCH_DISTINCT];
+  size_t distinct = 0, enqueued = 0;
+  for (size_t i = 0; i < count; i++) {
+    const dlmap_array *a = &arrays[i];
+    dlmap_stream_meaning meaning;
+    int32_t status = dlmap_stream_classify(a->device_type, has_stream, stream, &meaning, err);
+    if (status != DLMAP_OK) return status;
+    const dlmap_device_info *device = dlmap_device_type_find(a->device_type);
+    if (dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_GPU || meaning == DLMAP_STREAM_NO_SYNC) {
+      continue;
+    }
+    const batch_key key = {device->platform, a->device_id, a->producer_stream, meaning};
+    bool done = false;
+    for (size_t j = 0; j < distinct && !done; j++) {
+      done = seen[j].platform == key.platform && seen[j].device_id == key.device_id &&
+             seen[j].producer_stream == key.producer_stream && seen[j].meaning == key.meaning;
+    }
+    if (done) continue;
+    status = dlmap__view_sync(device, a->device_id, a->producer_stream, meaning, stream, true, err);
+    if (status != DLMAP_OK) return status;
+    if (distinct < BATCH_DISTINCT) seen[distinct++] = key;
+    if (meaning != DLMAP_STREAM_HOST_SYNC) enqueued++;
+  }
+  if (waits != NULL) *waits = enqueued;
+  return DLMAP_OK;
+}
+
+int32_t dlmap_memory_locate(int32_t device_type, const void *pointer, dlmap_memory_kind *kind, int32_t *device_id,
+                            dlmap_error *err) {
+  const dlmap_device_info *device;
+  int32_t status = dlmap_device_type_info(device_type, &device, err);
+  if (status != DLMAP_OK) return status;
+  if (dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_GPU) {
+    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
+                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
+                              dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
+                              dlmap_arg_str(DLMAP_ARG_REASON, "only a GPU runtime can say where a pointer lives")};
+    return dlmap_error_set(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, args, 4);
+  }
+  const dlmap__gpu *gpu;
+  status = dlmap__gpu_acquire(device, &gpu, err);
+  if (status != DLMAP_OK) return status;
+  dlmap__gpu_pointer where;
+  status = dlmap__gpu_locate(gpu, pointer, &where, err);
+  if (status != DLMAP_OK) return status;
+  if (kind != NULL) *kind = where.kind;
+  if (device_id != NULL) *device_id = where.device;
+  return DLMAP_OK;
+}

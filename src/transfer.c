@@ -1,0 +1,146 @@
+/* dlmap core — moving tensor data between memories for export and import: plans which backend allocates
+ * and copies (the CPU for host-readable memory on both sides, the GPU backend otherwise), hands pinned and
+ * managed memory to its GPU without a copy, and applies the DLPack stream protocol around views and copies. */
+#include <string.h>
+
+#include "src/memory.h"
+#include "src/transfer.h"
+
+static bool gpu_platform(const dlmap_device_info *device) {
+  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_GPU;
+}
+
+static bool host_platform(const dlmap_device_info *device) {
+  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
+}
+
+/* The platform's runtime when it is available here, else NULL (no error: nothing of it can be pending). */
+static const dlmap__gpu *available(dlmap_platform platform) {
+  dlmap_platform_status status;
+  dlmap_platform_probe(platform, &status);
+  return status.available ? dlmap__gpu_loaded(platform) : NULL;
+}
+
+/* The runtime of a device type's platform, started, with device_id one of its devices. */
+static int32_t runtime_for(const dlmap_device_info *device, int32_t device_id, const dlmap__gpu **out,
+                           dlmap_error *err) {
+  int32_t status = dlmap__gpu_acquire(device, out, err);
+  if (status == DLMAP_OK) status = dlmap__gpu_check_device(*out, device_id, err);
+  return status;
+}
+
+int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id, void *source_stream,
+                             const dlmap_device_info *target, int32_t target_id, dlmap__transfer *out,
+                             dlmap_error *err) {
+  memset(out, 0, sizeof *out);
+  const bool source_readable = dlmap_memory_kind_host_accessible(source->memory);
+  out->src.kind = host_platform(source) ? DLMAP_MEMORY_HOST : source->memory;
+  out->src.device = source_id;
+  out->dst.kind = host_platform(target) ? DLMAP_MEMORY_HOST : target->memory;
+  out->dst.device = target_id;
+  int32_t status;
+  const dlmap__gpu *source_gpu = NULL;
+  if (gpu_platform(source)) {
+    if (source_readable) {
+      source_gpu = available(source->platform); /* pinned or managed: GPU writes may still be pending */
+    } else {
+      status = dlmap__gpu_acquire(source, &source_gpu, err);
+      if (status != DLMAP_OK) return status;
+    }
+    if (source_gpu != NULL) {
+      status = dlmap__gpu_check_device(source_gpu, source_id, err);
+      if (status != DLMAP_OK) return status;
+    }
+  }
+  if (!host_platform(target)) { /* device, pinned or managed memory comes from the target's runtime */
+    status = runtime_for(target, target_id, &out->dst_gpu, err);
+    if (status != DLMAP_OK) return status;
+  }
+  out->device = source_id;
+  out->stream = source_stream;
+  if (source_readable && dlmap_memory_kind_host_accessible(out->dst.kind)) {
+    out->source_gpu = source_gpu; /* a host copy, after the source's stream */
+    return DLMAP_OK;
+  }
+  if (source_gpu != NULL && out->dst_gpu != NULL && source_gpu != out->dst_gpu) {
+    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying between two GPU platforms");
+    return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+  }
+  out->gpu = source_gpu != NULL ? source_gpu : out->dst_gpu;
+  if (source_gpu == NULL) { /* host memory into a GPU: on the target device's default stream */
+    out->device = target_id;
+    out->stream = NULL;
+  }
+  return DLMAP_OK;
+}
+
+int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, void **out, dlmap_error *err) {
+  return dlmap__gpu_allocate(t->dst_gpu, t->dst.kind, t->dst.device, bytes, out, err);
+}
+
+void dlmap__transfer_release(const dlmap__transfer *t, void *pointer) { dlmap__gpu_release(t->dst_gpu, t->dst.kind, pointer); }
+
+int32_t dlmap__transfer_copy(const dlmap__transfer *t, void *dst, const void *src, int32_t ndim, const int64_t *shape,
+                             const int64_t *strides, size_t element_bytes, dlmap_error *err) {
+  if (t->gpu == NULL) {
+    if (t->source_gpu != NULL) {
+      const int32_t status = dlmap__gpu_synchronize(t->source_gpu, t->device, t->stream, err);
+      if (status != DLMAP_OK) return status;
+    }
+    dlmap__copy_to_compact(dst, src, ndim, shape, strides, element_bytes);
+    return DLMAP_OK;
+  }
+  dlmap__gpu_end to = t->dst, from = t->src;
+  to.data = dst;
+  from.data = (void *)(uintptr_t)src;
+  return dlmap__gpu_copy(t->gpu, &to, &from, ndim, shape, strides, element_bytes, t->device, t->stream, err);
+}
+
+int32_t dlmap__transfer_finish(const dlmap__transfer *t, bool wait_on_host, dlmap_stream_meaning meaning, int64_t stream,
+                               dlmap_error *err) {
+  if (t->gpu == NULL) return DLMAP_OK; /* a host copy is complete */
+  if (wait_on_host || meaning == DLMAP_STREAM_HOST_SYNC || t->dst.kind == DLMAP_MEMORY_HOST ||
+      t->dst.kind == DLMAP_MEMORY_HOST_PINNED) {
+    return dlmap__gpu_synchronize(t->gpu, t->device, t->stream, err);
+  }
+  return dlmap__gpu_stream_wait(t->gpu, t->device, t->stream, meaning, stream, err);
+}
+
+int32_t dlmap__view_sync(const dlmap_device_info *memory, int32_t device_id, void *producer_stream,
+                         dlmap_stream_meaning meaning, int64_t stream, bool enqueue, dlmap_error *err) {
+  if (!gpu_platform(memory) || meaning == DLMAP_STREAM_NO_SYNC) return DLMAP_OK;
+  const dlmap__gpu *gpu;
+  int32_t status;
+  if (meaning == DLMAP_STREAM_HOST_SYNC) {
+    gpu = available(memory->platform);
+    if (gpu == NULL) return DLMAP_OK;
+    status = dlmap__gpu_check_device(gpu, device_id, err);
+  } else {
+    status = runtime_for(memory, device_id, &gpu, err);
+  }
+  if (status != DLMAP_OK || !enqueue) return status;
+  return dlmap__gpu_stream_wait(gpu, device_id, producer_stream, meaning, stream, err);
+}
+
+bool dlmap__gpu_zero_copy(const dlmap_device_info *source, const dlmap_device_info *target, int32_t target_id,
+                          const void *pointer, void **device_pointer) {
+  if (source->platform != target->platform || !gpu_platform(source) || target->memory != DLMAP_MEMORY_DEVICE ||
+      (source->memory != DLMAP_MEMORY_HOST_PINNED && source->memory != DLMAP_MEMORY_MANAGED) || pointer == NULL) {
+    return false;
+  }
+  const dlmap__gpu *gpu = available(source->platform);
+  dlmap__gpu_pointer where;
+  if (gpu == NULL || dlmap__gpu_check_device(gpu, target_id, NULL) != DLMAP_OK ||
+      dlmap__gpu_locate(gpu, pointer, &where, NULL) != DLMAP_OK) {
+    return false;
+  }
+  if (where.kind == DLMAP_MEMORY_MANAGED) {
+    *device_pointer = (void *)(uintptr_t)pointer;
+    return true;
+  }
+  if (where.kind == DLMAP_MEMORY_HOST_PINNED) {
+    *device_pointer = where.device_pointer != NULL ? where.device_pointer : (void *)(uintptr_t)pointer;
+    return true;
+  }
+  return false; /* the producer's claim does not hold: plain host memory the GPU cannot read */
+}

@@ -1,0 +1,63 @@
+/* dlmap core — moving tensor data between memories for export and import: which backend allocates and
+ * copies (CPU for host-readable memory on both sides, the GPU backend otherwise), GPU zero-copy views of
+ * pinned and managed memory, and the stream protocol around them. */
+#ifndef DLMAP_SRC_TRANSFER_H_
+#define DLMAP_SRC_TRANSFER_H_
+
+#include "src/backends/gpu.h"
+
+/* A planned copy from a tensor on `source` into a fresh compact buffer on `target`. */
+typedef struct dlmap__transfer {
+  const dlmap__gpu *gpu;     /* the runtime that copies; NULL: a host copy */
+  const dlmap__gpu *dst_gpu; /* the runtime that allocates the destination; NULL: the caller's allocator */
+  dlmap__gpu_end src, dst;   /* kinds and devices (data is filled per copy) */
+  int32_t device;            /* the device whose stream runs the copy */
+  void *stream;              /* that stream (NULL: its default stream) */
+  const dlmap__gpu *source_gpu; /* source memory's runtime, when a host copy must first wait for it */
+} dlmap__transfer;
+
+/* Plans a copy of memory of device type `source` (device source_id, last written on source_stream) into a
+ * new buffer of `target` (device target_id). Host-readable memory on both sides is copied on the host;
+ * anything else by the runtime of the GPU side. Errors: platform_unavailable, device_id_out_of_range,
+ * not_implemented (between two GPU platforms). */
+int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id, void *source_stream,
+                             const dlmap_device_info *target, int32_t target_id, dlmap__transfer *out,
+                             dlmap_error *err);
+
+/* Whether the destination lives in GPU-runtime memory (device, pinned or managed), i.e. not in a block of
+ * the caller's allocator. */
+static inline bool dlmap__transfer_gpu_destination(const dlmap__transfer *t) { return t->dst_gpu != NULL; }
+
+/* bytes of destination memory from the runtime (dst_gpu); the caller frees it with dlmap__transfer_release.
+ * Errors: backend_call_failed. */
+int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, void **out, dlmap_error *err);
+void dlmap__transfer_release(const dlmap__transfer *t, void *pointer);
+
+/* Copies the strided tensor at src (its first element) into compact dst. Errors: backend_call_failed,
+ * out_of_memory. */
+int32_t dlmap__transfer_copy(const dlmap__transfer *t, void *dst, const void *src, int32_t ndim, const int64_t *shape,
+                             const int64_t *strides, size_t element_bytes, dlmap_error *err);
+
+/* After the copy, the stream protocol for its consumer: host_sync (or wait_on_host) waits on the host for
+ * the copy, no_sync does nothing, any other meaning makes the consumer's stream wait for it.
+ * Errors: backend_call_failed, stream_sync_failed. */
+int32_t dlmap__transfer_finish(const dlmap__transfer *t, bool wait_on_host, dlmap_stream_meaning meaning, int64_t stream,
+                               dlmap_error *err);
+
+/* A view of memory on a GPU platform, for a consumer on `stream` (its meaning for the consumer's device
+ * type): makes the consumer wait for producer_stream of device_id per the protocol. host_sync waits on the
+ * host only where the platform is available (otherwise no GPU work can be pending); the other meanings
+ * need the runtime. Memory of other platforms needs nothing. With enqueue false only the checks run (so a
+ * caller can fail before it acts, and act last). Errors: platform_unavailable, device_id_out_of_range,
+ * stream_sync_failed. */
+int32_t dlmap__view_sync(const dlmap_device_info *memory, int32_t device_id, void *producer_stream,
+                         dlmap_stream_meaning meaning, int64_t stream, bool enqueue, dlmap_error *err);
+
+/* Whether memory of `source` (pinned or managed, at pointer) can be handed to device target_id of `target`
+ * (GPU device memory of the same platform) without a copy: the runtime is available, knows the device and
+ * confirms the memory kind. *device_pointer receives the address the device uses. Never fails: false
+ * means copy instead. */
+bool dlmap__gpu_zero_copy(const dlmap_device_info *source, const dlmap_device_info *target, int32_t target_id,
+                          const void *pointer, void **device_pointer);
+
+#endif /* DLMAP_SRC_TRANSFER_H_ */

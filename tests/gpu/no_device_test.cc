@@ -1,0 +1,284 @@
+// dlmap GPU tests — the paths of machines without a GPU, run for real: the vendor runtime loads (every symbol of
+// the spec's table resolves in the installed libcudart / libamdhip64), cannot start, and its own error text
+// reaches the catalogue errors of the public API. On a machine where a platform has a device these tests skip
+// with the reason printed; tests/gpu/device_test.cc covers that case.
+#include <dlfcn.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dlmap/dlmap.h"
+#include "dlmap_config.h"
+
+namespace {
+
+struct Runtime {
+  const char *name;
+  dlmap_platform platform;
+  bool built;
+  std::string path;            // the toolkit's runtime library found at configure time
+  int32_t device, pinned;      // device types served by the platform
+  const char *count_symbol, *string_symbol;
+};
+
+std::vector<Runtime> Runtimes() {
+  return {
+      {"cuda", DLMAP_PLATFORM_CUDA, DLMAP_HAS_CUDA != 0, std::string(DLMAP_CUDA_LIBDIR) + "/" + DLMAP_CUDART_SONAME,
+       DLMAP_DEVICE_CUDA, DLMAP_DEVICE_CUDAHOST, "cudaGetDeviceCount", "cudaGetErrorString"},
+      {"rocm", DLMAP_PLATFORM_ROCM, DLMAP_HAS_ROCM != 0, std::string(DLMAP_ROCM_LIBDIR) + "/" + DLMAP_AMDHIP_SONAME,
+       DLMAP_DEVICE_ROCM, DLMAP_DEVICE_ROCMHOST, "hipGetDeviceCount", "hipGetErrorString"},
+  };
+}
+
+void PrintTo(const Runtime &r, std::ostream *os) { *os << r.name; }
+
+// What the vendor runtime itself says, asked directly (not through dlmap): its status and text.
+struct VendorAnswer {
+  int status = 0;
+  std::string text;
+};
+
+VendorAnswer AskVendor(const Runtime &r) {
+  VendorAnswer answer;
+  void *handle = dlopen(r.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return answer;
+  int (*count)(int *) = nullptr;
+  const char *(*text)(int) = nullptr;
+  *reinterpret_cast<void **>(&count) = dlsym(handle, r.count_symbol);
+  *reinterpret_cast<void **>(&text) = dlsym(handle, r.string_symbol);
+  int n = 0;
+  answer.status = count != nullptr ? count(&n) : -1;
+  answer.text = text != nullptr ? text(answer.status) : "";
+  return answer;
+}
+
+class NoDevice : public ::testing::TestWithParam<Runtime> {
+ protected:
+  void SetUp() override {
+    const Runtime &r = GetParam();
+    if (!r.built) GTEST_SKIP() << "this build has no " << r.name << " support (no toolkit at configure time)";
+    dlmap_platform_probe(r.platform, &status_);
+    if (status_.available) {
+      GTEST_SKIP() << r.name << " has " << status_.device_count
+                   << " device(s) here: the no-device path cannot be reached (device_test covers this machine)";
+    }
+    vendor_ = AskVendor(r);
+    // The reason dlmap gives: the vendor's text and status, naming the entry point.
+    expected_reason_ = vendor_.text + " (" + r.count_symbol + " returned " + std::to_string(vendor_.status) + ")";
+  }
+  dlmap_platform_status status_;
+  VendorAnswer vendor_;
+  std::string expected_reason_;
+};
+
+std::string Unavailable(const char *device_type, int32_t value, const char *platform, const std::string &reason) {
+  return std::string("Device type ") + device_type + " (" + std::to_string(value) + ") needs platform " + platform +
+         ", which this build or machine cannot serve: " + reason;
+}
+
+TEST_P(NoDevice, ProbeGivesTheVendorsOwnText) {
+  EXPECT_TRUE(status_.built);
+  EXPECT_FALSE(status_.available);
+  EXPECT_EQ(status_.device_count, 0);
+  ASSERT_NE(vendor_.status, 0) << "the runtime started without reporting a device";
+  EXPECT_EQ(std::string(status_.reason), expected_reason_);
+  // The two answers of the machines this project is built on (doc: offline-build.md §9.2, §10.3).
+  if (std::string(GetParam().name) == "cuda" && vendor_.status == 35) {
+    EXPECT_STREQ(status_.reason,
+                 "CUDA driver version is insufficient for CUDA runtime version (cudaGetDeviceCount returned 35)");
+  }
+  if (std::string(GetParam().name) == "rocm" && vendor_.status == 100) {
+    EXPECT_STREQ(status_.reason, "hipErrorNoDevice (hipGetDeviceCount returned 100)");
+  }
+}
+
+TEST_P(NoDevice, EveryRuntimeSymbolResolvesInTheInstalledLibrary) {
+  const Runtime &r = GetParam();
+  void *handle = dlopen(r.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  size_t n = 0;
+  const char *op = nullptr;
+  for (const char *symbol; (symbol = dlmap_platform_runtime_symbol(r.platform, n, &op)) != nullptr; n++) {
+    EXPECT_NE(dlsym(handle, symbol), nullptr) << r.path << " lacks " << symbol << " (op " << op << ")";
+  }
+  EXPECT_EQ(n, 19u) << "the spec's table has 19 ops";
+  // The probe's reason is the vendor's, not "the runtime lacks …": the backend resolved the whole table.
+  EXPECT_EQ(std::string(status_.reason).find("lacks"), std::string::npos) << status_.reason;
+}
+
+TEST_P(NoDevice, ExportOfAViewNeedsTheStreamWaitAndFails) {
+  const Runtime &r = GetParam();
+  float data[4] = {1, 2, 3, 4};
+  const int64_t shape[1] = {4};
+  dlmap_array array = {};
+  array.data = data;
+  array.device_type = r.device;
+  array.dtype = {kDLFloat, 32, 1};
+  array.ndim = 1;
+  array.shape = shape;
+  dlmap_export_request request = {};  // stream None: the consumer's default stream must wait
+  dlmap_exported out;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);
+  EXPECT_STREQ(dlmap_error_kind_name(err.kind), "BufferError");
+  EXPECT_EQ(std::string(err.message),
+            Unavailable(dlmap_device_type_name(r.device), r.device, r.name, expected_reason_));
+
+  request.has_stream = true;  // stream=-1: no synchronisation, no runtime needed
+  request.stream = -1;
+  ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
+  out.legacy->deleter(out.legacy);
+}
+
+TEST_P(NoDevice, CopiesToAndFromTheDeviceFail) {
+  const Runtime &r = GetParam();
+  float data[4] = {1, 2, 3, 4};
+  const int64_t shape[1] = {4};
+  dlmap_array array = {};
+  array.data = data;
+  array.device_type = DLMAP_DEVICE_CPU;
+  array.dtype = {kDLFloat, 32, 1};
+  array.ndim = 1;
+  array.shape = shape;
+  dlmap_export_request request = {};
+  request.has_dl_device = true;
+  request.dl_device_type = r.device;
+  dlmap_exported out;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);
+  EXPECT_EQ(std::string(err.message), Unavailable(dlmap_device_type_name(r.device), r.device, r.name, expected_reason_));
+
+  // from_dlpack(x, copy=True) of a device tensor: the producer's deleter still runs exactly once.
+  static int deleted;
+  deleted = 0;
+  int64_t tshape[1] = {4};
+  DLManagedTensor managed = {};
+  managed.dl_tensor.data = data;
+  managed.dl_tensor.device = {static_cast<DLDeviceType>(r.device), 0};
+  managed.dl_tensor.ndim = 1;
+  managed.dl_tensor.dtype = {kDLFloat, 32, 1};
+  managed.dl_tensor.shape = tshape;
+  managed.deleter = [](DLManagedTensor *) { deleted++; };
+  dlmap_import_request want = {};
+  want.copy = DLMAP_COPY_ALWAYS;
+  dlmap_imported view;
+  EXPECT_EQ(dlmap_import_legacy(&managed, &want, &view, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);
+  EXPECT_EQ(std::string(err.message), Unavailable(dlmap_device_type_name(r.device), r.device, r.name, expected_reason_));
+  EXPECT_EQ(deleted, 1);
+}
+
+TEST_P(NoDevice, PinnedMemoryStaysReadableOnTheHost) {
+  // Without a runtime no GPU work can be pending on pinned memory: the host view needs nothing.
+  const Runtime &r = GetParam();
+  float data[4] = {1, 2, 3, 4};
+  const int64_t shape[1] = {4};
+  dlmap_array array = {};
+  array.data = data;
+  array.device_type = r.pinned;
+  array.dtype = {kDLFloat, 32, 1};
+  array.ndim = 1;
+  array.shape = shape;
+  dlmap_export_request request = {};
+  request.has_dl_device = true;
+  request.dl_device_type = DLMAP_DEVICE_CPU;
+  dlmap_exported out;
+  dlmap_error err;
+  ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
+  EXPECT_FALSE(out.copied);
+  EXPECT_EQ(out.legacy->dl_tensor.data, static_cast<void *>(data));
+  out.legacy->deleter(out.legacy);
+}
+
+TEST_P(NoDevice, BatchWaitAndPointerQueriesNeedTheRuntime) {
+  const Runtime &r = GetParam();
+  std::vector<dlmap_array> arrays(3);
+  for (auto &a : arrays) a.device_type = r.device;
+  size_t waits = 99;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_stream_wait_batch(arrays.data(), arrays.size(), false, 0, &waits, &err),
+            DLMAP_ERR_PLATFORM_UNAVAILABLE);
+  EXPECT_EQ(std::string(err.message), Unavailable(dlmap_device_type_name(r.device), r.device, r.name, expected_reason_));
+  EXPECT_EQ(waits, 0u);
+  EXPECT_EQ(dlmap_stream_wait_batch(arrays.data(), arrays.size(), true, -1, &waits, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(waits, 0u);
+
+  // A deferred export needs no runtime; the batch call that follows does.
+  float data[2] = {1, 2};
+  const int64_t shape[1] = {2};
+  dlmap_array array = {};
+  array.data = data;
+  array.device_type = r.device;
+  array.dtype = {kDLFloat, 32, 1};
+  array.ndim = 1;
+  array.shape = shape;
+  dlmap_export_request request = {};
+  request.defer_stream_sync = true;
+  dlmap_exported out;
+  ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(out.stream, r.platform == DLMAP_PLATFORM_CUDA ? DLMAP_STREAM_LEGACY_DEFAULT : DLMAP_STREAM_DEFAULT);
+  out.legacy->deleter(out.legacy);
+  EXPECT_EQ(dlmap_stream_wait_batch(&array, 1, false, 0, nullptr, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);
+
+  dlmap_memory_kind kind;
+  int32_t device_id;
+  EXPECT_EQ(dlmap_memory_locate(r.device, data, &kind, &device_id, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);
+  EXPECT_EQ(std::string(err.message), Unavailable(dlmap_device_type_name(r.device), r.device, r.name, expected_reason_));
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, NoDevice, ::testing::ValuesIn(Runtimes()),
+                         [](const ::testing::TestParamInfo<Runtime> &info) { return std::string(info.param.name); });
+
+// ---- independent of any runtime ----------------------------------------------------------------------------------
+
+TEST(GpuApi, HostArraysNeedNoWait) {
+  std::vector<dlmap_array> arrays(4);
+  for (auto &a : arrays) a.device_type = DLMAP_DEVICE_CPU;
+  size_t waits = 7;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_stream_wait_batch(arrays.data(), arrays.size(), false, 0, &waits, &err), DLMAP_OK);
+  EXPECT_EQ(waits, 0u);
+  EXPECT_EQ(dlmap_stream_wait_batch(nullptr, 0, false, 0, &waits, &err), DLMAP_OK);
+}
+
+TEST(GpuApi, BatchChecksEveryStreamArgument) {
+  dlmap_array arrays[2] = {};
+  arrays[0].device_type = DLMAP_DEVICE_CPU;
+  arrays[1].device_type = DLMAP_DEVICE_CUDA;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_stream_wait_batch(arrays, 2, true, 0, nullptr, &err), DLMAP_ERR_STREAM_INVALID);
+  EXPECT_STREQ(err.message, "stream=0 is not valid for device type kDLCPU (1): this device type takes no stream, "
+                            "so stream must be None.");
+  EXPECT_EQ(dlmap_stream_wait_batch(nullptr, 3, false, 0, nullptr, &err), DLMAP_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(err.message, "Invalid argument arrays: must not be NULL when count > 0");
+}
+
+TEST(GpuApi, LocateAnswersOnlyForGpuPlatforms) {
+  int x = 0;
+  dlmap_memory_kind kind;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_memory_locate(DLMAP_DEVICE_CPU, &x, &kind, nullptr, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);
+  EXPECT_STREQ(err.message, "Device type kDLCPU (1) needs platform cpu, which this build or machine cannot serve: "
+                            "only a GPU runtime can say where a pointer lives");
+  EXPECT_EQ(dlmap_memory_locate(99, &x, &kind, nullptr, &err), DLMAP_ERR_DEVICE_TYPE_UNKNOWN);
+}
+
+TEST(GpuApi, TheSymbolTableIsTheSpecs) {
+  // Hand-written from spec/platforms.yaml.
+  const char *op = nullptr;
+  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CUDA, 0, &op), "cudaGetDeviceCount");
+  EXPECT_STREQ(op, "device_count");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CUDA, 6, &op), "cudaMalloc");
+  EXPECT_STREQ(op, "malloc");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CUDA, 16, &op), "cudaStreamWaitEvent");
+  EXPECT_STREQ(op, "stream_wait_event");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_ROCM, 8, &op), "hipHostMalloc");
+  EXPECT_STREQ(op, "malloc_host");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_ROCM, 18, nullptr), "hipPointerGetAttributes");
+  EXPECT_EQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_ROCM, 19, nullptr), nullptr);
+  EXPECT_EQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CPU, 0, nullptr), nullptr);
+}
+
+}  // namespace

@@ -1,0 +1,180 @@
+#!/bin/sh
+# dlmap hardening run (CI): full suite under ASan+UBSan and valgrind, the TSan stress test, every fuzz target for a bounded time.
+#
+# Usage: tools/hardening.sh [STEP...]      steps: asan valgrind tsan fuzz spec (default: all five, in that order)
+#        tools/hardening.sh merge          fold the last fuzz run's new inputs into the committed seed corpora
+# Environment:
+#   DLMAP_FUZZ_SECONDS     seconds per fuzz target (default 30)
+#   DLMAP_SPEC_EXAMPLES    examples per spec-loader property in the `spec` step (default 300, random seed)
+#   DLMAP_STRESS_TENSORS   tensors per producer thread in the TSan stress run (default 5000)
+#   DLMAP_HARDENING_ROOT   Bazel --output_user_root for these builds (default /tmp/bazel_hardening): sanitizer and
+#                          clang builds get their own server and cache, so they never thrash the default one
+#   DLMAP_HARDENING_OUT    logs, fuzz working corpora and crash artifacts (default /tmp/dlmap_hardening)
+#   DLMAP_NO_INSTALL=1     do not apt-get install missing packages (clang lld libclang-rt-14-dev valgrind
+#                          python3-hypothesis), just report them
+# Exit status: non-zero when any step fails (a test failure, a sanitizer or valgrind report, a fuzz crash); the
+# summary at the end says which. A fuzz crash leaves its input under $DLMAP_HARDENING_OUT/fuzz/<target>/: add it
+# to fuzz/regressions/<target>/ with the fix (see RELIABILITY.md).
+set -eu
+cd "$(dirname "$0")/.."
+
+FUZZ_SECONDS=${DLMAP_FUZZ_SECONDS:-30}
+SPEC_EXAMPLES=${DLMAP_SPEC_EXAMPLES:-300}
+STRESS_TENSORS=${DLMAP_STRESS_TENSORS:-5000}
+ROOT=${DLMAP_HARDENING_ROOT:-/tmp/bazel_hardening}
+OUT=${DLMAP_HARDENING_OUT:-/tmp/dlmap_hardening}
+FUZZ_TARGETS="import_fuzz export_fuzz name_lookup_fuzz error_format_fuzz"
+steps=${*:-asan valgrind tsan fuzz spec}
+
+# --symlink_prefix=/: no bazel-* links in the checkout (they would point into this separate output root).
+hbazel() { bazel --output_user_root="$ROOT" "$@"; }
+BFLAGS="--symlink_prefix=/ --color=no --curses=no"
+
+# ---- prerequisites ------------------------------------------------------------------------------------------------
+tools/install_deps.sh
+missing=""
+for p in clang lld libclang-rt-14-dev valgrind python3-hypothesis; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  if [ "${DLMAP_NO_INSTALL:-0}" = 1 ]; then
+    echo "hardening: missing Debian packages:$missing" >&2
+    exit 1
+  fi
+  echo "hardening: installing Debian packages:$missing"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing || {
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+  }
+fi
+
+mkdir -p "$OUT"
+summary="$OUT/summary.txt"
+: >"$summary"
+failed=0
+trap 'hbazel shutdown >/dev/null 2>&1 || true' EXIT
+
+note() { echo "$*" | tee -a "$summary"; }
+
+# Runs one step's command, logs it, records pass/fail and wall time.
+run_step() {
+  name=$1
+  shift
+  log="$OUT/$name.log"
+  start=$(date +%s)
+  echo "==== hardening: $name ($*)"
+  if "$@" >"$log" 2>&1; then result=PASS; else result=FAIL; failed=1; fi
+  end=$(date +%s)
+  tail -n 25 "$log"
+  note "$name: $result in $((end - start)) s (log: $log)"
+}
+
+# Bazel's per-test summary lines ("//x:y  PASSED in 1.2s") and the totals, for the summary file.
+test_totals() {
+  grep -E "^Executed [0-9]+ out of [0-9]+ test" "$1" | tail -n 1 || true
+}
+
+step_asan() {
+  # gcc AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer around every test of the suite.
+  hbazel test $BFLAGS --config=asan --keep_going //...
+}
+
+step_valgrind() {
+  # valgrind memcheck around every test: any error or definite leak exits 99 and fails the test.
+  hbazel test $BFLAGS --config=valgrind --keep_going //...
+}
+
+step_tsan() {
+  # gcc ThreadSanitizer build of the stress test (halt_on_error: any race fails it).
+  hbazel test $BFLAGS --config=tsan --test_output=all --test_env=DLMAP_STRESS_TENSORS="$STRESS_TENSORS" \
+    //tests/hardening:stress_test
+}
+
+step_fuzz() {
+  labels=""
+  for t in $FUZZ_TARGETS; do labels="$labels //fuzz:$t"; done
+  # shellcheck disable=SC2086
+  hbazel build $BFLAGS --config=fuzz $labels || return 1
+  bin=$(hbazel info $BFLAGS --config=fuzz bazel-bin 2>/dev/null)
+  status=0
+  for t in $FUZZ_TARGETS; do
+    work="$OUT/fuzz/$t"
+    rm -rf "$work"
+    mkdir -p "$work/corpus" "$work/artifacts"
+    # Start from the committed seeds and every recorded crash; new inputs go to the scratch corpus only.
+    seeds="fuzz/corpus/$t"
+    [ -d "fuzz/regressions/$t" ] && seeds="$seeds fuzz/regressions/$t"
+    echo "---- $t: ${FUZZ_SECONDS}s from $seeds"
+    # shellcheck disable=SC2086
+    if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      timeout $((FUZZ_SECONDS + 120)) "$bin/fuzz/$t" -max_total_time="$FUZZ_SECONDS" -timeout=25 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/corpus" $seeds >"$work/fuzz.log" 2>&1; then
+      r=PASS
+    else
+      r=FAIL
+      status=1
+    fi
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/fuzz.log" | tail -n 1)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/fuzz.log" | tail -n 1)
+    cov=$(grep -oE "cov: [0-9]+ ft: [0-9]+" "$work/fuzz.log" | tail -n 1)
+    echo "fuzz $t: $r, ${runs:-?} executions (${rate:-?}/s), $cov, corpus $(ls "$work/corpus" | wc -l) new + $(ls fuzz/corpus/$t | wc -l) seeds"
+    if [ "$r" = FAIL ]; then
+      grep -E "ERROR|runtime error|invariant violated|SUMMARY|Test unit written" "$work/fuzz.log" | head -n 20
+      ls "$work/artifacts"
+    fi
+  done
+  return $status
+}
+
+step_spec() {
+  # The spec-loader property with a fresh random seed and more examples than the //... run.
+  DLMAP_SPEC_RANDOM=1 DLMAP_SPEC_EXAMPLES="$SPEC_EXAMPLES" /usr/bin/python3 -B tests/hardening/spec_property_test.py
+}
+
+step_merge() {
+  # Minimise the committed seeds plus the last run's scratch corpora back into fuzz/corpus/<target>.
+  hbazel build $BFLAGS --config=fuzz //fuzz:import_fuzz //fuzz:export_fuzz //fuzz:name_lookup_fuzz //fuzz:error_format_fuzz
+  bin=$(hbazel info $BFLAGS --config=fuzz bazel-bin 2>/dev/null)
+  for t in $FUZZ_TARGETS; do
+    [ -d "$OUT/fuzz/$t/corpus" ] || continue
+    merged="$OUT/fuzz/$t/merged"
+    rm -rf "$merged"
+    mkdir -p "$merged"
+    "$bin/fuzz/$t" -merge=1 "$merged" "fuzz/corpus/$t" "$OUT/fuzz/$t/corpus"
+    rm -f fuzz/corpus/"$t"/*
+    cp "$merged"/* "fuzz/corpus/$t/"
+    echo "merge $t: $(ls "fuzz/corpus/$t" | wc -l) seeds"
+  done
+}
+
+total_start=$(date +%s)
+for step in $steps; do
+  case $step in
+    asan | valgrind | tsan)
+      run_step "$step" "step_$step"
+      note "  $(test_totals "$OUT/$step.log")"
+      ;;
+    fuzz)
+      run_step fuzz step_fuzz
+      grep -E "^fuzz [a-z_]+: " "$OUT/fuzz.log" >>"$summary" || true
+      ;;
+    spec)
+      run_step spec step_spec
+      grep -E "^spec_property_test:" "$OUT/spec.log" >>"$summary" || true
+      ;;
+    merge)
+      step_merge
+      ;;
+    *)
+      echo "hardening: unknown step '$step' (asan valgrind tsan fuzz spec merge)" >&2
+      exit 2
+      ;;
+  esac
+done
+total_end=$(date +%s)
+echo
+echo "==== hardening summary ($((total_end - total_start)) s)"
+cat "$summary"
+exit $failed
