@@ -88,17 +88,6 @@ static int32_t negotiate(const dlmap_export_request *request, dlmap_struct_kind 
   return DLMAP_OK;
 }
 
-static void describe_device(char *buf, size_t cap, int32_t type, int32_t id) {
-  dlmap__writer w;
-  dlmap__writer_init(&w, buf, cap);
-  dlmap__put_str(&w, "(");
-  dlmap__put_str(&w, dlmap_device_type_name(type));
-  dlmap__put_str(&w, ", ");
-  dlmap__put_int(&w, id);
-  dlmap__put_str(&w, ")");
-  dlmap__writer_finish(&w);
-}
-
 static bool is_host_platform(const dlmap_device_info *device) {
   return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
 }
@@ -118,7 +107,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   }
 
   /* 1. The version: which struct, and which DLPack version every value must be expressible in. */
-  dlmap_struct_kind structure = DLMAP_STRUCT_LEGACY; /* set by negotiate(); initialized for -O2 -Werror=maybe-uninitialized */
+  dlmap_struct_kind structure = DLMAP_STRUCT_LEGACY; /* negotiate() sets it; -O2 cannot tell (maybe-uninitialized) */
   dlmap_version version;
   int32_t status = negotiate(request, &structure, &version, err);
   if (status != DLMAP_OK) return status;
@@ -185,8 +174,8 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   const bool need_copy = request->copy == DLMAP_COPY_ALWAYS || (!same_device && !host_view && !gpu_view);
   if (need_copy && request->copy == DLMAP_COPY_NEVER) {
     char device[96], source_device[96];
-    describe_device(device, sizeof device, target->value, target_id);
-    describe_device(source_device, sizeof source_device, array->device_type, array->device_id);
+    dlmap__describe_device(device, sizeof device, target->value, target_id);
+    dlmap__describe_device(source_device, sizeof source_device, array->device_type, array->device_id);
     const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE, device), dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source_device)};
     return dlmap_error_set(err, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN, args, 2);
   }

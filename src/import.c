@@ -65,17 +65,6 @@ static int32_t unsupported_device(const producer *p, dlmap_error *err, int32_t d
   return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
 }
 
-static void describe_device(char *buf, size_t cap, int32_t type, int32_t id) {
-  dlmap__writer w;
-  dlmap__writer_init(&w, buf, cap);
-  dlmap__put_str(&w, "(");
-  dlmap__put_str(&w, dlmap_device_type_name(type));
-  dlmap__put_str(&w, ", ");
-  dlmap__put_int(&w, id);
-  dlmap__put_str(&w, ")");
-  dlmap__writer_finish(&w);
-}
-
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
                              dlmap_error *err) {
   static const dlmap_import_request kDefaults = {0};
@@ -181,8 +170,8 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   if (need_copy && request->copy == DLMAP_COPY_NEVER) {
     if (moves) {
       char wanted[96], source[96];
-      describe_device(wanted, sizeof wanted, target->value, target_id);
-      describe_device(source, sizeof source, device->value, t->device.device_id);
+      dlmap__describe_device(wanted, sizeof wanted, target->value, target_id);
+      dlmap__describe_device(source, sizeof source, device->value, t->device.device_id);
       const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE, wanted), dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)};
       return fail_with(p, err, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN, args, 2);
     }

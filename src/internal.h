@@ -30,6 +30,9 @@ void dlmap__put_version(dlmap__writer *w, dlmap_version v);
 /* Replaces the last bytes with "..." when anything was cut; returns the final length. */
 size_t dlmap__writer_finish(dlmap__writer *w);
 
+/* Writes a device as messages show it: "(kDLCUDA, 0)". */
+void dlmap__describe_device(char *buf, size_t cap, int32_t device_type, int32_t device_id);
+
 static inline dlmap_version dlmap__version(uint32_t major, uint32_t minor) {
   dlmap_version v;
   v.major = major;
