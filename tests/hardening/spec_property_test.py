@@ -156,6 +156,8 @@ def text_mutation(draw):
     name = draw(st.sampled_from(DEFAULT_FILES))
     lines = texts[name].split("\n")
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        if not lines:
+            lines = [""]
         index = draw(st.integers(min_value=0, max_value=len(lines) - 1))
         op = draw(st.sampled_from(["drop", "duplicate", "replace", "insert", "truncate", "indent"]))
         if op == "drop":
@@ -172,8 +174,6 @@ def text_mutation(draw):
             lines[index] = lines[index][:column] + draw(st.text(max_size=5)) + lines[index][column:]
         elif op == "truncate":
             lines = lines[:index]
-            if not lines:
-                lines = [""]
         else:
             lines[index] = "   " + lines[index]
     texts[name] = "\n".join(lines)
