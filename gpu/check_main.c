@@ -1,7 +1,8 @@
 /* dlmap GPU check — the program gpu/check.sh builds and runs on an NVIDIA machine: dlmap's GPU backend against
  * the CUDA runtime itself. Round trips and every copy direction over many layouts, verified byte for byte with
  * plain cudaMemcpy; the stream protocol under a slow producer kernel, with a control run that proves the test
- * catches a missing wait; pinned and managed memory without copies; copy bandwidth next to cudaMemcpy.
+ * catches a missing wait; pinned and managed memory without copies; copy bandwidth next to cudaMemcpy; the
+ * per-call cost of export and import on device tensors with and without stream synchronisation.
  * Exit status: 0 all passed, 1 a check failed, 2 no usable CUDA device. */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime_api.h>
@@ -539,6 +540,83 @@ static void check_bandwidth(void) {
   }
 }
 
+/* ---- exchange cost on device tensors ------------------------------------------------------------ */
+
+/* Export + release and import-as-view of a 2-D float32 device tensor, per call: without synchronisation
+ * (stream -1), with the consumer-stream wait (an event recorded on the producer stream, one wait), and
+ * with None (the legacy default stream). Printed for BENCHMARKS.md; no pass mark beyond "no error". */
+static void check_exchange_cost(void) {
+  enum { kCalls = 20000 };
+  const int64_t shape[2] = {256, 256};
+  float *data = NULL;
+  CUDA(cudaMalloc((void **)&data, 256 * 256 * sizeof(float)));
+  cudaStream_t producer, consumer;
+  CUDA(cudaStreamCreate(&producer));
+  CUDA(cudaStreamCreate(&consumer));
+  dlmap_array array;
+  memset(&array, 0, sizeof array);
+  array.data = data;
+  array.device_type = DLMAP_DEVICE_CUDA;
+  array.dtype.code = DLMAP_DTYPE_FLOAT;
+  array.dtype.bits = 32;
+  array.dtype.lanes = 1;
+  array.ndim = 2;
+  array.shape = shape;
+  array.producer_stream = producer;
+  const struct {
+    const char *name;
+    bool has_stream;
+    int64_t stream;
+  } modes[] = {{"stream=-1 (no sync)", true, -1},
+               {"stream=consumer (event + wait)", true, (int64_t)(intptr_t)consumer},
+               {"stream=None (legacy default)", false, 0}};
+  printf("exchange cost on a 256x256 float32 device tensor, %d calls each:\n", kCalls);
+  for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+    dlmap_export_request request;
+    memset(&request, 0, sizeof request);
+    request.has_max_version = true;
+    request.max_version.major = 1;
+    request.max_version.minor = 3;
+    request.has_stream = modes[m].has_stream;
+    request.stream = modes[m].stream;
+    dlmap_exported out;
+    dlmap_error err;
+    int failed = 0;
+    double start = now();
+    for (int i = 0; i < kCalls && !failed; i++) {
+      if (dlmap_export(&array, &request, &out, &err) != DLMAP_OK) {
+        check(false, "export %s: %s", modes[m].name, err.message);
+        failed = 1;
+      } else {
+        release(&out);
+      }
+    }
+    const double export_ns = (now() - start) * 1e9 / kCalls;
+    double import_ns = 0;
+    if (!failed) {
+      start = now();
+      for (int i = 0; i < kCalls && !failed; i++) {
+        dlmap_imported view;
+        DLMAP(dlmap_export(&array, &request, &out, &err));
+        if (dlmap_import_versioned(out.versioned, NULL, &view, &err) != DLMAP_OK) {
+          check(false, "import %s: %s", modes[m].name, err.message);
+          failed = 1;
+        } else {
+          dlmap_imported_release(&view);
+        }
+      }
+      import_ns = (now() - start) * 1e9 / kCalls - export_ns;
+    }
+    check(!failed, "exchange cost %s", modes[m].name);
+    printf("  %-32s export + release %8.0f ns   import view + release %8.0f ns\n", modes[m].name, export_ns,
+           import_ns);
+  }
+  CUDA(cudaStreamSynchronize(consumer));
+  CUDA(cudaStreamDestroy(producer));
+  CUDA(cudaStreamDestroy(consumer));
+  CUDA(cudaFree(data));
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   dlmap_platform_status status;
@@ -559,6 +637,7 @@ int main(void) {
   check_stream_ordering();
   check_zero_copy();
   check_bandwidth();
+  check_exchange_cost();
   printf("%d checks, %d failed (%.1f s)\n", g_checks, g_failures, now() - start);
   puts(g_failures == 0 ? "PASS" : "FAIL");
   return g_failures == 0 ? 0 : 1;
