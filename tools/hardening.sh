@@ -9,7 +9,8 @@
 #   DLMAP_STRESS_TENSORS   tensors per producer thread in the TSan stress run (default 20000; 5000 in //...)
 #   DLMAP_HARDENING_ROOT   Bazel --output_user_root for these builds (default /tmp/bazel_hardening): sanitizer and
 #                          clang builds get their own server and cache, so they never thrash the default one
-#   DLMAP_HARDENING_OUT    logs, fuzz working corpora and crash artifacts (default /tmp/dlmap_hardening)
+#   DLMAP_HARDENING_OUT    logs, fuzz working corpora and crash artifacts (default /tmp/dlmap_hardening.<checkout
+#                          checksum>; the summary names it)
 #   DLMAP_NO_INSTALL=1     do not apt-get install missing packages (clang lld libclang-rt-14-dev valgrind
 #                          python3-hypothesis), just report them
 # Exit status: non-zero when any step fails (a test failure, a sanitizer or valgrind report, a fuzz crash); the
@@ -22,7 +23,8 @@ FUZZ_SECONDS=${DLMAP_FUZZ_SECONDS:-30}
 SPEC_EXAMPLES=${DLMAP_SPEC_EXAMPLES:-300}
 STRESS_TENSORS=${DLMAP_STRESS_TENSORS:-20000}
 ROOT=${DLMAP_HARDENING_ROOT:-/tmp/bazel_hardening}
-OUT=${DLMAP_HARDENING_OUT:-/tmp/dlmap_hardening}
+# One output directory per checkout: two checkouts hardening at once must not share logs and scratch corpora.
+OUT=${DLMAP_HARDENING_OUT:-/tmp/dlmap_hardening.$(pwd | cksum | cut -d ' ' -f 1)}
 FUZZ_TARGETS="import_fuzz export_fuzz name_lookup_fuzz error_format_fuzz"
 steps=${*:-asan valgrind tsan fuzz spec}
 
@@ -189,6 +191,6 @@ for step in $steps; do
 done
 total_end=$(date +%s)
 echo
-echo "==== hardening summary ($((total_end - total_start)) s)"
+echo "==== hardening summary ($((total_end - total_start)) s; logs in $OUT)"
 cat "$summary"
 exit $failed
