@@ -31,6 +31,7 @@ steps=${*:-asan valgrind tsan fuzz spec}
 # --symlink_prefix=/: no bazel-* links in the checkout (they would point into this separate output root).
 hbazel() { bazel --output_user_root="$ROOT" "$@"; }
 BFLAGS="--symlink_prefix=/ --color=no --curses=no"
+TFLAGS="--nocache_test_results" # a hardening run runs every test, even one whose inputs did not change
 
 # ---- prerequisites ------------------------------------------------------------------------------------------------
 tools/install_deps.sh
@@ -94,17 +95,17 @@ step_asan() {
   # gcc AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer around every test of the suite, except
   # //dist:link_test: it links the archive with plain gcc, and an instrumented archive needs -fsanitize to link
   # (it runs in the valgrind step, on the plain build).
-  hbazel test $BFLAGS --config=asan --keep_going -- $(all_packages) -//dist:link_test
+  hbazel test $BFLAGS $TFLAGS --config=asan --keep_going -- $(all_packages) -//dist:link_test
 }
 
 step_valgrind() {
   # valgrind memcheck around every test: any error or definite leak exits 99 and fails the test.
-  hbazel test $BFLAGS --config=valgrind --keep_going -- $(all_packages)
+  hbazel test $BFLAGS $TFLAGS --config=valgrind --keep_going -- $(all_packages)
 }
 
 step_tsan() {
   # gcc ThreadSanitizer build of the stress test (halt_on_error: any race fails it).
-  hbazel test $BFLAGS --config=tsan --test_output=all --test_env=DLMAP_STRESS_TENSORS="$STRESS_TENSORS" \
+  hbazel test $BFLAGS $TFLAGS --config=tsan --test_output=all --test_env=DLMAP_STRESS_TENSORS="$STRESS_TENSORS" \
     //tests/hardening:stress_test
 }
 
