@@ -83,17 +83,27 @@ else
 fi
 
 # ---- the toolkit ---------------------------------------------------------------------------------------------------
-NVCC=""
-for candidate in ${CUDA_HOME:+"$CUDA_HOME/bin/nvcc"} "$(command -v nvcc || true)" /usr/local/cuda/bin/nvcc; do
-  if [ -n "$candidate" ] && [ -x "$candidate" ]; then NVCC=$candidate; break; fi
+# A toolkit root has bin/nvcc and libcudart beside it. nvcc on PATH may be a wrapper script elsewhere (e.g.
+# /usr/local/bin/nvcc exec'ing the real one), so each candidate root is checked for both, in this order:
+# CUDA_HOME, the real path of the nvcc on PATH, /usr/local/cuda.
+cuda_libdir() {
+  local dir
+  for dir in "$1/lib64" "$1/targets/x86_64-linux/lib" "$1/lib"; do
+    if ls "$dir"/libcudart.so* >/dev/null 2>&1; then echo "$dir"; return 0; fi
+  done
+  return 1
+}
+NVCC="" CUDA_ROOT="" LIBDIR="" tried=()
+path_nvcc=$(command -v nvcc || true)
+for root in ${CUDA_HOME:+"$CUDA_HOME"} ${path_nvcc:+"$(dirname "$(readlink -f "$path_nvcc")")/.."} /usr/local/cuda; do
+  tried+=("$root")
+  if [ -x "$root/bin/nvcc" ] && LIBDIR=$(cuda_libdir "$root"); then
+    CUDA_ROOT=$(cd "$root" && pwd)
+    NVCC=$CUDA_ROOT/bin/nvcc
+    break
+  fi
 done
-[ -n "$NVCC" ] || fail_build "nvcc not found (set CUDA_HOME or put nvcc on PATH)"
-CUDA_ROOT=$(cd "$(dirname "$NVCC")/.." && pwd)
-LIBDIR=""
-for dir in "$CUDA_ROOT/lib64" "$CUDA_ROOT/targets/x86_64-linux/lib" "$CUDA_ROOT/lib"; do
-  if ls "$dir"/libcudart.so* >/dev/null 2>&1; then LIBDIR=$dir; break; fi
-done
-[ -n "$LIBDIR" ] || fail_build "no libcudart.so under $CUDA_ROOT"
+[ -n "$NVCC" ] || fail_build "no CUDA toolkit (bin/nvcc and libcudart.so) under ${tried[*]}; set CUDA_HOME"
 SONAME=$(cd "$LIBDIR" && ls libcudart.so.* 2>/dev/null | grep -E '^libcudart\.so\.[0-9]+$' | sort -V | tail -1 || true)
 SONAME=${SONAME:-libcudart.so}
 

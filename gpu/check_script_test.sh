@@ -10,7 +10,7 @@ if [ "$has_nvcc" != 1 ]; then
 fi
 script=$PWD/gpu/check.sh
 export DLMAP_CHECK_BUILD=$TEST_TMPDIR/build
-export PYTHON=$PWD/$2 RE2C=$PWD/$3  # the interpreter and re2c the build detected
+export PYTHON=$PWD/$2 RE2C=$PWD/$3 CUDA_HOME=$4  # the interpreter, re2c and toolkit the build detected
 status=0
 DLMAP_CHECK_TIMEOUT=120 "$script" >"$TEST_TMPDIR/run.log" 2>&1 || status=$?
 cat "$TEST_TMPDIR/run.log"
