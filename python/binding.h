@@ -92,6 +92,19 @@ extern const dlmap_allocator dlmap_py_allocator;
 /* Live exports (tensors handed out that still hold a reference to their Array). */
 void dlmap_py_count_export(int delta);
 
+/* ---- interned names ----------------------------------------------------------------------------------------------- */
+
+/* Attribute and keyword names, interned once by PyInit_dlmap so that the per-call paths build no strings. */
+typedef struct dlmap_py_names {
+  PyObject *dlpack;           /* "__dlpack__" */
+  PyObject *dlpack_device;    /* "__dlpack_device__" */
+  PyObject *exchange_api;     /* DLMAP_EXCHANGE_API_ATTRIBUTE (1.3) */
+  PyObject *exchange_api_1_2; /* DLMAP_EXCHANGE_API_ATTRIBUTE_1_2 */
+  PyObject *max_version, *stream, *dl_device, *copy;
+} dlmap_py_names;
+extern dlmap_py_names dlmap_py_name;
+int dlmap_py_names_init(void); /* -1 with an exception set */
+
 /* ---- the C exchange API ------------------------------------------------------------------------------------------- */
 
 extern const DLPackExchangeAPI dlmap_py_exchange_api;

@@ -94,18 +94,17 @@ const DLPackExchangeAPI dlmap_py_exchange_api = {
     current_work_stream,
 };
 
+/* The attribute on the type or a base, from the type's attribute cache: a borrowed reference, and no AttributeError to
+ * raise and clear when it is missing (most producers publish no table). */
 const DLPackExchangeAPI *dlmap_py_find_exchange_api(PyTypeObject *type) {
   const DLPackExchangeAPIHeader *header = NULL;
-  PyObject *attr = PyObject_GetAttrString((PyObject *)type, DLMAP_EXCHANGE_API_ATTRIBUTE);
+  PyObject *attr = _PyType_Lookup(type, dlmap_py_name.exchange_api);
   if (attr != NULL && PyCapsule_IsValid(attr, DLMAP_EXCHANGE_API_CAPSULE_NAME)) {
     header = (const DLPackExchangeAPIHeader *)PyCapsule_GetPointer(attr, DLMAP_EXCHANGE_API_CAPSULE_NAME);
   }
-  Py_XDECREF(attr);
   if (header == NULL) {
-    PyErr_Clear();
-    attr = PyObject_GetAttrString((PyObject *)type, DLMAP_EXCHANGE_API_ATTRIBUTE_1_2);
+    attr = _PyType_Lookup(type, dlmap_py_name.exchange_api_1_2);
     if (attr != NULL && PyLong_Check(attr)) header = (const DLPackExchangeAPIHeader *)PyLong_AsVoidPtr(attr);
-    Py_XDECREF(attr);
     PyErr_Clear();
   }
   /* The consumer checks the major before reading further; older majors chain through prev_api. */

@@ -20,7 +20,8 @@ static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
   while (pending > 0) {
     if (atomic_compare_exchange_weak(&failures_requested, &pending, pending - 1)) return NULL;
   }
-  void *pointer = aligned_alloc(alignment, size); /* dlmap rounds size to a multiple of alignment */
+  const dlmap_allocator *base = dlmap_allocator_default(); /* faster than aligned_alloc for small blocks */
+  void *pointer = base->allocate(base->ctx, size, alignment);
   if (pointer != NULL) {
     atomic_fetch_add(&live_allocations, 1);
     atomic_fetch_add(&total_allocations, 1);
@@ -31,7 +32,8 @@ static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
 static void counted_release(void *ctx, void *pointer) {
   (void)ctx;
   if (pointer == NULL) return;
-  free(pointer);
+  const dlmap_allocator *base = dlmap_allocator_default();
+  base->release(base->ctx, pointer);
   atomic_fetch_sub(&live_allocations, 1);
 }
 
@@ -107,6 +109,30 @@ static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {
   return dlmap_py_import(tensor, true, NULL, "empty");
 }
 
+/* ---- interned names ----------------------------------------------------------------------------------------------- */
+
+dlmap_py_names dlmap_py_name;
+
+int dlmap_py_names_init(void) {
+  struct {
+    PyObject **slot;
+    const char *text;
+  } const names[] = {
+      {&dlmap_py_name.dlpack, "__dlpack__"},
+      {&dlmap_py_name.dlpack_device, "__dlpack_device__"},
+      {&dlmap_py_name.exchange_api, DLMAP_EXCHANGE_API_ATTRIBUTE},
+      {&dlmap_py_name.exchange_api_1_2, DLMAP_EXCHANGE_API_ATTRIBUTE_1_2},
+      {&dlmap_py_name.max_version, "max_version"},
+      {&dlmap_py_name.stream, "stream"},
+      {&dlmap_py_name.dl_device, "dl_device"},
+      {&dlmap_py_name.copy, "copy"},
+  };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL) return -1;
+  }
+  return 0;
+}
+
 /* ---- dlmap.from_dlpack -------------------------------------------------------------------------------------------- */
 
 static void call_deleter(struct DLManagedTensorVersioned *tensor) {
@@ -177,6 +203,72 @@ static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_
   return dlmap_py_import(managed, versioned, request, versioned ? "dltensor_versioned" : "dltensor");
 }
 
+/* obj.name into *out (a new reference), or *out = NULL when obj has no such attribute: 0, or -1 with an exception. No
+ * AttributeError is raised and cleared for a missing attribute. */
+static int lookup_attr(PyObject *obj, PyObject *name, PyObject **out) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyObject_GetOptionalAttr(obj, name, out);
+#else
+  return _PyObject_LookupAttr(obj, name, out);
+#endif
+}
+
+/* The max_version dlmap asks for, and the keyword-name tuples of the common calls, built once. */
+static PyObject *current_max_version, *kw_versioned, *kw_stream;
+
+/* Producer types whose __dlpack__ rejected max_version (NumPy < 2 among them): they get the legacy call directly,
+ * without an exception per call. Only immutable types are remembered (their methods cannot change, so every instance
+ * answers alike); a Python class is asked versioned-first every time. */
+static PyObject *legacy_only_types;
+
+static bool is_legacy_only(PyTypeObject *type) {
+  return (type->tp_flags & Py_TPFLAGS_IMMUTABLETYPE) != 0 && PySet_GET_SIZE(legacy_only_types) > 0 &&
+         PySet_Contains(legacy_only_types, (PyObject *)type) == 1;
+}
+
+/* Called with the TypeError of a versioned __dlpack__ call pending; leaves it pending. */
+static void remember_if_legacy_only(PyTypeObject *type) {
+  if ((type->tp_flags & Py_TPFLAGS_IMMUTABLETYPE) == 0) return;
+  PyObject *kind, *value, *traceback;
+  PyErr_Fetch(&kind, &value, &traceback);
+  PyObject *text = value != NULL ? PyObject_Str(value) : NULL;
+  const char *message = text != NULL ? PyUnicode_AsUTF8(text) : NULL;
+  /* Only the keyword itself being unknown says the type is legacy-only; any other TypeError is the instance's. */
+  if (message != NULL && strstr(message, "unexpected keyword argument 'max_version'") != NULL) {
+    if (PySet_Add(legacy_only_types, (PyObject *)type) < 0) PyErr_Clear();
+  }
+  PyErr_Clear();
+  Py_XDECREF(text);
+  PyErr_Restore(kind, value, traceback);
+}
+
+/* method(max_version=..., stream=stream_arg[, dl_device=...][, copy=...]) through vectorcall: no dict per call. */
+static PyObject *call_dlpack(PyObject *method, PyObject *stream_arg, PyObject *dl_device, PyObject *copy) {
+  PyObject *values[5] = {NULL, current_max_version, stream_arg};
+  PyObject *names[4] = {dlmap_py_name.max_version, dlmap_py_name.stream};
+  Py_ssize_t n = 2;
+  if (dl_device != NULL) {
+    values[1 + n] = dl_device;
+    names[n++] = dlmap_py_name.dl_device;
+  }
+  if (copy != NULL) {
+    values[1 + n] = copy;
+    names[n++] = dlmap_py_name.copy;
+  }
+  PyObject *kwnames = n == 2 ? Py_NewRef(kw_versioned) : PyTuple_New(n);
+  if (kwnames == NULL) return NULL;
+  if (n > 2) {
+    for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(kwnames, i, Py_NewRef(names[i]));
+  }
+  PyObject *result = PyObject_Vectorcall(method, values + 1, 0 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+  Py_DECREF(kwnames);
+  return result;
+}
+
+static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *device_method,
+                                     dlmap_import_request *request_in, PyObject *copy_obj, bool has_stream,
+                                     int64_t stream);
+
 static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs) {
   (void)module;
   static char *kwlist[] = {"x", "device", "copy", "stream", NULL};
@@ -196,8 +288,31 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
       dlmap_py_parse_stream(stream_obj, "stream", &has_stream, &stream) < 0) {
     return NULL;
   }
-  if (!PyObject_HasAttrString(x, "__dlpack__") || !PyObject_HasAttrString(x, "__dlpack_device__")) {
-    return dlmap_py_raise_code(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS, NULL, 0);
+  PyObject *method = NULL, *device_method = NULL;
+  if (lookup_attr(x, dlmap_py_name.dlpack, &method) < 0) return NULL;
+  if (method == NULL || lookup_attr(x, dlmap_py_name.dlpack_device, &device_method) < 0 || device_method == NULL) {
+    const bool failed = PyErr_Occurred() != NULL;
+    Py_XDECREF(method);
+    return failed ? NULL : dlmap_py_raise_code(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS, NULL, 0);
+  }
+  PyObject *result = from_dlpack_methods(x, method, device_method, &request, copy_obj, has_stream, stream);
+  Py_DECREF(method);
+  Py_DECREF(device_method);
+  return result;
+}
+
+/* from_dlpack once x's bound __dlpack__ and __dlpack_device__ are in hand (borrowed here). */
+static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *device_method,
+                                     dlmap_import_request *request_in, PyObject *copy_obj, bool has_stream,
+                                     int64_t stream) {
+  dlmap_import_request request = *request_in;
+  if (request.has_device) {
+    /* A target no backend can serve is refused before the producer is asked for anything. */
+    const dlmap_device_info *target = dlmap_device_type_find(request.device_type);
+    if (target == NULL || dlmap_platform_get(target->platform)->backend == DLMAP_BACKEND_NONE) {
+      const dlmap_arg a[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request.device_type)};
+      return dlmap_py_raise_code(DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE, a, 1);
+    }
   }
 
   /* 1. The producer type's C exchange API, when it publishes one. */
@@ -220,7 +335,7 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
   }
 
   /* 2. The Python protocol: where the producer says the array lives, and whether the stream suits it. */
-  PyObject *reported = PyObject_CallMethod(x, "__dlpack_device__", NULL);
+  PyObject *reported = PyObject_CallNoArgs(device_method);
   if (reported == NULL) return NULL;
   int32_t device_type, device_id;
   bool has_reported;
@@ -236,37 +351,29 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
   }
 
   /* 3. Ask for a versioned capsule; an old producer raises TypeError on the keywords and gets a plain call. */
-  PyObject *method = PyObject_GetAttrString(x, "__dlpack__");
-  if (method == NULL) return NULL;
-  PyObject *no_args = PyTuple_New(0);
-  PyObject *kw = PyDict_New();
-  const dlmap_version current = dlmap_version_current();
-  PyObject *max_version = Py_BuildValue("(II)", current.major, current.minor);
   PyObject *stream_arg = has_stream ? PyLong_FromLongLong((long long)stream) : Py_NewRef(Py_None);
-  PyObject *dl_device = request.has_device ? device_tuple(request.device_type, request.device_id) : NULL;
+  if (stream_arg == NULL) return NULL;
   PyObject *capsule = NULL;
-  bool failed = no_args == NULL || kw == NULL || max_version == NULL || stream_arg == NULL ||
-                (request.has_device && dl_device == NULL) || PyDict_SetItemString(kw, "max_version", max_version) < 0 ||
-                PyDict_SetItemString(kw, "stream", stream_arg) < 0 ||
-                (dl_device != NULL && PyDict_SetItemString(kw, "dl_device", dl_device) < 0) ||
-                (copy_obj != Py_None && PyDict_SetItemString(kw, "copy", copy_obj) < 0);
-  bool versioned_call = true;
-  if (!failed) {
-    capsule = PyObject_Call(method, no_args, kw);
-    if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
-      PyErr_Clear();
-      versioned_call = false;
-      PyDict_Clear(kw);
-      /* A plain __dlpack__() on the host; a stream is still passed to a device producer when one was given. */
-      if (!has_stream || PyDict_SetItemString(kw, "stream", stream_arg) == 0) capsule = PyObject_Call(method, no_args, kw);
+  bool versioned_call = !is_legacy_only(Py_TYPE(x));
+  if (versioned_call) {
+    PyObject *dl_device = request.has_device ? device_tuple(request.device_type, request.device_id) : NULL;
+    if (!request.has_device || dl_device != NULL) {
+      capsule = call_dlpack(method, stream_arg, dl_device, copy_obj != Py_None ? copy_obj : NULL);
+      Py_XDECREF(dl_device);
+      if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        remember_if_legacy_only(Py_TYPE(x));
+        PyErr_Clear();
+        versioned_call = false;
+      }
     }
   }
-  Py_DECREF(method);
-  Py_XDECREF(no_args);
-  Py_XDECREF(kw);
-  Py_XDECREF(max_version);
-  Py_XDECREF(stream_arg);
-  Py_XDECREF(dl_device);
+  if (!versioned_call) {
+    /* A plain __dlpack__() on the host; a stream is still passed to a device producer when one was given. */
+    PyObject *values[2] = {NULL, stream_arg};
+    capsule = has_stream ? PyObject_Vectorcall(method, values + 1, 0 | PY_VECTORCALL_ARGUMENTS_OFFSET, kw_stream)
+                         : PyObject_CallNoArgs(method);
+  }
+  Py_DECREF(stream_arg);
   if (capsule == NULL) return NULL;
 
   /* 4. Import. The producer moved the data when it was given dl_device; otherwise its report names the device
@@ -306,9 +413,9 @@ static PyObject *platform_status(PyObject *module, PyObject *arg) {
 static PyObject *stats(PyObject *module, PyObject *unused) {
   (void)module;
   (void)unused;
-  return Py_BuildValue("{s:L,s:L,s:L}", "live_allocations", (long long)atomic_load(&live_allocations),
+  return Py_BuildValue("{s:L,s:L,s:L,s:n}", "live_allocations", (long long)atomic_load(&live_allocations),
                        "total_allocations", (long long)atomic_load(&total_allocations), "live_exports",
-                       (long long)atomic_load(&live_exports));
+                       (long long)atomic_load(&live_exports), "legacy_only_types", PySet_GET_SIZE(legacy_only_types));
 }
 
 static PyObject *fail_allocations(PyObject *module, PyObject *arg) {
@@ -385,7 +492,8 @@ static PyMethodDef module_methods[] = {
      "Probes a platform (\"cpu\", \"cuda\", \"rocm\", …): {platform, built, available, device_count, reason}; reason "
      "is the vendor's text when it is not available."},
     {"_stats", stats, METH_NOARGS,
-     "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, and live exports."},
+     "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, live exports, and how many producer types "
+     "from_dlpack remembers as legacy-only."},
     {"_fail_allocations", fail_allocations, METH_O,
      "_fail_allocations(n)\n--\n\nTesting hook: the next n allocations through dlmap fail."},
     {"_call_deleter_on_thread", call_deleter_on_thread, METH_O,
@@ -415,6 +523,14 @@ PyMODINIT_FUNC PyInit_dlmap(void) {
   Py_DECREF(api);
   if (set < 0) return NULL;
   PyType_Modified(&dlmap_py_array_type);
+
+  if (dlmap_py_names_init() < 0) return NULL;
+  const dlmap_version newest = dlmap_version_current();
+  current_max_version = Py_BuildValue("(II)", newest.major, newest.minor);
+  kw_versioned = PyTuple_Pack(2, dlmap_py_name.max_version, dlmap_py_name.stream);
+  kw_stream = PyTuple_Pack(1, dlmap_py_name.stream);
+  legacy_only_types = PySet_New(NULL);
+  if (current_max_version == NULL || kw_versioned == NULL || kw_stream == NULL || legacy_only_types == NULL) return NULL;
 
   PyObject *module = PyModule_Create(&module_def);
   if (module == NULL) return NULL;

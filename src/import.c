@@ -143,9 +143,8 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   if (request->has_device) {
     target = dlmap_device_type_find(request->device_type);
     if (target == NULL || dlmap_platform_get(target->platform)->backend == DLMAP_BACKEND_NONE) {
-      const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type),
-                                dlmap_arg_str(DLMAP_ARG_ARRAY, "the requested target device")};
-      return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+      const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type)};
+      return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE, args, 1);
     }
     target_id = request->device_id;
   }

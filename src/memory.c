@@ -8,10 +8,11 @@
 
 /* malloc, aligned inside the block: glibc's aligned_alloc serves any alignment above malloc's own 16 bytes on a
  * slow path that bypasses its per-thread cache (about 600 instructions for a 192-byte export block against about
- * 100 for malloc and free, bench/). malloc's pointer is kept just below the aligned one, for release; alignment is
- * at least DLMAP_DATA_ALIGNMENT here (dlmap__allocate), so there is always room for it. */
+ * 100 for malloc and free, bench/). malloc's pointer is kept just below the aligned one, for release; an alignment of
+ * at least a pointer's size leaves room for it. */
 static void *default_allocate(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
+  if (alignment < sizeof(void *)) alignment = sizeof(void *);
   if (size > SIZE_MAX - alignment) return NULL;
   char *raw = (char *)malloc(size + alignment);
   if (raw == NULL) return NULL;
@@ -26,6 +27,8 @@ static void default_release(void *ctx, void *pointer) {
 }
 
 static const dlmap_allocator kDefaultAllocator = {default_allocate, default_release, NULL};
+
+const dlmap_allocator *dlmap_allocator_default(void) { return &kDefaultAllocator; }
 
 const dlmap_allocator *dlmap__allocator_or_default(const dlmap_allocator *allocator) {
   return allocator != NULL && allocator->allocate != NULL && allocator->release != NULL ? allocator

@@ -24,6 +24,10 @@ typedef struct dlmap_allocator {
   void *ctx;
 } dlmap_allocator;
 
+/* The default allocator (malloc-based; any power-of-two alignment), for a framework that wraps it — to count
+ * allocations, say — rather than writing its own. */
+const dlmap_allocator *dlmap_allocator_default(void);
+
 /* Alignment of every buffer dlmap allocates for data (copies). */
 #define DLMAP_DATA_ALIGNMENT 64
 

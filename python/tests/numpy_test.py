@@ -79,6 +79,9 @@ class NumpyToDlmapTest(DlmapTestCase):
         with self.assertRaises(TypeError):
             n.__dlpack__(max_version=(1, 3))
         self.assertEqual(dlmap.from_dlpack(n).version, (0, 0))
+        # ndarray is an immutable type: dlmap remembers the answer and calls plainly from then on.
+        self.assertGreaterEqual(dlmap._stats()["legacy_only_types"], 1)
+        self.assertEqual(dlmap.from_dlpack(n).version, (0, 0))
 
     def test_copy_and_device(self):
         n = sample("float64")

@@ -523,6 +523,16 @@ class FromDlpackTest(DlmapTestCase):
         self.assertEqual((b.via, b.version, b.readonly), ("dltensor", (0, 0), False))
         self.assertEqual(values(b), [0.0, 1.0, 2.0])
 
+    def test_python_classes_are_asked_versioned_first_every_time(self):
+        # Instances of one Python class may answer differently: nothing is remembered per class.
+        legacy = Producer(float_buffer(3), (2, 32, 1), (3,), legacy_only=True)
+        dlmap.from_dlpack(legacy)
+        dlmap.from_dlpack(legacy)
+        self.assertEqual(legacy.calls, [{"max_version": (1, 3), "stream": None}, {}] * 2)
+        modern = Producer(float_buffer(3), (2, 32, 1), (3,))
+        self.assertEqual(dlmap.from_dlpack(modern).via, "dltensor_versioned")
+        self.assertEqual(modern.calls, [{"max_version": (1, 3), "stream": None}])
+
     def test_legacy_answer_to_a_versioned_request(self):
         p = Producer(float_buffer(3), (2, 32, 1), (3,), legacy_answer=True)
         b = dlmap.from_dlpack(p)
@@ -575,6 +585,12 @@ class FromDlpackTest(DlmapTestCase):
                                  Producer(buf, (2, 32, 1), (3,)), device="nope")
         self.assertRaisesExactly(TypeError, "copy must be True, False or None, got str", dlmap.from_dlpack,
                                  Producer(buf, (2, 32, 1), (3,)), copy="no")
+        for target in ((5, 0), (200, 0), "vpi"):
+            p = Producer(buf, (2, 32, 1), (3,))
+            self.assertRaisesExactly(BufferError, "The device passed to from_dlpack has an unsupported device type "
+                                     f"(DLDeviceType: {9 if target == 'vpi' else target[0]})", dlmap.from_dlpack, p,
+                                     device=target)
+            self.assertEqual(p.calls, [], "the producer was not asked for a capsule")
         p = Producer(buf, (2, 32, 1), (3,), device=(200, 0))
         self.assertRaisesExactly(BufferError, "Array passed to from_dlpack is on unsupported device type "
                                  "(DLDeviceType: 200, array: unknown tensor of ndim 1)", dlmap.from_dlpack, p)

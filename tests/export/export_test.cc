@@ -1075,6 +1075,21 @@ TEST(ExportLayout, TheTensorOwnsItsShapeAndStrides) {
   EXPECT_EQ(owner.releases.load(), 1);
 }
 
+TEST(ExportMemory, TheDefaultAllocatorHonoursEveryAlignment) {
+  const dlmap_allocator *base = dlmap_allocator_default();
+  ASSERT_NE(base, nullptr);
+  for (size_t alignment = 1; alignment <= 4096; alignment *= 2) {
+    for (size_t size : {size_t{0}, size_t{1}, size_t{24}, size_t{4097}}) {
+      auto *block = static_cast<unsigned char *>(base->allocate(base->ctx, size, alignment));
+      ASSERT_NE(block, nullptr) << size << " bytes aligned to " << alignment;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % alignment, 0u) << alignment;
+      if (size > 0) memset(block, 0xAB, size);  // every byte is ours (ASan and valgrind check it)
+      base->release(base->ctx, block);
+    }
+  }
+  EXPECT_EQ(base->allocate(base->ctx, SIZE_MAX - 8, 64), nullptr) << "a size that overflows is refused";
+}
+
 // IS_SUBBYTE_TYPE_PADDED needs 1.1, but so does every sub-byte dtype of the default spec, and dtypes are checked
 // first (see padded_float4_to_1_0_dtype_first). The flag's own error, as export's check would word it for a
 // dtype that 1.0 knows:

@@ -434,7 +434,7 @@ int main(void) {
   dlmap_import_request dev = never_copy;
   dev.has_device = true;
   dev.device_type = 99;
-  import_error_allocates_nothing("unknown target", base, 0, dev, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE);
+  import_error_allocates_nothing("unknown target", base, 0, dev, DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE);
 
   printf("oom: %ld scenarios, %ld injected allocation failures, each a MemoryError with nothing leaked; "
          "%d error paths with no allocation\n", scenarios, failures, g_error_paths);

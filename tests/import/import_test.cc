@@ -341,6 +341,7 @@ Row R(const char *name) {
 std::vector<int64_t> Ones(int n) { return std::vector<int64_t>(static_cast<size_t>(n), 1); }
 
 const char kUnsupported[] = "Array passed to from_dlpack is on unsupported device type (DLDeviceType: ";
+const char kUnsupportedTarget[] = "The device passed to from_dlpack has an unsupported device type (DLDeviceType: ";
 const char kCompact[] =
     "Only DLPack tensors with trivial (compact) striding are supported; i.e., tensors whose striding represents "
     "a transposition of the underlying buffer but not broadcasting. Dimensions were: ";
@@ -656,9 +657,9 @@ std::vector<Row> Rows() {
                std::string("Specified device=(kDLCPU, 0) which requires a copy since the source device is (kDLCUDA, 0)") +
                    kForbiddenTail));
   add(R("target device 5").Target(5)
-          .Err(204, "BufferError", std::string(kUnsupported) + "5, array: the requested target device)"));
+          .Err(214, "BufferError", std::string(kUnsupportedTarget) + "5)"));
   add(R("target kDLOpenCL").Target(4)
-          .Err(204, "BufferError", std::string(kUnsupported) + "4, array: the requested target device)"));
+          .Err(214, "BufferError", std::string(kUnsupportedTarget) + "4)"));
   add(R("host tensor to kDLCUDA, copy=None").Target(2)
           .NeedsPlatform(DLMAP_PLATFORM_CUDA,
                          "Device type kDLCUDA (2) needs platform cuda, which this build or machine cannot serve: {reason}"));
