@@ -163,6 +163,9 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   status = dlmap_stream_classify(target->value, request->has_stream, request->stream, &stream, err);
   if (status != DLMAP_OK) return status;
 
+  /* Only a view of GPU-runtime memory has a stream to synchronise (dlmap__view_sync is a no-op otherwise). */
+  const bool source_on_gpu = dlmap_platform_get(source->platform)->backend == DLMAP_BACKEND_GPU;
+
   /* 5. View or copy. The host is one device whatever its id; host-accessible memory (pinned,
    * managed) is exported to the host without a copy, and to a GPU of its platform where the runtime
    * confirms it. */
@@ -190,7 +193,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
       const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data");
       return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
     }
-  } else if (!request->defer_stream_sync) {
+  } else if (!request->defer_stream_sync && source_on_gpu) {
     status = dlmap__view_sync(source, array->device_id, array->producer_stream, stream, request->stream, false, err);
     if (status != DLMAP_OK) return status;
   }
@@ -206,7 +209,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   }
   /* IS_COPIED is informational: a legacy consumer simply owns the copy without being told. */
   const uint64_t must_express = structure == DLMAP_STRUCT_LEGACY ? (flags & ~DLMAP_FLAG_IS_COPIED) : flags;
-  status = dlmap_check_representable(target->value, array->dtype, must_express, version, err);
+  status = dlmap__check_in_version(target, array->dtype, must_express, version, err); /* dtype validated in 2. */
   if (status != DLMAP_OK) return status;
 
   /* 7. One block: header, shape and strides, then the copy at an aligned offset. */
@@ -279,7 +282,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
      * opaque handle that must not be offset. */
     tensor->data = gpu_view ? gpu_view_data : array->data;
     tensor->byte_offset = array->byte_offset;
-    if (!request->defer_stream_sync) {
+    if (!request->defer_stream_sync && source_on_gpu) {
       status = dlmap__view_sync(source, array->device_id, array->producer_stream, stream, request->stream, true, err);
       if (status != DLMAP_OK) {
         dlmap__release(&block->allocator, block);

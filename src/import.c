@@ -1,6 +1,7 @@
 /* dlmap core — import (from_dlpack): check the version, validate every field a producer can get wrong,
  * map the device, then hand out a zero-copy view or a copy, owning the producer's tensor on every path
  * (its deleter runs exactly once, on release or before an error returns). */
+#include <stddef.h>
 #include <string.h>
 
 #include "src/layout.h"
@@ -96,7 +97,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   int32_t status = dlmap_dtype_validate(t->dtype, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (p->versioned) {
-    status = dlmap_check_representable(device_type, t->dtype, p->flags, p->version, err);
+    status = dlmap__check_in_version(device, t->dtype, p->flags, p->version, err);
     if (status != DLMAP_OK) return fail(p, status);
   }
   if (dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_NONE) {
@@ -191,7 +192,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     return fail_with(p, err, DLMAP_ERR_READ_ONLY_NOT_WRITABLE, NULL, 0);
   }
 
-  memset(out, 0, sizeof *out);
+  memset(out, 0, offsetof(dlmap_imported, strides_)); /* strides_ is written only when used */
   out->version = p->version;
   out->tensor = *t;
   out->subbyte_padded = padded;
@@ -325,5 +326,5 @@ void dlmap_imported_release(dlmap_imported *imported) {
                        (dlmap_memory_kind)imported->gpu_memory_, imported->gpu_copy_);
   }
   if (imported->copy_ != NULL) dlmap__release(&imported->allocator_, imported->copy_);
-  memset(imported, 0, sizeof *imported);
+  memset(imported, 0, offsetof(dlmap_imported, strides_));
 }

@@ -45,4 +45,9 @@ static inline bool dlmap__version_le(dlmap_version a, dlmap_version b) {
   return a.major < b.major || (a.major == b.major && a.minor <= b.minor);
 }
 
+/* dlmap_check_representable for a device already looked up and a dtype already validated (export and import
+ * have done both, so they skip the second lookup and validation). */
+int32_t dlmap__check_in_version(const dlmap_device_info *device, DLDataType dtype, uint64_t flags, dlmap_version v,
+                                dlmap_error *err);
+
 #endif /* DLMAP_SRC_INTERNAL_H_ */

@@ -97,20 +97,36 @@ bool dlmap_flags_in_version(uint64_t flags, dlmap_version v) {
   return !first_bad_flag(flags, v, &bad);
 }
 
+static int32_t check_in_version(const dlmap_device_info *device, DLDataType dtype, bool validate_dtype,
+                                uint64_t flags, dlmap_version v, dlmap_error *err);
+
 int32_t dlmap_check_representable(int32_t device_type, DLDataType dtype, uint64_t flags, dlmap_version v,
                                   dlmap_error *err) {
   const dlmap_device_info *device;
   int32_t status = dlmap_device_type_info(device_type, &device, err);
   if (status != DLMAP_OK) return status;
+  return check_in_version(device, dtype, true, flags, v, err);
+}
+
+int32_t dlmap__check_in_version(const dlmap_device_info *device, DLDataType dtype, uint64_t flags, dlmap_version v,
+                                dlmap_error *err) {
+  return check_in_version(device, dtype, false, flags, v, err);
+}
+
+/* The device type, then the dtype (validated first when validate_dtype), then the flags. */
+static int32_t check_in_version(const dlmap_device_info *device, DLDataType dtype, bool validate_dtype,
+                                uint64_t flags, dlmap_version v, dlmap_error *err) {
   if (!dlmap__version_le(device->introduced, v)) {
     const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
-                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
+                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
                               dlmap_arg_version(DLMAP_ARG_VERSION, v),
                               dlmap_arg_version(DLMAP_ARG_INTRODUCED, device->introduced)};
     return dlmap_error_set(err, DLMAP_ERR_DEVICE_TYPE_NOT_IN_VERSION, args, 4);
   }
-  status = dlmap_dtype_validate(dtype, err);
-  if (status != DLMAP_OK) return status;
+  if (validate_dtype) {
+    const int32_t status = dlmap_dtype_validate(dtype, err);
+    if (status != DLMAP_OK) return status;
+  }
   if (!dlmap_dtype_in_version(dtype, v)) {
     char name[64];
     dlmap_version introduced = dlmap_dtype_code_find(dtype.code)->introduced, width;

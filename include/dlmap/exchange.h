@@ -174,10 +174,12 @@ typedef struct dlmap_imported {
   bool versioned_;
   void *copy_;
   dlmap_allocator allocator_;
-  int64_t strides_[DLMAP_MAX_NDIM];
   void *gpu_copy_;          /* a copy in GPU-runtime memory (device, pinned or managed), freed by that runtime */
   int32_t gpu_platform_;
   int32_t gpu_memory_;
+  /* Last, and outside what import and release zero (512 bytes no one reads unless tensor.strides points here):
+   * the strides dlmap fills in for a producer that sent none. */
+  int64_t strides_[DLMAP_MAX_NDIM];
 } dlmap_imported;
 
 /* Imports a producer's tensor. dlmap takes ownership in every case: on success `out` holds it until
@@ -194,7 +196,7 @@ int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request 
                             dlmap_error *err);
 
 /* Releases an imported tensor exactly once (calls the producer's deleter for a view, frees the copy);
- * any thread. Safe on a zeroed struct; the struct is zeroed afterwards. */
+ * any thread. Safe on a zeroed struct; afterwards every field up to strides_ is zero. */
 void dlmap_imported_release(dlmap_imported *imported);
 
 #ifdef __cplusplus

@@ -1094,7 +1094,7 @@ TEST_P(ImportTable, Row) {
   }
   dlmap_imported zero;
   memset(&zero, 0, sizeof zero);
-  EXPECT_EQ(0, memcmp(&zero, &out, sizeof out)) << "release zeroes the struct";
+  EXPECT_EQ(0, memcmp(&zero, &out, offsetof(dlmap_imported, strides_))) << "release zeroes all but the stride scratch";
   dlmap_imported_release(&out);  // a second release of the zeroed struct does nothing
   EXPECT_EQ(deleter_calls, c.owned->calls);
   if (!has_deleter) FreeUnowned(&c);
