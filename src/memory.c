@@ -66,13 +66,98 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer) {
  *   contiguous            one memcpy per run;
  *   strided, and another dimension steps less in the source (a transposed view)
  *                         a tiled 2-D copy over the two: a tile's source and destination lines stay in L1 while
- *                         it is copied (4×4 and 2×2 SSE2 transposes for 4- and 8-byte elements);
+ *                         it is copied (8×8 and 4×4 AVX transposes for 4- and 8-byte elements where the CPU has
+ *                         AVX, else 4×4 and 2×2 SSE2 ones);
  *   strided otherwise     an element loop typed by size (SSE2 shuffles for a step of two 4- or 8-byte elements).
  * Offsets are tracked as integers from src (an intermediate position may lie outside the buffer); every step
  * fits: the extent check bounded (extent - 1) × stride × bits. bench/ measures each path against memcpy. */
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__SSE2__)
+#include <immintrin.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#define DLMAP_HAVE_AVX_PATHS 1
+#endif
+
+#ifdef DLMAP_HAVE_AVX_PATHS
+/* The transposes use AVX where the CPU and OS have it (the build itself targets baseline x86-64: SSE2), chosen
+ * once. DLMAP_HOST_COPY_SIMD=sse2 keeps the SSE2 paths (for tests, and to rule the AVX ones out). */
+static bool use_avx(void) {
+  static atomic_int choice; /* 0 unknown, 1 SSE2, 2 AVX */
+  int c = atomic_load_explicit(&choice, memory_order_relaxed);
+  if (c == 0) {
+    const char *forced = getenv("DLMAP_HOST_COPY_SIMD");
+    __builtin_cpu_init();
+    c = (forced != NULL && strcmp(forced, "sse2") == 0) || !__builtin_cpu_supports("avx") ? 1 : 2;
+    atomic_store_explicit(&choice, c, memory_order_relaxed);
+  }
+  return c == 2;
+}
+
+/* 8×8 blocks of 4-byte elements into the tile: source line k (k = 0..7, col_step bytes apart) holds 8 consecutive
+ * destination rows of column c + k; eight loads, the 8×8 transpose in registers, eight stores of tile rows. */
+__attribute__((target("avx"))) static void tile_blocks_4_avx(char *tile, int64_t pitch, const char *src,
+                                                             int64_t col_step, int64_t rows, int64_t cols) {
+  for (int64_t c = 0; c < cols; c += 8) {
+    for (int64_t r = 0; r < rows; r += 8) {
+      const char *s = src + r * 4 + c * col_step;
+      const __m256 x0 = _mm256_loadu_ps((const float *)(const void *)s);
+      const __m256 x1 = _mm256_loadu_ps((const float *)(const void *)(s + col_step));
+      const __m256 x2 = _mm256_loadu_ps((const float *)(const void *)(s + 2 * col_step));
+      const __m256 x3 = _mm256_loadu_ps((const float *)(const void *)(s + 3 * col_step));
+      const __m256 x4 = _mm256_loadu_ps((const float *)(const void *)(s + 4 * col_step));
+      const __m256 x5 = _mm256_loadu_ps((const float *)(const void *)(s + 5 * col_step));
+      const __m256 x6 = _mm256_loadu_ps((const float *)(const void *)(s + 6 * col_step));
+      const __m256 x7 = _mm256_loadu_ps((const float *)(const void *)(s + 7 * col_step));
+      /* Pairs interleaved, then quads (per 128-bit lane), then the lanes exchanged. */
+      const __m256 t0 = _mm256_unpacklo_ps(x0, x1), t1 = _mm256_unpackhi_ps(x0, x1);
+      const __m256 t2 = _mm256_unpacklo_ps(x2, x3), t3 = _mm256_unpackhi_ps(x2, x3);
+      const __m256 t4 = _mm256_unpacklo_ps(x4, x5), t5 = _mm256_unpackhi_ps(x4, x5);
+      const __m256 t6 = _mm256_unpacklo_ps(x6, x7), t7 = _mm256_unpackhi_ps(x6, x7);
+      const __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+      const __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+      const __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+      const __m256 u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+      const __m256 u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+      const __m256 u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+      const __m256 u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+      const __m256 u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+      char *d = tile + r * pitch + c * 4;
+      _mm256_storeu_ps((float *)(void *)d, _mm256_permute2f128_ps(u0, u4, 0x20));
+      _mm256_storeu_ps((float *)(void *)(d + pitch), _mm256_permute2f128_ps(u1, u5, 0x20));
+      _mm256_storeu_ps((float *)(void *)(d + 2 * pitch), _mm256_permute2f128_ps(u2, u6, 0x20));
+      _mm256_storeu_ps((float *)(void *)(d + 3 * pitch), _mm256_permute2f128_ps(u3, u7, 0x20));
+      _mm256_storeu_ps((float *)(void *)(d + 4 * pitch), _mm256_permute2f128_ps(u0, u4, 0x31));
+      _mm256_storeu_ps((float *)(void *)(d + 5 * pitch), _mm256_permute2f128_ps(u1, u5, 0x31));
+      _mm256_storeu_ps((float *)(void *)(d + 6 * pitch), _mm256_permute2f128_ps(u2, u6, 0x31));
+      _mm256_storeu_ps((float *)(void *)(d + 7 * pitch), _mm256_permute2f128_ps(u3, u7, 0x31));
+    }
+  }
+}
+
+/* 4×4 blocks of 8-byte elements, the same way. */
+__attribute__((target("avx"))) static void tile_blocks_8_avx(char *tile, int64_t pitch, const char *src,
+                                                             int64_t col_step, int64_t rows, int64_t cols) {
+  for (int64_t c = 0; c < cols; c += 4) {
+    for (int64_t r = 0; r < rows; r += 4) {
+      const char *s = src + r * 8 + c * col_step;
+      const __m256d x0 = _mm256_loadu_pd((const double *)(const void *)s);
+      const __m256d x1 = _mm256_loadu_pd((const double *)(const void *)(s + col_step));
+      const __m256d x2 = _mm256_loadu_pd((const double *)(const void *)(s + 2 * col_step));
+      const __m256d x3 = _mm256_loadu_pd((const double *)(const void *)(s + 3 * col_step));
+      const __m256d t0 = _mm256_unpacklo_pd(x0, x1), t1 = _mm256_unpackhi_pd(x0, x1);
+      const __m256d t2 = _mm256_unpacklo_pd(x2, x3), t3 = _mm256_unpackhi_pd(x2, x3);
+      char *d = tile + r * pitch + c * 8;
+      _mm256_storeu_pd((double *)(void *)d, _mm256_permute2f128_pd(t0, t2, 0x20));
+      _mm256_storeu_pd((double *)(void *)(d + pitch), _mm256_permute2f128_pd(t1, t3, 0x20));
+      _mm256_storeu_pd((double *)(void *)(d + 2 * pitch), _mm256_permute2f128_pd(t0, t2, 0x31));
+      _mm256_storeu_pd((double *)(void *)(d + 3 * pitch), _mm256_permute2f128_pd(t1, t3, 0x31));
+    }
+  }
+}
 #endif
 
 typedef struct copy_dim {
@@ -186,6 +271,14 @@ static void copy_plane_tiled(char *out, const char *in, int64_t rows, int64_t co
       const int64_t tc = cols - c0 < TILE_COLS ? cols - c0 : TILE_COLS;
       const char *src = in + r0 * row_step + c0 * col_step;
       int64_t simd_rows = 0, simd_cols = 0; /* the part the SIMD blocks fill */
+#ifdef DLMAP_HAVE_AVX_PATHS
+      if ((esize == 4 || esize == 8) && row_step == esize && use_avx()) {
+        const int64_t block = esize == 4 ? 8 : 4;
+        simd_rows = tr & ~(block - 1);
+        simd_cols = tc & ~(block - 1);
+        (esize == 4 ? tile_blocks_4_avx : tile_blocks_8_avx)(tile, pitch, src, col_step, simd_rows, simd_cols);
+      } else
+#endif
 #if defined(__SSE2__)
       if (esize == 4 && row_step == 4) { /* 4×4 blocks: four loads along the rows, one transpose */
         simd_rows = tr & ~(int64_t)3;
