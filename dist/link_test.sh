@@ -22,8 +22,16 @@ int main(void) {
 }
 C
 export PKG_CONFIG_PATH="$work/dlmap/lib/pkgconfig"
+# An archive built under a sanitizer (bazel --config=asan or tsan) calls its runtime: link the program with it, as
+# a user of such a build would.
+sanitize=""
+undefined=$(nm -u "$work/dlmap/lib/libdlmap.a" 2>/dev/null || true)
+case "$undefined" in *__asan_*) sanitize="$sanitize,address" ;; esac
+case "$undefined" in *__ubsan_*) sanitize="$sanitize,undefined" ;; esac
+case "$undefined" in *__tsan_*) sanitize="$sanitize,thread" ;; esac
 # shellcheck disable=SC2046
-gcc -std=c11 -Wall -Wextra -Werror -o "$work/main" "$work/main.c" $(pkg-config --cflags --libs dlmap)
+gcc -std=c11 -Wall -Wextra -Werror ${sanitize:+-fsanitize=${sanitize#,}} -o "$work/main" "$work/main.c" \
+  $(pkg-config --cflags --libs dlmap)
 "$work/main"
 for f in lib/libdlmap.a include/dlmap/dlmap.h include/dlmap/generated/dlmap_spec.h share/dlmap/spec/devices.yaml \
   share/doc/dlmap/devices.md share/doc/dlmap/errors/README.md; do

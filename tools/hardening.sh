@@ -92,10 +92,8 @@ all_packages() {
 }
 
 step_asan() {
-  # gcc AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer around every test of the suite, except
-  # //dist:link_test: it links the archive with plain gcc, and an instrumented archive needs -fsanitize to link
-  # (it runs in the valgrind step, on the plain build).
-  hbazel test $BFLAGS $TFLAGS --config=asan --keep_going -- $(all_packages) -//dist:link_test
+  # gcc AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer around every test of the suite.
+  hbazel test $BFLAGS $TFLAGS --config=asan --keep_going -- $(all_packages)
 }
 
 step_valgrind() {
