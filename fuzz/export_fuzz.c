@@ -7,7 +7,6 @@
 #include "fuzz/harness.h"
 
 #define MAX_DATA_BYTES ((size_t)1 << 18)
-#define MAX_DIM_ALLOC 512
 
 typedef struct owner_state {
   int releases;
@@ -17,22 +16,6 @@ static void owner_release(void *owner) {
   owner_state *state = (owner_state *)owner;
   state->releases++;
   FUZZ_CHECK(state->releases == 1);
-}
-
-static int64_t *dims_block(fuzz_input *in, int32_t n, bool strides) {
-  if (n <= 0 || n > MAX_DIM_ALLOC) return (int64_t *)malloc(1);
-  int64_t *dims = (int64_t *)malloc((size_t)n * sizeof(int64_t));
-  static const int64_t kExtents[] = {1, 2, 3, 0, 4, 5, 1, 2, 7, 16, -1, 1, 2, 3, 64, 255};
-  static const int64_t kStrides[] = {1, 2, 0, -1, 3, 4, 6, -2, 8, 12, 16, 24, 64, -3, 5, 1};
-  for (int32_t i = 0; i < n; i++) {
-    const uint8_t sel = fuzz_u8(in);
-    if (sel < 240) {
-      dims[i] = strides ? kStrides[sel % 16] : kExtents[sel % 16];
-    } else {
-      dims[i] = fuzz_pick_i64(in, kFuzzInterestingI64, sizeof kFuzzInterestingI64 / sizeof kFuzzInterestingI64[0]);
-    }
-  }
-  return dims;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -48,8 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   array.ndim = ndim_sel < 230 ? (int32_t)(ndim_sel % 7) : ndim_sel < 240 ? (int32_t)(60 + ndim_sel % 8)
                                                                           : (int32_t)fuzz_u32(&in);
   const uint8_t null_sel = fuzz_u8(&in);
-  int64_t *shape = (null_sel & 0x0f) == 0x0f ? NULL : dims_block(&in, array.ndim, false);
-  int64_t *strides = (null_sel & 0x30) == 0 ? NULL : dims_block(&in, array.ndim, true);
+  int64_t *shape = (null_sel & 0x0f) == 0x0f ? NULL : fuzz_dims_block(&in, array.ndim, false);
+  int64_t *strides = (null_sel & 0x30) == 0 ? NULL : fuzz_dims_block(&in, array.ndim, true);
   array.shape = shape;
   array.strides = strides;
   const uint8_t off_sel = fuzz_u8(&in);

@@ -76,6 +76,28 @@ static const int64_t kFuzzInterestingI64[] = {0, 1, 2, 3, 4, 5, 7, 8, -1, -2, 16
                                               INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, INT64_MAX / 2,
                                               (int64_t)1 << 32, (int64_t)1 << 40, (int64_t)1 << 62, -((int64_t)1 << 62)};
 
+/* ndim beyond this gets a 1-byte shape/strides block: any read of it is out of bounds (ASan reports it). */
+#define MAX_DIM_ALLOC 512
+
+/* A shape (or, with strides, a strides) block of exactly n int64 entries, malloc'd so that ASan catches a read
+ * past entry n-1; a 1-byte block when n is out of the allocatable range. Mostly small extents and steps (zero,
+ * negative and broadcast included), sometimes the interesting boundary values. */
+static inline int64_t *fuzz_dims_block(fuzz_input *in, int32_t n, bool strides) {
+  if (n <= 0 || n > MAX_DIM_ALLOC) return (int64_t *)malloc(1);
+  int64_t *dims = (int64_t *)malloc((size_t)n * sizeof(int64_t));
+  static const int64_t kExtents[] = {1, 2, 3, 0, 4, 5, 1, 2, 7, 16, -1, 1, 2, 3, 64, 255};
+  static const int64_t kStrides[] = {1, 2, 0, -1, 3, 4, 6, -2, 8, 12, 16, 24, 64, -3, 5, 1};
+  for (int32_t i = 0; i < n; i++) {
+    const uint8_t sel = fuzz_u8(in);
+    if (sel < 240) {
+      dims[i] = strides ? kStrides[sel % 16] : kExtents[sel % 16];
+    } else {
+      dims[i] = fuzz_pick_i64(in, kFuzzInterestingI64, sizeof kFuzzInterestingI64 / sizeof kFuzzInterestingI64[0]);
+    }
+  }
+  return dims;
+}
+
 /* A DLPack device type: mostly ones the spec defines (and their neighbours), sometimes anything. */
 static inline int32_t fuzz_device_type(fuzz_input *in) {
   static const int64_t kTypes[] = {1, 2, 3, 4, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
