@@ -15,9 +15,9 @@ def main(argv):
     except spec.SpecError as error:
         print("dlmap spec error: %s" % error, file=sys.stderr)
         return 1
-    print("spec OK: %d device types, %d dtype codes, %d errors, DLPack %s (%s)" % (
-        len(loaded.device_types), len(loaded.dtype_codes), len(loaded.errors), loaded.abi.current,
-        ", ".join(argv)))
+    print("spec OK: profile %s, %d device types, %d dtype codes, %d errors, DLPack %s (%s)" % (
+        loaded.profile.name, len(loaded.device_types), len(loaded.dtype_codes), len(loaded.errors),
+        loaded.abi.current, ", ".join(argv)))
     return 0
 
 

@@ -8,10 +8,13 @@ mapping sections (abi, lookup) may appear in one file only.
 """
 
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 import yaml
+
+import spec_profile as profile_loader
 
 
 class SpecError(Exception):
@@ -202,6 +205,7 @@ class Error:
     when: str
     fix: str
     related: List[str]
+    status: str = ""  # a status word the profile shows before the message ("INVALID_ARGUMENT: …"); "" for none
     # the message split into literal text and placeholder names, alternating: [text, name, text, …]
     parts: List[str] = field(default_factory=list)
 
@@ -221,6 +225,7 @@ class Spec:
     placeholders: List[Placeholder]
     errors: List[Error]
     sources: List[str]
+    profile: object = None  # profile.Profile: the exchange policy (spec/profiles/*.yaml)
 
 
 # ---- constants the C side gives meaning to ---------------------------------------------------------
@@ -248,7 +253,7 @@ LOOKUPS = ("device_types", "platforms", "dtypes", "platform_version")
 
 LIST_SECTIONS = ("versions", "flags", "platforms", "memory_kinds", "stream_conventions",
                  "device_types", "dtype_codes", "exception_kinds", "placeholders", "errors")
-MAP_SECTIONS = ("abi", "lookup")
+MAP_SECTIONS = ("abi", "lookup", "profile")
 
 # An overlay's `overrides` section edits entries of earlier files, found by their identity key:
 #   overrides: {errors: [{id: from_dlpack_missing_methods, kind: TypeError}], device_types: [...]}
@@ -261,6 +266,7 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WORD = re.compile(r"^[a-z][a-z0-9_]*$")
 _LOOKUP_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _VERSION = re.compile(r"^(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})$")
+_STATUS = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
@@ -708,8 +714,10 @@ def load(paths):
         for arg in error.args:
             if arg not in placeholder_names.seen:
                 where.fail("key 'args': '%s' is not a declared placeholder" % arg)
-        error.parts = _split_message(where, error)
         errors.append(error)
+    placeholder_types = {p.name: p.type for p in placeholders}
+    for (where, _), error in zip(_entries(lists, "errors"), errors):
+        error.parts = _split_message(where, error, placeholder_types)
     for where, e in _entries(lists, "errors"):
         for related in e.get("related", []):
             if related not in error_ids.seen:
@@ -717,8 +725,13 @@ def load(paths):
             if related == e["id"]:
                 where.fail("key 'related': an error cannot be related to itself")
 
-    return Spec(versions, abi, flags, platforms, memory_kinds, conventions, lookup, devices, codes, kinds,
+    spec = Spec(versions, abi, flags, platforms, memory_kinds, conventions, lookup, devices, codes, kinds,
                 placeholders, errors, list(paths))
+    source, body = maps["profile"]
+    if not isinstance(body, dict):
+        raise SpecError("%s: profile: must be a mapping, got %s" % (source, _type_name(body)))
+    spec.profile = profile_loader.load_profile(source, body, spec, sys.modules[__name__])
+    return spec
 
 
 def _int_map(where, entry, key, names, low, high, distinct=False):
@@ -829,8 +842,14 @@ def _check_runtime_streams(platforms, conventions, devices, lists):
                         % (meaning, device.name, convention.name))
 
 
-def _split_message(where, error):
-    """'a {x} b' → ['a ', 'x', ' b'], checking braces and placeholders against the error's args."""
+def placeholder_style(part):
+    """A message part naming a placeholder → (name, style): 'max_version:tuple' → ('max_version', 'tuple')."""
+    name, _, style = part.partition(":")
+    return name, style
+
+
+def _split_message(where, error, placeholder_types):
+    """'a {x} b' → ['a ', 'x', ' b'], checking braces, placeholders (against the error's args) and styles."""
     parts, text, i, message = [], "", 0, error.message
     while i < len(message):
         char = message[i]
@@ -842,10 +861,15 @@ def _split_message(where, error):
             name = message[i + 1:end] if end != -1 else None
             if name is None or "{" in name:
                 where.fail("key 'message': unbalanced '{' at character %d (write '{{' for a literal brace)" % i)
+            name, style = placeholder_style(name)
+            if style and profile_loader.STYLES.get(style) != placeholder_types.get(name):
+                where.fail("key 'message': {%s:%s}: style '%s' is not one for a %s placeholder (styles: %s)"
+                           % (name, style, style, placeholder_types.get(name), ", ".join(
+                               "%s for %s" % pair for pair in profile_loader.STYLES.items())))
             if name not in error.args:
                 where.fail("key 'message': placeholder {%s} is not supplied by the C side for this error "
                            "(args: %s)" % (name, ", ".join(error.args) or "none"))
-            parts += [text, name]
+            parts += [text, name + (":" + style if style else "")]
             text, i = "", end + 1
         elif char == "}":
             where.fail("key 'message': unbalanced '}' at character %d (write '}}' for a literal brace)" % i)

@@ -164,6 +164,25 @@ static bool exchange_tensor_usable(const DLPackExchangeAPI *api, const struct DL
 
 static PyObject *device_tuple(int32_t type, int32_t id) { return Py_BuildValue("(ii)", (int)type, (int)id); }
 
+/* Whether versioned capsules are accepted: not under a profile that asks for legacy ones only (JAX's name check). */
+static bool asked_versioned_ok(void) { return dlmap_profile()->request == DLMAP_REQUEST_VERSIONED_FIRST; }
+
+/* The producer reports a device type the profile does not import from: the catalogue error, naming str(x). */
+static PyObject *unsupported_source(PyObject *x, int32_t device_type) {
+  PyObject *text = PyObject_Str(x);
+  if (text == NULL) return NULL;
+  const char *described = PyUnicode_AsUTF8(text);
+  if (described == NULL) {
+    Py_DECREF(text);
+    return NULL;
+  }
+  const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
+                            dlmap_arg_str(DLMAP_ARG_ARRAY, described)};
+  dlmap_py_raise_code(DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+  Py_DECREF(text);
+  return NULL;
+}
+
 /* Takes a capsule from __dlpack__ (a new reference, consumed here) and imports it. */
 static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_import_request *request,
                                  bool producer_copied_if_flagged) {
@@ -174,7 +193,7 @@ static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_
   }
   const char *name = PyCapsule_GetName(capsule);
   bool versioned;
-  if (name != NULL && strcmp(name, DLMAP_PY_CAPSULE_VERSIONED) == 0) {
+  if (name != NULL && strcmp(name, DLMAP_PY_CAPSULE_VERSIONED) == 0 && asked_versioned_ok()) {
     versioned = true;
   } else if (name != NULL && strcmp(name, DLMAP_PY_CAPSULE_LEGACY) == 0) {
     versioned = false;
@@ -306,17 +325,19 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
                                      dlmap_import_request *request_in, PyObject *copy_obj, bool has_stream,
                                      int64_t stream) {
   dlmap_import_request request = *request_in;
+  const dlmap_profile_info *profile = dlmap_profile();
   if (request.has_device) {
-    /* A target no backend can serve is refused before the producer is asked for anything. */
-    const dlmap_device_info *target = dlmap_device_type_find(request.device_type);
-    if (target == NULL || dlmap_platform_get(target->platform)->backend == DLMAP_BACKEND_NONE) {
+    /* A target the profile does not import onto is refused before the producer is asked for anything. */
+    if (!dlmap_profile_device_policy(request.device_type).import_accepted) {
       const dlmap_arg a[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request.device_type)};
       return dlmap_py_raise_code(DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE, a, 1);
     }
   }
 
-  /* 1. The producer type's C exchange API, when it publishes one. */
-  const DLPackExchangeAPI *api = dlmap_py_find_exchange_api(Py_TYPE(x));
+  /* 1. The producer type's C exchange API, when it publishes one (it hands out versioned tensors: not for a profile
+   * that asks for legacy capsules only). */
+  const bool ask_versioned = profile->request == DLMAP_REQUEST_VERSIONED_FIRST;
+  const DLPackExchangeAPI *api = ask_versioned ? dlmap_py_find_exchange_api(Py_TYPE(x)) : NULL;
   if (api != NULL && api->managed_tensor_from_py_object_no_sync != NULL) {
     struct DLManagedTensorVersioned *tensor = NULL;
     if (api->managed_tensor_from_py_object_no_sync(x, &tensor) != 0 || tensor == NULL) {
@@ -344,17 +365,18 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
                                            &device_id);
   Py_DECREF(reported);
   if (parsed < 0) return NULL;
-  if (dlmap_device_type_find(device_type) != NULL) {
-    dlmap_stream_meaning meaning;
-    dlmap_error err;
-    if (dlmap_stream_classify(device_type, has_stream, stream, &meaning, &err) != DLMAP_OK) return dlmap_py_raise(&err);
-  }
+  if (!dlmap_profile_device_policy(device_type).import_accepted) return unsupported_source(x, device_type);
+  const dlmap_device_info *source = dlmap_device_type_find(device_type);
+  if (profile->host_stream_none && source->stream == DLMAP_STREAM_CONVENTION_NONE) has_stream = false;
+  dlmap_stream_meaning meaning;
+  dlmap_error err;
+  if (dlmap_stream_classify(device_type, has_stream, stream, &meaning, &err) != DLMAP_OK) return dlmap_py_raise(&err);
 
   /* 3. Ask for a versioned capsule; an old producer raises TypeError on the keywords and gets a plain call. */
   PyObject *stream_arg = has_stream ? PyLong_FromLongLong((long long)stream) : Py_NewRef(Py_None);
   if (stream_arg == NULL) return NULL;
   PyObject *capsule = NULL;
-  bool versioned_call = !is_legacy_only(Py_TYPE(x));
+  bool versioned_call = ask_versioned && !is_legacy_only(Py_TYPE(x));
   if (versioned_call) {
     PyObject *dl_device = request.has_device ? device_tuple(request.device_type, request.device_id) : NULL;
     if (!request.has_device || dl_device != NULL) {
@@ -368,10 +390,12 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
     }
   }
   if (!versioned_call) {
-    /* A plain __dlpack__() on the host; a stream is still passed to a device producer when one was given. */
+    /* A plain __dlpack__() on the host; a stream is still passed to a device producer when one was given. A
+     * legacy-only profile always passes stream= (None included), as JAX does. */
     PyObject *values[2] = {NULL, stream_arg};
-    capsule = has_stream ? PyObject_Vectorcall(method, values + 1, 0 | PY_VECTORCALL_ARGUMENTS_OFFSET, kw_stream)
-                         : PyObject_CallNoArgs(method);
+    capsule = has_stream || !ask_versioned
+                  ? PyObject_Vectorcall(method, values + 1, 0 | PY_VECTORCALL_ARGUMENTS_OFFSET, kw_stream)
+                  : PyObject_CallNoArgs(method);
   }
   Py_DECREF(stream_arg);
   if (capsule == NULL) return NULL;

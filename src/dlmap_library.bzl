@@ -24,6 +24,7 @@ _C_OUTPUTS = {
     "placeholders_inc": "src/generated/placeholders.inc",
     "errors_inc": "src/generated/errors.inc",
     "error_related_inc": "src/generated/error_related.inc",
+    "profile_inc": "src/generated/profile.inc",
     "device_names_re": "src/generated/device_names.re.inc",
     "platform_names_re": "src/generated/platform_names.re.inc",
     "dtype_names_re": "src/generated/dtype_names.re.inc",

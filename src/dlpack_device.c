@@ -1,5 +1,5 @@
-/* dlmap core — __dlpack_device__: the (device type, device id) an array reports, by JAX's rules but
- * driven by the spec (the device type whose platform matches and whose memory kind fits). */
+/* dlmap core — __dlpack_device__: the (device type, device id) an array reports, by the profile's rules (platform
+ * and memory kind → device type or error; JAX's generic "gpu" platform told apart by its platform_version). */
 #include <string.h>
 
 #include "src/internal.h"
@@ -20,21 +20,27 @@ int32_t dlmap_dlpack_device(const dlmap_device_query *query, int32_t *device_typ
     if (status != DLMAP_OK) return status;
   } else if (!dlmap_platform_from_name(query->platform, strlen(query->platform), &platform)) {
     const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM, query->platform);
-    return dlmap_error_set(err, DLMAP_ERR_PLATFORM_NOT_EXCHANGEABLE, &arg, 1);
+    return dlmap_error_set(err, dlmap_profile()->dlpack_device_otherwise, &arg, 1);
   }
 
-  const bool host = dlmap_platform_get(platform)->backend == DLMAP_BACKEND_CPU;
-  const dlmap_memory_kind wanted = host ? DLMAP_MEMORY_HOST : query->pinned_host ? DLMAP_MEMORY_HOST_PINNED
-                                                                                 : DLMAP_MEMORY_DEVICE;
-  const dlmap_device_info *found = NULL;
-  for (size_t i = 0; found == NULL && dlmap_device_type_at(i) != NULL; i++) {
-    const dlmap_device_info *d = dlmap_device_type_at(i);
-    if (d->platform == platform && d->memory == wanted) found = d;
+  /* The profile's rules, first match wins: a device type, or that platform's error. */
+  dlmap_device_rule rule;
+  bool matched = false;
+  for (size_t i = 0; !matched && dlmap_profile_device_rule_at(i, &rule); i++) {
+    matched = rule.platform == platform &&
+              (rule.memory == DLMAP_MATCH_ANY || (rule.memory == DLMAP_MATCH_PINNED) == query->pinned_host);
   }
-  if (found == NULL) {
+  if (!matched) {
     const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(platform)->name);
-    return dlmap_error_set(err, DLMAP_ERR_PLATFORM_NOT_EXCHANGEABLE, &arg, 1);
+    return dlmap_error_set(err, dlmap_profile()->dlpack_device_otherwise, &arg, 1);
   }
+  if (rule.error != DLMAP_OK) {
+    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(platform)->name);
+    return dlmap_error_set(err, rule.error, &arg, 1);
+  }
+  const dlmap_device_info *found = dlmap_device_type_find(rule.device_type);
+  /* The host is one device: its id is 0 whatever the query says. */
+  const bool host = dlmap_platform_get(found->platform)->backend == DLMAP_BACKEND_CPU;
   if (!host && !query->has_local_hardware_id) return dlmap_error_set(err, DLMAP_ERR_NO_LOCAL_HARDWARE_ID, NULL, 0);
   *device_type = found->value;
   *device_id = host ? 0 : query->local_hardware_id;

@@ -1,6 +1,6 @@
 /* dlmap core — the error catalogue: lookup by code and id, related errors, and message formatting into
- * caller memory. Formatting walks the pre-compiled template (placeholder = byte 1 + index + 1); nothing
- * here allocates. */
+ * caller memory. Formatting walks the pre-compiled template (placeholder = byte 1, or byte 2 when styled, then
+ * index + 1); nothing here allocates. */
 #include <string.h>
 
 #include "src/internal.h"
@@ -112,7 +112,16 @@ bool dlmap_placeholder_type(dlmap_placeholder name, dlmap_arg_type *out) {
   return true;
 }
 
-static void put_arg(dlmap__writer *w, const dlmap_arg *arg) {
+/* styled: the placeholder carries its type's style in the message (a version as "(0, 5)", ints without spaces). */
+static void put_arg(dlmap__writer *w, const dlmap_arg *arg, bool styled) {
+  if (styled && arg->type == DLMAP_ARG_TYPE_VERSION) {
+    dlmap__put_bytes(w, "(", 1);
+    dlmap__put_uint(w, arg->value.v.major);
+    dlmap__put_bytes(w, ", ", 2);
+    dlmap__put_uint(w, arg->value.v.minor);
+    dlmap__put_bytes(w, ")", 1);
+    return;
+  }
   switch (arg->type) {
     case DLMAP_ARG_TYPE_INT:
       dlmap__put_int(w, arg->value.i);
@@ -138,7 +147,7 @@ static void put_arg(dlmap__writer *w, const dlmap_arg *arg) {
         return;
       }
       for (int32_t i = 0; i < arg->value.list.count && !w->truncated; i++) {
-        if (i > 0) dlmap__put_bytes(w, ", ", 2);
+        if (i > 0) dlmap__put_bytes(w, ", ", styled ? 1 : 2);
         dlmap__put_int(w, arg->value.list.items[i]);
       }
       return;
@@ -156,7 +165,7 @@ size_t dlmap_format_message(char *buf, size_t cap, int32_t code, const dlmap_arg
     return dlmap__writer_finish(&w);
   }
   for (const char *p = kCompiled[index]; *p != '\0' && !w.truncated;) {
-    const char *mark = strchr(p, '\001');
+    const char *mark = strpbrk(p, "\001\002");
     if (mark == NULL) {
       dlmap__put_str(&w, p);
       break;
@@ -168,7 +177,7 @@ size_t dlmap_format_message(char *buf, size_t cap, int32_t code, const dlmap_arg
       if ((int)args[i].name == placeholder) arg = &args[i];
     }
     if (arg != NULL) {
-      put_arg(&w, arg);
+      put_arg(&w, arg, mark[0] == '\002');
     } else { /* a value the caller did not supply shows as its {name}, never as garbage */
       dlmap__put_bytes(&w, "{", 1);
       dlmap__put_str(&w, kPlaceholders[placeholder].name);

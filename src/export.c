@@ -58,33 +58,15 @@ static dlmap_version newest_legacy_version(void) {
   return dlmap__version((uint32_t)(packed >> 32), (uint32_t)packed);
 }
 
-/* max_version → struct and version: None → legacy; below the oldest exchanged version → error;
- * in the legacy range → legacy; otherwise versioned, stamped min(max_version, current). */
+/* max_version → struct (the profile's ranges) and the version every value must be expressible in: a versioned
+ * tensor is stamped min(max_version, current); a legacy one speaks the newest legacy version up to max_version. */
 static int32_t negotiate(const dlmap_export_request *request, dlmap_struct_kind *structure, dlmap_version *version,
                          dlmap_error *err) {
-  const dlmap_version legacy_from = dlmap__version(DLMAP_ABI_LEGACY_FROM_MAJOR, DLMAP_ABI_LEGACY_FROM_MINOR);
-  const dlmap_version versioned_from =
-      dlmap__version(DLMAP_ABI_VERSIONED_FROM_MAJOR, DLMAP_ABI_VERSIONED_FROM_MINOR);
-  const dlmap_version current = dlmap_version_current();
-  if (!request->has_max_version) {
-    *structure = DLMAP_STRUCT_LEGACY;
-    *version = newest_legacy_version();
-    return DLMAP_OK;
-  }
-  const dlmap_version max = request->max_version;
-  if (dlmap_version_compare(max, legacy_from) < 0) {
-    const dlmap_arg args[] = {dlmap_arg_version(DLMAP_ARG_MIN_VERSION, legacy_from),
-                              dlmap_arg_version(DLMAP_ARG_MAX_VERSION, max)};
-    return dlmap_error_set(err, DLMAP_ERR_MAX_VERSION_TOO_OLD, args, 2);
-  }
-  if (dlmap_version_compare(max, versioned_from) < 0) {
-    *structure = DLMAP_STRUCT_LEGACY;
-    const dlmap_version newest_legacy = newest_legacy_version();
-    *version = dlmap_version_compare(max, newest_legacy) < 0 ? max : newest_legacy;
-    return DLMAP_OK;
-  }
-  *structure = DLMAP_STRUCT_VERSIONED;
-  *version = dlmap_version_compare(max, current) < 0 ? max : current;
+  const int32_t status = dlmap_profile_struct_for(request->has_max_version, request->max_version, structure, err);
+  if (status != DLMAP_OK) return status;
+  const dlmap_version newest = *structure == DLMAP_STRUCT_LEGACY ? newest_legacy_version() : dlmap_version_current();
+  *version = request->has_max_version && dlmap_version_compare(request->max_version, newest) < 0 ? request->max_version
+                                                                                                : newest;
   return DLMAP_OK;
 }
 
@@ -112,10 +94,20 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   int32_t status = negotiate(request, &structure, &version, err);
   if (status != DLMAP_OK) return status;
 
-  /* 2. The array itself. */
+  /* 2. The array itself: one device, of a type the profile exports from. */
+  if (array->num_shards > 1) {
+    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, array->num_shards);
+    return dlmap_error_set(err, DLMAP_ERR_TO_DLPACK_MULTI_DEVICE, &arg, 1);
+  }
   const dlmap_device_info *source;
   status = dlmap_device_type_info(array->device_type, &source, err);
   if (status != DLMAP_OK) return status;
+  if (!dlmap_profile_device_policy(array->device_type).export_source) {
+    char device[96];
+    dlmap__describe_device(device, sizeof device, array->device_type, array->device_id);
+    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DEVICE, device);
+    return dlmap_error_set(err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, &arg, 1);
+  }
   status = dlmap_dtype_validate(array->dtype, err);
   if (status != DLMAP_OK) return status;
   dlmap__extent extent;
@@ -137,13 +129,15 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     return dlmap_error_set(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, &arg, 1);
   }
 
-  /* 3. The target device: dl_device, or the array's own. */
+  /* 3. The target device: dl_device, or the array's own; the profile says which device types dl_device may name
+   * (and whether device type 0, being falsy, means no dl_device). */
+  const dlmap_profile_info *profile = dlmap_profile();
   const dlmap_device_info *target = source;
   int32_t target_id = array->device_id;
-  if (request->has_dl_device) {
+  if (request->has_dl_device && !(request->dl_device_type == 0 && profile->dl_device_falsy_is_none)) {
     target = dlmap_device_type_find(request->dl_device_type);
-    if (target == NULL || (request->dl_device_type != array->device_type &&
-                           dlmap_platform_get(target->platform)->backend == DLMAP_BACKEND_NONE)) {
+    if (target == NULL || !(dlmap_profile_device_policy(request->dl_device_type).export_target ||
+                            (profile->dl_device_own_type && request->dl_device_type == array->device_type))) {
       const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->dl_device_type);
       return dlmap_error_set(err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &arg, 1);
     }
@@ -158,9 +152,14 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     }
   }
 
-  /* 4. The stream, read by the target device type's convention. */
+  /* 4. The stream, read by the target device type's convention; a profile that passes streams through turns a
+   * value the convention forbids into a host wait (always correct, never an error). */
   dlmap_stream_meaning stream;
   status = dlmap_stream_classify(target->value, request->has_stream, request->stream, &stream, err);
+  if (status != DLMAP_OK && profile->stream == DLMAP_STREAM_POLICY_PASS_THROUGH) {
+    status = dlmap_error_set(err, DLMAP_OK, NULL, 0);
+    stream = DLMAP_STREAM_HOST_SYNC;
+  }
   if (status != DLMAP_OK) return status;
 
   /* Only a view of GPU-runtime memory has a stream to synchronise (dlmap__view_sync is a no-op otherwise). */
@@ -199,18 +198,20 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   }
   const bool gpu_copy = need_copy && dlmap__transfer_gpu_destination(&transfer);
 
-  /* 6. Flags, and whether the negotiated version can say everything the tensor needs. */
+  /* 6. Flags, and whether the negotiated version can say everything the tensor needs (the profile may let a legacy
+   * tensor carry any value the spec knows, and drop READ_ONLY, which a legacy tensor cannot carry). */
+  const bool legacy = structure == DLMAP_STRUCT_LEGACY;
   uint64_t flags = 0;
-  if (array->read_only && !need_copy) flags |= DLMAP_FLAG_READ_ONLY;
+  if (array->read_only && !need_copy && !(legacy && profile->legacy_drops_read_only)) flags |= DLMAP_FLAG_READ_ONLY;
   if (need_copy) flags |= DLMAP_FLAG_IS_COPIED;
   if (array->subbyte_padded) flags |= DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED;
-  if (structure == DLMAP_STRUCT_LEGACY && (flags & DLMAP_FLAG_READ_ONLY)) {
-    return dlmap_error_set(err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED, NULL, 0);
+  if (legacy && (flags & DLMAP_FLAG_READ_ONLY)) return dlmap_error_set(err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED, NULL, 0);
+  if (!legacy || profile->gating == DLMAP_GATING_STRICT) {
+    /* IS_COPIED is informational: a legacy consumer simply owns the copy without being told. */
+    const uint64_t must_express = legacy ? (flags & ~DLMAP_FLAG_IS_COPIED) : flags;
+    status = dlmap__check_in_version(target, array->dtype, must_express, version, err); /* dtype validated in 2. */
+    if (status != DLMAP_OK) return status;
   }
-  /* IS_COPIED is informational: a legacy consumer simply owns the copy without being told. */
-  const uint64_t must_express = structure == DLMAP_STRUCT_LEGACY ? (flags & ~DLMAP_FLAG_IS_COPIED) : flags;
-  status = dlmap__check_in_version(target, array->dtype, must_express, version, err); /* dtype validated in 2. */
-  if (status != DLMAP_OK) return status;
 
   /* 7. One block: header, shape and strides, then the copy at an aligned offset. */
   const int32_t ndim = array->ndim;

@@ -66,6 +66,22 @@ static int32_t unsupported_device(const producer *p, dlmap_error *err, int32_t d
   return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
 }
 
+/* Whether the tensor's strides fit a layout policy (NULL strides are row-major). */
+static bool layout_fits(dlmap_layout_policy layout, const DLTensor *t) {
+  if (layout == DLMAP_LAYOUT_ROW_MAJOR) return dlmap__is_row_major(t->ndim, t->shape, t->strides);
+  if (layout == DLMAP_LAYOUT_COMPACT_PERMUTATION) return dlmap__is_compact_permutation(t->ndim, t->shape, t->strides);
+  return true;
+}
+
+static int32_t layout_error(const producer *p, dlmap_error *err, dlmap_layout_policy layout) {
+  const DLTensor *t = p->tensor;
+  const int32_t shown = t->ndim < 16 ? t->ndim : 16;
+  const dlmap_arg args[] = {dlmap_arg_ints(DLMAP_ARG_SHAPE, t->shape, shown),
+                            dlmap_arg_ints(DLMAP_ARG_STRIDES, t->strides, shown)};
+  return fail_with(p, err, layout == DLMAP_LAYOUT_ROW_MAJOR ? DLMAP_ERR_STRIDES_NOT_ROW_MAJOR : DLMAP_ERR_STRIDES_NOT_COMPACT,
+                   args, 2);
+}
+
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
                              dlmap_error *err) {
   static const dlmap_import_request kDefaults = {0};
@@ -85,22 +101,35 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   if ((request->alignment & (request->alignment - 1)) != 0) {
     return invalid_request(p, err, "alignment", "must be 0 or a power of two");
   }
+  if (request->num_shards > 1) {
+    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, request->num_shards);
+    return fail_with(p, err, DLMAP_ERR_FROM_DLPACK_MULTI_DEVICE, &arg, 1);
+  }
   const DLTensor *t = p->tensor;
+  const dlmap_profile_info *profile = dlmap_profile();
 
-  /* 1. Values: device type, dtype and flags known, and (versioned) expressible in the tensor's version;
-   * only then whether this build can serve the device (a 1.1 tensor claiming kDLTrn is malformed
-   * before it is unservable). */
+  /* 1. Values: device type, dtype and flags known (and of the widths and lanes the profile imports), and
+   * (versioned) expressible in the tensor's version; only then whether the profile imports from the device (a 1.1
+   * tensor claiming kDLTrn is malformed before it is unservable). */
   const int32_t device_type = request->has_reported_device ? request->reported_device_type
                                                            : (int32_t)t->device.device_type;
   const dlmap_device_info *device = dlmap_device_type_find(device_type);
   if (device == NULL) return unsupported_device(p, err, device_type, NULL);
+  if (profile->whole_bytes && t->dtype.bits % 8 != 0) {
+    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_BITS, t->dtype.bits);
+    return fail_with(p, err, DLMAP_ERR_DTYPE_BITS_NOT_WHOLE_BYTES, &arg, 1);
+  }
+  if (profile->scalar && t->dtype.lanes != 1) {
+    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_LANES, t->dtype.lanes);
+    return fail_with(p, err, DLMAP_ERR_DTYPE_LANES_NOT_ONE, &arg, 1);
+  }
   int32_t status = dlmap_dtype_validate(t->dtype, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (p->versioned) {
     status = dlmap__check_in_version(device, t->dtype, p->flags, p->version, err);
     if (status != DLMAP_OK) return fail(p, status);
   }
-  if (dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_NONE) {
+  if (!dlmap_profile_device_policy(device_type).import_accepted) {
     return unsupported_device(p, err, device_type, device->name);
   }
 
@@ -143,7 +172,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   int32_t target_id = t->device.device_id;
   if (request->has_device) {
     target = dlmap_device_type_find(request->device_type);
-    if (target == NULL || dlmap_platform_get(target->platform)->backend == DLMAP_BACKEND_NONE) {
+    if (target == NULL || !dlmap_profile_device_policy(request->device_type).import_accepted) {
       const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type)};
       return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE, args, 1);
     }
@@ -156,13 +185,13 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   const bool gpu_view = !same_device && !host_view && request->copy != DLMAP_COPY_ALWAYS &&
                         dlmap__gpu_zero_copy(device, target, target_id, t->data, &gpu_view_data);
   const bool moves = !same_device && !host_view && !gpu_view;
-  bool layout_ok = true;
-  if (request->layout == DLMAP_LAYOUT_ROW_MAJOR) layout_ok = dlmap__is_row_major(t->ndim, t->shape, t->strides);
-  if (request->layout == DLMAP_LAYOUT_COMPACT_PERMUTATION) {
-    layout_ok = dlmap__is_compact_permutation(t->ndim, t->shape, t->strides);
-  }
-  const bool aligned = request->alignment <= 1 || !direct_address(device) || extent.count == 0 ||
-                       first % request->alignment == 0;
+  /* The strides a view may have: the caller's layout and the profile's; a profile may refuse the others even with
+   * a copy (JAX: only a permutation of a compact layout; a tensor without elements has no layout to refuse). */
+  const bool profile_layout_ok = layout_fits(profile->view_layout, t);
+  if (!profile_layout_ok && profile->other_layouts_refused) return layout_error(p, err, profile->view_layout);
+  const bool layout_ok = profile_layout_ok && layout_fits(request->layout, t);
+  const uint64_t alignment = request->alignment > profile->alignment ? request->alignment : profile->alignment;
+  const bool aligned = alignment <= 1 || !direct_address(device) || extent.count == 0 || first % alignment == 0;
   const bool read_only = (p->flags & DLMAP_FLAG_READ_ONLY) != 0;
   const bool need_copy = request->copy == DLMAP_COPY_ALWAYS || moves || !layout_ok || !aligned ||
                          (read_only && request->writable);
@@ -176,17 +205,11 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
       return fail_with(p, err, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN, args, 2);
     }
     if (!layout_ok) {
-      const int32_t shown = t->ndim < 16 ? t->ndim : 16;
-      const dlmap_arg args[] = {dlmap_arg_ints(DLMAP_ARG_SHAPE, t->shape, shown),
-                                dlmap_arg_ints(DLMAP_ARG_STRIDES, t->strides, shown)};
-      return fail_with(p, err,
-                       request->layout == DLMAP_LAYOUT_ROW_MAJOR ? DLMAP_ERR_STRIDES_NOT_ROW_MAJOR
-                                                                 : DLMAP_ERR_STRIDES_NOT_COMPACT,
-                       args, 2);
+      return layout_error(p, err, profile_layout_ok ? request->layout : profile->view_layout);
     }
     if (!aligned) {
       const dlmap_arg args[] = {dlmap_arg_ptr(DLMAP_ARG_POINTER, (const void *)first),
-                                dlmap_arg_uint(DLMAP_ARG_ALIGNMENT, request->alignment)};
+                                dlmap_arg_uint(DLMAP_ARG_ALIGNMENT, alignment)};
       return fail_with(p, err, DLMAP_ERR_UNALIGNED_DATA, args, 2);
     }
     return fail_with(p, err, DLMAP_ERR_READ_ONLY_NOT_WRITABLE, NULL, 0);
@@ -233,16 +256,16 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     return fail_with(p, err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
   }
   /* One allocation: shape and strides (the producer's are released below), then the aligned data. */
-  const size_t alignment = request->alignment > DLMAP_DATA_ALIGNMENT ? (size_t)request->alignment : DLMAP_DATA_ALIGNMENT;
+  const size_t copy_alignment = alignment > DLMAP_DATA_ALIGNMENT ? (size_t)alignment : DLMAP_DATA_ALIGNMENT;
   const size_t dims_bytes = 2 * (size_t)t->ndim * sizeof(int64_t);
-  const size_t header = (dims_bytes + alignment - 1) / alignment * alignment;
+  const size_t header = (dims_bytes + copy_alignment - 1) / copy_alignment * copy_alignment;
   if (extent.compact_bytes > SIZE_MAX - header) {
     const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes),
                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")};
     return fail_with(p, err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
   }
   const uint64_t host_bytes = gpu_destination ? 0 : extent.compact_bytes;
-  char *block = (char *)dlmap__allocate(request->allocator, header + (size_t)host_bytes, alignment);
+  char *block = (char *)dlmap__allocate(request->allocator, header + (size_t)host_bytes, copy_alignment);
   if (block == NULL) {
     const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, header + host_bytes),
                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")};

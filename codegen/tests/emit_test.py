@@ -27,7 +27,7 @@ sys.path.insert(0, CODEGEN_DIR)
 import emit  # noqa: E402
 import spec  # noqa: E402
 
-DEFAULT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml")
+DEFAULT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml", "profiles/array_api.yaml")
 DEFAULT_PATHS = [os.path.join(SPEC_DIR, name) for name in DEFAULT_FILES]
 MINIMAL = os.path.join(TESTDATA, "minimal.yaml")
 
@@ -159,15 +159,15 @@ class CompiledMessages(unittest.TestCase):
         while len(data["placeholders"]) < 64:
             data["placeholders"].append({"name": "extra_%d" % len(data["placeholders"]), "type": "int", "doc": "x"})
         last = data["placeholders"][63]["name"]
-        data["errors"][1]["message"] = "Last {%s}" % last
-        data["errors"][1]["args"] = [last]
+        data["errors"].append(dict(data["errors"][1], id="last_error", code=2, message="Last {%s}" % last, args=[last],
+                                   related=[]))
         tmp = tempfile.mkdtemp(prefix="dlmap_emit_")
         self.addCleanup(shutil.rmtree, tmp, True)
         path = os.path.join(tmp, "spec.yaml")
         with open(path, "w", encoding="utf-8") as handle:
             yaml.safe_dump(data, handle, allow_unicode=True)
         loaded = spec.load([path])
-        error = loaded.errors[1]
+        error = loaded.errors[2]
         self.assertEqual(emit.compiled_message(loaded, error), "Last \x01@")
         self.assertEqual(emit.args_mask(loaded, error), 0x8000000000000000)
         self.assertIn(r'"Last \001@", UINT64_C(0x8000000000000000)', emit.emit_errors(loaded))
@@ -634,8 +634,8 @@ class AllEmitters(unittest.TestCase):
             self.addCleanup(shutil.rmtree, tmp, True)
             paths = []
             for name in DEFAULT_FILES:
-                shutil.copy(os.path.join(SPEC_DIR, name), tmp)
-                paths.append(os.path.join(tmp, name))
+                paths.append(os.path.join(tmp, os.path.basename(name)))
+                shutil.copy(os.path.join(SPEC_DIR, name), paths[-1])
             loaded = spec.load(paths)
             texts = {name: function(loaded) for name, function in emit.C_OUTPUTS.items()}
             for name, text in texts.items():

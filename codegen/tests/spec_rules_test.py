@@ -28,7 +28,7 @@ sys.path.insert(0, CODEGEN_DIR)
 import spec  # noqa: E402  (the generator's loader, found through CODEGEN_DIR)
 
 # The default spec, in the order //spec:default lists it.
-DEFAULT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml")
+DEFAULT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml", "profiles/array_api.yaml")
 
 # libyaml's dumper when present (only speed differs); the loader under test is spec.py's own.
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -84,6 +84,7 @@ class SpecTestCase(unittest.TestCase):
         for name in DEFAULT_FILES:
             if name not in self.docs:
                 continue
+            os.makedirs(os.path.dirname(self.path(name)), exist_ok=True)
             with open(self.path(name), "w", encoding="utf-8") as handle:
                 _dump(self.docs[name], handle)
             paths.append(self.path(name))

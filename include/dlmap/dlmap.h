@@ -350,5 +350,6 @@ bool dlmap_dtype_from_name(const char *name, size_t len, DLDataType *out);
 #endif
 
 #include "dlmap/exchange.h" /* export and import */
+#include "dlmap/profile.h"  /* the exchange policy in force */
 
 #endif /* DLMAP_DLMAP_H_ */

@@ -61,6 +61,9 @@ typedef struct dlmap_array {
    * data; NULL: the runtime's default stream. Export makes the consumer's stream wait for it (an event
    * recorded here, never a host wait unless the stream argument means host_sync) and enqueues copies on it. */
   void *producer_stream;
+  /* Devices the array is sharded over (JAX's Sharding): above 1 the export is refused (to_dlpack_multi_device);
+   * 0 and 1 mean one device. Last, so callers built against an older header leave it zero. */
+  int32_t num_shards;
 } dlmap_array;
 
 /* What the consumer asked for: __dlpack__(*, stream, max_version, dl_device, copy). */
@@ -123,9 +126,9 @@ typedef struct dlmap_device_query {
   int32_t local_hardware_id;
 } dlmap_device_query;
 
-/* __dlpack_device__: the (device type, device id) the array reports (JAX's rules, driven by the spec:
- * the device type whose platform matches and whose memory kind is device or host_pinned). Errors:
- * dlpack_sharded, unknown_gpu_platform, no_local_hardware_id, platform_not_exchangeable. */
+/* __dlpack_device__: the (device type, device id) the array reports, by the profile's rules (the first whose
+ * platform and memory kind match; "gpu" is resolved through platform_version). Errors: dlpack_sharded,
+ * unknown_gpu_platform, no_local_hardware_id, a rule's error, the profile's error for an unmatched platform. */
 int32_t dlmap_dlpack_device(const dlmap_device_query *query, int32_t *device_type, int32_t *device_id,
                             dlmap_error *err);
 
@@ -159,6 +162,9 @@ typedef struct dlmap_import_request {
    * passed to __dlpack__; NULL: the runtime's default stream. Copies run on it and are complete before
    * the import returns, so the producer's tensor is released only after its memory was read. */
   void *stream;
+  /* Devices the result is to be placed on (JAX's from_dlpack device=Sharding): above 1 the import is refused
+   * (from_dlpack_multi_device); 0 and 1 mean one device. */
+  int32_t num_shards;
 } dlmap_import_request;
 
 /* An imported tensor: a view of the producer's memory or a copy dlmap owns. Keep the struct in place

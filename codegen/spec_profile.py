@@ -1,0 +1,253 @@
+# dlmap codegen — load and validate the `profile` section: the exchange policy of one build, checked against the facts.
+"""The profile loader (schema: the top of spec/profiles/jax.yaml).
+
+spec.load() calls load_profile() once the facts are loaded, so every device type, version and error id a profile
+names is checked against them; mistakes are SpecErrors naming the file, the key and the value. The result holds
+only resolved data (device type values, error ids, per-type booleans): emit.py writes it out as rows.
+"""
+
+from dataclasses import dataclass
+from typing import List, Optional
+
+GATINGS = ("strict", "known")
+LEGACY_READ_ONLY = ("refuse", "drop")
+STREAM_POLICIES = ("validate", "pass_through")
+OWN_TYPE = ("accept", "listed")
+FALSY_TYPE = ("none", "refuse")
+REQUESTS = ("versioned_first", "legacy")
+HOST_STREAMS = ("none", "as_given")
+LAYOUTS = ("any", "compact_permutation", "row_major")
+OTHERWISE = ("copy", "refuse")
+MEMORY_MATCH = ("any", "pinned", "unpinned")
+# Message styles a placeholder may carry, by the placeholder's type: {max_version:tuple} → (0, 4).
+STYLES = {"tuple": "version", "packed": "ints"}
+
+
+@dataclass
+class VersionRange:
+    until: Optional[object]  # spec.Version; None for the last range
+    struct: Optional[str]    # legacy | versioned, or None with an error
+    error: Optional[str]
+
+
+@dataclass
+class DeviceRule:
+    platform: str
+    memory: str              # MEMORY_MATCH
+    device_type: Optional[int]
+    error: Optional[str]
+
+
+@dataclass
+class DevicePolicy:
+    value: int
+    export_target: bool      # dl_device may name it
+    export_source: bool      # an array on it may be exported
+    import_accepted: bool    # a tensor on it may be imported
+
+
+@dataclass
+class Profile:
+    name: str
+    doc: str
+    source: str
+    devices: List[DevicePolicy]  # one per device type, in spec order
+    own_type: str
+    falsy_type: str
+    absent_struct: str
+    ranges: List[VersionRange]
+    gating: str
+    legacy_read_only: str
+    stream: str
+    rules: List[DeviceRule]
+    otherwise: str
+    request: str
+    host_stream: str
+    view_layout: str
+    otherwise_layout: str
+    alignment: int
+    whole_bytes: bool
+    scalar: bool
+
+
+def load_profile(source, body, spec, helpers):
+    """body: the `profile` mapping from source; spec: the loaded facts (a spec.Spec without a profile);
+    helpers: the spec module (its _Where and field checkers). Applies the profile's error overrides to spec.errors."""
+    h = helpers
+    where = h._Where(source, "profile")
+    h._check_keys(where, body, ("name", "doc", "export", "dlpack_device", "import"), ("errors",))
+    name = h._str(where, body, "name", pattern=h._WORD, what="a lower-case word")
+    devices_by_value = {d.value: d for d in spec.device_types}
+    devices_by_name = {d.name: d for d in spec.device_types}
+    platforms = {p.name: p for p in spec.platforms}
+    error_ids = {e.id: e for e in spec.errors}
+
+    def device_value(w, key, item):
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            w.fail("key '%s': %r is not a device type (an enumerator or a value)" % (key, item))
+        found = devices_by_value.get(item) if isinstance(item, int) else devices_by_name.get(item)
+        if found is None:
+            w.fail("key '%s': unknown device type %r" % (key, item))
+        return found.value
+
+    def device_set(w, entry, key, keyword):
+        """[types] → set of values; the keyword (served / any) → None, resolved per device type below."""
+        value = entry[key]
+        if value == keyword:
+            return None
+        if not isinstance(value, list):
+            w.fail("key '%s' must be a list of device types or '%s', got %s" % (key, keyword, h._type_name(value)))
+        values = [device_value(w, key, item) for item in value]
+        if len(set(values)) != len(values):
+            w.fail("key '%s' lists a device type twice" % key)
+        return set(values)
+
+    def error_id(w, entry, key, args=()):
+        value = h._str(w, entry, key)
+        if value not in error_ids:
+            w.fail("key '%s': unknown error id '%s'" % (key, value))
+        extra = [a for a in error_ids[value].args if a not in args]
+        if extra:
+            w.fail("key '%s': error '%s' needs %s, which this policy cannot supply (it gives: %s)"
+                   % (key, value, ", ".join(extra), ", ".join(args) or "nothing"))
+        return value
+
+    # export
+    export = body["export"]
+    w = h._Where(source, "profile.export")
+    h._check_keys(w, export, ("dl_device", "sources", "max_version", "version_gating", "legacy_read_only", "stream"))
+    dw = h._Where(source, "profile.export.dl_device")
+    h._check_keys(dw, export["dl_device"], ("accept", "own_type", "falsy_type"))
+    targets = device_set(dw, export["dl_device"], "accept", "served")
+    sources = device_set(w, export, "sources", "any")
+    mw = h._Where(source, "profile.export.max_version")
+    h._check_keys(mw, export["max_version"], ("absent", "ranges"))
+    absent = h._choice(mw, export["max_version"], "absent", ("legacy", "versioned"))
+    ranges = _ranges(source, export["max_version"]["ranges"], spec, h, error_id)
+
+    # __dlpack_device__
+    dd = body["dlpack_device"]
+    w = h._Where(source, "profile.dlpack_device")
+    h._check_keys(w, dd, ("rules", "otherwise"))
+    otherwise = error_id(w, dd, "otherwise", ("platform",))
+    if dd["rules"] == "derived":
+        rules = _derived_rules(spec)
+    elif isinstance(dd["rules"], list):
+        rules = []
+        for i, rule in enumerate(dd["rules"]):
+            rw = h._Where(source, "profile.dlpack_device.rules", i)
+            h._check_keys(rw, rule, ("platform", "memory"), ("device_type", "error"))
+            if ("device_type" in rule) == ("error" in rule):
+                rw.fail("needs exactly one of 'device_type' and 'error'")
+            platform = h._str(rw, rule, "platform")
+            if platform not in platforms:
+                rw.fail("key 'platform': unknown platform '%s'" % platform)
+            device = device_value(rw, "device_type", rule["device_type"]) if "device_type" in rule else None
+            if device is not None and devices_by_value[device].platform != platform:
+                rw.fail("key 'device_type': %s belongs to platform %s, not %s"
+                        % (devices_by_value[device].name, devices_by_value[device].platform, platform))
+            rules.append(DeviceRule(platform, h._choice(rw, rule, "memory", MEMORY_MATCH), device,
+                                    error_id(rw, rule, "error") if "error" in rule else None))
+    else:
+        w.fail("key 'rules' must be 'derived' or a list of rules, got %s" % h._type_name(dd["rules"]))
+
+    # import
+    imp = body["import"]
+    w = h._Where(source, "profile.import")
+    h._check_keys(w, imp, ("accept", "request", "host_stream", "strides", "alignment", "whole_bytes", "scalar"))
+    imported = device_set(w, imp, "accept", "served")
+    sw = h._Where(source, "profile.import.strides")
+    h._check_keys(sw, imp["strides"], ("view", "otherwise"))
+    alignment = h._int(w, imp, "alignment", 0, 1 << 30)
+    if alignment & (alignment - 1):
+        w.fail("key 'alignment': %d is not 0 or a power of two" % alignment)
+
+    def served(device):
+        return platforms[device.platform].backend != "none"
+
+    devices = [DevicePolicy(d.value,
+                            served(d) if targets is None else d.value in targets,
+                            True if sources is None else d.value in sources,
+                            served(d) if imported is None else d.value in imported)
+               for d in spec.device_types]
+
+    profile = Profile(name, h._str(where, body, "doc"), source, devices,
+                      h._choice(dw, export["dl_device"], "own_type", OWN_TYPE),
+                      h._choice(dw, export["dl_device"], "falsy_type", FALSY_TYPE), absent, ranges,
+                      h._choice(h._Where(source, "profile.export"), export, "version_gating", GATINGS),
+                      h._choice(h._Where(source, "profile.export"), export, "legacy_read_only", LEGACY_READ_ONLY),
+                      h._choice(h._Where(source, "profile.export"), export, "stream", STREAM_POLICIES),
+                      rules, otherwise, h._choice(w, imp, "request", REQUESTS),
+                      h._choice(w, imp, "host_stream", HOST_STREAMS), h._choice(sw, imp["strides"], "view", LAYOUTS),
+                      h._choice(sw, imp["strides"], "otherwise", OTHERWISE), alignment,
+                      h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"))
+    _apply_errors(source, body.get("errors", []), spec, h)
+    return profile
+
+
+def _ranges(source, body, spec, h, error_id):
+    if not isinstance(body, list) or not body:
+        h._Where(source, "profile.export.max_version").fail("key 'ranges' must be a non-empty list")
+    known = {v.version for v in spec.versions}
+    ranges, previous = [], None
+    for i, entry in enumerate(body):
+        w = h._Where(source, "profile.export.max_version.ranges", i)
+        last = i == len(body) - 1
+        h._check_keys(w, entry, (), ("until", "struct", "error"))
+        if ("struct" in entry) == ("error" in entry):
+            w.fail("needs exactly one of 'struct' and 'error'")
+        if last == ("until" in entry):
+            w.fail("every range but the last needs 'until'; the last has none" if not last
+                   else "the last range has no 'until' (it runs to every newer version)")
+        until = h._version(w, entry, "until", known) if "until" in entry else None
+        if until is not None and previous is not None and until <= previous:
+            w.fail("key 'until': %s does not follow %s (ranges are ascending)" % (until, previous))
+        struct = h._choice(w, entry, "struct", ("legacy", "versioned")) if "struct" in entry else None
+        # A consumer below the versioned ABI cannot read a versioned tensor.
+        if struct == "versioned" and (previous is None or previous < spec.abi.versioned.introduced):
+            w.fail("a versioned range must start at or after %s (abi.versioned)" % spec.abi.versioned.introduced)
+        ranges.append(VersionRange(until, struct, error_id(w, entry, "error", ("min_version", "max_version"))
+                                   if "error" in entry else None))
+        previous = until
+    return ranges
+
+
+def _derived_rules(spec):
+    """Per platform: host memory for a cpu-backend platform, else host_pinned when pinned and device when not."""
+    rules = []
+    for platform in spec.platforms:
+        wanted = [("any", "host")] if platform.backend == "cpu" else [("pinned", "host_pinned"), ("unpinned", "device")]
+        for match, memory in wanted:
+            found = next((d for d in spec.device_types if d.platform == platform.name and d.memory == memory), None)
+            if found is not None:
+                rules.append(DeviceRule(platform.name, match, found.value, None))
+    return rules
+
+
+def _apply_errors(source, body, spec, h):
+    """The profile's kind, text and status word per error, replacing the catalogue's (and re-checked like it)."""
+    if not isinstance(body, list):
+        h._Where(source, "profile.errors").fail("must be a list, got %s" % h._type_name(body))
+    errors = {e.id: e for e in spec.errors}
+    kinds = {k.name for k in spec.exception_kinds}
+    seen = set()
+    for i, entry in enumerate(body):
+        w = h._Where(source, "profile.errors", i, entry.get("id") if isinstance(entry, dict) else None)
+        h._check_keys(w, entry, ("id",), ("kind", "message", "status"))
+        error = errors.get(h._str(w, entry, "id"))
+        if error is None:
+            w.fail("key 'id': unknown error id '%s'" % entry["id"])
+        if error.id in seen:
+            w.fail("key 'id': '%s' is listed twice" % error.id)
+        seen.add(error.id)
+        if len(entry) == 1:
+            w.fail("names nothing to change (kind, message or status)")
+        if "kind" in entry:
+            error.kind = h._str(w, entry, "kind")
+            if error.kind not in kinds:
+                w.fail("key 'kind': unknown exception kind '%s'" % error.kind)
+        if "message" in entry:
+            error.message = h._str(w, entry, "message")
+        if "status" in entry:
+            error.status = h._str(w, entry, "status", pattern=h._STATUS, what="an upper-case status word")
+        error.parts = h._split_message(w, error, {p.name: p.type for p in spec.placeholders})

@@ -1,0 +1,95 @@
+/* dlmap public API — the profile in force: the exchange policy this build was generated with (a file under spec/profiles/),
+ * as export, import, __dlpack_device__, the Python binding and the CLI read it. Included by <dlmap/dlmap.h>, after
+ * exchange.h; the same conventions apply (static strings, nothing allocates). */
+#ifndef DLMAP_PROFILE_H_
+#define DLMAP_PROFILE_H_
+
+#ifndef DLMAP_DLMAP_H_
+#error "include <dlmap/dlmap.h>, which includes this header"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* export.version_gating: which values a tensor of the negotiated version may carry. */
+typedef enum dlmap_version_gating {
+  DLMAP_GATING_STRICT = 0, /* every device type, dtype and flag expressible in the negotiated version */
+  DLMAP_GATING_KNOWN = 1   /* a legacy export carries any value the spec knows (JAX and PyTorch send fp8 so) */
+} dlmap_version_gating;
+
+/* export.stream: what a stream value the device type's convention forbids does. */
+typedef enum dlmap_stream_policy {
+  DLMAP_STREAM_POLICY_VALIDATE = 0,    /* stream_invalid */
+  DLMAP_STREAM_POLICY_PASS_THROUGH = 1 /* accepted; the host waits for the producer instead (JAX: unchecked) */
+} dlmap_stream_policy;
+
+/* import.request: how a Python consumer calls a producer's __dlpack__. */
+typedef enum dlmap_import_request_style {
+  DLMAP_REQUEST_VERSIONED_FIRST = 0, /* max_version (with dl_device, copy), then a plain call for old producers */
+  DLMAP_REQUEST_LEGACY = 1           /* __dlpack__(stream=…) only; only legacy capsules are accepted (JAX) */
+} dlmap_import_request_style;
+
+/* The profile's settings; the per-device-type tables are read with dlmap_profile_device. */
+typedef struct dlmap_profile_info {
+  const char *name;                    /* "jax" */
+  const char *doc;
+  /* export */
+  bool dl_device_own_type;             /* the array's own device type is a valid dl_device even when not listed */
+  bool dl_device_falsy_is_none;        /* dl_device=(0, id) means dl_device=None (device type 0 is falsy) */
+  dlmap_struct_kind absent_struct;     /* what max_version=None gets */
+  dlmap_version_gating gating;
+  bool legacy_drops_read_only;         /* a read-only array in a legacy tensor: exported without the flag */
+  dlmap_stream_policy stream;
+  /* __dlpack_device__: the error for a platform no rule matches */
+  int32_t dlpack_device_otherwise;
+  /* import */
+  dlmap_import_request_style request;
+  bool host_stream_none;               /* types whose stream convention is `none` are asked with stream=None */
+  dlmap_layout_policy view_layout;     /* strides a view may have */
+  bool other_layouts_refused;          /* other strides: refused even with a copy (else copied) */
+  uint64_t alignment;                  /* bytes the first element needs for a view (0: none), else a copy */
+  bool whole_bytes;                    /* dtypes whose bits are not a multiple of 8 are refused */
+  bool scalar;                         /* lanes != 1 is refused */
+} dlmap_profile_info;
+
+/* The profile this library was generated with. Never NULL. */
+const dlmap_profile_info *dlmap_profile(void);
+
+/* What the profile does with one device type. */
+typedef struct dlmap_profile_device {
+  bool export_target;   /* __dlpack__'s dl_device may name it (else export_unsupported_device_type) */
+  bool export_source;   /* an array on it may be exported (else source_not_exchangeable) */
+  bool import_accepted; /* a tensor on it may be imported (else import_unsupported_device_type) */
+} dlmap_profile_device;
+
+/* The profile's row for a device type; all false for a value the spec does not define. */
+dlmap_profile_device dlmap_profile_device_policy(int32_t device_type);
+
+/* The struct an export answers max_version with (has_max_version false: None). Errors: the profile's error for the
+ * range (max_version_too_old by default), with min_version and max_version. */
+int32_t dlmap_profile_struct_for(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
+                                 dlmap_error *err);
+
+/* __dlpack_device__ rules, in order (first match wins): platform, which memory they match, and the device type, or
+ * the error (device_type -1). index 0 …; false past the end. */
+typedef enum dlmap_memory_match {
+  DLMAP_MATCH_ANY = 0,      /* pinned or not */
+  DLMAP_MATCH_PINNED = 1,   /* pinned host memory */
+  DLMAP_MATCH_UNPINNED = 2  /* anything else (device memory) */
+} dlmap_memory_match;
+
+typedef struct dlmap_device_rule {
+  dlmap_platform platform;
+  dlmap_memory_match memory;
+  int32_t device_type;      /* -1 with an error */
+  int32_t error;            /* DLMAP_OK with a device type */
+} dlmap_device_rule;
+
+bool dlmap_profile_device_rule_at(size_t index, dlmap_device_rule *out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DLMAP_PROFILE_H_ */

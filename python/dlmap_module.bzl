@@ -1,0 +1,34 @@
+# dlmap Python binding — the `dlmap` CPython extension over any library dlmap_library() made (one per profile).
+load("@dlmap_config//:build_defs.bzl", "HAS_PYTHON_HEADERS")
+
+# Without Python.h (python3-dev) the binding's targets are left out of `//...`; //python:python_headers_present_test
+# says why.
+ONLY_WITH_HEADERS = [] if HAS_PYTHON_HEADERS else ["manual"]
+
+_SRCS = [str(Label("//python:" + f)) for f in [
+    "array.c",
+    "binding.h",
+    "capsule.c",
+    "dlpack_exchange_api.h",
+    "errors.c",
+    "exchange_api.c",
+    "module.c",
+]]
+_LDS = str(Label("//python:dlmap.lds"))
+
+def dlmap_python_module(library, name = "dlmap.so"):
+    """`import dlmap` with PYTHONPATH set to this package's output directory. Links the static library (PIC objects)
+    and exports nothing but PyInit_dlmap; libpython is not linked (the interpreter provides it)."""
+    native.cc_binary(
+        name = name,
+        srcs = _SRCS,
+        additional_linker_inputs = [_LDS],
+        copts = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fvisibility=hidden"],
+        linkopts = ["-Wl,--version-script=$(location %s)" % _LDS, "-pthread"],
+        linkshared = True,
+        tags = ONLY_WITH_HEADERS,
+        deps = [
+            library,
+            "@dlmap_config//:python_headers",
+        ],
+    )
