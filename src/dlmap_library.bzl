@@ -43,6 +43,7 @@ _CORE_SRCS = str(Label("//src:core_srcs"))
 _PUBLIC_HEADERS = str(Label("//:public_headers"))
 _CLI_SRCS = str(Label("//tools:cli_srcs"))
 _DEFAULT_SPEC = str(Label("//spec:default"))
+_PROFILES = str(Label("//spec:profiles"))
 
 # Flags for dlmap's own C: strict, warnings are errors.
 DLMAP_COPTS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -112,7 +113,7 @@ def dlmap_cli(name, library, visibility = None, testonly = False):
         copts = DLMAP_COPTS + ["-D_POSIX_C_SOURCE=200809L"],
         # `dlmap spec check` runs the generator's validator with the Python the build detected.
         local_defines = ["DLMAP_PYTHON=\\\"%s\\\"" % PYTHON_BIN],
-        data = [_GENERATOR, _DEFAULT_SPEC],
+        data = [_GENERATOR, _DEFAULT_SPEC, _PROFILES],
         deps = [library, "@dlmap_config//:config"],
         visibility = visibility,
         testonly = testonly,

@@ -1,5 +1,5 @@
-/* dlmap CLI — `dlmap demo`: a round trip on the default spec: export a host array (versioned and
- * legacy), import it back zero-copy, import a transposed view under each layout policy, and show the
+/* dlmap CLI — `dlmap demo`: a round trip under the profile in force: export a host array (with and without
+ * max_version), import it back zero-copy, import a transposed view under each layout policy, and show the
  * errors for rejected inputs — with the deleter and owner-release counts that prove ownership. */
 #include <string.h>
 
@@ -24,6 +24,31 @@ static void show_error(const char *what, int32_t status, const dlmap_error *err)
   } else {
     printf("  %-44s %s [%s]: %s\n", what, dlmap_error_kind_name(err->kind), err->id, err->message);
   }
+}
+
+/* Imports an export, whichever struct the profile in force answered with. */
+static int32_t import_exported(const dlmap_exported *exported, const dlmap_import_request *request,
+                               dlmap_imported *out, dlmap_error *err) {
+  return exported->structure == DLMAP_STRUCT_VERSIONED ? dlmap_import_versioned(exported->versioned, request, out, err)
+                                                       : dlmap_import_legacy(exported->legacy, request, out, err);
+}
+
+static void release_exported(const dlmap_exported *exported) {
+  if (exported->structure == DLMAP_STRUCT_VERSIONED) {
+    exported->versioned->deleter(exported->versioned);
+  } else {
+    exported->legacy->deleter(exported->legacy);
+  }
+}
+
+/* A request whose outcome is the profile's choice: its error, or that it was accepted (and the export released). */
+static void show_outcome(const char *what, int32_t status, const dlmap_exported *exported, const dlmap_error *err) {
+  if (status != DLMAP_OK) {
+    show_error(what, status, err);
+    return;
+  }
+  printf("  %-44s accepted under profile %s\n", what, dlmap_profile()->name);
+  release_exported(exported);
 }
 
 static void show_tensor(const char *label, const DLTensor *t) {
@@ -56,6 +81,7 @@ int cli_demo(int argc, char **argv) {
   int failures = 0;
   dlmap_error err;
 
+  printf("Profile %s\n\n", dlmap_profile()->name);
   printf("1. Export a 2x3 float32 host array with max_version=(1, 3), import it back\n");
   dlmap_export_request request;
   memset(&request, 0, sizeof request);
@@ -68,11 +94,16 @@ int cli_demo(int argc, char **argv) {
     show_error("export", status, &err);
     return CLI_FAILED;
   }
-  printf("  exported   DLManagedTensorVersioned %u.%u, flags 0x%llx\n", exported.versioned->version.major,
-         exported.versioned->version.minor, (unsigned long long)exported.versioned->flags);
-  show_tensor("tensor", &exported.versioned->dl_tensor);
+  if (exported.structure == DLMAP_STRUCT_VERSIONED) {
+    printf("  exported   DLManagedTensorVersioned %u.%u, flags 0x%llx\n", exported.versioned->version.major,
+           exported.versioned->version.minor, (unsigned long long)exported.versioned->flags);
+    show_tensor("tensor", &exported.versioned->dl_tensor);
+  } else {
+    printf("  exported   DLManagedTensor (the profile answers every max_version with a legacy tensor)\n");
+    show_tensor("tensor", &exported.legacy->dl_tensor);
+  }
   dlmap_imported imported;
-  status = dlmap_import_versioned(exported.versioned, NULL, &imported, &err);
+  status = import_exported(&exported, NULL, &imported, &err);
   if (status != DLMAP_OK) {
     show_error("import", status, &err);
     return CLI_FAILED;
@@ -117,7 +148,7 @@ int cli_demo(int argc, char **argv) {
     import_request.layout = cases[i].layout;
     import_request.copy = cases[i].copy;
     status = dlmap_export(&array, &request, &exported, &err);
-    if (status == DLMAP_OK) status = dlmap_import_versioned(exported.versioned, &import_request, &imported, &err);
+    if (status == DLMAP_OK) status = import_exported(&exported, &import_request, &imported, &err);
     if (status != DLMAP_OK) {
       show_error(cases[i].label, status, &err);
       continue;
@@ -140,11 +171,13 @@ int cli_demo(int argc, char **argv) {
   request.has_dl_device = false;
   request.has_stream = true;
   request.stream = 7;
-  show_error("export from the host with stream=7", dlmap_export(&array, &request, &exported, &err), &err);
+  int accepted = releases;
+  show_outcome("export from the host with stream=7", dlmap_export(&array, &request, &exported, &err), &exported, &err);
   request.has_stream = false;
   request.has_max_version = false;
   array.read_only = true;
-  show_error("read-only array, no max_version", dlmap_export(&array, &request, &exported, &err), &err);
+  show_outcome("read-only array, no max_version", dlmap_export(&array, &request, &exported, &err), &exported, &err);
+  accepted = releases - accepted; /* the profile's acceptances, each released once */
   request.has_max_version = true;
   request.max_version.major = 0;
   request.max_version.minor = 4;
@@ -167,7 +200,7 @@ int cli_demo(int argc, char **argv) {
   show_error("import of a DLPack 2.0 tensor", dlmap_import_versioned(&crafted, NULL, &imported, &err), &err);
   printf("  the rejected tensors' deleter ran %d time(s) (once each); the owner was released %d time(s)\n",
          deletes, releases);
-  failures += deletes != 2 || releases != 5;
+  failures += deletes != 2 || releases != 5 + accepted;
   printf("\n%s\n", failures == 0 ? "demo OK" : "demo FAILED");
   return failures == 0 ? CLI_OK : CLI_FAILED;
 }

@@ -1,5 +1,5 @@
-/* dlmap CLI — `dlmap devices`: the spec's device types, and which platforms this build and machine can
- * serve (probed now) and why not. */
+/* dlmap CLI — `dlmap devices`: the spec's device types, which platforms this build and machine can serve (probed
+ * now) and why not, and what the profile in force does with each device type. */
 #include <string.h>
 
 #include "tools/cli.h"
@@ -23,6 +23,8 @@ static const char *serving(const dlmap_platform_status *status, const dlmap_plat
   return status->built ? "no: see platform" : "no: not built";
 }
 
+static const char *yes_no(bool value) { return value ? "yes" : "no"; }
+
 int cli_devices(int argc, char **argv) {
   (void)argv;
   if (argc != 0) {
@@ -33,18 +35,21 @@ int cli_devices(int argc, char **argv) {
   for (int p = 0; p < DLMAP_PLATFORM_COUNT; p++) dlmap_platform_probe((dlmap_platform)p, &status[p]);
 
   const dlmap_version current = dlmap_version_current();
-  printf("DLPack device types (spec: DLPack %u.%u, %d types)\n\n", current.major, current.minor,
-         DLMAP_DEVICE_TYPE_COUNT);
-  printf("%5s  %-15s %-8s %-12s %-7s %-6s %s\n", "value", "enumerator", "platform", "memory", "stream", "since",
-         "served here");
+  const dlmap_profile_info *profile = dlmap_profile();
+  printf("DLPack device types (spec: DLPack %u.%u, %d types; profile %s)\n\n", current.major, current.minor,
+         DLMAP_DEVICE_TYPE_COUNT, profile->name);
+  printf("%5s  %-15s %-8s %-12s %-7s %-6s %-16s %s\n", "value", "enumerator", "platform", "memory", "stream", "since",
+         "served here", "profile: dl_device / export from / import");
   for (size_t i = 0; dlmap_device_type_at(i) != NULL; i++) {
     const dlmap_device_info *d = dlmap_device_type_at(i);
     const dlmap_platform_info *platform = dlmap_platform_get(d->platform);
     char since[16];
     snprintf(since, sizeof since, "%u.%u", d->introduced.major, d->introduced.minor);
-    printf("%5d  %-15s %-8s %-12s %-7s %-6s %s\n", d->value, d->name, platform->name,
+    const dlmap_profile_device policy = dlmap_profile_device_policy(d->value);
+    printf("%5d  %-15s %-8s %-12s %-7s %-6s %-16s %-3s / %-3s / %s\n", d->value, d->name, platform->name,
            dlmap_memory_kind_name(d->memory), dlmap_stream_convention_name(d->stream), since,
-           serving(&status[d->platform], platform));
+           serving(&status[d->platform], platform), yes_no(policy.export_target), yes_no(policy.export_source),
+           yes_no(policy.import_accepted));
   }
 
   printf("\nPlatforms on this build and machine\n\n");
@@ -60,6 +65,17 @@ int cli_devices(int argc, char **argv) {
     }
     printf("  %-8s %-12s %s\n", platform->name, backend_name(platform->backend), state);
   }
+  printf("\nProfile %s\n\n", profile->name);
+  cli_wrap(stdout, "  ", profile->doc);
+  printf("\n  __dlpack_device__ (first match wins):\n");
+  dlmap_device_rule rule;
+  for (size_t i = 0; dlmap_profile_device_rule_at(i, &rule); i++) {
+    printf("    %-8s %-22s -> %s\n", dlmap_platform_get(rule.platform)->name,
+           rule.memory == DLMAP_MATCH_PINNED ? "pinned host memory" : rule.memory == DLMAP_MATCH_UNPINNED ? "other memory"
+                                                                                                            : "any memory",
+           rule.error == DLMAP_OK ? dlmap_device_type_name(rule.device_type) : dlmap_error_info_of(rule.error)->id);
+  }
+  printf("    %-31s -> %s\n", "any other platform", dlmap_error_info_of(profile->dlpack_device_otherwise)->id);
   printf("\n`dlmap explain <value or name>` shows one entry and the errors its exchange can raise.\n");
   return CLI_OK;
 }

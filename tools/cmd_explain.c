@@ -13,7 +13,10 @@ static void print_list(const char *label, const char *const *items) {
   printf("\n");
 }
 
-/* The device entry, whether this machine serves it, and the error each direction would raise. */
+static void explain_profile(const dlmap_device_info *d, const dlmap_platform_info *platform,
+                            const dlmap_platform_status *status);
+
+/* The device entry, whether this machine serves it, and what the profile in force does with it. */
 static void explain_device(const dlmap_device_info *d) {
   const dlmap_platform_info *platform = dlmap_platform_get(d->platform);
   dlmap_platform_status status;
@@ -34,35 +37,63 @@ static void explain_device(const dlmap_device_info *d) {
          dlmap_stream_convention_rule(d->stream));
   if (d->note[0] != '\0') cli_wrap(stdout, "  note: ", d->note);
 
-  dlmap_error export_error, import_error;
-  if (platform->backend == DLMAP_BACKEND_NONE) {
-    /* No backend can ever serve it: the seed error on export, the unsupported-device error on import. */
-    printf("  %-16snot exchangeable: no dlmap backend serves platform %s\n\n", "this build:", platform->name);
-    const dlmap_arg device = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, d->value);
-    dlmap_error_set(&export_error, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &device, 1);
+  if (status.available) {
+    printf("  %-16savailable (%d device%s)\n", "this machine:", status.device_count,
+           status.device_count == 1 ? "" : "s");
+  } else {
+    printf("  %-16snot available: %s\n", "this machine:", status.reason);
+  }
+  explain_profile(d, platform, &status);
+}
+
+/* What the profile in force does with a device type in each direction, and the error each refusal raises. */
+static void explain_profile(const dlmap_device_info *d, const dlmap_platform_info *platform,
+                            const dlmap_platform_status *status) {
+  const dlmap_profile_device policy = dlmap_profile_device_policy(d->value);
+  printf("\nUnder profile %s:\n", dlmap_profile()->name);
+  printf("  %-30s%s\n", "export to it (dl_device):",
+         policy.export_target ? "accepted" : "refused (export_unsupported_device_type)");
+  if (policy.export_target) printf("  %-30splatform %s\n", "  maps to:", platform->name);
+  printf("  %-30s%s\n", "export an array on it:", policy.export_source ? "accepted" : "refused (source_not_exchangeable)");
+  printf("  %-30s%s\n", "import a tensor on it:",
+         policy.import_accepted ? "accepted" : "refused (import_unsupported_device_type)");
+  printf("  %-30s", "__dlpack_device__ reports it:");
+  int rules = 0;
+  dlmap_device_rule rule;
+  for (size_t i = 0; dlmap_profile_device_rule_at(i, &rule); i++) {
+    if (rule.device_type != d->value) continue;
+    printf("%sfor platform %s%s", rules++ ? "; " : "", dlmap_platform_get(rule.platform)->name,
+           rule.memory == DLMAP_MATCH_PINNED ? " in pinned host memory"
+           : rule.memory == DLMAP_MATCH_UNPINNED ? " outside pinned host memory" : "");
+  }
+  printf("%s\n", rules ? "" : "never");
+  if ((policy.export_target || policy.import_accepted) && !status->available) {
+    printf("  %-30sneeds platform %s, which is not available here: %s\n", "a copy or move:", platform->name,
+           status->reason);
+  }
+
+  const dlmap_arg device = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, d->value);
+  dlmap_error err;
+  if (!policy.export_target) {
+    dlmap_error_set(&err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &device, 1);
+    printf("\nExporting to it (__dlpack__ with dl_device=(%d, 0)) raises %s:\n", d->value, dlmap_error_kind_name(err.kind));
+    cli_print_error_page(stdout, dlmap_error_info_of(err.code), err.message);
+  }
+  if (!policy.export_source) {
+    char described[64];
+    snprintf(described, sizeof described, "(%s, 0)", d->name);
+    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DEVICE, described);
+    dlmap_error_set(&err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, &arg, 1);
+    printf("\nExporting an array on it (__dlpack__) raises %s:\n", dlmap_error_kind_name(err.kind));
+    cli_print_error_page(stdout, dlmap_error_info_of(err.code), err.message);
+  }
+  if (!policy.import_accepted) {
     char array[64];
     snprintf(array, sizeof array, "a %s tensor", d->name);
     const dlmap_arg args[] = {device, dlmap_arg_str(DLMAP_ARG_ARRAY, array)};
-    dlmap_error_set(&import_error, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
-  } else if (!status.available) {
-    printf("  %-16snot available: %s\n\n", "this machine:", status.reason);
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, d->name),
-                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, d->value),
-                              dlmap_arg_str(DLMAP_ARG_PLATFORM, platform->name),
-                              dlmap_arg_str(DLMAP_ARG_REASON, status.reason)};
-    dlmap_error_set(&export_error, DLMAP_ERR_PLATFORM_UNAVAILABLE, args, 4);
-    import_error = export_error;
-  } else {
-    printf("  %-16savailable (%d device%s)\n", "this machine:", status.device_count,
-           status.device_count == 1 ? "" : "s");
-    return;
-  }
-  printf("Exporting to it (__dlpack__ with dl_device=(%d, 0)) raises %s:\n", d->value,
-         dlmap_error_kind_name(export_error.kind));
-  cli_print_error_page(stdout, dlmap_error_info_of(export_error.code), export_error.message);
-  if (import_error.code != export_error.code) {
-    printf("\nImporting a tensor on it (from_dlpack) raises %s:\n", dlmap_error_kind_name(import_error.kind));
-    cli_print_error_page(stdout, dlmap_error_info_of(import_error.code), import_error.message);
+    dlmap_error_set(&err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+    printf("\nImporting a tensor on it (from_dlpack) raises %s:\n", dlmap_error_kind_name(err.kind));
+    cli_print_error_page(stdout, dlmap_error_info_of(err.code), err.message);
   }
 }
 

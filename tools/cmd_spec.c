@@ -48,7 +48,7 @@ int cli_spec(int argc, char **argv, const char *argv0) {
   if (on_default) argc--, argv++;
   if (argc < 1 || argc > MAX_FILES) return usage();
 
-  char codegen[4096], spec_dir[4096], checker[4200], pattern[4200];
+  char codegen[4096], spec_dir[4096], checker[4200], pattern[4200], profile[4400];
   locate(argv0, "DLMAP_CODEGEN_DIR", "codegen", codegen, sizeof codegen);
   snprintf(checker, sizeof checker, "%s/check_spec.py", codegen);
   if (access(checker, R_OK) != 0) {
@@ -74,6 +74,9 @@ int cli_spec(int argc, char **argv, const char *argv0) {
       return CLI_FAILED;
     }
     for (size_t i = 0; i < defaults.gl_pathc; i++) child[n++] = defaults.gl_pathv[i];
+    /* The facts, then the profile this CLI was built with (spec/profiles/<name>.yaml). */
+    snprintf(profile, sizeof profile, "%s/profiles/%s.yaml", spec_dir, dlmap_profile()->name);
+    child[n++] = profile;
   }
   for (int i = 0; i < argc; i++) child[n++] = argv[i];
   child[n] = NULL;
