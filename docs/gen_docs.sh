@@ -1,15 +1,16 @@
 #!/bin/bash
 # dlmap docs — runs codegen/gen_docs.py from Bazel runfiles: --out (//docs:update) or --check (docs_fresh_test).
-# Usage (arguments come from docs/BUILD): gen_docs.sh --out|--check SPEC_LIST
-#   SPEC_LIST: runfiles path of a file naming the spec files (runfiles paths), one a line, in order.
+# Usage (arguments come from docs/BUILD): gen_docs.sh --out|--check SPEC_LIST DIR [SPEC_LIST DIR ...]
+#   SPEC_LIST: runfiles path of a file naming the spec files (runfiles paths), one a line, in order;
+#   DIR: where under docs/ that spec's pages live (. for the default profile).
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: gen_docs.sh --out|--check SPEC_LIST" >&2
+if [[ $# -lt 3 || $(( $# % 2 )) -ne 1 ]]; then
+  echo "usage: gen_docs.sh --out|--check SPEC_LIST DIR [SPEC_LIST DIR ...]" >&2
   exit 2
 fi
 mode=$1
-spec_list=$2
+shift
 
 # The runfiles tree: $TEST_SRCDIR under `bazel test`, $RUNFILES_DIR or <script>.runfiles under `bazel run`.
 self=$0
@@ -32,21 +33,16 @@ python=$runfiles/dlmap_config/tools/python3
 
 # Run from the workspace root of the runfiles, so spec errors name files as spec/devices.yaml.
 cd "$workspace"
-specs=()
-while IFS= read -r spec; do
-  if [[ -n $spec ]]; then specs+=(--spec "$spec"); fi
-done < "$spec_list"
-
 case $mode in
   --out)
     if [[ -z "${BUILD_WORKSPACE_DIRECTORY:-}" ]]; then
       echo "gen_docs.sh: --out rewrites the source tree; run it with: bazel run //docs:update" >&2
       exit 2
     fi
-    dir=$BUILD_WORKSPACE_DIRECTORY/docs
+    root=$BUILD_WORKSPACE_DIRECTORY/docs
     ;;
   --check)
-    dir=docs
+    root=docs
     ;;
   *)
     echo "gen_docs.sh: unknown mode '$mode' (expected --out or --check)" >&2
@@ -54,4 +50,14 @@ case $mode in
     ;;
 esac
 
-exec "$python" codegen/gen_docs.py "${specs[@]}" "$mode" "$dir"
+status=0
+while [[ $# -gt 0 ]]; do
+  spec_list=$1 sub=$2
+  shift 2
+  specs=()
+  while IFS= read -r spec; do
+    if [[ -n $spec ]]; then specs+=(--spec "$spec"); fi
+  done < "$spec_list"
+  "$python" codegen/gen_docs.py "${specs[@]}" "$mode" "$root/$sub" || status=1
+done
+exit $status

@@ -138,9 +138,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       FUZZ_CHECK(out.structure == DLMAP_STRUCT_LEGACY);
       FUZZ_CHECK(out.legacy != NULL && out.versioned == NULL);
       FUZZ_CHECK(out.legacy->deleter != NULL);
-      const dlmap_version versioned_from = {DLMAP_ABI_VERSIONED_FROM_MAJOR, DLMAP_ABI_VERSIONED_FROM_MINOR};
-      FUZZ_CHECK(!request.has_max_version || dlmap_version_compare(request.max_version, versioned_from) < 0);
-      FUZZ_CHECK(!(array.read_only && !out.copied)); /* a legacy tensor cannot say read-only */
+      dlmap_struct_kind expected = DLMAP_STRUCT_NONE; /* the profile's answer to this max_version */
+      FUZZ_CHECK(dlmap_profile_struct_for(request.has_max_version, request.max_version, &expected, NULL) == DLMAP_OK &&
+                 expected == DLMAP_STRUCT_LEGACY);
+      /* A legacy tensor cannot say read-only: refused, unless the profile drops the flag. */
+      FUZZ_CHECK(!(array.read_only && !out.copied) || dlmap_profile()->legacy_drops_read_only);
       t = &out.legacy->dl_tensor;
     }
     if (request.copy == DLMAP_COPY_ALWAYS) FUZZ_CHECK(out.copied);
@@ -150,7 +152,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                t->dtype.lanes == array.dtype.lanes);
     FUZZ_CHECK(t->ndim == 0 || (t->shape != NULL && t->strides != NULL));
     for (int32_t i = 0; i < t->ndim; i++) FUZZ_CHECK(t->shape[i] == shape_copy[i]);
-    const int32_t target = request.has_dl_device ? request.dl_device_type : array.device_type;
+    /* dl_device names the target, except device type 0 where the profile reads it as None (falsy). */
+    const bool dl_device = request.has_dl_device && !(request.dl_device_type == 0 && dlmap_profile()->dl_device_falsy_is_none);
+    const int32_t target = dl_device ? request.dl_device_type : array.device_type;
     FUZZ_CHECK((int32_t)t->device.device_type == target);
     if (out.copied) {
       FUZZ_CHECK(readable);

@@ -34,7 +34,7 @@ mkdir -p "$BUILD"
 
 # ---- generated sources: the spec compiled by codegen/ and re2c, or a prepared copy -------------------------------
 # The default spec in //spec:default's order.
-SPECS=(spec/versions.yaml spec/platforms.yaml spec/devices.yaml spec/dtypes.yaml spec/errors.yaml spec/profiles/jax.yaml)
+SPECS=(spec/versions.yaml spec/platforms.yaml spec/devices.yaml spec/dtypes.yaml spec/errors.yaml spec/profiles/array_api.yaml)
 
 generate() {
   local python=${PYTHON:-python3}

@@ -17,13 +17,26 @@ out=$("$cli" explain 4) || fail "explain 4 exited $?"
 for line in 'Device type 4: kDLOpenCL' '  earlier names:  kOpenCL' '  platform:       opencl (no dlmap backend)' \
   'Error export_unsupported_device_type (code 201, BufferError, C status DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE)' \
   '    The device specification passed to to_dlpack contains an unsupported device type (DLDeviceType: 4)' \
-  '    Array passed to from_dlpack is on unsupported device type (DLDeviceType: 4, array: a kDLOpenCL tensor)'; do
+  '    Array passed to from_dlpack is on unsupported device type (DLDeviceType: 4, array: a kDLOpenCL tensor'; do
   echo "$out" | grep -qxF -- "$line" || fail "explain 4 lacks line: $line"
 done
 
+# The profile in force (jax): export to kDLCUDAManaged raises the seed message; kDLTPUHost is accepted, on platform tpu.
+out=$("$cli" explain 13) || fail "explain 13 exited $?"
+for line in 'Under profile jax:' '  export to it (dl_device):     refused (export_unsupported_device_type)' \
+  '    The device specification passed to to_dlpack contains an unsupported device type (DLDeviceType: 13)'; do
+  echo "$out" | grep -qxF -- "$line" || fail "explain 13 lacks line: $line"
+done
+out=$("$cli" explain 20) || fail "explain 20 exited $?"
+for line in '  export to it (dl_device):     accepted' '    maps to:                    platform tpu' \
+  '  import a tensor on it:        accepted' '  __dlpack_device__ reports it: for platform tpu in pinned host memory'; do
+  echo "$out" | grep -qxF -- "$line" || fail "explain 20 lacks line: $line"
+done
+echo "$out" | grep -q 'export_unsupported_device_type' && fail "explain 20 names the export refusal"
+
 # devices: every default device type, and the host platform served.
 out=$("$cli" devices) || fail "devices exited $?"
-echo "$out" | grep -q 'spec: DLPack 1.3, 19 types' || fail "devices header"
+echo "$out" | grep -q 'spec: DLPack 1.3, 19 types; profile jax' || fail "devices header"
 for row in '    1  kDLCPU          cpu      host         none    0.1    yes' \
   '   11  kDLROCMHost     rocm     host_pinned  none    0.6    ' \
   '   14  kDLOneAPI       oneapi   device       opaque  0.7    no: no backend' \
@@ -57,8 +70,8 @@ expect_rc 0 "help" "$cli" help
 
 # spec check runs the generator's validator with its messages.
 expect_rc 0 "spec check default" "$cli" spec check "$spec_dir"/versions.yaml "$spec_dir"/platforms.yaml \
-  "$spec_dir"/devices.yaml "$spec_dir"/dtypes.yaml "$spec_dir"/errors.yaml
-grep -q '^spec OK: 19 device types' /tmp/cli_out.$$ || fail "spec check OK line"
+  "$spec_dir"/devices.yaml "$spec_dir"/dtypes.yaml "$spec_dir"/errors.yaml "$spec_dir"/profiles/jax.yaml
+grep -q '^spec OK: profile jax, 19 device types' /tmp/cli_out.$$ || fail "spec check OK line"
 overlay="${TEST_TMPDIR:-/tmp}/overlay.yaml"
 printf 'device_types:\n  - {value: 200, name: kDLAcme, introduced: "1.3", platform: rcom, memory: device, stream: opaque, doc: x}\n' >"$overlay"
 expect_rc 1 "spec check bad overlay" "$cli" spec check --on-default "$overlay"

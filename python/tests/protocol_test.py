@@ -592,9 +592,11 @@ class FromDlpackTest(DlmapTestCase):
                                      device=target)
             self.assertEqual(p.calls, [], "the producer was not asked for a capsule")
         p = Producer(buf, (2, 32, 1), (3,), device=(200, 0))
+        # Refused on __dlpack_device__'s answer, before a capsule is asked for (the array named as str(x)).
         self.assertRaisesExactly(BufferError, "Array passed to from_dlpack is on unsupported device type "
-                                 "(DLDeviceType: 200, array: unknown tensor of ndim 1)", dlmap.from_dlpack, p)
-        self.assertEqual(testing.live_hand_made(), 0, "the rejected tensor was released")
+                                 f"(DLDeviceType: 200, array: {p})", dlmap.from_dlpack, p)
+        self.assertEqual(p.calls, [], "the producer was not asked for a capsule")
+        self.assertEqual(testing.live_hand_made(), 0, "nothing was left alive")
 
     @testing.without_cuda
     def test_device_without_cuda(self):

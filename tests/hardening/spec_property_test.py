@@ -35,7 +35,7 @@ sys.path.insert(0, CODEGEN_DIR)
 
 import spec  # noqa: E402  (the generator's loader, under test)
 
-DEFAULT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml")
+DEFAULT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml", "profiles/jax.yaml")
 EXAMPLES = int(os.environ.get("DLMAP_SPEC_EXAMPLES", "60"))
 RANDOM = os.environ.get("DLMAP_SPEC_RANDOM") == "1"
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=not RANDOM,
@@ -58,6 +58,7 @@ def check_load(texts, extra=None):
         paths = []
         for name in DEFAULT_FILES:
             path = os.path.join(tmp, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8", errors="surrogatepass") as handle:
                 handle.write(texts[name])
             paths.append(path)

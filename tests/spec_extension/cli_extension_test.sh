@@ -5,7 +5,7 @@ cli="$1"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 out=$("$cli" devices) || fail "dlmap devices exited $?"
-echo "$out" | grep -Eq '^ +200  kDLAcmeNPU +none +device +opaque +1\.3 +no: no backend$' || fail "devices lacks the kDLAcmeNPU row:
+echo "$out" | grep -Eq '^ +200  kDLAcmeNPU +none +device +opaque +1\.3 +no: no backend +no +/ yes / no$' || fail "devices lacks the kDLAcmeNPU row:
 $out"
 echo "$out" | grep -q 'spec: DLPack 1.3, 20 types' || fail "devices does not count 20 types"
 
