@@ -30,8 +30,8 @@ int32_t dlmap_dlpack_device(const dlmap_device_query *query, int32_t *device_typ
     matched = rule.platform == platform &&
               (rule.memory == DLMAP_MATCH_ANY || (rule.memory == DLMAP_MATCH_PINNED) == query->pinned_host);
   }
-  if (!matched) {
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(platform)->name);
+  if (!matched) { /* named as the caller named it, as JAX prints its platform */
+    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM, query->platform);
     return dlmap_error_set(err, dlmap_profile()->dlpack_device_otherwise, &arg, 1);
   }
   if (rule.error != DLMAP_OK) {
