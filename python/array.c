@@ -9,7 +9,7 @@
 /* ---- allocation ----------------------------------------------------------------------------------------------------- */
 
 int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, int32_t device_type,
-                                 int32_t device_id, struct DLManagedTensorVersioned **out, dlmap_error *err) {
+                                 int32_t device_id, dlmap_exported *out, dlmap_error *err) {
   /* dlmap allocates by exporting a copy (copy=True): the source is one zero element broadcast over the shape (all
    * strides 0), so the copy is a zero-filled compact tensor in one block that dlmap's deleter frees. Sub-byte and
    * very wide elements, which the strided copy does not serve, copy from a zeroed compact scratch buffer instead. */
@@ -53,13 +53,10 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
   request.dl_device_id = device_id;
   request.copy = DLMAP_COPY_ALWAYS;
   request.allocator = &dlmap_py_allocator;
-  dlmap_exported exported;
-  const int32_t status = dlmap_export(&array, &request, &exported, err);
+  const int32_t status = dlmap_export(&array, &request, out, err);
   free(scratch);
-  if (status == DLMAP_OK) {
-    exported.versioned->flags &= ~DLMAP_FLAG_IS_COPIED; /* a fresh tensor: nothing of the caller's was copied */
-    *out = exported.versioned;
-  }
+  /* A fresh tensor: nothing of the caller's was copied. */
+  if (status == DLMAP_OK && out->structure == DLMAP_STRUCT_VERSIONED) out->versioned->flags &= ~DLMAP_FLAG_IS_COPIED;
   return status;
 }
 

@@ -46,9 +46,10 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
 int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out);
 
 /* Allocates a zero-filled managed tensor of the given dtype, shape and device through dlmap (one block: struct,
- * shape, strides, data; 64-byte aligned data). Never touches Python state. */
+ * shape, strides, data; 64-byte aligned data), in the struct the profile answers the current version with
+ * (out->structure). Never touches Python state. */
 int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, int32_t device_type,
-                                 int32_t device_id, struct DLManagedTensorVersioned **out, dlmap_error *err);
+                                 int32_t device_id, dlmap_exported *out, dlmap_error *err);
 
 /* ---- capsules and owners ------------------------------------------------------------------------------------------ */
 

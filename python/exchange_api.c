@@ -14,8 +14,11 @@ static int allocator(DLTensor *prototype, struct DLManagedTensorVersioned **out,
                               dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
     status = dlmap_error_set(&err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
   } else {
+    /* Published only where the profile hands out versioned tensors (PyInit_dlmap), so this one is versioned. */
+    dlmap_exported tensor;
     status = dlmap_py_allocate_tensor(prototype->ndim, prototype->shape, prototype->dtype,
-                                      (int32_t)prototype->device.device_type, prototype->device.device_id, out, &err);
+                                      (int32_t)prototype->device.device_type, prototype->device.device_id, &tensor, &err);
+    if (status == DLMAP_OK) *out = tensor.versioned;
   }
   if (status == DLMAP_OK) return 0;
   if (set_error != NULL) set_error(error_ctx, dlmap_error_kind_name(err.kind), err.message);

@@ -101,12 +101,13 @@ static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {
   bool has_device;
   int32_t device_type = DLMAP_DEVICE_CPU, device_id = 0;
   if (dlmap_py_parse_device(device_obj, "device", true, NULL, &has_device, &device_type, &device_id) < 0) return NULL;
-  struct DLManagedTensorVersioned *tensor;
+  dlmap_exported tensor;
   dlmap_error err;
   if (dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, &tensor, &err) != DLMAP_OK) {
     return dlmap_py_raise(&err);
   }
-  return dlmap_py_import(tensor, true, NULL, "empty");
+  const bool versioned = tensor.structure == DLMAP_STRUCT_VERSIONED;
+  return dlmap_py_import(versioned ? (void *)tensor.versioned : (void *)tensor.legacy, versioned, NULL, "empty");
 }
 
 /* ---- interned names ----------------------------------------------------------------------------------------------- */
@@ -410,6 +411,14 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   return consume_capsule(capsule, versioned_call, &request, producer_copied);
 }
 
+/* ---- dlmap.profile ------------------------------------------------------------------------------------------------ */
+
+static PyObject *profile_name(PyObject *module, PyObject *unused) {
+  (void)module;
+  (void)unused;
+  return PyUnicode_FromString(dlmap_profile()->name);
+}
+
 /* ---- dlmap.platform_status ---------------------------------------------------------------------------------------- */
 
 static PyObject *platform_status(PyObject *module, PyObject *arg) {
@@ -507,10 +516,14 @@ static PyMethodDef module_methods[] = {
      "\"float32\", \"int8\", \"bool\" or \"complex64\"."},
     {"from_dlpack", (PyCFunction)(void (*)(void))from_dlpack, METH_VARARGS | METH_KEYWORDS,
      "from_dlpack(x, *, device=None, copy=None, stream=None)\n--\n\n"
-     "Imports any DLPack producer: through its type's C exchange API when it publishes one, else through "
-     "x.__dlpack__(max_version=..., stream=...), retried as a plain x.__dlpack__() when that raises TypeError. "
+     "Imports any DLPack producer, as the module's profile says: under array_api through its type's C exchange API "
+     "when it publishes one, else through x.__dlpack__(max_version=..., stream=...), retried as a plain "
+     "x.__dlpack__() when that raises TypeError; under jax through x.__dlpack__(stream=...) only, as JAX does. "
      "device: None, a device name or (device_type, device_id); copy: None, True or False; stream: the consumer's "
      "stream for device producers (must be None on the host)."},
+    {"profile", profile_name, METH_NOARGS,
+     "profile()\n--\n\nThe name of the profile this module was built with (\"jax\" by default, \"array_api\"): the "
+     "exchange policy its __dlpack__ and from_dlpack follow (spec/profiles/<name>.yaml)."},
     {"platform_status", platform_status, METH_O,
      "platform_status(name, /)\n--\n\n"
      "Probes a platform (\"cpu\", \"cuda\", \"rocm\", …): {platform, built, available, device_count, reason}; reason "
@@ -540,13 +553,18 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit_dlmap(void) {
   if (PyType_Ready(&dlmap_py_array_type) < 0) return NULL;
-  /* The exchange table lives for the whole process; the capsule is published on the type (DLPack 1.3). */
-  PyObject *api = PyCapsule_New((void *)&dlmap_py_exchange_api, DLMAP_EXCHANGE_API_CAPSULE_NAME, NULL);
-  if (api == NULL) return NULL;
-  const int set = PyDict_SetItemString(dlmap_py_array_type.tp_dict, DLMAP_EXCHANGE_API_ATTRIBUTE, api);
-  Py_DECREF(api);
-  if (set < 0) return NULL;
-  PyType_Modified(&dlmap_py_array_type);
+  /* The exchange table lives for the whole process; the capsule is published on the type (DLPack 1.3), where the
+   * profile hands out versioned tensors at all (the exchange API speaks only DLManagedTensorVersioned). */
+  dlmap_struct_kind newest_struct = DLMAP_STRUCT_NONE;
+  if (dlmap_profile_struct_for(true, dlmap_version_current(), &newest_struct, NULL) == DLMAP_OK &&
+      newest_struct == DLMAP_STRUCT_VERSIONED) {
+    PyObject *api = PyCapsule_New((void *)&dlmap_py_exchange_api, DLMAP_EXCHANGE_API_CAPSULE_NAME, NULL);
+    if (api == NULL) return NULL;
+    const int set = PyDict_SetItemString(dlmap_py_array_type.tp_dict, DLMAP_EXCHANGE_API_ATTRIBUTE, api);
+    Py_DECREF(api);
+    if (set < 0) return NULL;
+    PyType_Modified(&dlmap_py_array_type);
+  }
 
   if (dlmap_py_names_init() < 0) return NULL;
   const dlmap_version newest = dlmap_version_current();

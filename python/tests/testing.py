@@ -300,17 +300,19 @@ class Producer:
     legacy_answer: accepts every keyword but still answers with a "dltensor" capsule.
     version: stamped on versioned tensors; flags: their flags; name: override the capsule name (bytes).
     reuse: return the same capsule on every call; reported: what __dlpack_device__ says (default: device).
+    ndim: written into the tensor instead of len(shape).
     """
 
     def __init__(self, buffer, dtype, shape, strides=None, byte_offset=0, device=(1, 0), version=(1, 3), flags=0,
                  legacy_only=False, legacy_answer=False, name=None, reuse=False, reported=None, tag="producer",
-                 data=None):
+                 data=None, ndim=None):
         self.buffer = buffer
         self.dtype, self.shape, self.strides = dtype, tuple(shape), strides
         self.byte_offset, self.device, self.version, self.flags = byte_offset, device, version, flags
         self.legacy_only, self.legacy_answer = legacy_only, legacy_answer
         self.name, self.reuse, self.reported, self.tag = name, reuse, reported, tag
         self.data = data
+        self.ndim = ndim  # overrides len(shape) in the tensor (a malformed ndim)
         self.calls = []
         self._capsule = None
 
@@ -339,7 +341,7 @@ class Producer:
         elif self.buffer is not None:
             tensor.data = ctypes.addressof(ctypes.c_char.from_buffer(self.buffer))
         tensor.device = DLDevice(*self.device)
-        tensor.ndim = ndim
+        tensor.ndim = ndim if self.ndim is None else self.ndim
         tensor.dtype = DLDataType(*self.dtype)
         tensor.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64)) if ndim else None
         tensor.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64)) if strides is not None else None
