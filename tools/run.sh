@@ -1,6 +1,7 @@
 #!/bin/sh
-# The main job: build the dlmap CLI on the embedded default spec and run it (default: `devices`,
-# `explain 4`, then the export/import round-trip `demo`). Any arguments are passed to the CLI instead,
+# The main job: build the dlmap CLI on the default spec (profile jax) and run it (default: `devices`,
+# `explain 13` and `explain 20` — what JAX's contract does with kDLCUDAManaged and kDLTPUHost — then the
+# export/import round-trip `demo`). Any arguments are passed to the CLI instead,
 # e.g. `tools/run.sh explain kDLCUDAHost`.
 set -eu
 cd "$(dirname "$0")/.."
@@ -11,6 +12,8 @@ if [ "$#" -gt 0 ]; then
 fi
 bazel-bin/tools/dlmap devices
 echo
-bazel-bin/tools/dlmap explain 4
+bazel-bin/tools/dlmap explain 13
+echo
+bazel-bin/tools/dlmap explain 20
 echo
 bazel-bin/tools/dlmap demo

@@ -1065,6 +1065,89 @@ class OverrideRules(SpecTestCase):
 
 # ==== command lines ================================================================================
 
+class ProfileRules(SpecTestCase):
+    """The profile is checked against the facts: a profile that contradicts the spec names the key and the value."""
+
+    PROFILE = "profiles/array_api.yaml"
+
+    def profile(self):
+        return self.docs[self.PROFILE]["profile"]
+
+    def test_every_shipped_profile_loads(self):
+        facts = [os.path.join(SPEC_DIR, name) for name in DEFAULT_FILES if not name.startswith("profiles/")]
+        for name in sorted(os.listdir(os.path.join(SPEC_DIR, "profiles"))):
+            with self.subTest(name):
+                loaded = spec.load(facts + [os.path.join(SPEC_DIR, "profiles", name)])
+                self.assertEqual(loaded.profile.name + ".yaml", name)
+                # One policy row per device type, in the device table's order, whatever the spec grows to.
+                self.assertEqual([d.value for d in loaded.profile.devices], [d.value for d in loaded.device_types])
+
+    def test_profile_is_required_once(self):
+        del self.docs[self.PROFILE]
+        self.assertRejected(None, None, None, "section 'profile' is missing")
+
+    def test_unknown_device_type(self):
+        self.profile()["import"]["accept"] = ["kDLCPU", "kDLNoSuch"]
+        self.assertRejected(self.PROFILE, "profile.import", "accept", "unknown device type 'kDLNoSuch'")
+
+    def test_device_type_by_value_must_exist(self):
+        self.profile()["export"]["dl_device"]["accept"] = [1, 5]
+        self.assertRejected(self.PROFILE, "profile.export.dl_device", "accept", "unknown device type 5")
+
+    def test_unknown_error_id(self):
+        self.profile()["dlpack_device"]["otherwise"] = "no_such_error"
+        self.assertRejected(self.PROFILE, "profile.dlpack_device", "otherwise", "unknown error id 'no_such_error'")
+
+    def test_error_needing_values_the_policy_cannot_give(self):
+        self.profile()["dlpack_device"]["otherwise"] = "stream_invalid"
+        self.assertRejected(self.PROFILE, "profile.dlpack_device", "otherwise", "needs stream", "it gives: platform")
+
+    def test_error_without_a_text(self):
+        self.profile()["errors"] = [{"id": "max_version_too_old", "message": ""}]
+        self.assertRejected(self.PROFILE, "profile.errors[0] (max_version_too_old)", "message", "non-empty string")
+
+    def test_error_text_asking_for_a_value_c_never_passes(self):
+        self.profile()["errors"] = [{"id": "dlpack_sharded", "message": "sharded over {num_devices}"}]
+        self.assertRejected(self.PROFILE, "profile.errors[0] (dlpack_sharded)", "message", "{num_devices}")
+
+    def test_style_must_fit_the_placeholder_type(self):
+        self.profile()["errors"] = [{"id": "max_version_too_old", "message": "below {min_version:packed}"}]
+        self.assertRejected(self.PROFILE, "profile.errors[0] (max_version_too_old)", "message", "style 'packed'")
+
+    def test_status_word_is_upper_case(self):
+        self.profile()["errors"] = [{"id": "ndim_negative", "status": "invalid argument"}]
+        self.assertRejected(self.PROFILE, "profile.errors[0] (ndim_negative)", "status", "upper-case status word")
+
+    def test_versioned_range_below_the_versioned_abi(self):
+        self.profile()["export"]["max_version"]["ranges"] = [{"until": "0.5", "error": "max_version_too_old"},
+                                                              {"struct": "versioned"}]
+        self.assertRejected(self.PROFILE, "profile.export.max_version.ranges[1]", None, "versioned range must start")
+
+    def test_ranges_ascend_and_end_open(self):
+        ranges = self.profile()["export"]["max_version"]["ranges"]
+        ranges[1]["until"] = "0.5"
+        self.assertRejected(self.PROFILE, "profile.export.max_version.ranges[1]", "until", "does not follow 0.5")
+        ranges[1]["until"] = "1.0"
+        ranges[2]["until"] = "1.3"
+        self.assertRejected(self.PROFILE, "profile.export.max_version.ranges[2]", None, "the last range has no 'until'")
+
+    def test_rule_device_type_must_be_of_its_platform(self):
+        self.profile()["dlpack_device"]["rules"] = [{"platform": "cuda", "memory": "any", "device_type": "kDLROCM"}]
+        self.assertRejected(self.PROFILE, "profile.dlpack_device.rules[0]", "device_type", "belongs to platform rocm")
+
+    def test_rule_platform_must_exist(self):
+        self.profile()["dlpack_device"]["rules"] = [{"platform": "cdua", "memory": "any", "device_type": "kDLCUDA"}]
+        self.assertRejected(self.PROFILE, "profile.dlpack_device.rules[0]", "platform", "unknown platform 'cdua'")
+
+    def test_unknown_policy_word(self):
+        self.profile()["import"]["strides"]["otherwise"] = "sometimes"
+        self.assertRejected(self.PROFILE, "profile.import.strides", "otherwise", "'sometimes' is not one of copy, refuse")
+
+    def test_alignment_power_of_two(self):
+        self.profile()["import"]["alignment"] = 48
+        self.assertRejected(self.PROFILE, "profile.import", "alignment", "48 is not 0 or a power of two")
+
+
 class CommandLines(SpecTestCase):
     """check_spec.py and gen_c.py print one 'dlmap spec error: …' line and exit 1, never a traceback."""
 
