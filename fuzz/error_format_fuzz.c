@@ -116,8 +116,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const size_t nargs = nargs_sel % (MAX_ARGS + 1);
   const bool null_args = nargs_sel >= 250;
   /* A bounded writer stops reading a list once the buffer is full: each item prints at least one byte and each
-   * separator two, so no writer into FULL_CAP bytes reads more than FULL_CAP / 3 + 2 items. */
-  const size_t list_limit = FULL_CAP / 3 + 4;
+   * separator one (a profile's packed style, "2,3") or two, so no writer into FULL_CAP bytes reads more than
+   * FULL_CAP / 2 + 2 items. */
+  const size_t list_limit = FULL_CAP / 2 + 4;
   hostile_args h;
   memset(&h, 0, sizeof h);
   for (size_t i = 0; i < nargs; i++) fill_arg(&in, &h.args[i], &h, list_limit);
