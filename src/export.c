@@ -21,11 +21,12 @@ typedef struct export_block {
   void *gpu_copy;          /* a copy in GPU-runtime memory (device, pinned, managed), else NULL */
   const dlmap__gpu *gpu;   /* the runtime that allocated it, and which memory it is */
   dlmap_memory_kind gpu_memory;
+  int32_t gpu_device;      /* the device it was allocated on (freed with that device current) */
   int64_t dims[]; /* shape[ndim] then strides[ndim]; a host copy follows at an aligned offset */
 } export_block;
 
 static void release_block(export_block *block) {
-  if (block->gpu_copy != NULL) dlmap__gpu_release(block->gpu, block->gpu_memory, block->gpu_copy);
+  if (block->gpu_copy != NULL) dlmap__gpu_release(block->gpu, block->gpu_memory, block->gpu_device, block->gpu_copy);
   if (block->release != NULL) block->release(block->owner);
   dlmap__release(&block->allocator, block);
 }
@@ -253,6 +254,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     if (gpu_copy) {
       block->gpu = transfer.dst_gpu;
       block->gpu_memory = transfer.dst.kind;
+      block->gpu_device = transfer.dst.device;
       status = dlmap__transfer_allocate(&transfer, (size_t)data_bytes, &block->gpu_copy, err);
       if (status != DLMAP_OK) {
         dlmap__release(&block->allocator, block);
