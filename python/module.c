@@ -345,9 +345,12 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   Py_DECREF(reported);
   if (parsed < 0) return NULL;
   if (dlmap_device_type_find(device_type) != NULL) {
-    dlmap_stream_meaning meaning;
+    /* Also the runtime's handle for the stream: a copy on import runs on it (1 legacy, 2 per-thread, > 2 the
+     * consumer's own stream), after the work the producer ordered before that stream. */
     dlmap_error err;
-    if (dlmap_stream_classify(device_type, has_stream, stream, &meaning, &err) != DLMAP_OK) return dlmap_py_raise(&err);
+    if (dlmap_stream_handle(device_type, has_stream, stream, &request.stream, &err) != DLMAP_OK) {
+      return dlmap_py_raise(&err);
+    }
   }
 
   /* 3. Ask for a versioned capsule; an old producer raises TypeError on the keywords and gets a plain call. */

@@ -315,6 +315,13 @@ int fake_gpu_pending(void) {
   return n;
 }
 
+void *fake_gpu_last_memcpy_stream(void) {
+  pthread_mutex_lock(&g_lock);
+  void *stream_handle = g_stats.last_memcpy_stream;
+  pthread_mutex_unlock(&g_lock);
+  return stream_handle;
+}
+
 /* ---- the runtime's entry points ------------------------------------------------------------------------------------ */
 
 int fakeGetDeviceCount(int *count) {

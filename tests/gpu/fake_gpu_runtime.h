@@ -80,6 +80,8 @@ void fake_gpu_stream_destroy(void *stream);
 int fake_gpu_synchronize_all(void);
 /* Ops queued and not yet run. */
 int fake_gpu_pending(void);
+/* The stream handle of the last memcpy (for ctypes callers, which do not read the stats struct). */
+void *fake_gpu_last_memcpy_stream(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
