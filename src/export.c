@@ -195,7 +195,8 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
       return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
     }
   } else if (!request->defer_stream_sync && source_on_gpu) {
-    status = dlmap__view_sync(source, array->device_id, array->producer_stream, stream, request->stream, false, err);
+    status = dlmap__view_sync(source, array->device_id, array->producer_stream, gpu_view ? target_id : array->device_id,
+                              stream, request->stream, false, err);
     if (status != DLMAP_OK) return status;
   }
   const bool gpu_copy = need_copy && dlmap__transfer_gpu_destination(&transfer);
@@ -285,7 +286,8 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     tensor->data = gpu_view ? gpu_view_data : array->data;
     tensor->byte_offset = array->byte_offset;
     if (!request->defer_stream_sync && source_on_gpu) {
-      status = dlmap__view_sync(source, array->device_id, array->producer_stream, stream, request->stream, true, err);
+      status = dlmap__view_sync(source, array->device_id, array->producer_stream,
+                                gpu_view ? target_id : array->device_id, stream, request->stream, true, err);
       if (status != DLMAP_OK) {
         dlmap__release(&block->allocator, block);
         return status;

@@ -43,7 +43,7 @@ int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool ha
              seen[j].producer_stream == key.producer_stream && seen[j].meaning == key.meaning;
     }
     if (done) continue;
-    status = dlmap__view_sync(device, a->device_id, a->producer_stream, meaning, stream, true, err);
+    status = dlmap__view_sync(device, a->device_id, a->producer_stream, a->device_id, meaning, stream, true, err);
     if (status != DLMAP_OK) return status;
     if (distinct < BATCH_DISTINCT) seen[distinct++] = key;
     if (meaning != DLMAP_STREAM_HOST_SYNC) enqueued++;

@@ -124,7 +124,8 @@ int32_t dlmap__transfer_finish(const dlmap__transfer *t, bool wait_on_host, dlma
 }
 
 int32_t dlmap__view_sync(const dlmap_device_info *memory, int32_t device_id, void *producer_stream,
-                         dlmap_stream_meaning meaning, int64_t stream, bool enqueue, dlmap_error *err) {
+                         int32_t consumer_device, dlmap_stream_meaning meaning, int64_t stream, bool enqueue,
+                         dlmap_error *err) {
   if (!gpu_platform(memory) || meaning == DLMAP_STREAM_NO_SYNC) return DLMAP_OK;
   const dlmap__gpu *gpu;
   int32_t status;
@@ -136,7 +137,7 @@ int32_t dlmap__view_sync(const dlmap_device_info *memory, int32_t device_id, voi
     status = runtime_for(memory, device_id, &gpu, err);
   }
   if (status != DLMAP_OK || !enqueue) return status;
-  return dlmap__gpu_stream_wait(gpu, device_id, producer_stream, device_id, meaning, stream, err);
+  return dlmap__gpu_stream_wait(gpu, device_id, producer_stream, consumer_device, meaning, stream, err);
 }
 
 bool dlmap__gpu_zero_copy(const dlmap_device_info *source, const dlmap_device_info *target, int32_t target_id,

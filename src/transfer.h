@@ -45,13 +45,14 @@ int32_t dlmap__transfer_finish(const dlmap__transfer *t, bool wait_on_host, dlma
                                dlmap_error *err);
 
 /* A view of memory on a GPU platform, for a consumer on `stream` (its meaning for the consumer's device
- * type): makes the consumer wait for producer_stream of device_id per the protocol. host_sync waits on the
+ * type, a stream of consumer_device): makes the consumer wait for producer_stream of device_id per the protocol. host_sync waits on the
  * host only where the platform is available (otherwise no GPU work can be pending); the other meanings
  * need the runtime. Memory of other platforms needs nothing. With enqueue false only the checks run (so a
  * caller can fail before it acts, and act last). Errors: platform_unavailable, device_id_out_of_range,
  * stream_sync_failed. */
 int32_t dlmap__view_sync(const dlmap_device_info *memory, int32_t device_id, void *producer_stream,
-                         dlmap_stream_meaning meaning, int64_t stream, bool enqueue, dlmap_error *err);
+                         int32_t consumer_device, dlmap_stream_meaning meaning, int64_t stream, bool enqueue,
+                         dlmap_error *err);
 
 /* Whether memory of `source` (pinned or managed, at pointer) can be handed to device target_id of `target`
  * (GPU device memory of the same platform) without a copy: the runtime is available, knows the device and

@@ -738,6 +738,36 @@ TEST_F(FakeRuntime, DefaultStreamHandlesNameTheConsumersDevice) {
   on0->deleter(on0);
 }
 
+// Defect 3, zero-copy: pinned memory of device 0 handed to device 1 without a copy; None is device 1's stream.
+TEST_F(FakeRuntime, APinnedViewOnAnotherDeviceWaitsOnThatDevicesStream) {
+  std::vector<float> data = Values(8);
+  std::vector<int64_t> shape = {8};
+  dlmap_array host = HostArray(data.data(), shape, {});
+  dlmap_export_request to_pinned = {};
+  to_pinned.has_dl_device = true;
+  to_pinned.dl_device_type = DLMAP_DEVICE_CUDAHOST;
+  dlmap_exported pinned;
+  dlmap_error err;
+  ASSERT_EQ(dlmap_export(&host, &to_pinned, &pinned, &err), DLMAP_OK) << err.message;
+  dlmap_array array = host;
+  array.data = pinned.legacy->dl_tensor.data;
+  array.device_type = DLMAP_DEVICE_CUDAHOST;
+  fake_gpu_reset(2);
+  dlmap_export_request request = {};
+  request.has_dl_device = true;
+  request.dl_device_type = DLMAP_DEVICE_CUDA;
+  request.dl_device_id = 1;
+  request.copy = DLMAP_COPY_NEVER;
+  dlmap_exported view;
+  ASSERT_EQ(dlmap_export(&array, &request, &view, &err), DLMAP_OK) << err.message;
+  EXPECT_FALSE(view.copied);
+  EXPECT_EQ(fake_gpu_get_stats()->waits, 1);
+  EXPECT_EQ(fake_gpu_get_stats()->last_wait_stream, reinterpret_cast<void *>(1));
+  EXPECT_EQ(fake_gpu_get_stats()->last_wait_device, 1) << "the legacy stream of the pinned memory's device waited";
+  view.legacy->deleter(view.legacy);
+  pinned.legacy->deleter(pinned.legacy);
+}
+
 // Defect 4: a thread that never used the runtime asks for a copy on device 1. dlmap must not "restore" device 0 with
 // set_device, which initialises a context there (hundreds of MB on a real GPU), and leaves the thread as it was.
 TEST_F(FakeRuntime, AThreadWithoutAContextGetsNoneOnADeviceItNeverUsed) {
