@@ -164,10 +164,21 @@ fi
 line INFO "spec tables: $("$PYTHON" -c 'import sys; print(sys.executable, sys.version.split()[0])') with $yaml_with; name lookups with $re2c_with"
 
 # ---- dlpack.h: the system's, else one a framework on this Python ships ----------------------------------------------
-DLPACK=$("$PYTHON" gpu/check_env.py dlpack || true)
-[ -n "$DLPACK" ] || fail_build "no <dlpack/dlpack.h>: not in /usr/include (apt-get install libdlpack-dev) nor in a framework of $PYTHON; set DLPACK_INCLUDE_DIR"
+# The first candidate dlmap compiles with (a framework's copy may differ from the upstream header).
+DLPACK="" tried_dlpack=""
 mkdir -p "$BUILD/dlpack/dlpack"
-ln -sf "$DLPACK" "$BUILD/dlpack/dlpack/dlpack.h"
+while IFS= read -r candidate; do
+  [ -n "$candidate" ] || continue
+  ln -sf "$candidate" "$BUILD/dlpack/dlpack/dlpack.h"
+  if "$CC" -std=c11 -fsyntax-only -I"$ROOT" -I"$GEN" -I"$GEN/include" -I"$ROOT/include" -I"$BUILD/dlpack" \
+    src/export.c src/import.c 2>/dev/null; then
+    DLPACK=$candidate
+    break
+  fi
+  tried_dlpack="$tried_dlpack $candidate"
+done < <("$PYTHON" gpu/check_env.py dlpack || true)
+[ -n "$DLPACK" ] || fail_build "no <dlpack/dlpack.h> dlmap compiles with${tried_dlpack:+ (tried$tried_dlpack)}: install" \
+  "libdlpack-dev, or a framework that ships one (PyTorch, CuPy) for $PYTHON, or set DLPACK_INCLUDE_DIR"
 
 # dlmap_config.h as dlmap_configure.bzl writes it: the toolkit's runtime as one more place for the backend to look.
 mkdir -p "$BUILD/config"

@@ -1,6 +1,7 @@
 # dlmap GPU check — what gpu/check.sh needs to know about the machine's Python: where a DLPack header is (the system's,
 # else one a framework ships: PyTorch's ATen/dlpack.h, CuPy's, …; dlmap builds against whichever the machine has), and
-# where Python.h is (to build the `dlmap` module for this interpreter). Prints one path, or nothing when there is none.
+# where Python.h is (to build the `dlmap` module for this interpreter). Prints the paths (dlpack: every candidate, best
+# first), or nothing when there is none.
 """usage: check_env.py dlpack | python-include"""
 import importlib.util
 import os
@@ -20,29 +21,28 @@ def declares_dlpack(path):
     return "DLManagedTensor" in text and "DLDataType" in text
 
 
-def dlpack_header():
+def dlpack_headers():
+    """Every DLPack header found, best first: the system's, then the frameworks' (their own dlpack/dlpack.h layout
+    first, then the shortest path). gpu/check.sh takes the first that dlmap compiles with."""
+    found = []
     for directory in (os.environ.get("DLPACK_INCLUDE_DIR", ""), "/usr/include", "/usr/local/include",
                       os.path.join(sys.prefix, "include")):
         path = os.path.join(directory, "dlpack", "dlpack.h")
-        if directory and declares_dlpack(path):
-            return path
+        if directory and declares_dlpack(path) and path not in found:
+            found.append(path)
+    packaged = []
     for package in PACKAGES:
         try:
             spec = importlib.util.find_spec(package)  # locates, does not import
         except (ImportError, ValueError):
             continue
-        roots = list(spec.submodule_search_locations or []) if spec else []
-        found = []
-        for root in roots:
+        for root in list(spec.submodule_search_locations or []) if spec else []:
             for directory, subdirectories, files in os.walk(root):
                 subdirectories[:] = [d for d in subdirectories if d not in ("__pycache__", "tests", "test")]
                 if "dlpack.h" in files and declares_dlpack(os.path.join(directory, "dlpack.h")):
-                    found.append(os.path.join(directory, "dlpack.h"))
-        # dlpack/dlpack.h (the header's own layout) first, then the shortest path.
-        found.sort(key=lambda p: (not p.endswith(os.path.join("dlpack", "dlpack.h")), len(p)))
-        if found:
-            return found[0]
-    return ""
+                    packaged.append(os.path.join(directory, "dlpack.h"))
+    packaged.sort(key=lambda p: (not p.endswith(os.path.join("dlpack", "dlpack.h")), len(p)))
+    return found + [p for p in packaged if p not in found]
 
 
 def python_include():
@@ -52,7 +52,8 @@ def python_include():
 
 def main(argv):
     if argv == ["dlpack"]:
-        print(dlpack_header())
+        for path in dlpack_headers():
+            print(path)
     elif argv == ["python-include"]:
         print(python_include())
     else:
