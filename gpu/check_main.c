@@ -360,6 +360,8 @@ typedef int (*context_get_fn)(void **context);
 
 typedef struct context_probe {
   context_get_fn get;
+  int32_t target;      /* the device dlmap copies to */
+  int device_after;    /* cudaGetDevice in the thread afterwards: 0, as before dlmap's work */
   bool before, after, usable;
   int32_t status;
   char message[sizeof(((dlmap_error *)0)->message)];
@@ -386,6 +388,7 @@ static void *context_thread(void *arg) {
   memset(&request, 0, sizeof request);
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CUDA;
+  request.dl_device_id = p->target;
   dlmap_exported out;
   memset(&out, 0, sizeof out);
   dlmap_error err;
@@ -394,12 +397,14 @@ static void *context_thread(void *arg) {
   release(&out);
   context = NULL;
   p->after = p->get(&context) == 0 && context != NULL;
+  p->device_after = -1;
+  cudaGetDevice(&p->device_after);
   void *probe = NULL; /* and the runtime still serves the thread */
   p->usable = cudaMalloc(&probe, 16) == cudaSuccess && cudaFree(probe) == cudaSuccess;
   return NULL;
 }
 
-static void check_thread_context(void) {
+static void check_thread_context(int devices) {
   void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   context_probe p;
   memset(&p, 0, sizeof p);
@@ -409,19 +414,26 @@ static void check_thread_context(void) {
     return;
   }
   memcpy(&p.get, &symbol, sizeof symbol);
-  pthread_t thread;
-  if (pthread_create(&thread, NULL, context_thread, &p) != 0) {
-    verdict(false, "thread context: cannot start a thread");
-    return;
+  /* Device 0, and where there is one, device 1: the thread must not end up on (or with a context of) either. */
+  for (int32_t target = 0; target < 2 && target < devices; target++) {
+    context_probe q = p;
+    q.target = target;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, context_thread, &q) != 0) {
+      verdict(false, "thread context: cannot start a thread");
+      return;
+    }
+    pthread_join(thread, NULL);
+    if (q.status != DLMAP_OK) {
+      verdict(false, "thread context, copy to device %d: the export failed: %s", target, q.message);
+      continue;
+    }
+    verdict(!q.before && !q.after && q.device_after == 0 && q.usable,
+            "thread context, copy to device %d: a thread without a CUDA context %s afterwards, its device is %d%s",
+            target, q.after ? "HAS ONE" : "still has none", q.device_after,
+            q.usable ? ", and the runtime still serves it" : "; cudaMalloc FAILS there");
   }
-  pthread_join(thread, NULL);
-  if (p.status != DLMAP_OK) {
-    verdict(false, "thread context: the export failed: %s", p.message);
-  } else {
-    verdict(!p.before && !p.after && p.usable,
-            "thread context: a thread without a CUDA context %s after dlmap's copy to device 0%s",
-            p.after ? "HAS ONE" : "still has none", p.usable ? "; the runtime still serves it" : "; cudaMalloc FAILS there");
-  }
+  if (devices < 2) say("SKIP", "thread context, copy to device 1: one device here");
 }
 
 /* ---- pinned and managed memory without copies ------------------------------------------------------ */
@@ -717,7 +729,7 @@ int main(void) {
   say("INFO", "dlmap GPU check: %d CUDA device(s); device 0: %s (sm_%d%d), CUDA runtime %d, driver %d",
       status.device_count, prop.name, prop.major, prop.minor, runtime, driver);
   const double start = now();
-  check_thread_context(); /* first: a context the check's own calls made current would hide nothing, but be clean */
+  check_thread_context(status.device_count); /* new threads: nothing of the main thread's state carries over */
   check_copies(status.device_count);
   check_stream_ordering();
   check_zero_copy();
