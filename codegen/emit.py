@@ -159,12 +159,14 @@ def emit_runtime_symbols(spec):
 def emit_runtime_values(spec):
     """DLMAP_RUNTIME_VALUE(PLATFORM, NAME, value) — the runtime's enum values and struct offsets.
 
-    NAME: MEMCPY_<KIND>, FLAG_<FLAG>, DEVICE_OFFSET, DEVICE_POINTER_OFFSET, MANAGED_OFFSET (only when given).
+    NAME: MEMCPY_<KIND>, FLAG_<FLAG>, STATUS_<STATUS>, DEVICE_OFFSET, DEVICE_POINTER_OFFSET, MANAGED_OFFSET (only
+    when given).
     """
     def values(r):
         pointer = r.pointer_attributes
         yield from (("MEMCPY_" + kind.upper(), value) for kind, value in r.memcpy_kinds.items())
         yield from (("FLAG_" + flag.upper(), value) for flag, value in r.flags.items())
+        yield from (("STATUS_" + status.upper(), value) for status, value in r.statuses.items())
         yield "DEVICE_OFFSET", pointer.device_offset
         yield "DEVICE_POINTER_OFFSET", pointer.device_pointer_offset
         if pointer.managed_offset is not None:
@@ -177,6 +179,14 @@ def emit_runtime_streams(spec):
     """DLMAP_RUNTIME_STREAM(PLATFORM, MEANING, handle) — the runtime's handle for a default-stream meaning."""
     return _rows("DLMAP_RUNTIME_STREAM(%s, %s, %d)" % (p.name.upper(), meaning.upper(), handle)
                  for p in spec.platforms if p.runtime for meaning, handle in p.runtime.streams.items())
+
+
+def emit_runtime_contexts(spec):
+    """DLMAP_RUNTIME_CONTEXT(PLATFORM, library, get_current, set_current) — the driver's context entry points of the
+    GPU platforms whose runtime names them."""
+    return _rows("DLMAP_RUNTIME_CONTEXT(%s, %s, %s, %s)" % (
+        p.name.upper(), c_string(p.runtime.context.library), c_string(p.runtime.context.get_current),
+        c_string(p.runtime.context.set_current)) for p in spec.platforms if p.runtime and p.runtime.context)
 
 
 def emit_runtime_memory_types(spec):
@@ -337,6 +347,7 @@ C_OUTPUTS = {
     "runtime_values_inc": emit_runtime_values,
     "runtime_streams_inc": emit_runtime_streams,
     "runtime_memory_types_inc": emit_runtime_memory_types,
+    "runtime_contexts_inc": emit_runtime_contexts,
     "memory_kinds_inc": emit_memory_kinds,
     "stream_conventions_inc": emit_stream_conventions,
     "stream_values_inc": emit_stream_values,

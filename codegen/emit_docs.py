@@ -201,6 +201,10 @@ def _runtime_section(spec):
     rows += [["memcpy kind %s" % kind] + each(lambda r, kind=kind: str(r.memcpy_kinds[kind]))
              for kind in gpus[0].runtime.memcpy_kinds]
     rows += [["flag %s" % flag] + each(lambda r, flag=flag: str(r.flags[flag])) for flag in gpus[0].runtime.flags]
+    rows += [["status %s" % status] + each(lambda r, status=status: str(r.statuses[status]))
+             for status in gpus[0].runtime.statuses]
+    rows += [["driver context %s" % what] + each(lambda r, what=what: code(getattr(r.context, what)) if r.context else "—")
+             for what in ("library", "get_current", "set_current")]
     meanings = [m for m in _STREAM_MEANINGS if any(m in p.runtime.streams for p in gpus)]
     rows += [["stream handle for %s" % meaning] + each(lambda r, m=meaning: str(r.streams[m]) if m in r.streams else "—")
              for meaning in meanings]

@@ -8,7 +8,7 @@ mapping sections (abi, lookup) may appear in one file only.
 """
 
 import re
-import sys
+import types
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -106,6 +106,15 @@ class PointerAttributes:
 
 
 @dataclass
+class RuntimeContext:
+    """The driver's per-thread context query (optional): where a runtime's set_device creates a context, the
+    backend asks whether the calling thread had one before it switches devices, and restores that state."""
+    library: str       # the driver library the symbols live in (dlopen'ed by this name)
+    get_current: str   # f(void **context)
+    set_current: str   # f(void *context)
+
+
+@dataclass
 class Runtime:
     libraries: List[str]
     symbols: Dict[str, str]       # op → C symbol, in RUNTIME_SYMBOLS order
@@ -113,6 +122,8 @@ class Runtime:
     flags: Dict[str, int]         # in RUNTIME_FLAGS order
     streams: Dict[str, int]       # default-stream meaning → handle, in DEFAULT_STREAMS order
     pointer_attributes: PointerAttributes
+    statuses: Dict[str, int]      # in RUNTIME_STATUSES order: the error-enum values the backend interprets
+    context: Optional["RuntimeContext"] = None
 
     @property
     def device_count(self):
@@ -247,6 +258,11 @@ RUNTIME_SYMBOLS = ("device_count", "error_string", "get_last_error", "runtime_ve
 MEMCPY_KINDS = ("host_to_device", "device_to_host", "device_to_device", "default")
 RUNTIME_FLAGS = ("event_disable_timing", "malloc_host", "malloc_managed")
 DEFAULT_STREAMS = ("legacy_default", "per_thread_default", "default")
+# Values of the runtime's error enum the backend gives a meaning to: invalid_value is what pointer_attributes
+# returns for memory the runtime does not know (CUDA before 11, HIP 5); every other failure is an error.
+RUNTIME_STATUSES = ("invalid_value",)
+# The driver's context entry points (runtime.context), each returning the driver's error enum (0: success).
+RUNTIME_CONTEXT_OPS = ("get_current", "set_current")
 # Bytes dlmap gives the pointer_attributes call to write into; every field must lie inside.
 POINTER_ATTRIBUTES_BYTES = 256
 LOOKUPS = ("device_types", "platforms", "dtypes", "platform_version")
@@ -730,7 +746,9 @@ def load(paths):
     source, body = maps["profile"]
     if not isinstance(body, dict):
         raise SpecError("%s: profile: must be a mapping, got %s" % (source, _type_name(body)))
-    spec.profile = profile_loader.load_profile(source, body, spec, sys.modules[__name__])
+    # The profile loader checks fields with this module's helpers (passed in: this module may be loaded under
+    # another name, as gpu/yaml_standin_test does).
+    spec.profile = profile_loader.load_profile(source, body, spec, types.SimpleNamespace(**globals()))
     return spec
 
 
@@ -767,7 +785,8 @@ def _int_map(where, entry, key, names, low, high, distinct=False):
 
 def _runtime(where, e):
     """platforms[i].runtime: libraries, the symbol table and the runtime's enum values."""
-    _check_keys(where, e, ("libraries", "symbols", "memcpy_kinds", "flags", "streams", "pointer_attributes"))
+    _check_keys(where, e, ("libraries", "symbols", "memcpy_kinds", "flags", "streams", "pointer_attributes", "statuses"),
+                ("context",))
     libraries = _str_list(where, e, "libraries")
     if not libraries:
         where.fail("key 'libraries' must name at least one library")
@@ -817,9 +836,20 @@ def _runtime(where, e):
         if not types:
             lwhere.fail("key 'memory_types' must map at least one memory kind")
         layouts.append(MemoryLayout(from_version, types))
+    statuses = _int_map(where, e, "statuses", RUNTIME_STATUSES, 1, 2**31 - 1)
+    context = None
+    if "context" in e:
+        sub = _Where(where.source, "%s.context" % where.section, None, where.name)
+        _check_keys(sub, e["context"], ("library",) + RUNTIME_CONTEXT_OPS)
+        library = _str(sub, e["context"], "library")
+        ops = [_str(sub, e["context"], op, pattern=_IDENT, what="a C symbol") for op in RUNTIME_CONTEXT_OPS]
+        if ops[0] == ops[1]:
+            sub.fail("key 'set_current': symbol %s is already the 'get_current' op; each op needs its own entry point"
+                     % ops[1])
+        context = RuntimeContext(library, *ops)
     return Runtime(libraries, symbols, memcpy_kinds, flags, streams,
                    PointerAttributes(offsets["device_offset"], offsets["device_pointer_offset"],
-                                     offsets.get("managed_offset"), layouts))
+                                     offsets.get("managed_offset"), layouts), statuses, context)
 
 
 def _check_runtime_streams(platforms, conventions, devices, lists):

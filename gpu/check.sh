@@ -1,128 +1,194 @@
 #!/usr/bin/env bash
-# dlmap GPU check — one command on an NVIDIA machine: builds dlmap with gcc (no Bazel) and the check program
-# (gpu/check_main.c + gpu/check_kernels.cu with nvcc), then runs it: device round trips, every copy direction
-# verified byte for byte, the stream-ordering test, pinned/managed zero-copy, bandwidth next to cudaMemcpy.
-# Under 5 minutes on one H200.
+# dlmap GPU check — one command on a machine with an NVIDIA GPU and the CUDA toolkit, from a plain checkout: builds
+# what it needs (the spec's tables with this machine's Python, and PyYAML or gpu/yaml_standin; the name lookups with
+# re2c or gpu/re2c_standin.py; dlmap with gcc; the check program with the toolkit whose runtime this driver can start;
+# the `dlmap` Python module for this interpreter), then runs the C device checks (gpu/check_main.c) and the Python
+# real-client checks with JAX, PyTorch and CuPy (python/gpu_check.py). One line per check ("PASS|FAIL|SKIP|INFO  …"),
+# a verdict line last. Well under 5 minutes on one H200.
 #
-# Usage: gpu/check.sh                 build, then run
-#        gpu/check.sh --build-only    build host and device code only (no GPU needed; what CI can do)
-#        gpu/check.sh --prepare       write gpu/build/prebuilt: the generated sources and dlpack.h, for a GPU
-#                                     machine without python3-yaml, re2c or libdlpack-dev (carry that folder there)
-# Exit: 0 pass, 1 a check failed, 2 no usable CUDA device (the vendor's reason is printed), 3 cannot build.
-# Environment: CUDA_HOME (default: nvcc on PATH, then /usr/local/cuda), NVCC_ARCH (default 90: sm_90 + PTX),
-#              CC (default gcc), PYTHON and RE2C (default python3, re2c), DLMAP_CHECK_BUILD (default
-#              gpu/build), DLMAP_CHECK_TIMEOUT (default 280 s).
+# Usage: gpu/check.sh                 build, then run every check
+#        gpu/check.sh --build-only    build only (no GPU needed; CI runs this from a clean checkout)
+#        gpu/check.sh --toolkit       only say which toolkit's runtime the driver can start (or why none)
+# Exit: 0 pass, 1 a check failed, 2 no usable GPU (the reason is printed: no driver, no device, or a driver too old
+#       for every toolkit here), 3 cannot build.
+# Environment: CUDA_HOME (a toolkit to try first), NVCC_ARCH (default: device 0's, else 90), CC (default gcc),
+#              PYTHON (default python3), RE2C (default re2c), DLMAP_CHECK_BUILD (default gpu/build),
+#              DLMAP_CHECK_TIMEOUT (seconds per check program, default 200), DLMAP_CHECK_STANDINS=1 (use the PyYAML and
+#              re2c stand-ins even where the real tools exist; CI does, to keep them honest), DLMAP_CHECK_TOOLKITS
+#              (colon-separated toolkit roots to try, in order, instead of searching).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${DLMAP_CHECK_BUILD:-$ROOT/gpu/build}
-PRE=$BUILD/prebuilt
 CC=${CC:-gcc}
-ARCH=${NVCC_ARCH:-90}
-MODE=${1:-run}
+PYTHON=${PYTHON:-python3}
 RE2C=${RE2C:-re2c}
+MODE=${1:-run}
+JOBS=$(nproc 2>/dev/null || echo 2)
+STARTED=$(date +%s)
 
-fail_build() { echo "gpu/check.sh: cannot build: $*" >&2; exit 3; }
-say() { echo "gpu/check.sh: $*"; }
+line() { local status=$1; shift; printf '%-4s  %s\n' "$status" "$*"; }
+fail_build() { line FAIL "gpu/check.sh cannot build: $*" >&2; exit 3; }
+no_gpu() { line SKIP "gpu/check.sh: no usable NVIDIA GPU here: $*; nothing was checked" >&2; exit 2; }
 
 case "$MODE" in
-  run | --build-only | --prepare) ;;
-  *) echo "usage: gpu/check.sh [--build-only | --prepare]" >&2; exit 3 ;;
+  run | --build-only | --toolkit) ;;
+  *) echo "usage: gpu/check.sh [--build-only | --toolkit]" >&2; exit 3 ;;
 esac
 cd "$ROOT"
 mkdir -p "$BUILD"
+command -v "$CC" >/dev/null || fail_build "no C compiler ($CC)"
+command -v "$PYTHON" >/dev/null || fail_build "no Python 3 ($PYTHON) to run the spec generator"
 
-# ---- generated sources: the spec compiled by codegen/ and re2c, or a prepared copy -------------------------------
-# The default spec in //spec:default's order.
-SPECS=(spec/versions.yaml spec/platforms.yaml spec/devices.yaml spec/dtypes.yaml spec/errors.yaml spec/profiles/array_api.yaml)
-
-generate() {
-  local python=${PYTHON:-python3}
-  "$python" -c 'import yaml' 2>/dev/null ||
-    fail_build "python3 with PyYAML is needed to generate the tables (apt-get install python3-yaml), or run gpu/check.sh --prepare on a machine that has it and bring $PRE here"
-  command -v "$RE2C" >/dev/null ||
-    fail_build "re2c is needed to generate the name lookups (apt-get install re2c), or bring a prepared $PRE here"
-  rm -rf "$PRE.tmp"
-  mkdir -p "$PRE.tmp/include/dlmap/generated" "$PRE.tmp/src/generated"
-  # Every output codegen/emit.py knows, at the path src/dlmap_library.bzl gives it.
-  local args=() name
-  for name in $(cd codegen && "$python" -B -c 'import emit; print(" ".join(emit.C_OUTPUTS))'); do
-    case "$name" in
-      spec_h) args+=(--spec_h "$PRE.tmp/include/dlmap/generated/dlmap_spec.h") ;;
-      *_inc) args+=("--$name" "$PRE.tmp/src/generated/${name%_inc}.inc") ;;
-      *_re) args+=("--$name" "$PRE.tmp/src/generated/${name%_re}.re.inc") ;;
-      *) fail_build "unexpected generator output $name" ;;
-    esac
+# Runs the given commands (one per line of stdin) JOBS at a time; fails when any fails.
+parallel() {
+  local pids=() cmd status=0
+  while IFS= read -r cmd; do
+    bash -c "$cmd" </dev/null &
+    pids+=($!)
+    if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || status=1; pids=("${pids[@]:1}"); fi
   done
-  local specs=() spec
-  for spec in "${SPECS[@]}"; do specs+=(--spec "$spec"); done
-  "$python" -B codegen/gen_c.py "${specs[@]}" "${args[@]}" || fail_build "the generator rejected the spec"
-  "$RE2C" -W -Werror --no-generation-date --no-version -i -I "$PRE.tmp/src/generated" \
-    -o "$PRE.tmp/src/generated/name_lookup.c" src/name_lookup.re || fail_build "re2c failed"
-  if [ -f /usr/include/dlpack/dlpack.h ]; then
-    mkdir -p "$PRE.tmp/include/dlpack"
-    cp /usr/include/dlpack/dlpack.h "$PRE.tmp/include/dlpack/"
-  fi
-  rm -rf "$PRE"
-  mv "$PRE.tmp" "$PRE"
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  return "$status"
 }
 
-if [ "$MODE" = --prepare ]; then
-  generate
-  say "wrote $PRE (generated from the spec in this checkout); bring it to the GPU machine, then run gpu/check.sh"
-  exit 0
-fi
-if [ -f "$PRE/src/generated/name_lookup.c" ] && [ -z "$(find spec codegen src/name_lookup.re -newer "$PRE/src/generated/name_lookup.c" 2>/dev/null | head -1)" ]; then
-  say "using the generated sources in $PRE"
-elif "${PYTHON:-python3}" -c 'import yaml' 2>/dev/null && command -v "$RE2C" >/dev/null; then
-  generate
-elif [ -f "$PRE/src/generated/name_lookup.c" ]; then
-  say "using $PRE (older than the spec, and no generator here to refresh it)"
-else
-  generate # reports what is missing
-fi
-
-# ---- the toolkit ---------------------------------------------------------------------------------------------------
-# A toolkit root has bin/nvcc and libcudart beside it. nvcc on PATH may be a wrapper script elsewhere (e.g.
-# /usr/local/bin/nvcc exec'ing the real one), so each candidate root is checked for both, in this order:
-# CUDA_HOME, the real path of the nvcc on PATH, /usr/local/cuda.
+# ---- the toolkit: every CUDA root with nvcc and a libcudart, the first one whose runtime the driver starts ----------
 cuda_libdir() {
   local dir
   for dir in "$1/lib64" "$1/targets/x86_64-linux/lib" "$1/lib"; do
-    if ls "$dir"/libcudart.so* >/dev/null 2>&1; then echo "$dir"; return 0; fi
+    if ls "$dir"/libcudart.so.* >/dev/null 2>&1; then echo "$dir"; return 0; fi
   done
   return 1
 }
-NVCC="" CUDA_ROOT="" LIBDIR="" tried=()
 path_nvcc=$(command -v nvcc || true)
-for root in ${CUDA_HOME:+"$CUDA_HOME"} ${path_nvcc:+"$(dirname "$(readlink -f "$path_nvcc")")/.."} /usr/local/cuda; do
-  tried+=("$root")
-  if [ -x "$root/bin/nvcc" ] && LIBDIR=$(cuda_libdir "$root"); then
-    CUDA_ROOT=$(cd "$root" && pwd)
-    NVCC=$CUDA_ROOT/bin/nvcc
+ROOTS=() seen=" "
+if [ -n "${DLMAP_CHECK_TOOLKITS:-}" ]; then
+  IFS=: read -r -a candidates <<<"$DLMAP_CHECK_TOOLKITS"
+else
+  candidates=(${CUDA_HOME:+"$CUDA_HOME"} ${path_nvcc:+"$(dirname "$(readlink -f "$path_nvcc")")/.."} /usr/local/cuda
+    $(for d in /usr/local/cuda-* /opt/cuda; do if [ -d "$d" ]; then echo "$d"; fi; done | sort -V -r))
+fi
+for root in "${candidates[@]}"; do
+  real=$(readlink -f "$root" 2>/dev/null || true)
+  [ -n "$real" ] && [ -x "$real/bin/nvcc" ] && cuda_libdir "$real" >/dev/null || continue
+  case "$seen" in *" $real "*) continue ;; esac
+  seen="$seen$real "
+  ROOTS+=("$real")
+done
+
+CUDA_ROOT="" LIBDIR="" SONAME="" ARCH=${NVCC_ARCH:-}
+cuda_version() { echo "$(($1 / 1000)).$(($1 % 1000 / 10))"; }  # 12080 -> 12.8
+# The runtime's soname in a toolkit's libdir (libcudart.so.12), else its plain name.
+pick_soname() {
+  local name
+  name=$(cd "$1" && ls libcudart.so.* 2>/dev/null | grep -E '^libcudart\.so\.[0-9]+$' | sort -V | tail -1 || true)
+  echo "${name:-libcudart.so}"
+}
+mkdir -p "$BUILD/bin"
+"$CC" -std=c11 -O1 -Wall -Wextra -o "$BUILD/bin/check_probe" gpu/check_probe.c -ldl || fail_build "compiling gpu/check_probe.c failed"
+if [ "$MODE" != --build-only ]; then
+  [ "${#ROOTS[@]}" -gt 0 ] || fail_build "no CUDA toolkit (bin/nvcc with libcudart) in \$CUDA_HOME, on PATH or under /usr/local/cuda*"
+  refused=() driver=0 too_old=0
+  for root in "${ROOTS[@]}"; do
+    libdir=$(cuda_libdir "$root")
+    soname=$(pick_soname "$libdir")
+    answer=$("$BUILD/bin/check_probe" "$libdir/$soname")
+    status=$(sed -n 's/^status=\(-\{0,1\}[0-9]*\) .*/\1/p' <<<"$answer")
+    devices=$(sed -n 's/.* devices=\([0-9]*\) .*/\1/p' <<<"$answer")
+    runtime=$(sed -n 's/.* runtime=\([0-9]*\) .*/\1/p' <<<"$answer")
+    driver=$(sed -n 's/.* driver=\([0-9]*\) .*/\1/p' <<<"$answer")
+    arch=$(sed -n 's/.* arch=\([0-9]*\) .*/\1/p' <<<"$answer")
+    text=$(sed -n 's/.* text=//p' <<<"$answer")
+    if [ "$status" = 0 ] && [ "${devices:-0}" -gt 0 ]; then
+      CUDA_ROOT=$root LIBDIR=$libdir SONAME=$soname
+      [ -n "$ARCH" ] || ARCH=$arch
+      line INFO "toolkit: $root (CUDA runtime $(cuda_version "$runtime"), $soname), $devices device(s), sm_$arch;" \
+        "the driver supports CUDA $(cuda_version "$driver")"
+      break
+    fi
+    [ "$status" = 35 ] && too_old=1
+    refused+=("$root (CUDA runtime $(cuda_version "$runtime")): $text (error $status)")
+    line INFO "toolkit refused: ${refused[-1]}"
+  done
+  if [ -z "$CUDA_ROOT" ]; then
+    if [ "$driver" = 0 ]; then
+      no_gpu "no NVIDIA driver (libcuda.so.1 cannot be loaded)"
+    elif [ "$too_old" = 1 ]; then
+      no_gpu "the NVIDIA driver supports CUDA up to $(cuda_version "$driver"), older than every toolkit" \
+        "found (${ROOTS[*]}): install a toolkit for CUDA $((driver / 1000)).x or older (CUDA_HOME=...), or a newer driver"
+    else
+      no_gpu "${refused[0]}"
+    fi
+  fi
+elif [ "${#ROOTS[@]}" -gt 0 ]; then
+  CUDA_ROOT=${ROOTS[0]} LIBDIR=$(cuda_libdir "$CUDA_ROOT") SONAME=$(pick_soname "$LIBDIR")
+fi
+ARCH=${ARCH:-90}
+[ "$ARCH" -ge 10 ] 2>/dev/null || ARCH=90
+[ "$MODE" = --toolkit ] && exit 0
+
+# ---- the spec's tables: codegen/ with PyYAML or its stand-in, the name lookups with re2c or its stand-in ----------
+GEN=$BUILD/generated
+rm -rf "$GEN"
+mkdir -p "$GEN/include/dlmap/generated" "$GEN/src/generated"
+PYPATH=${PYTHONPATH:-}
+if [ "${DLMAP_CHECK_STANDINS:-0}" = 1 ] || ! "$PYTHON" -c 'import yaml' 2>/dev/null; then
+  PYPATH=$ROOT/gpu/yaml_standin${PYPATH:+:$PYPATH}
+  yaml_with="the PyYAML stand-in gpu/yaml_standin"
+else
+  yaml_with="PyYAML $("$PYTHON" -c 'import yaml; print(yaml.__version__)')"
+fi
+gen_args=()
+for name in $(cd codegen && PYTHONPATH=$PYPATH "$PYTHON" -B -c 'import emit; print(" ".join(emit.C_OUTPUTS))'); do
+  case "$name" in
+    spec_h) gen_args+=(--spec_h "$GEN/include/dlmap/generated/dlmap_spec.h") ;;
+    *_inc) gen_args+=("--$name" "$GEN/src/generated/${name%_inc}.inc") ;;
+    *_re) gen_args+=("--$name" "$GEN/src/generated/${name%_re}.re.inc") ;;
+    *) fail_build "unexpected generator output $name" ;;
+  esac
+done
+specs=()
+# The Array API profile: the device checks exchange versioned tensors with stream ordering.
+for spec in spec/versions.yaml spec/platforms.yaml spec/devices.yaml spec/dtypes.yaml spec/errors.yaml \
+  spec/profiles/array_api.yaml; do
+  specs+=(--spec "$spec")
+done
+PYTHONPATH=$PYPATH "$PYTHON" -B codegen/gen_c.py "${specs[@]}" "${gen_args[@]}" || fail_build "the generator failed"
+if [ "${DLMAP_CHECK_STANDINS:-0}" != 1 ] && command -v "$RE2C" >/dev/null; then
+  "$RE2C" -W -Werror --no-generation-date --no-version -i -I "$GEN/src/generated" -o "$GEN/src/generated/name_lookup.c" \
+    src/name_lookup.re || fail_build "re2c failed"
+  re2c_with="re2c"
+else
+  "$PYTHON" -B gpu/re2c_standin.py -I "$GEN/src/generated" -o "$GEN/src/generated/name_lookup.c" src/name_lookup.re ||
+    fail_build "gpu/re2c_standin.py failed"
+  re2c_with="the re2c stand-in gpu/re2c_standin.py"
+fi
+line INFO "spec tables: $("$PYTHON" -c 'import sys; print(sys.executable, sys.version.split()[0])') with $yaml_with; name lookups with $re2c_with"
+
+# ---- dlpack.h: the system's, else one a framework on this Python ships ----------------------------------------------
+# The first candidate dlmap compiles with (a framework's copy may differ from the upstream header).
+DLPACK="" tried_dlpack=""
+mkdir -p "$BUILD/dlpack/dlpack"
+while IFS= read -r candidate; do
+  [ -n "$candidate" ] || continue
+  ln -sf "$candidate" "$BUILD/dlpack/dlpack/dlpack.h"
+  if "$CC" -std=c11 -fsyntax-only -I"$ROOT" -I"$GEN" -I"$GEN/include" -I"$ROOT/include" -I"$BUILD/dlpack" \
+    src/export.c src/import.c 2>/dev/null; then
+    DLPACK=$candidate
     break
   fi
-done
-[ -n "$NVCC" ] || fail_build "no CUDA toolkit (bin/nvcc and libcudart.so) under ${tried[*]}; set CUDA_HOME"
-SONAME=$(cd "$LIBDIR" && ls libcudart.so.* 2>/dev/null | grep -E '^libcudart\.so\.[0-9]+$' | sort -V | tail -1 || true)
-SONAME=${SONAME:-libcudart.so}
+  tried_dlpack="$tried_dlpack $candidate"
+done < <("$PYTHON" gpu/check_env.py dlpack || true)
+[ -n "$DLPACK" ] || fail_build "no <dlpack/dlpack.h> dlmap compiles with${tried_dlpack:+ (tried$tried_dlpack)}: install" \
+  "libdlpack-dev, or a framework that ships one (PyTorch, CuPy) for $PYTHON, or set DLPACK_INCLUDE_DIR"
 
-DLPACK_INCLUDE=""
-if [ -f /usr/include/dlpack/dlpack.h ]; then
-  DLPACK_INCLUDE=/usr/include
-elif [ -f "$PRE/include/dlpack/dlpack.h" ]; then
-  DLPACK_INCLUDE=$PRE/include
-else
-  fail_build "no dlpack/dlpack.h (apt-get install libdlpack-dev, or run gpu/check.sh --prepare where it is installed)"
-fi
-
-# dlmap_config.h as dlmap_configure.bzl writes it: CUDA found here, ROCm not built.
+# dlmap_config.h as dlmap_configure.bzl writes it: the toolkit's runtime as one more place for the backend to look.
 mkdir -p "$BUILD/config"
 cat >"$BUILD/config/dlmap_config.h" <<EOF
 /* Written by gpu/check.sh: what the GPU check build found. */
 #ifndef DLMAP_CONFIG_H_
 #define DLMAP_CONFIG_H_
-#define DLMAP_HAS_CUDA 1
+#define DLMAP_HAS_CUDA $([ -n "$CUDA_ROOT" ] && echo 1 || echo 0)
 #define DLMAP_HAS_ROCM 0
 #define DLMAP_CUDA_LIBDIR "$LIBDIR"
 #define DLMAP_CUDART_SONAME "$SONAME"
@@ -131,44 +197,104 @@ cat >"$BUILD/config/dlmap_config.h" <<EOF
 #define DLMAP_AMDHIP_SONAME ""
 #define DLMAP_ROCM_VERSION_STR ""
 #define DLMAP_DLPACK_VERSION_STR ""
-#define DLMAP_DLPACK_HEADER ""
+#define DLMAP_DLPACK_HEADER "$DLPACK"
 #endif
 EOF
 
-# ---- build ---------------------------------------------------------------------------------------------------------
-say "building with $CC and $NVCC (sm_$ARCH), runtime $LIBDIR/$SONAME"
-INCLUDES=(-I"$ROOT" -I"$PRE" -I"$PRE/include" -I"$ROOT/include" -I"$BUILD/config" -I"$DLPACK_INCLUDE")
-mkdir -p "$BUILD/obj"
-SOURCES=(src/*.c src/backends/*.c "$PRE/src/generated/name_lookup.c")
-pids=()
-for source in "${SOURCES[@]}"; do
-  object=$BUILD/obj/$(echo "$source" | tr '/' '_').o
-  "$CC" -std=c11 -O2 -g -Wall -Wextra -pedantic "${INCLUDES[@]}" -c "$source" -o "$object" &
-  pids+=($!)
-done
-for pid in "${pids[@]}"; do wait "$pid" || fail_build "compiling dlmap failed"; done
+# ---- build: dlmap (position-independent, for the program and the Python module), the module, the check program ------
+INCLUDES=(-I"$ROOT" -I"$GEN" -I"$GEN/include" -I"$ROOT/include" -I"$BUILD/config" -I"$BUILD/dlpack")
+CFLAGS=(-std=c11 -O2 -g -fPIC -Wall -Wextra -pedantic)
+rm -rf "$BUILD/obj"
+mkdir -p "$BUILD/obj/lib" "$BUILD/obj/python" "$BUILD/obj/check"
+for source in src/*.c src/backends/*.c "$GEN/src/generated/name_lookup.c"; do
+  printf '%q ' "$CC" "${CFLAGS[@]}" "${INCLUDES[@]}" -c "$source" -o "$BUILD/obj/lib/$(basename "$source" .c).o"
+  echo
+done | parallel || fail_build "compiling dlmap failed"
 rm -f "$BUILD/libdlmap.a"
-ar rcs "$BUILD/libdlmap.a" "$BUILD"/obj/*.o
-"$CC" -std=c11 -O2 -g -Wall -Wextra "${INCLUDES[@]}" -I"$CUDA_ROOT/include" -c gpu/check_main.c \
-  -o "$BUILD/check_main.o" || fail_build "compiling gpu/check_main.c failed"
-"$NVCC" -O2 -std=c++17 -gencode "arch=compute_$ARCH,code=[sm_$ARCH,compute_$ARCH]" -c gpu/check_kernels.cu \
-  -o "$BUILD/check_kernels.o" || fail_build "nvcc failed on gpu/check_kernels.cu"
-# The shared runtime, so dlmap's dlopen of the same soname finds this very instance.
-"$NVCC" -cudart shared -o "$BUILD/dlmap_gpu_check" "$BUILD/check_main.o" "$BUILD/check_kernels.o" \
-  "$BUILD/libdlmap.a" -ldl -lpthread -Xlinker -rpath -Xlinker "$LIBDIR" || fail_build "linking failed"
-say "built $BUILD/dlmap_gpu_check"
-[ "$MODE" = --build-only ] && exit 0
+ar rcs "$BUILD/libdlmap.a" "$BUILD"/obj/lib/*.o
+line INFO "built $BUILD/libdlmap.a against $DLPACK"
 
-# ---- run -----------------------------------------------------------------------------------------------------------
-if command -v nvidia-smi >/dev/null; then
-  nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu\/check.sh: nvidia-smi: /' || true
+PY_INCLUDE=$("$PYTHON" gpu/check_env.py python-include || true)
+PY_MODULE=""
+if [ -n "$PY_INCLUDE" ]; then
+  for source in python/*.c; do
+    printf '%q ' "$CC" "${CFLAGS[@]}" -fvisibility=hidden "${INCLUDES[@]}" -I"$PY_INCLUDE" -c "$source" \
+      -o "$BUILD/obj/python/$(basename "$source" .c).o"
+    echo
+  done | parallel || fail_build "compiling the Python module failed"
+  mkdir -p "$BUILD/python"
+  "$CC" -shared -o "$BUILD/python/dlmap.so" "$BUILD"/obj/python/*.o "$BUILD/libdlmap.a" \
+    -Wl,--version-script="$ROOT/python/dlmap.lds" -ldl -pthread || fail_build "linking the Python module failed"
+  PY_MODULE=$BUILD/python/dlmap.so
+  line INFO "built $PY_MODULE for $("$PYTHON" -c 'import sys; print(sys.executable)')"
+else
+  line SKIP "Python module: no Python.h for $PYTHON (its headers are not installed); the Python checks cannot run"
 fi
-status=0
-timeout "${DLMAP_CHECK_TIMEOUT:-280}" "$BUILD/dlmap_gpu_check" || status=$?
-case $status in
-  0) say "PASS" ;;
-  2) echo "gpu/check.sh: no usable NVIDIA GPU on this machine (reason above); nothing was checked" >&2 ;;
-  124) echo "gpu/check.sh: the check ran out of time (${DLMAP_CHECK_TIMEOUT:-280} s)" >&2; status=1 ;;
-  *) echo "gpu/check.sh: FAIL (exit $status)" >&2 ;;
+
+CHECK=""
+if [ -n "$CUDA_ROOT" ]; then
+  NVCC=$CUDA_ROOT/bin/nvcc
+  # The device's architecture where this nvcc knows it, else the newest it knows below it as PTX (the driver JITs).
+  codes=$("$NVCC" --list-gpu-code 2>/dev/null | sed -n 's/^sm_\([0-9]*\)$/\1/p' | sort -n || true)
+  gencode="arch=compute_$ARCH,code=[sm_$ARCH,compute_$ARCH]"
+  if [ -n "$codes" ] && ! grep -qx "$ARCH" <<<"$codes"; then
+    below=$(awk -v a="$ARCH" '$1 <= a' <<<"$codes" | tail -1)
+    [ -n "$below" ] || below=$(head -1 <<<"$codes")
+    gencode="arch=compute_$below,code=compute_$below"
+    line INFO "nvcc does not know sm_$ARCH: PTX for compute_$below"
+  fi
+  {
+    printf '%q ' "$CC" "${CFLAGS[@]}" "${INCLUDES[@]}" -c gpu/check_ordering.c -o "$BUILD/obj/check/check_ordering.o"
+    echo
+    printf '%q ' "$CC" "${CFLAGS[@]}" "${INCLUDES[@]}" -I"$CUDA_ROOT/include" -c gpu/check_main.c \
+      -o "$BUILD/obj/check/check_main.o"
+    echo
+    printf '%q ' "$NVCC" -O2 -std=c++17 -Xcompiler -fPIC -gencode "$gencode" -c gpu/check_kernels.cu \
+      -o "$BUILD/obj/check/check_kernels.o"
+    echo
+  } | parallel || fail_build "compiling the check program failed"
+  # The shared runtime of the chosen toolkit, so dlmap's loader finds this very instance by its soname.
+  "$NVCC" -cudart shared -o "$BUILD/bin/dlmap_gpu_check" "$BUILD"/obj/check/*.o "$BUILD/libdlmap.a" -ldl -lpthread \
+    -Xlinker -rpath -Xlinker "$LIBDIR" || fail_build "linking the check program failed"
+  CHECK=$BUILD/bin/dlmap_gpu_check
+  line INFO "built $CHECK with $NVCC ($gencode), runtime $LIBDIR/$SONAME"
+else
+  line SKIP "check program: no CUDA toolkit (bin/nvcc with libcudart) here to build its kernels"
+fi
+
+if [ "$MODE" = --build-only ]; then
+  line INFO "gpu/check.sh --build-only: done in $(($(date +%s) - STARTED)) s"
+  exit 0
+fi
+
+# ---- run ---------------------------------------------------------------------------------------------------------------
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
+    while IFS= read -r gpu; do line INFO "nvidia-smi: $gpu"; done || true
+fi
+TIMEOUT=${DLMAP_CHECK_TIMEOUT:-200}
+c_status=0
+timeout "$TIMEOUT" "$CHECK" || c_status=$?
+case $c_status in
+  0) c_verdict="PASS" ;;
+  2) no_gpu "the check program found no usable device (reason above)" ;;
+  124) c_verdict="FAIL"; line FAIL "C device checks: ran out of time ($TIMEOUT s)" ;;
+  *) c_verdict="FAIL" ;;
 esac
+
+py_status=0
+if [ -n "$PY_MODULE" ]; then
+  PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} PYTHONDONTWRITEBYTECODE=1 \
+    timeout "$TIMEOUT" "$PYTHON" -X faulthandler python/gpu_check.py || py_status=$?
+  [ "$py_status" = 124 ] && line FAIL "Python real-client checks: ran out of time ($TIMEOUT s)"
+  py_verdict=$([ "$py_status" = 0 ] && echo PASS || echo FAIL)
+else
+  py_verdict="SKIP"
+fi
+
+status=0
+[ "$c_verdict" = PASS ] || status=1
+[ "$py_verdict" = FAIL ] && status=1
+line "$([ "$status" = 0 ] && echo PASS || echo FAIL)" \
+  "gpu/check.sh: C device checks $c_verdict, Python real-client checks $py_verdict ($(($(date +%s) - STARTED)) s)"
 exit "$status"

@@ -1,23 +1,54 @@
 #!/usr/bin/env bash
-# dlmap GPU check — CI test of gpu/check.sh: its build step (gcc over the library and gpu/check_main.c, nvcc over
-# gpu/check_kernels.cu, the link against libcudart) succeeds, and a full run exits 2 with the vendor's reason where
-# there is no GPU (0 or 1 where there is one; the checks themselves are for gpu/check.sh on a GPU machine).
+# dlmap GPU check — CI test of gpu/check.sh from a clean tree with nothing prepared (a fresh build directory, and the
+# PyYAML and re2c stand-ins forced, as on a GPU machine without them): --build-only builds dlmap, the Python module and
+# (with a toolkit) the check program; the tables it generated are byte-identical to the Bazel build's; the module
+# imports. Then a full run must say why it cannot check here: exit 2 with the reason where there is no usable GPU
+# (0 or 1 where there is one; the checks themselves are for gpu/check.sh on a GPU machine).
+# Usage: check_script_test.sh HAS_NVCC PYTHON3 CUDA_ROOT HAS_PYTHON_HEADERS GENERATED_INC GENERATED_SPEC_H
 set -euo pipefail
-has_nvcc=$1
-if [ "$has_nvcc" != 1 ]; then
-  echo "SKIP: no nvcc was found when this build was configured; gpu/check.sh needs the CUDA toolkit"
+has_nvcc=$1 python=$2 cuda_root=$3 has_headers=$4 bazel_inc_dir=$(dirname "$5") bazel_spec_h=$6
+if [ ! -x "$python" ] && [ -x "../${python#external/}" ]; then python="../${python#external/}"; fi
+export PYTHON=$PWD/$python DLMAP_CHECK_STANDINS=1 DLMAP_CHECK_BUILD=$TEST_TMPDIR/build
+export CUDA_HOME=$cuda_root  # the toolkit the build detected, whatever PATH the test runs with
+log=$TEST_TMPDIR/build.log
+status=0
+gpu/check.sh --build-only >"$log" 2>&1 || status=$?
+cat "$log"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$status" = 0 ] || fail "gpu/check.sh --build-only exited $status"
+grep -q "with the PyYAML stand-in gpu/yaml_standin; name lookups with the re2c stand-in" "$log" || fail "stand-ins not used"
+
+# The stand-ins' tables are the generator's: every generated file but the lookups (re2c's own C) is byte-identical.
+generated=$DLMAP_CHECK_BUILD/generated
+cmp "$bazel_spec_h" "$generated/include/dlmap/generated/dlmap_spec.h" || fail "dlmap_spec.h differs from Bazel's"
+compared=0
+for file in "$bazel_inc_dir"/*.inc; do
+  cmp "$file" "$generated/src/generated/$(basename "$file")" || fail "$(basename "$file") differs from Bazel's"
+  compared=$((compared + 1))
+done
+[ "$compared" -ge 20 ] || fail "only $compared generated files compared"
+
+test -f "$DLMAP_CHECK_BUILD/libdlmap.a" || fail "no libdlmap.a"
+if [ "$has_headers" = 1 ]; then
+  PYTHONPATH=$DLMAP_CHECK_BUILD/python "$PYTHON" -c 'import dlmap; s = dlmap.platform_status("cuda"); assert s["built"], s' ||
+    fail "the built Python module does not import, or reports cuda as not built"
+fi
+if [ "$has_nvcc" = 1 ]; then
+  test -x "$DLMAP_CHECK_BUILD/bin/dlmap_gpu_check" || fail "no check program although nvcc was found"
+else
+  grep -q "^SKIP  check program: no CUDA toolkit" "$log" || fail "no toolkit, and no SKIP line saying so"
+  echo "PASS (no CUDA toolkit here: the check program's build was skipped, with the reason printed)"
   exit 0
 fi
-script=$PWD/gpu/check.sh
-export DLMAP_CHECK_BUILD=$TEST_TMPDIR/build
-export PYTHON=$PWD/$2 RE2C=$PWD/$3 CUDA_HOME=$4  # the interpreter, re2c and toolkit the build detected
+
+# A full run: here without a usable GPU it must say why (exit 2), never claim a pass.
 status=0
-DLMAP_CHECK_TIMEOUT=120 "$script" >"$TEST_TMPDIR/run.log" 2>&1 || status=$?
+DLMAP_CHECK_TIMEOUT=120 gpu/check.sh >"$TEST_TMPDIR/run.log" 2>&1 || status=$?
 cat "$TEST_TMPDIR/run.log"
-test -x "$DLMAP_CHECK_BUILD/dlmap_gpu_check"  # built, whatever the machine
 case $status in
-  2) grep -q "no usable CUDA device here: " "$TEST_TMPDIR/run.log" ;;  # the reason is printed
+  2) grep -q "^SKIP  gpu/check.sh: no usable NVIDIA GPU here: .\+; nothing was checked" "$TEST_TMPDIR/run.log" ||
+       fail "exit 2 without the reason" ;;
   0 | 1) echo "a GPU is present: the checks ran (exit $status); run gpu/check.sh for their verdict" ;;
-  *) echo "gpu/check.sh exited $status" >&2; exit 1 ;;
+  *) fail "gpu/check.sh exited $status" ;;
 esac
 echo PASS

@@ -5,15 +5,7 @@ load("@dlmap_config//:build_defs.bzl", "HAS_PYTHON_HEADERS")
 # says why.
 ONLY_WITH_HEADERS = [] if HAS_PYTHON_HEADERS else ["manual"]
 
-_SRCS = [str(Label("//python:" + f)) for f in [
-    "array.c",
-    "binding.h",
-    "capsule.c",
-    "dlpack_exchange_api.h",
-    "errors.c",
-    "exchange_api.c",
-    "module.c",
-]]
+_SRCS = [str(Label("//python:binding_srcs"))]
 _LDS = str(Label("//python:dlmap.lds"))
 
 def dlmap_python_module(library, name = "dlmap.so"):

@@ -1,8 +1,11 @@
 # dlmap Python binding — GPU interop check with JAX, PyTorch and CuPy: versioned capsules and CUDA streams in both
-# directions, the C exchange API on CUDA tensors; prints one line per check and exits 1 when any fails. Without a CUDA
-# device or any of the frameworks it prints why it skipped and exits 0 (nothing is claimed to have passed).
+# directions, stream ordering on the producer's current stream (a slow producer, a reader on the consumer's stream, and
+# a control run without the wait that shows the check can see a race), import copies on the consumer's stream, the C
+# exchange API on CUDA tensors; prints one line per check and exits 1 when any fails. Without a CUDA device or any of
+# the frameworks it prints why it skipped and exits 0 (nothing is claimed to have passed).
 #
-# Run: bazel run //python:gpu_check   (or PYTHONPATH=<dir of dlmap.so> python3 python/gpu_check.py)
+# Run: gpu/check.sh (builds dlmap.so for this machine's Python and runs this), or bazel run //python:gpu_check, or
+#      PYTHONPATH=<dir of dlmap.so> python3 python/gpu_check.py
 import sys
 import traceback
 
@@ -32,6 +35,10 @@ def check(name):
 
 class Skip(Exception):
     pass
+
+
+ORDER_ITERATIONS = 40
+ORDER_N = 1 << 22
 
 
 # ---- the frameworks, behind one small interface ----------------------------------------------------------------------
@@ -75,6 +82,44 @@ class Torch:
     def synchronize(self):
         self.t.cuda.synchronize()
 
+    def delay(self):
+        """Holds the current stream ~1 ms, so an unordered reader runs before the producer's next write."""
+        if hasattr(self.t.cuda, "_sleep"):
+            self.t.cuda._sleep(2_000_000)
+        else:
+            scratch = self.t.ones(1 << 20, device="cuda")
+            for _ in range(50):
+                scratch = scratch * 1.0001
+
+    def ordering(self, dlmap, mode):
+        """Iterations whose reader on the consumer stream saw anything but what the producer wrote. mode: "none" (no
+        hand-off: the control), "view" (from_dlpack with the consumer's stream, inside the producer's stream context,
+        where torch records its event) or "copy" (the same with copy=True: dlmap copies on the consumer's stream)."""
+        t = self.t
+        producer, consumer = t.cuda.Stream(), t.cuda.Stream()
+        keep, results = [], []
+        for it in range(ORDER_ITERATIONS):
+            value = it + 1
+            with t.cuda.stream(producer):
+                x = t.zeros(ORDER_N, dtype=t.int32, device="cuda")
+                self.delay()
+                x.fill_(value)
+                read = x
+                if mode == "view":
+                    a = dlmap.from_dlpack(x, stream=consumer.cuda_stream)
+                    assert a.data_ptr == x.data_ptr(), "not zero-copy"
+                elif mode == "copy":  # a legacy producer, so that dlmap (not torch) makes the copy
+                    a = dlmap.from_dlpack(LegacyOnly(x), stream=consumer.cuda_stream, copy=True)
+                    assert a.data_ptr != x.data_ptr(), "not a copy"
+                    read = t.from_dlpack(NoSync(a))
+                    keep.append(a)
+            x.record_stream(consumer)
+            with t.cuda.stream(consumer):
+                results.append((read != value).sum())
+            keep += [x, read]
+        t.cuda.synchronize()
+        return sum(int(r.item()) != 0 for r in results)
+
 
 class CuPy:
     name = "cupy"
@@ -113,6 +158,43 @@ class CuPy:
 
     def synchronize(self):
         self.c.cuda.runtime.deviceSynchronize()
+
+    def delay(self):
+        """Holds the current stream ~1 ms (a spinning kernel where NVRTC works, else a chain of elementwise ops)."""
+        c = self.c
+        try:
+            if not hasattr(self, "_spin"):
+                self._spin = c.RawKernel(r"""extern "C" __global__ void spin(long long cycles) {
+                    long long start = clock64();
+                    while (clock64() - start < cycles) {}
+                }""", "spin")
+            self._spin((1,), (1,), (c.int64(2_000_000),))
+        except Exception:  # noqa: BLE001 - no NVRTC: a slower way to wait
+            scratch = c.ones(1 << 20, dtype=c.float32)
+            for _ in range(50):
+                scratch = scratch * c.float32(1.0001)
+
+    def ordering(self, dlmap, mode):
+        """As Torch.ordering, with CuPy's current-stream context (where cupy records its event)."""
+        c = self.c
+        if mode == "copy":
+            raise Skip("checked with PyTorch")
+        producer, consumer = c.cuda.Stream(non_blocking=True), c.cuda.Stream(non_blocking=True)
+        keep, results = [], []
+        for it in range(ORDER_ITERATIONS):
+            value = it + 1
+            with producer:
+                x = c.zeros(ORDER_N, dtype=c.int32)
+                self.delay()
+                x.fill(value)
+                if mode == "view":
+                    a = dlmap.from_dlpack(x, stream=consumer.ptr)
+                    assert a.data_ptr == x.data.ptr, "not zero-copy"
+            with consumer:
+                results.append((x != value).sum())
+            keep.append(x)
+        c.cuda.runtime.deviceSynchronize()
+        return sum(int(r) != 0 for r in results)
 
 
 class Jax:
@@ -153,6 +235,22 @@ class Jax:
     def synchronize(self):
         pass
 
+    def ordering(self, dlmap, mode):
+        raise Skip("JAX exposes no stream objects; its producer and consumer sides pick streams themselves")
+
+
+class LegacyOnly:
+    """A producer of DLPack before 1.0: __dlpack__(stream) only, so a consumer asked for copy=True copies itself."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
 
 class NoSync:
     """Hands an array to a consumer with stream=-1 (no synchronisation), after the caller synchronised itself."""
@@ -174,7 +272,7 @@ class NoSync:
 def run_framework(dlmap, np, fw):
     device = None
 
-    @check(f"{fw.name} -> dlmap, versioned capsule with the consumer's stream")
+    @check(f"{fw.name} -> dlmap, versioned capsule with the consumer's stream (pointer and version)")
     def producer_with_stream():
         nonlocal device
         s = fw.new_stream()
@@ -238,8 +336,22 @@ def run_framework(dlmap, np, fw):
         h = dlmap.from_dlpack(NoSyncCapsule(c))
         np.testing.assert_array_equal(np.asarray(memoryview(h)), fw.host(x))
 
-    for step in (producer_with_stream, producer_default, producer_no_sync, consumer_with_stream, consumer_no_sync,
-                 dlmap_to_dlmap, to_host):
+    @check(f"{fw.name} -> dlmap, stream ordering on the producer's current stream")
+    def producer_ordering():
+        control = fw.ordering(dlmap, "none")
+        raced = fw.ordering(dlmap, "view")
+        assert raced == 0, f"{raced}/{ORDER_ITERATIONS} iterations raced: the consumer read before the producer wrote"
+        return (f"0/{ORDER_ITERATIONS} raced; the control without a hand-off raced in {control}"
+                + ("" if control else " (WARNING: no race provoked here, so this check is not sensitive)"))
+
+    @check(f"{fw.name} -> dlmap, copy=True on the consumer's stream")
+    def producer_copy_ordering():
+        raced = fw.ordering(dlmap, "copy")
+        assert raced == 0, f"{raced}/{ORDER_ITERATIONS} copies read before the producer wrote"
+        return f"0/{ORDER_ITERATIONS} raced"
+
+    for step in (producer_with_stream, producer_ordering, producer_copy_ordering, producer_default, producer_no_sync,
+                 consumer_with_stream, consumer_no_sync, dlmap_to_dlmap, to_host):
         step()
 
 
@@ -259,8 +371,8 @@ def main():
         import dlmap
         import numpy as np
     except ImportError as e:
-        print(f"FAIL  cannot import dlmap or numpy on {sys.executable}: {e} (build //python:dlmap.so for this Python "
-              "and put its directory on PYTHONPATH)")
+        print(f"FAIL  cannot import dlmap or numpy on {sys.executable}: {e} (gpu/check.sh builds dlmap.so for this "
+              "Python and puts it on PYTHONPATH; the checks need NumPy)")
         return 1
     frameworks, skipped = [], []
     for cls in (Torch, CuPy, Jax):

@@ -369,9 +369,12 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   if (!dlmap_profile_device_policy(device_type).import_accepted) return unsupported_source(x, device_type);
   const dlmap_device_info *source = dlmap_device_type_find(device_type);
   if (profile->host_stream_none && source->stream == DLMAP_STREAM_CONVENTION_NONE) has_stream = false;
-  dlmap_stream_meaning meaning;
+  /* Also the runtime's handle for the stream: a copy on import runs on it (1 legacy, 2 per-thread, > 2 the
+   * consumer's own stream), after the work the producer ordered before that stream. */
   dlmap_error err;
-  if (dlmap_stream_classify(device_type, has_stream, stream, &meaning, &err) != DLMAP_OK) return dlmap_py_raise(&err);
+  if (dlmap_stream_handle(device_type, has_stream, stream, &request.stream, &err) != DLMAP_OK) {
+    return dlmap_py_raise(&err);
+  }
 
   /* 3. Ask for a versioned capsule; an old producer raises TypeError on the keywords and gets a plain call. */
   PyObject *stream_arg = has_stream ? PyLong_FromLongLong((long long)stream) : Py_NewRef(Py_None);

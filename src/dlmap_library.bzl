@@ -13,6 +13,7 @@ _C_OUTPUTS = {
     "runtime_values_inc": "src/generated/runtime_values.inc",
     "runtime_streams_inc": "src/generated/runtime_streams.inc",
     "runtime_memory_types_inc": "src/generated/runtime_memory_types.inc",
+    "runtime_contexts_inc": "src/generated/runtime_contexts.inc",
     "memory_kinds_inc": "src/generated/memory_kinds.inc",
     "stream_conventions_inc": "src/generated/stream_conventions.inc",
     "stream_values_inc": "src/generated/stream_values.inc",
@@ -48,10 +49,12 @@ _PROFILES = str(Label("//spec:profiles"))
 # Flags for dlmap's own C: strict, warnings are errors.
 DLMAP_COPTS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
-def dlmap_library(name, spec, visibility = None, testonly = False):
+def dlmap_library(name, spec, visibility = None, testonly = False, config = "@dlmap_config//:config"):
     """A static library `name` whose tables come from `spec` (a list of YAML labels, read in order).
 
-    Also defines `<name>_gen` (the generated files) for docs and tests.
+    Also defines `<name>_gen` (the generated files) for docs and tests. `config` provides dlmap_config.h, what the
+    host detection found (the GPU backend reads only the toolkit's runtime path from it, as one more place to look);
+    tests pass their own to build as on a machine without a toolkit.
     """
     gen = name + "_gen"
     outs = {flag: gen + "/" + path for flag, path in _C_OUTPUTS.items()}
@@ -99,7 +102,7 @@ def dlmap_library(name, spec, visibility = None, testonly = False):
             ":" + gen + "_spec_header",
             ":" + gen + "_tables",
             _PUBLIC_HEADERS,
-            "@dlmap_config//:config",
+            config,
         ],
         visibility = visibility,
         testonly = testonly,

@@ -21,11 +21,12 @@ typedef struct export_block {
   void *gpu_copy;          /* a copy in GPU-runtime memory (device, pinned, managed), else NULL */
   const dlmap__gpu *gpu;   /* the runtime that allocated it, and which memory it is */
   dlmap_memory_kind gpu_memory;
+  int32_t gpu_device;      /* the device it was allocated on (freed with that device current) */
   int64_t dims[]; /* shape[ndim] then strides[ndim]; a host copy follows at an aligned offset */
 } export_block;
 
 static void release_block(export_block *block) {
-  if (block->gpu_copy != NULL) dlmap__gpu_release(block->gpu, block->gpu_memory, block->gpu_copy);
+  if (block->gpu_copy != NULL) dlmap__gpu_release(block->gpu, block->gpu_memory, block->gpu_device, block->gpu_copy);
   if (block->release != NULL) block->release(block->owner);
   dlmap__release(&block->allocator, block);
 }
@@ -193,7 +194,8 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
       return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
     }
   } else if (!request->defer_stream_sync && source_on_gpu) {
-    status = dlmap__view_sync(source, array->device_id, array->producer_stream, stream, request->stream, false, err);
+    status = dlmap__view_sync(source, array->device_id, array->producer_stream, gpu_view ? target_id : array->device_id,
+                              stream, request->stream, false, err);
     if (status != DLMAP_OK) return status;
   }
   const bool gpu_copy = need_copy && dlmap__transfer_gpu_destination(&transfer);
@@ -254,6 +256,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     if (gpu_copy) {
       block->gpu = transfer.dst_gpu;
       block->gpu_memory = transfer.dst.kind;
+      block->gpu_device = transfer.dst.device;
       status = dlmap__transfer_allocate(&transfer, (size_t)data_bytes, &block->gpu_copy, err);
       if (status != DLMAP_OK) {
         dlmap__release(&block->allocator, block);
@@ -284,7 +287,8 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     tensor->data = gpu_view ? gpu_view_data : array->data;
     tensor->byte_offset = array->byte_offset;
     if (!request->defer_stream_sync && source_on_gpu) {
-      status = dlmap__view_sync(source, array->device_id, array->producer_stream, stream, request->stream, true, err);
+      status = dlmap__view_sync(source, array->device_id, array->producer_stream,
+                                gpu_view ? target_id : array->device_id, stream, request->stream, true, err);
       if (status != DLMAP_OK) {
         dlmap__release(&block->allocator, block);
         return status;

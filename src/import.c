@@ -346,7 +346,7 @@ void dlmap_imported_release(dlmap_imported *imported) {
   call_deleter(imported->managed_, imported->versioned_);
   if (imported->gpu_copy_ != NULL) {
     dlmap__gpu_release(dlmap__gpu_loaded((dlmap_platform)imported->gpu_platform_),
-                       (dlmap_memory_kind)imported->gpu_memory_, imported->gpu_copy_);
+                       (dlmap_memory_kind)imported->gpu_memory_, imported->tensor.device.device_id, imported->gpu_copy_);
   }
   if (imported->copy_ != NULL) dlmap__release(&imported->allocator_, imported->copy_);
   memset(imported, 0, offsetof(dlmap_imported, strides_));

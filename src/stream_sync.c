@@ -1,6 +1,7 @@
 /* dlmap core — the stream protocol and pointer queries on the public API: dlmap_stream_wait_batch (one
- * event and one wait per producer stream for many exports) and dlmap_memory_locate (where a GPU runtime
- * says a pointer lives). Both go through the GPU backend. */
+ * event and one wait per producer stream for many exports), dlmap_stream_handle (a consumer's stream argument as
+ * the runtime's handle, for import copies) and dlmap_memory_locate (where a GPU runtime says a pointer lives). All
+ * go through the GPU backend. */
 #include <string.h>
 
 #include "src/transfer.h"
@@ -42,12 +43,28 @@ int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool ha
              seen[j].producer_stream == key.producer_stream && seen[j].meaning == key.meaning;
     }
     if (done) continue;
-    status = dlmap__view_sync(device, a->device_id, a->producer_stream, meaning, stream, true, err);
+    status = dlmap__view_sync(device, a->device_id, a->producer_stream, a->device_id, meaning, stream, true, err);
     if (status != DLMAP_OK) return status;
     if (distinct < BATCH_DISTINCT) seen[distinct++] = key;
     if (meaning != DLMAP_STREAM_HOST_SYNC) enqueued++;
   }
   if (waits != NULL) *waits = enqueued;
+  return DLMAP_OK;
+}
+
+int32_t dlmap_stream_handle(int32_t device_type, bool has_stream, int64_t stream, void **handle, dlmap_error *err) {
+  dlmap_stream_meaning meaning;
+  const int32_t status = dlmap_stream_classify(device_type, has_stream, stream, &meaning, err);
+  if (status != DLMAP_OK) return status;
+  *handle = NULL;
+  if (meaning == DLMAP_STREAM_HANDLE) {
+    *handle = (void *)(intptr_t)stream;
+  } else if (meaning == DLMAP_STREAM_LEGACY_DEFAULT || meaning == DLMAP_STREAM_PER_THREAD_DEFAULT ||
+             meaning == DLMAP_STREAM_DEFAULT) {
+    /* The spec guarantees a handle for every default meaning a GPU platform's device types can receive; other
+     * platforms have no runtime, so the default stream (NULL) is all there is. */
+    dlmap__gpu_default_stream(dlmap_device_type_find(device_type)->platform, meaning, handle);
+  }
   return DLMAP_OK;
 }
 
@@ -67,7 +84,7 @@ int32_t dlmap_memory_locate(int32_t device_type, const void *pointer, dlmap_memo
   status = dlmap__gpu_acquire(device, &gpu, err);
   if (status != DLMAP_OK) return status;
   dlmap__gpu_pointer where;
-  status = dlmap__gpu_locate(gpu, pointer, &where, err);
+  status = dlmap__gpu_locate(gpu, pointer, -1, &where, err);
   if (status != DLMAP_OK) return status;
   if (kind != NULL) *kind = where.kind;
   if (device_id != NULL) *device_id = where.device;

@@ -78,7 +78,16 @@ int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, void **
   return dlmap__gpu_allocate(t->dst_gpu, t->dst.kind, t->dst.device, bytes, out, err);
 }
 
-void dlmap__transfer_release(const dlmap__transfer *t, void *pointer) { dlmap__gpu_release(t->dst_gpu, t->dst.kind, pointer); }
+void dlmap__transfer_release(const dlmap__transfer *t, void *pointer) {
+  dlmap__gpu_release(t->dst_gpu, t->dst.kind, t->dst.device, pointer);
+}
+
+/* After a failed copy or finish: waits on the host until nothing this transfer enqueued is still running, so the
+ * caller may free the destination and give the source back (a copy in flight would read or write freed memory).
+ * A failure of the wait itself leaves nothing better to do: the stream is broken and its work will not run on. */
+static void settle(const dlmap__transfer *t) {
+  if (t->gpu != NULL) dlmap__gpu_synchronize(t->gpu, t->device, t->stream, NULL);
+}
 
 int32_t dlmap__transfer_copy(const dlmap__transfer *t, void *dst, const void *src, int32_t ndim, const int64_t *shape,
                              const int64_t *strides, size_t element_bytes, dlmap_error *err) {
@@ -93,21 +102,30 @@ int32_t dlmap__transfer_copy(const dlmap__transfer *t, void *dst, const void *sr
   dlmap__gpu_end to = t->dst, from = t->src;
   to.data = dst;
   from.data = (void *)(uintptr_t)src;
-  return dlmap__gpu_copy(t->gpu, &to, &from, ndim, shape, strides, element_bytes, t->device, t->stream, err);
+  const int32_t status =
+      dlmap__gpu_copy(t->gpu, &to, &from, ndim, shape, strides, element_bytes, t->device, t->stream, err);
+  if (status != DLMAP_OK) settle(t); /* some of several copies may have been enqueued */
+  return status;
 }
 
 int32_t dlmap__transfer_finish(const dlmap__transfer *t, bool wait_on_host, dlmap_stream_meaning meaning, int64_t stream,
                                dlmap_error *err) {
   if (t->gpu == NULL) return DLMAP_OK; /* a host copy is complete */
+  int32_t status;
   if (wait_on_host || meaning == DLMAP_STREAM_HOST_SYNC || t->dst.kind == DLMAP_MEMORY_HOST ||
       t->dst.kind == DLMAP_MEMORY_HOST_PINNED) {
-    return dlmap__gpu_synchronize(t->gpu, t->device, t->stream, err);
+    status = dlmap__gpu_synchronize(t->gpu, t->device, t->stream, err);
+  } else {
+    /* The consumer uses the copy on the destination's device: its default-stream handles are that device's. */
+    status = dlmap__gpu_stream_wait(t->gpu, t->device, t->stream, t->dst.device, meaning, stream, err);
   }
-  return dlmap__gpu_stream_wait(t->gpu, t->device, t->stream, meaning, stream, err);
+  if (status != DLMAP_OK) settle(t);
+  return status;
 }
 
 int32_t dlmap__view_sync(const dlmap_device_info *memory, int32_t device_id, void *producer_stream,
-                         dlmap_stream_meaning meaning, int64_t stream, bool enqueue, dlmap_error *err) {
+                         int32_t consumer_device, dlmap_stream_meaning meaning, int64_t stream, bool enqueue,
+                         dlmap_error *err) {
   if (!gpu_platform(memory) || meaning == DLMAP_STREAM_NO_SYNC) return DLMAP_OK;
   const dlmap__gpu *gpu;
   int32_t status;
@@ -119,7 +137,7 @@ int32_t dlmap__view_sync(const dlmap_device_info *memory, int32_t device_id, voi
     status = runtime_for(memory, device_id, &gpu, err);
   }
   if (status != DLMAP_OK || !enqueue) return status;
-  return dlmap__gpu_stream_wait(gpu, device_id, producer_stream, meaning, stream, err);
+  return dlmap__gpu_stream_wait(gpu, device_id, producer_stream, consumer_device, meaning, stream, err);
 }
 
 bool dlmap__gpu_zero_copy(const dlmap_device_info *source, const dlmap_device_info *target, int32_t target_id,
@@ -131,7 +149,7 @@ bool dlmap__gpu_zero_copy(const dlmap_device_info *source, const dlmap_device_in
   const dlmap__gpu *gpu = available(source->platform);
   dlmap__gpu_pointer where;
   if (gpu == NULL || dlmap__gpu_check_device(gpu, target_id, NULL) != DLMAP_OK ||
-      dlmap__gpu_locate(gpu, pointer, &where, NULL) != DLMAP_OK) {
+      dlmap__gpu_locate(gpu, pointer, target_id, &where, NULL) != DLMAP_OK) {
     return false;
   }
   if (where.kind == DLMAP_MEMORY_MANAGED) {

@@ -33,25 +33,26 @@ static inline bool dlmap__transfer_gpu_destination(const dlmap__transfer *t) { r
 int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, void **out, dlmap_error *err);
 void dlmap__transfer_release(const dlmap__transfer *t, void *pointer);
 
-/* Copies the strided tensor at src (its first element) into compact dst. Errors: backend_call_failed,
- * out_of_memory. */
+/* Copies the strided tensor at src (its first element) into compact dst. On error nothing it enqueued is still
+ * running (it waited), so dst may be freed and the source given back. Errors: backend_call_failed, out_of_memory. */
 int32_t dlmap__transfer_copy(const dlmap__transfer *t, void *dst, const void *src, int32_t ndim, const int64_t *shape,
                              const int64_t *strides, size_t element_bytes, dlmap_error *err);
 
 /* After the copy, the stream protocol for its consumer: host_sync (or wait_on_host) waits on the host for
- * the copy, no_sync does nothing, any other meaning makes the consumer's stream wait for it.
- * Errors: backend_call_failed, stream_sync_failed. */
+ * the copy, no_sync does nothing, any other meaning makes the consumer's stream (of the destination's device)
+ * wait for it. On error the copy is no longer running (it waited). Errors: backend_call_failed, stream_sync_failed. */
 int32_t dlmap__transfer_finish(const dlmap__transfer *t, bool wait_on_host, dlmap_stream_meaning meaning, int64_t stream,
                                dlmap_error *err);
 
 /* A view of memory on a GPU platform, for a consumer on `stream` (its meaning for the consumer's device
- * type): makes the consumer wait for producer_stream of device_id per the protocol. host_sync waits on the
+ * type, a stream of consumer_device): makes the consumer wait for producer_stream of device_id per the protocol. host_sync waits on the
  * host only where the platform is available (otherwise no GPU work can be pending); the other meanings
  * need the runtime. Memory of other platforms needs nothing. With enqueue false only the checks run (so a
  * caller can fail before it acts, and act last). Errors: platform_unavailable, device_id_out_of_range,
  * stream_sync_failed. */
 int32_t dlmap__view_sync(const dlmap_device_info *memory, int32_t device_id, void *producer_stream,
-                         dlmap_stream_meaning meaning, int64_t stream, bool enqueue, dlmap_error *err);
+                         int32_t consumer_device, dlmap_stream_meaning meaning, int64_t stream, bool enqueue,
+                         dlmap_error *err);
 
 /* Whether memory of `source` (pinned or managed, at pointer) can be handed to device target_id of `target`
  * (GPU device memory of the same platform) without a copy: the runtime is available, knows the device and

@@ -3,7 +3,7 @@
 set -eu
 # bazel-bootstrap: Bazel 4.2.3 (works offline with the shims in third_party/); re2c: name matchers;
 # libgtest-dev: C/C++ tests; libdlpack-dev: the DLPack header dlmap builds against; python3-yaml: the
-# spec generator; libamdhip64-dev: the HIP runtime, so the ROCm platform is built and probed;
+# spec generator; libamdhip64-dev: the HIP runtime, so the ROCm platform (always built) is probed for real;
 # python3-dev, python3-numpy, python3-torch: the Python binding and its interop tests;
 # libbenchmark-dev, libtorch-dev: the benchmarks and their libtorch peer.
 packages="bazel-bootstrap re2c libgtest-dev libdlpack-dev python3-yaml libamdhip64-dev python3-dev python3-numpy

@@ -236,6 +236,7 @@ class MinimalSpecFiles(unittest.TestCase):
             "DLMAP_RUNTIME_VALUE(GPU, FLAG_EVENT_DISABLE_TIMING, 4)",
             "DLMAP_RUNTIME_VALUE(GPU, FLAG_MALLOC_HOST, 0)",
             "DLMAP_RUNTIME_VALUE(GPU, FLAG_MALLOC_MANAGED, 8)",
+            "DLMAP_RUNTIME_VALUE(GPU, STATUS_INVALID_VALUE, 3)",
             "DLMAP_RUNTIME_VALUE(GPU, DEVICE_OFFSET, 8)",
             "DLMAP_RUNTIME_VALUE(GPU, DEVICE_POINTER_OFFSET, 16)",
             "DLMAP_RUNTIME_VALUE(GPU, MANAGED_OFFSET, 12)",
@@ -251,6 +252,15 @@ class MinimalSpecFiles(unittest.TestCase):
             "DLMAP_RUNTIME_STREAM(GPU, DEFAULT, 0)",
         ])
 
+    def test_runtime_contexts(self):
+        self.assertRows(emit.emit_runtime_contexts, [
+            'DLMAP_RUNTIME_CONTEXT(GPU, "libgpudriver.so.1", "gpuCtxGet", "gpuCtxSet")',
+        ])
+
+    def test_runtime_without_context_gives_no_context_row(self):
+        self.spec.platforms[1].runtime.context = None
+        self.assertEqual(emit.emit_runtime_contexts(self.spec), C_HEADER)
+
     def test_runtime_memory_types_oldest_layout_first(self):
         self.assertRows(emit.emit_runtime_memory_types, [
             "DLMAP_RUNTIME_MEMORY_TYPE(GPU, 100, DEVICE, 5)",
@@ -261,7 +271,7 @@ class MinimalSpecFiles(unittest.TestCase):
     def test_no_runtime_gives_header_only(self):
         self.spec.platforms[1].runtime = None
         for function in (emit.emit_runtime_symbols, emit.emit_runtime_values, emit.emit_runtime_streams,
-                         emit.emit_runtime_memory_types):
+                         emit.emit_runtime_memory_types, emit.emit_runtime_contexts):
             self.assertEqual(function(self.spec), C_HEADER)
 
     def test_memory_kinds(self):
@@ -497,7 +507,7 @@ class DefaultSpecRows(unittest.TestCase):
     def test_platform_with_runtime(self):
         self.assertRow(emit.emit_platforms,
                        'DLMAP_PLATFORM(CUDA, "cuda", GPU, "NVIDIA GPUs through the CUDA runtime.", ("nvidia", ), '
-                       '("cuda", ), ("libcudart.so.13", "libcudart.so.12", "libcudart.so", ), '
+                       '("cuda", ), ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11", "libcudart.so", ), '
                        '"cudaGetDeviceCount", "cudaGetErrorString")')
 
     def test_runtime_rows_of_cuda_and_rocm(self):
@@ -508,6 +518,12 @@ class DefaultSpecRows(unittest.TestCase):
         self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, MEMCPY_DEFAULT, 4)", rows(emit.emit_runtime_values(spec_)))
         self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, FLAG_EVENT_DISABLE_TIMING, 2)", rows(emit.emit_runtime_values(spec_)))
         self.assertIn("DLMAP_RUNTIME_VALUE(ROCM, MANAGED_OFFSET, 24)", rows(emit.emit_runtime_values(spec_)))
+        # cudaErrorInvalidValue and hipErrorInvalidValue: unregistered memory for pointer_attributes
+        self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, STATUS_INVALID_VALUE, 1)", rows(emit.emit_runtime_values(spec_)))
+        self.assertIn("DLMAP_RUNTIME_VALUE(ROCM, STATUS_INVALID_VALUE, 1)", rows(emit.emit_runtime_values(spec_)))
+        self.assertEqual(rows(emit.emit_runtime_contexts(spec_)), [
+            'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent")',
+        ])
         self.assertEqual(rows(emit.emit_runtime_streams(spec_)), [
             "DLMAP_RUNTIME_STREAM(CUDA, LEGACY_DEFAULT, 1)",
             "DLMAP_RUNTIME_STREAM(CUDA, PER_THREAD_DEFAULT, 2)",

@@ -613,6 +613,44 @@ class PlatformRules(SpecTestCase):
                             "no handle for per_thread_default, which device type kDLCUDA (stream convention cuda) "
                             "can receive")
 
+    def test_runtime_statuses_missing(self):
+        runtime, where = self.runtime("rocm")
+        del runtime["statuses"]
+        self.assertRejected("platforms.yaml", where, "statuses", "missing key 'statuses'")
+
+    def test_runtime_status_not_positive(self):
+        runtime, where = self.runtime()
+        runtime["statuses"]["invalid_value"] = 0
+        self.assertRejected("platforms.yaml", where, "statuses.invalid_value", "0 is out of range 1…2147483647")
+
+    def test_runtime_status_unknown(self):
+        runtime, where = self.runtime()
+        runtime["statuses"]["not_ready"] = 600
+        self.assertRejected("platforms.yaml", where, "statuses", "unknown key 'not_ready' (allowed: invalid_value)")
+
+    def test_runtime_context_is_optional(self):
+        runtime, _ = self.runtime()
+        del runtime["context"]
+        self.assertLoads()
+
+    def test_runtime_context_missing_op(self):
+        runtime, where = self.runtime()
+        del runtime["context"]["set_current"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.context"), "set_current",
+                            "missing key 'set_current'")
+
+    def test_runtime_context_symbol_not_an_identifier(self):
+        runtime, where = self.runtime()
+        runtime["context"]["get_current"] = "cuCtxGetCurrent()"
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.context"), "get_current",
+                            "'cuCtxGetCurrent()' is not a C symbol")
+
+    def test_runtime_context_one_symbol_for_both_ops(self):
+        runtime, where = self.runtime()
+        runtime["context"]["set_current"] = runtime["context"]["get_current"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.context"), "set_current",
+                            "symbol cuCtxGetCurrent is already the 'get_current' op")
+
     def test_runtime_pointer_attributes_unknown_key(self):
         runtime, where = self.runtime()
         runtime["pointer_attributes"]["size"] = 24

@@ -108,6 +108,13 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
 int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool has_stream, int64_t stream,
                                 size_t *waits, dlmap_error *err);
 
+/* The runtime stream handle a consumer's `stream` argument names for a device type (has_stream false: None),
+ * for dlmap_import_request.stream: a value the convention reads as a handle is that cudaStream_t / hipStream_t, a
+ * default stream is the handle the spec gives its platform's runtime (CUDA: 1 the legacy default stream, 2 the
+ * per-thread default stream; ROCm: 0 the null stream), and no_sync (-1) or a device type without streams gives
+ * NULL (the runtime's default stream). Needs no runtime. Errors: device_type_unknown, stream_invalid. */
+int32_t dlmap_stream_handle(int32_t device_type, bool has_stream, int64_t stream, void **handle, dlmap_error *err);
+
 /* Where the runtime of a device type's platform says pointer lives (to check a producer's claim):
  * DLMAP_MEMORY_DEVICE or DLMAP_MEMORY_MANAGED with *device_id set, DLMAP_MEMORY_HOST_PINNED, or
  * DLMAP_MEMORY_HOST for memory the runtime does not know; DLMAP_MEMORY_KIND_COUNT for a memory type the

@@ -58,6 +58,7 @@ enum {
   GPU_VALUE_DEVICE_OFFSET,
   GPU_VALUE_DEVICE_POINTER_OFFSET,
   GPU_VALUE_MANAGED_OFFSET,
+  GPU_VALUE_STATUS_INVALID_VALUE,
   GPU_VALUE_COUNT
 };
 
@@ -112,6 +113,19 @@ static const memory_type_row kMemoryTypes[] = {
 #undef DLMAP_RUNTIME_MEMORY_TYPE
     {DLMAP_PLATFORM_COUNT, 0, DLMAP_MEMORY_KIND_COUNT, 0}};
 
+/* The driver's context entry points (spec: runtime.context), for the platforms whose runtime names them. */
+typedef struct context_row {
+  dlmap_platform platform;
+  const char *library, *get_current, *set_current;
+} context_row;
+
+static const context_row kContexts[] = {
+#define DLMAP_RUNTIME_CONTEXT(PLATFORM, library, get_current, set_current) \
+  {DLMAP_PLATFORM_##PLATFORM, library, get_current, set_current},
+#include "src/generated/runtime_contexts.inc"
+#undef DLMAP_RUNTIME_CONTEXT
+    {DLMAP_PLATFORM_COUNT, NULL, NULL, NULL}};
+
 static const char *const kOpNames[] = {
 #define X(OP, op, R, ARGS) #op,
     GPU_OPS(X)
@@ -152,6 +166,9 @@ struct dlmap__gpu {
   int devices, devices_status; /* device_count's answer when the runtime was loaded */
   bool has_layout;      /* a pointer-attributes layout applies to this runtime version */
   int64_t layout;       /* its from_version */
+  /* The driver's per-thread context (spec: runtime.context; NULL where the spec names none). */
+  int (*context_get)(void **context);
+  int (*context_set)(void *context);
 };
 
 /* A failed load is not remembered (a later call tries again: the failure may have been transient, such as
@@ -186,63 +203,17 @@ static void write3(char *buf, size_t cap, const char *a, const char *b, const ch
   dlmap__writer_finish(&w);
 }
 
-/* Whether this build has the platform's GPU support, and the absolute runtime path it found. */
-static bool gpu_built(const char *name, const char **absolute, const char **missing) {
-  if (strcmp(name, "cuda") == 0) {
-    *absolute = DLMAP_CUDA_LIBDIR "/" DLMAP_CUDART_SONAME;
-    *missing = "this build has no CUDA support: no CUDA toolkit was found when it was configured "
-               "(install one, then run `bazel sync --configure`)";
-    return DLMAP_HAS_CUDA;
-  }
-  if (strcmp(name, "rocm") == 0) {
-    *absolute = DLMAP_ROCM_LIBDIR "/" DLMAP_AMDHIP_SONAME;
-    *missing = "this build has no ROCm support: no HIP runtime was found when it was configured "
-               "(apt-get install libamdhip64-dev, then run `bazel sync --configure`)";
-    return DLMAP_HAS_ROCM;
-  }
-  *absolute = "";
-  *missing = "this build has no backend for this GPU platform";
-  return false;
+/* The runtime library of the toolkit this build found at configure time (an absolute path), or "" when it found
+ * none: one more candidate after the spec's library names, for machines whose ld.so.cache does not list it. The
+ * backend itself needs no toolkit: it loads the runtime with dlopen over the spec's symbol table. */
+static const char *toolkit_runtime(const char *name) {
+  if (strcmp(name, "cuda") == 0) return DLMAP_CUDA_LIBDIR[0] != '\0' ? DLMAP_CUDA_LIBDIR "/" DLMAP_CUDART_SONAME : "";
+  if (strcmp(name, "rocm") == 0) return DLMAP_ROCM_LIBDIR[0] != '\0' ? DLMAP_ROCM_LIBDIR "/" DLMAP_AMDHIP_SONAME : "";
+  return "";
 }
 
-/* A runtime the process already loaded (the framework's own: one runtime instance, and the version its driver
- * supports), else dlopen by the spec's names (which depends on ld.so.cache), then the toolkit path found at
- * configure time. */
-static void *open_runtime(const dlmap_platform_info *info, const char *absolute, char *error, size_t cap) {
-  void *handle = NULL;
-  for (const char *const *lib = info->libraries; *lib != NULL && handle == NULL; lib++) {
-    handle = dlopen(*lib, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-  }
-  for (const char *const *lib = info->libraries; *lib != NULL && handle == NULL; lib++) {
-    handle = dlopen(*lib, RTLD_NOW | RTLD_LOCAL);
-  }
-  const size_t n = strlen(absolute);
-  if (handle == NULL && n > 1 && absolute[0] == '/' && absolute[n - 1] != '/') {
-    handle = dlopen(absolute, RTLD_NOW | RTLD_LOCAL);
-  }
-  if (handle == NULL) {
-    const char *why = dlerror();
-    write3(error, cap, why != NULL ? why : "not found", NULL, NULL);
-  }
-  return handle;
-}
-
-/* Fills gpu (under g_load_lock): the library, every symbol, the values and the pointer layout; else the
- * reason. */
-static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason, size_t cap) {
-  const dlmap_platform_info *info = dlmap_platform_get(platform);
-  const char *absolute, *missing;
-  gpu_built(info->name, &absolute, &missing);
-  memset(gpu, 0, sizeof *gpu);
-  char error[160];
-  /* The runtime stays loaded: vendor runtimes do not support being unloaded and reloaded. */
-  void *handle = open_runtime(info, absolute, error, sizeof error);
-  if (handle == NULL) {
-    write3(reason, cap, "cannot load the runtime: ", error, NULL);
-    return false;
-  }
-  gpu->platform = platform;
-  gpu->name = info->name;
+/* Resolves every symbol of the spec's table in handle; false with the reason when one is missing. */
+static bool resolve_symbols(dlmap_platform platform, void *handle, dlmap__gpu *gpu, char *reason, size_t cap) {
   for (const symbol_row *row = kSymbols; row->symbol != NULL; row++) {
     if (row->platform != platform) continue;
     gpu->symbol[row->op] = row->symbol;
@@ -259,6 +230,35 @@ static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason,
       return false;
     }
   }
+  return true;
+}
+
+/* The driver's context entry points, once the runtime started (so the driver library is loaded); true when the
+ * spec names none. The library stays loaded, like the runtime. */
+static bool resolve_context(dlmap_platform platform, dlmap__gpu *gpu, char *reason, size_t cap) {
+  for (const context_row *row = kContexts; row->library != NULL; row++) {
+    if (row->platform != platform) continue;
+    void *handle = dlopen(row->library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (handle == NULL) handle = dlopen(row->library, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+      const char *why = dlerror();
+      write3(reason, cap, "cannot load the driver's context entry points: ", why != NULL ? why : row->library, NULL);
+      return false;
+    }
+    void *get = dlsym(handle, row->get_current), *set = dlsym(handle, row->set_current);
+    if (get == NULL || set == NULL) {
+      write3(reason, cap, "the driver lacks ", get == NULL ? row->get_current : row->set_current, NULL);
+      dlclose(handle);
+      return false;
+    }
+    memcpy(&gpu->context_get, &get, sizeof get);
+    memcpy(&gpu->context_set, &set, sizeof set);
+  }
+  return true;
+}
+
+/* The spec's values, stream handles and the pointer layout of the runtime's version. */
+static void read_tables(dlmap_platform platform, dlmap__gpu *gpu) {
   for (const value_row *row = kValues; row->platform != DLMAP_PLATFORM_COUNT; row++) {
     if (row->platform != platform) continue;
     gpu->value[row->name] = row->value;
@@ -268,14 +268,6 @@ static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason,
     if (row->platform != platform) continue;
     gpu->stream[row->meaning] = row->handle;
     gpu->has_stream[row->meaning] = true;
-  }
-  /* Runtimes enumerate devices once, when they start, so the count and its status are asked once: later
-   * probes cost nothing and do not create the per-thread state HIP leaks on every thread that calls it. */
-  gpu->devices = 0; /* runtimes do not always write the count on error */
-  gpu->devices_status = gpu->call.device_count(&gpu->devices);
-  if (gpu->devices_status != 0) {
-    gpu->call.get_last_error();
-    gpu->devices = 0;
   }
   /* The newest layout whose from_version the runtime's version reaches (rows are oldest first). */
   int version = 0;
@@ -289,16 +281,107 @@ static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason,
   } else {
     gpu->call.get_last_error();
   }
-  return true;
+}
+
+/* Candidate libraries in the order they are tried: the spec's names already loaded by the process (the
+ * framework's own runtime: one runtime instance, and one its driver supports), then each name with dlopen (which
+ * depends on ld.so.cache), then the toolkit path found at configure time. */
+#define GPU_MAX_CANDIDATES 64
+
+/* Fills gpu (under g_load_lock) from the first candidate that loads, has every symbol and starts: its device count
+ * succeeds with at least one device. A runtime that loads but cannot start (a CUDA 13 runtime on an older driver
+ * returns 35; no device: 100) gives way to the next candidate, so a framework's older libcudart still serves; when
+ * none starts, the first that loaded is kept, not started, and the probe reports its vendor's reason. False (with
+ * the reason) when no candidate loads. */
+static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason, size_t cap) {
+  const dlmap_platform_info *info = dlmap_platform_get(platform);
+  const char *absolute = toolkit_runtime(info->name);
+  const char *names[GPU_MAX_CANDIDATES];
+  int modes[GPU_MAX_CANDIDATES], n = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    for (const char *const *lib = info->libraries; *lib != NULL && n < GPU_MAX_CANDIDATES - 1; lib++) {
+      names[n] = *lib;
+      modes[n++] = RTLD_NOW | RTLD_LOCAL | (pass == 0 ? RTLD_NOLOAD : 0);
+    }
+  }
+  const size_t length = strlen(absolute);
+  if (length > 1 && absolute[0] == '/' && absolute[length - 1] != '/') {
+    names[n] = absolute;
+    modes[n++] = RTLD_NOW | RTLD_LOCAL;
+  }
+
+  void *tried[GPU_MAX_CANDIDATES];
+  int tried_count = 0;
+  bool have_fallback = false;
+  dlmap__gpu fallback;
+  char why[200] = "", lacks[160] = ""; /* the first dlopen failure; the first library that lacked a symbol */
+  for (int i = 0; i < n; i++) {
+    void *handle = dlopen(names[i], modes[i]);
+    if (handle == NULL) {
+      const char *error = dlerror();
+      if (why[0] == '\0' && !(modes[i] & RTLD_NOLOAD)) {
+        write3(why, sizeof why, "cannot load the runtime: ", error != NULL ? error : names[i], NULL);
+      }
+      continue;
+    }
+    bool seen = false;
+    for (int j = 0; j < tried_count && !seen; j++) seen = tried[j] == handle;
+    if (seen) { /* another name of a library already tried: drop the extra reference */
+      dlclose(handle);
+      continue;
+    }
+    tried[tried_count++] = handle;
+    memset(gpu, 0, sizeof *gpu);
+    gpu->platform = platform;
+    gpu->name = info->name;
+    char missing[160];
+    if (!resolve_symbols(platform, handle, gpu, missing, sizeof missing)) {
+      /* Nothing of it ran, so it can be closed again (a runtime that ran cannot: it registers exit handlers). */
+      dlclose(handle);
+      if (lacks[0] == '\0') write3(lacks, sizeof lacks, missing, NULL, NULL);
+      continue;
+    }
+    /* Runtimes enumerate devices once, when they start, so the count and its status are asked once: later
+     * probes cost nothing and do not create the per-thread state HIP leaks on every thread that calls it. */
+    gpu->devices = 0; /* runtimes do not always write the count on error */
+    gpu->devices_status = gpu->call.device_count(&gpu->devices);
+    if (gpu->devices_status != 0) {
+      gpu->call.get_last_error();
+      gpu->devices = 0;
+    }
+    if (gpu->devices_status != 0 || gpu->devices <= 0) {
+      if (!have_fallback) {
+        read_tables(platform, gpu);
+        fallback = *gpu;
+        have_fallback = true;
+      }
+      continue; /* it stays loaded: it ran */
+    }
+    if (!resolve_context(platform, gpu, missing, sizeof missing)) {
+      write3(reason, cap, missing, NULL, NULL);
+      return false;
+    }
+    read_tables(platform, gpu);
+    return true;
+  }
+  if (have_fallback) {
+    *gpu = fallback;
+    return true;
+  }
+  /* A library that loaded but lacks an entry point says more than one that is not installed. */
+  write3(reason, cap, lacks[0] != '\0' ? lacks : why[0] != '\0' ? why : "cannot load the runtime: no library to try",
+         NULL, NULL);
+  return false;
 }
 
 const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *reason, size_t cap) {
   const dlmap_platform_info *info = dlmap_platform_get(platform);
-  const char *absolute, *missing;
-  const bool has_support = info != NULL && gpu_built(info->name, &absolute, &missing) && info->device_count_symbol != NULL;
+  /* Every platform whose spec entry describes a runtime is built: nothing of the vendor's is needed to build. */
+  const bool has_support = info != NULL && info->device_count_symbol != NULL;
   if (built != NULL) *built = has_support;
   if (!has_support) {
-    write3(reason, cap, info == NULL ? "not a platform of this build's spec" : missing, NULL, NULL);
+    write3(reason, cap, info == NULL ? "not a platform of this build's spec" : "the spec describes no runtime for this platform",
+           NULL, NULL);
     return NULL;
   }
   gpu_slot *slot = &g_slots[platform];
@@ -376,19 +459,46 @@ int32_t dlmap__gpu_check_device(const dlmap__gpu *gpu, int32_t device_id, dlmap_
 
 /* ---- the current device ---------------------------------------------------------------------------- */
 
-/* Makes `device` current for the calling thread, remembering the framework's device to restore. */
-static int32_t enter_device(const dlmap__gpu *gpu, int32_t device, int *saved, dlmap_error *err) {
-  int status = gpu->call.get_device(saved);
-  if (status != 0) return call_failed(gpu, GPU_OP_GET_DEVICE, status, err);
-  if (*saved != device) {
-    status = gpu->call.set_device(device);
-    if (status != 0) return call_failed(gpu, GPU_OP_SET_DEVICE, status, err);
-  }
+/* The calling thread's device state while dlmap works on it: the device (and, where the runtime creates a context
+ * on set_device, whether the thread had a context) to give back. */
+typedef struct device_scope {
+  int saved;        /* the thread's device on entry */
+  int current;      /* the device current now */
+  bool had_context; /* the thread had a current context on entry (always true without the driver's context ops) */
+} device_scope;
+
+/* Makes `device` (when ≥ 0) current within the scope. */
+static int32_t switch_device(const dlmap__gpu *gpu, device_scope *scope, int32_t device, dlmap_error *err) {
+  if (device < 0 || device == scope->current) return DLMAP_OK;
+  const int status = gpu->call.set_device(device);
+  if (status != 0) return call_failed(gpu, GPU_OP_SET_DEVICE, status, err);
+  scope->current = device;
   return DLMAP_OK;
 }
 
-static void leave_device(const dlmap__gpu *gpu, int32_t device, int saved) {
-  if (saved != device) gpu->call.set_device(saved);
+/* Remembers the thread's device state, then makes `device` (when ≥ 0) current. On error nothing is changed. */
+static int32_t enter_device(const dlmap__gpu *gpu, int32_t device, device_scope *scope, dlmap_error *err) {
+  scope->had_context = true;
+  if (gpu->context_get != NULL) {
+    void *context = NULL;
+    /* A failed query counts as "had one": then the thread's device is restored as it always was. */
+    if (gpu->context_get(&context) == 0) scope->had_context = context != NULL;
+  }
+  const int status = gpu->call.get_device(&scope->saved);
+  if (status != 0) return call_failed(gpu, GPU_OP_GET_DEVICE, status, err);
+  scope->current = scope->saved;
+  return switch_device(gpu, scope, device, err);
+}
+
+/* Gives the thread its device state back. A thread that had no context gets none: set_device(saved) would create
+ * one on the saved device (CUDA 12 initialises the primary context there, hundreds of MB on a GPU the caller may
+ * never use), so the context dlmap made current is unset instead. */
+static void leave_device(const dlmap__gpu *gpu, const device_scope *scope) {
+  if (!scope->had_context) {
+    gpu->context_set(NULL);
+  } else if (scope->current != scope->saved) {
+    gpu->call.set_device(scope->saved);
+  }
 }
 
 /* ---- pointers and memory --------------------------------------------------------------------------- */
@@ -399,16 +509,23 @@ static int read_int(const unsigned char *bytes, int64_t offset) {
   return value;
 }
 
-int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, dlmap__gpu_pointer *out, dlmap_error *err) {
+/* dlmap__gpu_locate with the thread's current device. */
+static int32_t locate_here(const dlmap__gpu *gpu, const void *pointer, dlmap__gpu_pointer *out, dlmap_error *err) {
   unsigned char attributes[GPU_ATTRIBUTES_BYTES];
   memset(attributes, 0, sizeof attributes);
   out->kind = DLMAP_MEMORY_HOST;
   out->device = -1;
   out->device_pointer = NULL;
   const int status = gpu->call.pointer_attributes(attributes, pointer);
-  if (status != 0) { /* HIP 5 and CUDA before 11: memory the runtime does not know is an error */
-    gpu->call.get_last_error();
-    return DLMAP_OK;
+  if (status != 0) {
+    /* InvalidValue is the runtime's "not my memory" (HIP 5 and CUDA before 11 answer so for plain host memory).
+     * Anything else (a sticky 700 or 719, 3 after fork, 4 at shutdown) says nothing about the pointer: calling
+     * it host memory would let a host copy read device memory. */
+    if (gpu->has_value[GPU_VALUE_STATUS_INVALID_VALUE] && status == gpu->value[GPU_VALUE_STATUS_INVALID_VALUE]) {
+      gpu->call.get_last_error();
+      return DLMAP_OK;
+    }
+    return call_failed(gpu, GPU_OP_POINTER_ATTRIBUTES, status, err);
   }
   if (!gpu->has_layout) {
     const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
@@ -430,10 +547,21 @@ int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, dlmap__gpu
   return DLMAP_OK;
 }
 
+int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, int32_t device, dlmap__gpu_pointer *out,
+                          dlmap_error *err) {
+  if (device < 0) return locate_here(gpu, pointer, out, err);
+  device_scope scope;
+  int32_t result = enter_device(gpu, device, &scope, err);
+  if (result != DLMAP_OK) return result;
+  result = locate_here(gpu, pointer, out, err);
+  leave_device(gpu, &scope);
+  return result;
+}
+
 int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, size_t bytes, void **out,
                             dlmap_error *err) {
-  int saved;
-  int32_t result = enter_device(gpu, device, &saved, err);
+  device_scope scope;
+  int32_t result = enter_device(gpu, device, &scope, err);
   if (result != DLMAP_OK) return result;
   if (bytes == 0) bytes = 1;
   void *pointer = NULL;
@@ -449,15 +577,30 @@ int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32
     status = gpu->call.malloc(&pointer, bytes);
   }
   result = status != 0 ? call_failed(gpu, op, status, err) : DLMAP_OK;
-  leave_device(gpu, device, saved);
+  leave_device(gpu, &scope);
   if (result == DLMAP_OK) *out = pointer;
   return result;
 }
 
-void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, void *pointer) {
+void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, void *pointer) {
   if (gpu == NULL || pointer == NULL) return;
+  /* On the memory's device: a deleter may run on a thread without a context, where the free would create one. */
+  device_scope scope;
+  const bool entered = enter_device(gpu, device, &scope, NULL) == DLMAP_OK;
+  if (!entered) gpu->call.get_last_error();
   const int status = kind == DLMAP_MEMORY_HOST_PINNED ? gpu->call.free_host(pointer) : gpu->call.free(pointer);
   if (status != 0) gpu->call.get_last_error();
+  if (entered) leave_device(gpu, &scope);
+}
+
+int32_t dlmap__gpu_default_stream(dlmap_platform platform, dlmap_stream_meaning meaning, void **handle) {
+  for (const stream_row *row = kStreams; row->platform != DLMAP_PLATFORM_COUNT; row++) {
+    if (row->platform == platform && row->meaning == meaning) {
+      *handle = (void *)(intptr_t)row->handle;
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* ---- copies ---------------------------------------------------------------------------------------- */
@@ -611,32 +754,37 @@ static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, 
 int32_t dlmap__gpu_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src, int32_t ndim,
                         const int64_t *shape, const int64_t *strides, size_t element_bytes, int32_t device,
                         void *stream, dlmap_error *err) {
+  device_scope scope;
+  int32_t result = enter_device(gpu, -1, &scope, err);
+  if (result != DLMAP_OK) return result;
   /* The runtime's word on where GPU memory lives, not the producer's claim: a kDLCUDA view of pinned memory
-   * is host memory to the copy engine, and a wrong direction is undefined behaviour in the runtimes. */
+   * is host memory to the copy engine, and a wrong direction is undefined behaviour in the runtimes. Asked on the
+   * device the memory is claimed to belong to: HIP answers only there for device memory. */
   dlmap__gpu_end ends[2] = {*dst, *src};
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 2 && result == DLMAP_OK; i++) {
     dlmap__gpu_pointer where;
     if (ends[i].kind == DLMAP_MEMORY_HOST) continue;
-    int32_t status = dlmap__gpu_locate(gpu, ends[i].data, &where, err);
-    if (status != DLMAP_OK) return status;
+    result = switch_device(gpu, &scope, ends[i].device, err);
+    if (result == DLMAP_OK) result = locate_here(gpu, ends[i].data, &where, err);
+    if (result != DLMAP_OK) break;
     if (where.kind != DLMAP_MEMORY_KIND_COUNT) ends[i].kind = where.kind;
     if (where.kind == DLMAP_MEMORY_DEVICE || where.kind == DLMAP_MEMORY_MANAGED) ends[i].device = where.device;
   }
-  int saved;
-  int32_t result = enter_device(gpu, device, &saved, err);
-  if (result != DLMAP_OK) return result;
-  result = copy_on_device(gpu, &ends[0], &ends[1], ndim, shape, strides, element_bytes, stream, err);
-  leave_device(gpu, device, saved);
+  if (result == DLMAP_OK) result = switch_device(gpu, &scope, device, err);
+  if (result == DLMAP_OK) {
+    result = copy_on_device(gpu, &ends[0], &ends[1], ndim, shape, strides, element_bytes, stream, err);
+  }
+  leave_device(gpu, &scope);
   return result;
 }
 
 int32_t dlmap__gpu_synchronize(const dlmap__gpu *gpu, int32_t device, void *stream, dlmap_error *err) {
-  int saved;
-  int32_t result = enter_device(gpu, device, &saved, err);
+  device_scope scope;
+  int32_t result = enter_device(gpu, device, &scope, err);
   if (result != DLMAP_OK) return result;
   const int status = gpu->call.stream_synchronize(stream);
   if (status != 0) result = call_failed(gpu, GPU_OP_STREAM_SYNCHRONIZE, status, err);
-  leave_device(gpu, device, saved);
+  leave_device(gpu, &scope);
   return result;
 }
 
@@ -659,8 +807,8 @@ static int32_t sync_failed(const dlmap__gpu *gpu, int64_t stream, int op, int st
   return dlmap_error_set(err, DLMAP_ERR_STREAM_SYNC_FAILED, args, 3);
 }
 
-int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *producer, dlmap_stream_meaning meaning,
-                               int64_t stream, dlmap_error *err) {
+int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *producer, int32_t consumer_device,
+                               dlmap_stream_meaning meaning, int64_t stream, dlmap_error *err) {
   if (meaning == DLMAP_STREAM_NO_SYNC) return DLMAP_OK;
   if (meaning == DLMAP_STREAM_HOST_SYNC) return dlmap__gpu_synchronize(gpu, device, producer, err);
   void *consumer;
@@ -673,9 +821,10 @@ int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *prod
                               dlmap_arg_str(DLMAP_ARG_REASON, "the spec gives this runtime no handle for that stream")};
     return dlmap_error_set(err, DLMAP_ERR_STREAM_SYNC_FAILED, args, 3);
   }
-  if (consumer == producer) return DLMAP_OK; /* one stream: its own order is the order */
-  int saved;
-  int32_t result = enter_device(gpu, device, &saved, err);
+  if (consumer_device < 0) consumer_device = device;
+  if (consumer == producer && consumer_device == device) return DLMAP_OK; /* one stream: its own order is the order */
+  device_scope scope;
+  int32_t result = enter_device(gpu, device, &scope, err);
   if (result != DLMAP_OK) return result;
   void *event = NULL;
   int status = gpu->call.event_create(&event, (unsigned)gpu->value[GPU_VALUE_FLAG_EVENT_DISABLE_TIMING]);
@@ -686,12 +835,17 @@ int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *prod
     if (status != 0) {
       result = sync_failed(gpu, stream, GPU_OP_EVENT_RECORD, status, err);
     } else {
-      status = gpu->call.stream_wait_event(consumer, event, 0);
-      if (status != 0) result = sync_failed(gpu, stream, GPU_OP_STREAM_WAIT_EVENT, status, err);
+      /* A default-stream handle (legacy, per-thread, HIP's null stream) means that stream of the current device:
+       * the consumer's device must be current for the wait, not the producer's. */
+      result = switch_device(gpu, &scope, consumer_device, err);
+      if (result == DLMAP_OK) {
+        status = gpu->call.stream_wait_event(consumer, event, 0);
+        if (status != 0) result = sync_failed(gpu, stream, GPU_OP_STREAM_WAIT_EVENT, status, err);
+      }
     }
     /* The wait holds the recorded work, not the event: destroying it now is safe and does not block. */
     gpu->call.event_destroy(event);
   }
-  leave_device(gpu, device, saved);
+  leave_device(gpu, &scope);
   return result;
 }

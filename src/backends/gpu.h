@@ -9,10 +9,11 @@
 /* A loaded vendor runtime: static storage, loaded once per platform, never unloaded. */
 typedef struct dlmap__gpu dlmap__gpu;
 
-/* Loads a GPU platform's runtime (dlopen by the spec's library names, then the toolkit path this build
- * detected; every symbol of the spec's table resolved) once per process, thread-safe. NULL when the
- * platform has no runtime in this build or machine; reason (cap bytes) then says why. *built: whether
- * this build has the platform's GPU support at all (may be NULL). */
+/* Loads a GPU platform's runtime once per process, thread-safe: the spec's library names (those the process
+ * already loaded first), then the toolkit path this build detected, each with every symbol of the spec's table;
+ * the first that starts with a device wins, else the first that loaded (the probe then reports why it cannot
+ * start). NULL when no candidate loads; reason (cap bytes) then says why. *built: whether this build serves the
+ * platform at all (may be NULL): every platform whose spec entry describes a runtime, toolkit or not. */
 const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *reason, size_t cap);
 
 /* The runtime's device count (0 when the call failed) and the vendor status of that call (0: success), as
@@ -40,16 +41,24 @@ typedef struct dlmap__gpu_pointer {
   void *device_pointer; /* the address a kernel uses (pinned memory may differ from the host address) */
 } dlmap__gpu_pointer;
 
-/* Errors: backend_call_failed (no layout of the spec applies to this runtime version). */
-int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, dlmap__gpu_pointer *out, dlmap_error *err);
+/* Asked with `device` current (HIP answers for device memory only on its own device; -1: the thread's current
+ * device). Only the runtime's InvalidValue means "not its memory" (host); any other failed query is an error.
+ * Errors: backend_call_failed (the query failed, or no layout of the spec applies to this runtime version). */
+int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, int32_t device, dlmap__gpu_pointer *out,
+                          dlmap_error *err);
 
 /* bytes (at least 1 are allocated) of device memory on `device`, pinned host memory or managed memory, as
  * kind says. The caller owns *out and frees it with dlmap__gpu_release. Error: backend_call_failed. */
 int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, size_t bytes, void **out,
                             dlmap_error *err);
 
-/* Frees what dlmap__gpu_allocate returned (any thread; failures are ignored: there is no one to tell). */
-void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, void *pointer);
+/* Frees what dlmap__gpu_allocate returned for `device` (any thread, with that device current for the call;
+ * failures are ignored: there is no one to tell). */
+void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, void *pointer);
+
+/* The handle the spec gives the platform's runtime for a default-stream meaning (legacy_default,
+ * per_thread_default, default); 0 when it gives none. Needs no loaded runtime. */
+int32_t dlmap__gpu_default_stream(dlmap_platform platform, dlmap_stream_meaning meaning, void **handle);
 
 /* The platform's loaded runtime, for releasing from a deleter; NULL when it was never loaded. */
 const dlmap__gpu *dlmap__gpu_loaded(dlmap_platform platform);
@@ -76,9 +85,11 @@ int32_t dlmap__gpu_synchronize(const dlmap__gpu *gpu, int32_t device, void *stre
 
 /* The DLPack stream protocol for one producer stream: records an event on `producer` (a stream of `device`;
  * NULL: its default stream) and makes the consumer's stream (by its meaning; `stream` is the handle when the
- * meaning is DLMAP_STREAM_HANDLE) wait on it, without blocking the host. no_sync does nothing; host_sync
- * waits on the host for `producer`. Error: stream_sync_failed (with the vendor's text). */
-int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *producer, dlmap_stream_meaning meaning,
-                               int64_t stream, dlmap_error *err);
+ * meaning is DLMAP_STREAM_HANDLE) wait on it with consumer_device current (-1: `device`), so that a default-stream
+ * handle names the consumer's device's stream; the host is not blocked. no_sync does nothing; host_sync waits on
+ * the host for `producer`. Errors: stream_sync_failed (with the vendor's text), backend_call_failed (switching
+ * devices). */
+int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *producer, int32_t consumer_device,
+                               dlmap_stream_meaning meaning, int64_t stream, dlmap_error *err);
 
 #endif /* DLMAP_SRC_BACKENDS_GPU_H_ */

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -14,6 +15,8 @@
 
 #ifdef DLMAP_FAKE_GPU
 #include "tests/gpu/fake_gpu_runtime.h"
+
+extern "C" int fake_too_new_start_attempts(void);  // tests/gpu/fake_gpu_old_driver.c
 #endif
 
 namespace {
@@ -610,6 +613,282 @@ TEST_F(FakeRuntime, ImportCopiesCompleteBeforeTheProducerIsReleased) {
   EXPECT_EQ(syncs_at_release, 1) << "the copy on the consumer's stream completed first";
   EXPECT_EQ(fake_gpu_get_stats()->last_sync_stream, reinterpret_cast<void *>(0x99));
   dlmap_imported_release(&copy);
+}
+
+// ---- first contact with real GPUs (issue 18) and hostile inputs (issue 14): each of these failed before its fix --------
+
+// Exports host data to (CUDA, id) as a legacy tensor; the caller calls its deleter.
+DLManagedTensor *FakeDeviceCopy(const std::vector<float> &data, const std::vector<int64_t> &shape, int32_t id) {
+  dlmap_array host = HostArray(const_cast<float *>(data.data()), shape, {});
+  dlmap_export_request request = {};
+  request.has_dl_device = true;
+  request.dl_device_type = DLMAP_DEVICE_CUDA;
+  request.dl_device_id = id;
+  dlmap_exported out;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
+  return out.legacy;
+}
+
+dlmap_array DeviceArray(DLManagedTensor *tensor, int32_t id) {
+  dlmap_array a = {};
+  a.data = tensor->dl_tensor.data;
+  a.device_type = DLMAP_DEVICE_CUDA;
+  a.device_id = id;
+  a.dtype = kFloat32;
+  a.ndim = tensor->dl_tensor.ndim;
+  a.shape = tensor->dl_tensor.shape;
+  return a;
+}
+
+// Defect 1: the spec lists a runtime that cannot start on this "driver" (35) before one that can. The backend must
+// try it, give up on it, and serve with the next soname, not stay unavailable for the life of the process.
+TEST(FakeLoader, ARuntimeThatCannotStartGivesWayToTheNextSoname) {
+  dlmap_platform_status status;
+  dlmap_platform_probe(DLMAP_PLATFORM_CUDA, &status);
+  EXPECT_GE(fake_too_new_start_attempts(), 1) << "the first soname was not tried";
+  EXPECT_TRUE(status.available) << status.reason;
+  EXPECT_EQ(status.device_count, 2);
+  EXPECT_STREQ(status.reason, "");
+}
+
+// Defect 2a: only InvalidValue means "not the runtime's memory"; a sticky error (700) is an error, not host memory
+// (which would let a host copy read device memory).
+TEST_F(FakeRuntime, AFailedPointerQueryIsAnErrorNotHostMemory) {
+  std::vector<float> data = Values(6);
+  DLManagedTensor *device = FakeDeviceCopy(data, {6}, 0);
+  ASSERT_NE(device, nullptr);
+  dlmap_array array = DeviceArray(device, 0);
+  dlmap_export_request request = {};
+  request.has_dl_device = true;
+  request.dl_device_type = DLMAP_DEVICE_CPU;
+  const int live = fake_gpu_get_stats()->live;
+  fake_gpu_fail_next("attributes", FAKE_ILLEGAL_ADDRESS);
+  dlmap_exported out;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
+  EXPECT_STREQ(err.message, "cuda runtime call fakePointerGetAttributes failed: fake error 700: an illegal memory "
+                            "access was encountered (error 700)");
+  EXPECT_EQ(fake_gpu_get_stats()->live, live);
+  // InvalidValue still means plain host memory, for dlmap_memory_locate as before.
+  fake_gpu_fail_next("attributes", FAKE_INVALID_VALUE);
+  dlmap_memory_kind kind;
+  ASSERT_EQ(dlmap_memory_locate(DLMAP_DEVICE_CUDA, data.data(), &kind, nullptr, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(kind, DLMAP_MEMORY_HOST);
+  device->deleter(device);
+}
+
+// Defect 2b: HIP describes device memory only on its own device. The query must run there, or device-1 memory
+// becomes "host memory" and the copy direction (and a staged copy's host reads) go wrong.
+TEST_F(FakeRuntime, PointersAreLocatedOnTheirOwnDevice) {
+  std::vector<float> data = Values(12);
+  DLManagedTensor *on1 = FakeDeviceCopy(data, {3, 4}, 1);
+  ASSERT_NE(on1, nullptr);
+  fake_gpu_reset(2);
+  fake_gpu_attributes_on_own_device_only(1);
+  dlmap_array array = DeviceArray(on1, 1);
+  const std::vector<int64_t> strides = {1, 3};  // a transposed view: 2-D copies, device to host
+  const std::vector<int64_t> shape = {4, 3};
+  array.shape = shape.data();
+  array.strides = strides.data();
+  dlmap_export_request request = {};
+  request.has_dl_device = true;
+  request.dl_device_type = DLMAP_DEVICE_CPU;
+  dlmap_exported out;
+  dlmap_error err;
+  ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
+  const fake_gpu_stats *s = fake_gpu_get_stats();
+  EXPECT_GE(s->kinds[2], 1);
+  EXPECT_EQ(s->kinds[2], s->memcpy_calls + s->memcpy_2d_calls)
+      << "every copy device-to-host (not 'default' between two host ends)";
+  EXPECT_EQ(s->kinds[4], 0);
+  const float *values = static_cast<const float *>(out.legacy->dl_tensor.data);
+  EXPECT_EQ(std::vector<float>(values, values + 12), Expected(data.data(), shape, strides));
+  EXPECT_EQ(fake_gpu_current_device(), 0);
+  out.legacy->deleter(out.legacy);
+  on1->deleter(on1);
+}
+
+// Defect 3: a copy from cuda:0 to dl_device=(kDLCUDA, 1) with stream None/1/2: the consumer's default stream is
+// device 1's, so the wait runs with device 1 current (the event is recorded on device 0, where the copy runs).
+TEST_F(FakeRuntime, DefaultStreamHandlesNameTheConsumersDevice) {
+  std::vector<float> data = Values(8);
+  DLManagedTensor *on0 = FakeDeviceCopy(data, {8}, 0);
+  ASSERT_NE(on0, nullptr);
+  dlmap_array array = DeviceArray(on0, 0);
+  for (int64_t stream : {int64_t{0}, int64_t{1}, int64_t{2}}) {  // 0 here: None
+    fake_gpu_reset(2);
+    dlmap_export_request request = {};
+    request.has_dl_device = true;
+    request.dl_device_type = DLMAP_DEVICE_CUDA;
+    request.dl_device_id = 1;
+    request.has_stream = stream != 0;
+    request.stream = stream;
+    dlmap_exported out;
+    dlmap_error err;
+    ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
+    const fake_gpu_stats *s = fake_gpu_get_stats();
+    EXPECT_EQ(s->waits, 1);
+    EXPECT_EQ(s->last_wait_stream, reinterpret_cast<void *>(stream == 0 ? 1 : stream));
+    EXPECT_EQ(s->last_wait_device, 1) << "stream " << stream << " was resolved on the producer's device";
+    EXPECT_EQ(s->last_record_device, 0);
+    EXPECT_EQ(fake_gpu_current_device(), 0);
+    out.legacy->deleter(out.legacy);
+  }
+  on0->deleter(on0);
+}
+
+// Defect 3, zero-copy: pinned memory of device 0 handed to device 1 without a copy; None is device 1's stream.
+TEST_F(FakeRuntime, APinnedViewOnAnotherDeviceWaitsOnThatDevicesStream) {
+  std::vector<float> data = Values(8);
+  std::vector<int64_t> shape = {8};
+  dlmap_array host = HostArray(data.data(), shape, {});
+  dlmap_export_request to_pinned = {};
+  to_pinned.has_dl_device = true;
+  to_pinned.dl_device_type = DLMAP_DEVICE_CUDAHOST;
+  dlmap_exported pinned;
+  dlmap_error err;
+  ASSERT_EQ(dlmap_export(&host, &to_pinned, &pinned, &err), DLMAP_OK) << err.message;
+  dlmap_array array = host;
+  array.data = pinned.legacy->dl_tensor.data;
+  array.device_type = DLMAP_DEVICE_CUDAHOST;
+  fake_gpu_reset(2);
+  dlmap_export_request request = {};
+  request.has_dl_device = true;
+  request.dl_device_type = DLMAP_DEVICE_CUDA;
+  request.dl_device_id = 1;
+  request.copy = DLMAP_COPY_NEVER;
+  dlmap_exported view;
+  ASSERT_EQ(dlmap_export(&array, &request, &view, &err), DLMAP_OK) << err.message;
+  EXPECT_FALSE(view.copied);
+  EXPECT_EQ(fake_gpu_get_stats()->waits, 1);
+  EXPECT_EQ(fake_gpu_get_stats()->last_wait_stream, reinterpret_cast<void *>(1));
+  EXPECT_EQ(fake_gpu_get_stats()->last_wait_device, 1) << "the legacy stream of the pinned memory's device waited";
+  view.legacy->deleter(view.legacy);
+  pinned.legacy->deleter(pinned.legacy);
+}
+
+// Defect 4: a thread that never used the runtime asks for a copy on device 1. dlmap must not "restore" device 0 with
+// set_device, which initialises a context there (hundreds of MB on a real GPU), and leaves the thread as it was.
+TEST_F(FakeRuntime, AThreadWithoutAContextGetsNoneOnADeviceItNeverUsed) {
+  fake_gpu_reset(2);
+  bool had_context_before = true, has_context_after = true;
+  int32_t status = -1;
+  std::thread worker([&] {
+    had_context_before = fake_gpu_has_context() != 0;
+    std::vector<float> data = Values(4);
+    dlmap_array host = HostArray(data.data(), {4}, {});
+    std::vector<int64_t> shape = {4};
+    host.shape = shape.data();
+    dlmap_export_request request = {};
+    request.has_dl_device = true;
+    request.dl_device_type = DLMAP_DEVICE_CUDA;
+    request.dl_device_id = 1;
+    dlmap_exported out;
+    dlmap_error err;
+    status = dlmap_export(&host, &request, &out, &err);
+    if (status == DLMAP_OK) out.legacy->deleter(out.legacy);  // frees on device 1 too
+    has_context_after = fake_gpu_has_context() != 0;
+  });
+  worker.join();
+  ASSERT_EQ(status, DLMAP_OK);
+  EXPECT_FALSE(had_context_before);
+  EXPECT_GE(fake_gpu_get_stats()->contexts_created[1], 1) << "the copy ran on device 1";
+  EXPECT_EQ(fake_gpu_get_stats()->contexts_created[0], 0) << "a context was created on device 0, never used";
+  EXPECT_FALSE(has_context_after) << "the thread had no context and keeps none";
+}
+
+// Issue 14: a symbol missing after dlopen closes the library again (tests/gpu/fake_missing_symbol_test.cc).
+
+// Issue 14: from_dlpack(x, stream=S, copy=True): the consumer's stream argument as the runtime's handle, and the
+// import's copy on it.
+TEST_F(FakeRuntime, ImportCopiesRunOnTheConsumersStream) {
+  void *handle = reinterpret_cast<void *>(0x5);
+  dlmap_error err;
+  ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CUDA, false, 0, &handle, &err), DLMAP_OK);
+  EXPECT_EQ(handle, reinterpret_cast<void *>(1)) << "None: the legacy default stream (cudaStreamLegacy)";
+  ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CUDA, true, 1, &handle, &err), DLMAP_OK);
+  EXPECT_EQ(handle, reinterpret_cast<void *>(1));
+  ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CUDA, true, 2, &handle, &err), DLMAP_OK);
+  EXPECT_EQ(handle, reinterpret_cast<void *>(2)) << "the per-thread default stream (cudaStreamPerThread)";
+  ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CUDA, true, 0x7f00, &handle, &err), DLMAP_OK);
+  EXPECT_EQ(handle, reinterpret_cast<void *>(0x7f00)) << "a stream handle is the pointer";
+  ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CUDA, true, -1, &handle, &err), DLMAP_OK);
+  EXPECT_EQ(handle, nullptr) << "no synchronisation: the default stream";
+  ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_ROCM, true, 0, &handle, &err), DLMAP_OK);
+  EXPECT_EQ(handle, nullptr) << "ROCm's 0: the null stream";
+  ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CPU, false, 0, &handle, &err), DLMAP_OK);
+  EXPECT_EQ(handle, nullptr);
+  EXPECT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CUDA, true, 0, &handle, &err), DLMAP_ERR_STREAM_INVALID);
+  EXPECT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CPU, true, 5, &handle, &err), DLMAP_ERR_STREAM_INVALID);
+
+  std::vector<float> data = Values(5);
+  for (int64_t stream : {int64_t{2}, int64_t{0x4321}}) {
+    DLManagedTensor *device = FakeDeviceCopy(data, {5}, 0);
+    ASSERT_NE(device, nullptr);
+    ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CUDA, true, stream, &handle, &err), DLMAP_OK);
+    fake_gpu_reset(2);
+    dlmap_import_request want = {};
+    want.copy = DLMAP_COPY_ALWAYS;
+    want.stream = handle;
+    dlmap_imported copy;
+    ASSERT_EQ(dlmap_import_legacy(device, &want, &copy, &err), DLMAP_OK) << err.message;
+    EXPECT_EQ(fake_gpu_get_stats()->last_memcpy_stream, reinterpret_cast<void *>(stream));
+    EXPECT_EQ(fake_gpu_get_stats()->last_sync_stream, reinterpret_cast<void *>(stream));
+    dlmap_imported_release(&copy);
+  }
+}
+
+// Issue 14: when the consumer's wait fails after the copy was enqueued, the destination is freed only once the copy
+// ran (deferred streams: the copy really is in flight when the wait fails).
+TEST_F(FakeRuntime, AFailedFinishFreesNothingACopyStillUses) {
+  std::vector<float> data = Values(16);
+  dlmap_array host = HostArray(data.data(), {16}, {});
+  std::vector<int64_t> shape = {16};
+  host.shape = shape.data();
+  dlmap_export_request request = {};
+  request.has_dl_device = true;
+  request.dl_device_type = DLMAP_DEVICE_CUDA;
+  request.has_stream = true;
+  request.stream = 0x1234;
+  fake_gpu_set_deferred(1, 7);
+  fake_gpu_fail_next("wait", FAKE_INVALID_HANDLE);
+  const int live = fake_gpu_get_stats()->live;
+  dlmap_exported out;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_STREAM_SYNC_FAILED);
+  EXPECT_EQ(fake_gpu_pending(), 0) << "the caller owns its host data again while a copy still reads it";
+  EXPECT_EQ(fake_gpu_get_stats()->freed_in_flight, 0) << "the destination was freed under a queued copy";
+  EXPECT_EQ(fake_gpu_get_stats()->live, live);
+  fake_gpu_set_deferred(0, 0);
+}
+
+TEST_F(FakeRuntime, AFailedImportSyncReleasesNothingACopyStillUses) {
+  std::vector<float> data = Values(16);
+  DLManagedTensor *device = FakeDeviceCopy(data, {16}, 0);
+  ASSERT_NE(device, nullptr);
+  static DLManagedTensor *inner;
+  static int pending_at_release;
+  inner = device;
+  pending_at_release = -1;
+  DLManagedTensor outer = *device;
+  outer.deleter = [](DLManagedTensor *) {
+    pending_at_release = fake_gpu_pending();
+    inner->deleter(inner);
+  };
+  fake_gpu_set_deferred(1, 11);
+  fake_gpu_fail_next("sync", FAKE_ILLEGAL_ADDRESS);
+  dlmap_import_request want = {};
+  want.copy = DLMAP_COPY_ALWAYS;
+  want.stream = reinterpret_cast<void *>(0x99);
+  dlmap_imported copy;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_import_legacy(&outer, &want, &copy, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
+  EXPECT_STREQ(err.message, "cuda runtime call fakeStreamSynchronize failed: fake error 700: an illegal memory access "
+                            "was encountered (error 700)");
+  EXPECT_EQ(pending_at_release, 0) << "the producer's memory was released while the copy could still read it";
+  EXPECT_EQ(fake_gpu_get_stats()->freed_in_flight, 0) << "the copy's destination was freed while in flight";
+  fake_gpu_set_deferred(0, 0);
 }
 
 TEST_F(FakeRuntime, NothingLeaks) {

@@ -1,5 +1,6 @@
 /* dlmap GPU tests — the fake vendor runtime behind tests/gpu/fake_cuda.yaml: host memory that the fake
- * calls "device", "pinned" or "managed", with the checks a real runtime makes and a count of every call. */
+ * calls "device", "pinned" or "managed", with the checks a real runtime makes, a count of every call, per-thread
+ * contexts and devices, and streams whose work can be deferred and run in a scheduler's order. */
 #include "tests/gpu/fake_gpu_runtime.h"
 
 #include <pthread.h>
@@ -9,7 +10,9 @@
 #include <string.h>
 
 #define FAKE_MAX_ALLOCATIONS 4096
+#define FAKE_MAX_STREAMS 256
 #define FAKE_EVENT_MAGIC 0x45564e54
+#define FAKE_STREAM_MAGIC 0x5354524d
 
 typedef struct allocation {
   char *base;
@@ -18,44 +21,57 @@ typedef struct allocation {
   int device;
 } allocation;
 
+/* One queued op of a stream. */
+enum { OP_COPY, OP_KERNEL, OP_WAIT };
+typedef struct op {
+  int kind;
+  char *dst; /* OP_COPY: height rows of width bytes, pitches apart */
+  const char *src;
+  size_t width, height, dpitch, spitch;
+  void (*fn)(void *); /* OP_KERNEL */
+  unsigned char arg[64];
+  int wait_stream;    /* OP_WAIT: runs once that stream has run wait_count ops */
+  uint64_t wait_count;
+} op;
+
+/* A stream: a default stream of a device (handle 1: legacy, also the null stream 0; 2: per-thread) or an explicit
+ * one (device -1). Queued ops run in order; `done` counts the ops run so far. */
+typedef struct stream {
+  int used;
+  int device;
+  uintptr_t handle;
+  op *ops;
+  size_t head, count, cap;
+  uint64_t enqueued, done;
+} stream;
+
 typedef struct event {
   int magic;
   int device;
   int recorded;
+  int stream;      /* what the last record captured: that stream's first `count` ops */
+  uint64_t count;
 } event;
+
+typedef struct explicit_stream {
+  int magic;
+} explicit_stream;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static allocation g_allocations[FAKE_MAX_ALLOCATIONS];
+static stream g_streams[FAKE_MAX_STREAMS];
 static fake_gpu_stats g_stats;
 static int g_device_count = 2;
 static int g_last_error;
 static char g_fail_op[32];
 static int g_fail_code;
-static _Thread_local int t_device;
+static int g_own_device_only;
+static int g_deferred;
+static uint32_t g_random = 1;
+static _Thread_local int t_context = -1; /* the device whose primary context is current; -1: none */
 
-void fake_gpu_reset(int device_count) {
-  pthread_mutex_lock(&g_lock);
-  const int live = g_stats.live;
-  memset(&g_stats, 0, sizeof g_stats);
-  g_stats.live = live;
-  g_device_count = device_count;
-  g_last_error = 0;
-  g_fail_op[0] = '\0';
-  pthread_mutex_unlock(&g_lock);
-}
+/* ---- helpers (under g_lock unless said) ------------------------------------------------------------------------- */
 
-const fake_gpu_stats *fake_gpu_get_stats(void) { return &g_stats; }
-
-void fake_gpu_fail_next(const char *op, int code) {
-  pthread_mutex_lock(&g_lock);
-  strncpy(g_fail_op, op, sizeof g_fail_op - 1);
-  g_fail_code = code;
-  pthread_mutex_unlock(&g_lock);
-}
-
-int fake_gpu_current_device(void) { return t_device; }
-
-/* Under g_lock: the injected failure for op, if any (consumed), else 0. */
 static int injected(const char *op) {
   if (g_fail_op[0] != '\0' && strcmp(g_fail_op, op) == 0) {
     g_fail_op[0] = '\0';
@@ -69,8 +85,23 @@ static int fail(int code) {
   return code;
 }
 
-/* Under g_lock: the allocation containing [p, p + n), NULL when p is in none; *overrun when p is in one
- * but the range leaves it. */
+/* The thread's context, made as the runtime makes it for a call that needs one: device 0's primary context. */
+static void need_context(void) {
+  if (t_context >= 0) return;
+  t_context = 0;
+  g_stats.contexts_created[0]++;
+}
+
+static int current_device(void) { return t_context >= 0 ? t_context : 0; }
+
+static uint32_t next_random(void) {
+  g_random ^= g_random << 13;
+  g_random ^= g_random >> 17;
+  g_random ^= g_random << 5;
+  return g_random;
+}
+
+/* The allocation containing [p, p + n), NULL when p is in none; *overrun when p is in one but the range leaves it. */
 static allocation *find(const void *p, size_t n, int *overrun) {
   const char *c = (const char *)p;
   *overrun = 0;
@@ -88,8 +119,213 @@ static int type_of(const void *p, size_t n, int *overrun) {
   return a != NULL ? a->type : FAKE_UNREGISTERED;
 }
 
+/* The stream a handle names for the calling thread: the null and legacy handles (0, 1) and the per-thread one (2)
+ * are the current device's; any other value is an explicit stream. -1 when the table is full. */
+static int resolve(void *handle) {
+  uintptr_t h = (uintptr_t)handle;
+  int device = -1;
+  if (h <= 2) {
+    need_context();
+    device = current_device();
+    if (h == 0) h = 1;
+  }
+  int free_slot = -1;
+  for (int i = 0; i < FAKE_MAX_STREAMS; i++) {
+    if (g_streams[i].used && g_streams[i].handle == h && g_streams[i].device == device) return i;
+    if (!g_streams[i].used && free_slot < 0) free_slot = i;
+  }
+  if (free_slot < 0) return -1;
+  stream *s = &g_streams[free_slot];
+  memset(s, 0, sizeof *s);
+  s->used = 1;
+  s->device = device;
+  s->handle = h;
+  return free_slot;
+}
+
+static int push(int index, const op *o) {
+  stream *s = &g_streams[index];
+  if (s->count == s->cap) {
+    const size_t cap = s->cap ? 2 * s->cap : 64;
+    op *grown = (op *)malloc(cap * sizeof *grown);
+    if (grown == NULL) return FAKE_OUT_OF_MEMORY;
+    for (size_t i = 0; i < s->count; i++) grown[i] = s->ops[(s->head + i) % (s->cap ? s->cap : 1)];
+    free(s->ops);
+    s->ops = grown;
+    s->head = 0;
+    s->cap = cap;
+  }
+  s->ops[(s->head + s->count) % s->cap] = *o;
+  s->count++;
+  s->enqueued++;
+  return 0;
+}
+
+static int ready(const stream *s) {
+  if (!s->used || s->count == 0) return 0;
+  const op *o = &s->ops[s->head];
+  return o->kind != OP_WAIT || g_streams[o->wait_stream].done >= o->wait_count;
+}
+
+static void execute(stream *s) {
+  const op *o = &s->ops[s->head];
+  if (o->kind == OP_COPY) {
+    for (size_t row = 0; row < o->height; row++) memmove(o->dst + row * o->dpitch, o->src + row * o->spitch, o->width);
+  } else if (o->kind == OP_KERNEL) {
+    op copy = *o; /* the kernel may not touch the queue, but its argument must outlive the slot */
+    copy.fn(copy.arg);
+  }
+  s->head = (s->head + 1) % s->cap;
+  s->count--;
+  s->done++;
+}
+
+static int pending_ops(void) {
+  int n = 0;
+  for (int i = 0; i < FAKE_MAX_STREAMS; i++) n += g_streams[i].used ? (int)g_streams[i].count : 0;
+  return n;
+}
+
+/* Runs queued ops until stream `target` is empty (-1: every stream), picking among the streams that may run: the
+ * first in immediate mode, a random one in deferred mode. 0, or -1 when nothing may run but work is left. */
+static int run(int target) {
+  for (;;) {
+    if (target >= 0 ? g_streams[target].count == 0 : pending_ops() == 0) return 0;
+    int candidates[FAKE_MAX_STREAMS], n = 0;
+    for (int i = 0; i < FAKE_MAX_STREAMS; i++) {
+      if (ready(&g_streams[i])) candidates[n++] = i;
+    }
+    if (n == 0) return -1;
+    const int pick = g_deferred ? candidates[next_random() % (uint32_t)n] : candidates[0];
+    execute(&g_streams[pick]);
+  }
+}
+
+/* Queues an op on the stream a handle names; in immediate mode it runs now. */
+static int enqueue(void *handle, const op *o) {
+  const int index = resolve(handle);
+  if (index < 0) return FAKE_OUT_OF_MEMORY;
+  int rc = push(index, o);
+  if (rc == 0 && !g_deferred && run(-1) != 0) rc = FAKE_INVALID_HANDLE;
+  return rc;
+}
+
+/* Whether queued work reads or writes [base, base + size). */
+static int in_flight(const char *base, size_t size) {
+  for (int i = 0; i < FAKE_MAX_STREAMS; i++) {
+    const stream *s = &g_streams[i];
+    for (size_t k = 0; s->used && k < s->count; k++) {
+      const op *o = &s->ops[(s->head + k) % s->cap];
+      if (o->kind != OP_COPY || o->height == 0) continue;
+      const size_t span_d = (o->height - 1) * o->dpitch + o->width, span_s = (o->height - 1) * o->spitch + o->width;
+      if ((o->dst < base + size && o->dst + span_d > base) || (o->src < base + size && o->src + span_s > base)) return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---- the test's controls ------------------------------------------------------------------------------------------ */
+
+void fake_gpu_reset(int device_count) {
+  pthread_mutex_lock(&g_lock);
+  run(-1);
+  const int live = g_stats.live;
+  memset(&g_stats, 0, sizeof g_stats);
+  g_stats.live = live;
+  g_stats.last_wait_device = g_stats.last_record_device = g_stats.last_memcpy_device = -1;
+  g_device_count = device_count;
+  g_last_error = 0;
+  g_fail_op[0] = '\0';
+  g_own_device_only = 0;
+  g_deferred = 0;
+  pthread_mutex_unlock(&g_lock);
+}
+
+const fake_gpu_stats *fake_gpu_get_stats(void) { return &g_stats; }
+
+void fake_gpu_fail_next(const char *op, int code) {
+  pthread_mutex_lock(&g_lock);
+  strncpy(g_fail_op, op, sizeof g_fail_op - 1);
+  g_fail_code = code;
+  pthread_mutex_unlock(&g_lock);
+}
+
+int fake_gpu_current_device(void) { return current_device(); }
+
+int fake_gpu_has_context(void) { return t_context >= 0; }
+
+void fake_gpu_attributes_on_own_device_only(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_own_device_only = on;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void fake_gpu_set_deferred(int on, unsigned seed) {
+  pthread_mutex_lock(&g_lock);
+  if (!on) run(-1);
+  g_deferred = on;
+  g_random = seed != 0 ? seed : 1;
+  pthread_mutex_unlock(&g_lock);
+}
+
+int fake_gpu_launch(void *stream_handle, void (*fn)(void *), const void *arg, size_t arg_size) {
+  if (fn == NULL || arg_size > sizeof(((op *)0)->arg)) return FAKE_INVALID_VALUE;
+  op o;
+  memset(&o, 0, sizeof o);
+  o.kind = OP_KERNEL;
+  o.fn = fn;
+  memcpy(o.arg, arg, arg_size);
+  pthread_mutex_lock(&g_lock);
+  need_context();
+  const int rc = enqueue(stream_handle, &o);
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+void *fake_gpu_stream_create(void) {
+  explicit_stream *s = (explicit_stream *)calloc(1, sizeof *s);
+  if (s != NULL) s->magic = FAKE_STREAM_MAGIC;
+  return s;
+}
+
+void fake_gpu_stream_destroy(void *handle) {
+  pthread_mutex_lock(&g_lock);
+  for (int i = 0; i < FAKE_MAX_STREAMS; i++) {
+    stream *s = &g_streams[i];
+    if (!s->used || s->handle != (uintptr_t)handle || s->device != -1) continue;
+    run(i); /* a destroyed stream's work still completes */
+    free(s->ops);
+    memset(s, 0, sizeof *s);
+  }
+  pthread_mutex_unlock(&g_lock);
+  free(handle);
+}
+
+int fake_gpu_synchronize_all(void) {
+  pthread_mutex_lock(&g_lock);
+  const int rc = run(-1);
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+int fake_gpu_pending(void) {
+  pthread_mutex_lock(&g_lock);
+  const int n = pending_ops();
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+void *fake_gpu_last_memcpy_stream(void) {
+  pthread_mutex_lock(&g_lock);
+  void *stream_handle = g_stats.last_memcpy_stream;
+  pthread_mutex_unlock(&g_lock);
+  return stream_handle;
+}
+
+/* ---- the runtime's entry points ------------------------------------------------------------------------------------ */
+
 int fakeGetDeviceCount(int *count) {
-  if (g_device_count <= 0) return fail(100);
+  if (g_device_count <= 0) return fail(FAKE_NO_DEVICE);
   *count = g_device_count;
   return 0;
 }
@@ -99,9 +335,11 @@ const char *fakeGetErrorString(int error) {
     case 0: return "no error";
     case FAKE_INVALID_VALUE: return "fake error 1: invalid value";
     case FAKE_OUT_OF_MEMORY: return "fake error 2: out of memory";
-    case 100: return "fake error 100: no device";
+    case FAKE_INSUFFICIENT_DRIVER: return "fake error 35: the driver is older than this runtime";
+    case FAKE_NO_DEVICE: return "fake error 100: no device";
     case FAKE_INVALID_DEVICE: return "fake error 101: invalid device ordinal";
     case FAKE_INVALID_HANDLE: return "fake error 400: invalid resource handle";
+    case FAKE_ILLEGAL_ADDRESS: return "fake error 700: an illegal memory access was encountered";
     default: return "fake error: unknown";
   }
 }
@@ -120,21 +358,39 @@ int fakeRuntimeGetVersion(int *version) {
 }
 
 int fakeGetDevice(int *device) {
-  *device = t_device;
+  *device = current_device();
   return 0;
 }
 
+/* As cudaSetDevice since CUDA 12: initialises the device's primary context and makes it current. */
 int fakeSetDevice(int device) {
   pthread_mutex_lock(&g_lock);
   g_stats.set_device_calls++;
-  const int rc = device < 0 || device >= g_device_count ? fail(FAKE_INVALID_DEVICE) : 0;
+  const int rc = device < 0 || device >= g_device_count || device >= FAKE_MAX_DEVICES ? fail(FAKE_INVALID_DEVICE) : 0;
+  if (rc == 0) {
+    g_stats.contexts_created[device]++;
+    t_context = device;
+  }
   pthread_mutex_unlock(&g_lock);
-  if (rc == 0) t_device = device;
   return rc;
+}
+
+/* The driver's cuCtxGetCurrent / cuCtxSetCurrent: a context is (device + 1), NULL for none. */
+int fakeCtxGetCurrent(void **context) {
+  *context = t_context >= 0 ? (void *)(uintptr_t)(t_context + 1) : NULL;
+  return 0;
+}
+
+int fakeCtxSetCurrent(void *context) {
+  const uintptr_t value = (uintptr_t)context;
+  if (value > FAKE_MAX_DEVICES) return FAKE_INVALID_VALUE;
+  t_context = (int)value - 1;
+  return 0;
 }
 
 static int allocate(void **ptr, size_t bytes, int type) {
   pthread_mutex_lock(&g_lock);
+  need_context();
   int rc = injected("malloc");
   if (rc != 0) {
     pthread_mutex_unlock(&g_lock);
@@ -146,7 +402,7 @@ static int allocate(void **ptr, size_t bytes, int type) {
     char *base = (char *)malloc(bytes ? bytes : 1);
     if (base == NULL) break;
     memset(base, 0xCD, bytes); /* fresh device memory is not zero */
-    g_allocations[i] = (allocation){base, bytes, type, t_device};
+    g_allocations[i] = (allocation){base, bytes, type, current_device()};
     *ptr = base;
     g_stats.allocations++;
     g_stats.live++;
@@ -161,10 +417,13 @@ static int allocate(void **ptr, size_t bytes, int type) {
 static int release(void *ptr, int pinned) {
   if (ptr == NULL) return 0;
   pthread_mutex_lock(&g_lock);
+  need_context();
   int rc = FAKE_INVALID_VALUE;
   for (int i = 0; i < FAKE_MAX_ALLOCATIONS; i++) {
     allocation *a = &g_allocations[i];
     if (a->base != (char *)ptr || (a->type == FAKE_HOST) != pinned) continue;
+    if (in_flight(a->base, a->size ? a->size : 1)) g_stats.freed_in_flight++;
+    run(-1); /* so that the queued work does not touch freed memory: the count above is the finding */
     free(a->base);
     memset(a, 0, sizeof *a);
     g_stats.frees++;
@@ -189,7 +448,7 @@ int fakeMallocManaged(void **ptr, size_t bytes, unsigned flags) {
   return allocate(ptr, bytes, FAKE_MANAGED);
 }
 
-/* Under g_lock: whether a copy of kind between these memory types is what the runtime accepts. */
+/* Whether a copy of kind between these memory types is what the runtime accepts. */
 static int kind_ok(int kind, int dst, int src) {
   switch (kind) {
     case 1: return dst == FAKE_DEVICE && src != FAKE_DEVICE;
@@ -200,28 +459,40 @@ static int kind_ok(int kind, int dst, int src) {
   }
 }
 
-int fakeMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *stream) {
-  (void)stream;
+static void note_copy(int kind, void *stream_handle) {
+  if (kind >= 1 && kind <= 4) g_stats.kinds[kind]++;
+  g_stats.last_memcpy_stream = stream_handle;
+  g_stats.last_memcpy_device = current_device();
+}
+
+int fakeMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *stream_handle) {
   pthread_mutex_lock(&g_lock);
+  need_context();
   g_stats.memcpy_calls++;
   int rc = injected("memcpy");
   int dst_over, src_over;
   const int dst_type = type_of(dst, bytes, &dst_over), src_type = type_of(src, bytes, &src_over);
   if (rc == 0 && (dst_over || src_over || !kind_ok(kind, dst_type, src_type))) rc = FAKE_INVALID_VALUE;
   if (rc == 0) {
-    if (kind >= 1 && kind <= 4) g_stats.kinds[kind]++;
-    memmove(dst, src, bytes);
-  } else {
-    fail(rc);
+    op o;
+    memset(&o, 0, sizeof o);
+    o.kind = OP_COPY;
+    o.dst = (char *)dst;
+    o.src = (const char *)src;
+    o.width = o.dpitch = o.spitch = bytes;
+    o.height = 1;
+    rc = enqueue(stream_handle, &o);
+    if (rc == 0) note_copy(kind, stream_handle);
   }
+  if (rc != 0) fail(rc);
   pthread_mutex_unlock(&g_lock);
   return rc;
 }
 
 int fakeMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, int kind,
-                      void *stream) {
-  (void)stream;
+                      void *stream_handle) {
   pthread_mutex_lock(&g_lock);
+  need_context();
   g_stats.memcpy_2d_calls++;
   int rc = injected("memcpy");
   if (width > dpitch || width > spitch) rc = FAKE_INVALID_VALUE;
@@ -233,11 +504,19 @@ int fakeMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, 
     if (dst_over || src_over || !kind_ok(kind, dst_type, src_type)) rc = FAKE_INVALID_VALUE;
   }
   if (rc == 0) {
-    if (kind >= 1 && kind <= 4) g_stats.kinds[kind]++;
-    for (size_t row = 0; row < height; row++) memmove((char *)dst + row * dpitch, (const char *)src + row * spitch, width);
-  } else {
-    fail(rc);
+    op o;
+    memset(&o, 0, sizeof o);
+    o.kind = OP_COPY;
+    o.dst = (char *)dst;
+    o.src = (const char *)src;
+    o.width = width;
+    o.height = height;
+    o.dpitch = dpitch;
+    o.spitch = spitch;
+    rc = enqueue(stream_handle, &o);
+    if (rc == 0) note_copy(kind, stream_handle);
   }
+  if (rc != 0) fail(rc);
   pthread_mutex_unlock(&g_lock);
   return rc;
 }
@@ -246,26 +525,32 @@ int fakeEventCreateWithFlags(void **out, unsigned flags) {
   if (flags != 2) return fail(FAKE_INVALID_VALUE); /* dlmap asks for events without timing */
   event *e = (event *)calloc(1, sizeof *e);
   if (e == NULL) return fail(FAKE_OUT_OF_MEMORY);
-  e->magic = FAKE_EVENT_MAGIC;
-  e->device = t_device;
   pthread_mutex_lock(&g_lock);
+  need_context();
+  e->magic = FAKE_EVENT_MAGIC;
+  e->device = current_device();
   g_stats.events_created++;
   pthread_mutex_unlock(&g_lock);
   *out = e;
   return 0;
 }
 
-int fakeEventRecord(void *handle, void *stream) {
+int fakeEventRecord(void *handle, void *stream_handle) {
   event *e = (event *)handle;
   pthread_mutex_lock(&g_lock);
+  need_context();
   int rc = injected("record");
   /* A real runtime records only on a stream of the event's device, the current one. */
-  if (rc == 0 && (e == NULL || e->magic != FAKE_EVENT_MAGIC || e->device != t_device)) rc = FAKE_INVALID_HANDLE;
+  if (rc == 0 && (e == NULL || e->magic != FAKE_EVENT_MAGIC || e->device != current_device())) rc = FAKE_INVALID_HANDLE;
+  const int index = rc == 0 ? resolve(stream_handle) : -1;
+  if (rc == 0 && index < 0) rc = FAKE_OUT_OF_MEMORY;
   if (rc == 0) {
     e->recorded = 1;
+    e->stream = index;
+    e->count = g_streams[index].enqueued;
     g_stats.events_recorded++;
-    g_stats.last_record_stream = stream;
-    g_stats.last_record_device = t_device;
+    g_stats.last_record_stream = stream_handle;
+    g_stats.last_record_device = current_device();
   } else {
     fail(rc);
   }
@@ -284,14 +569,24 @@ int fakeEventDestroy(void *handle) {
   return 0;
 }
 
-int fakeStreamWaitEvent(void *stream, void *handle, unsigned flags) {
+int fakeStreamWaitEvent(void *stream_handle, void *handle, unsigned flags) {
   const event *e = (const event *)handle;
   pthread_mutex_lock(&g_lock);
+  need_context();
   int rc = injected("wait");
   if (rc == 0 && (flags != 0 || e == NULL || e->magic != FAKE_EVENT_MAGIC || !e->recorded)) rc = FAKE_INVALID_HANDLE;
   if (rc == 0) {
+    op o;
+    memset(&o, 0, sizeof o);
+    o.kind = OP_WAIT;
+    o.wait_stream = e->stream;
+    o.wait_count = e->count;
+    rc = enqueue(stream_handle, &o);
+  }
+  if (rc == 0) {
     g_stats.waits++;
-    g_stats.last_wait_stream = stream;
+    g_stats.last_wait_stream = stream_handle;
+    g_stats.last_wait_device = current_device();
   } else {
     fail(rc);
   }
@@ -299,12 +594,19 @@ int fakeStreamWaitEvent(void *stream, void *handle, unsigned flags) {
   return rc;
 }
 
-int fakeStreamSynchronize(void *stream) {
+int fakeStreamSynchronize(void *stream_handle) {
   pthread_mutex_lock(&g_lock);
+  need_context();
   g_stats.syncs++;
-  g_stats.last_sync_stream = stream;
+  g_stats.last_sync_stream = stream_handle;
+  int rc = injected("sync");
+  if (rc == 0) {
+    const int index = resolve(stream_handle);
+    rc = index < 0 ? FAKE_OUT_OF_MEMORY : run(index) != 0 ? FAKE_INVALID_HANDLE : 0;
+  }
+  if (rc != 0) fail(rc);
   pthread_mutex_unlock(&g_lock);
-  return 0;
+  return rc;
 }
 
 /* CUDA 11's cudaPointerAttributes: {int type; int device; void *devicePointer; void *hostPointer}. */
@@ -316,15 +618,20 @@ int fakePointerGetAttributes(void *attributes, const void *ptr) {
     void *host_pointer;
   } out = {FAKE_UNREGISTERED, -2, NULL, (void *)(uintptr_t)ptr};
   pthread_mutex_lock(&g_lock);
+  need_context();
+  int rc = injected("attributes");
   int overrun;
-  const allocation *a = find(ptr, 0, &overrun);
-  if (a != NULL) {
+  const allocation *a = rc == 0 ? find(ptr, 0, &overrun) : NULL;
+  if (a != NULL && g_own_device_only && a->type == FAKE_DEVICE && a->device != current_device()) {
+    rc = FAKE_INVALID_VALUE; /* HIP: device memory of another device is not this device's to describe */
+  } else if (a != NULL) {
     out.type = a->type;
     out.device = a->device;
     out.device_pointer = (void *)(uintptr_t)ptr;
     out.host_pointer = a->type == FAKE_DEVICE ? NULL : (void *)(uintptr_t)ptr;
   }
+  if (rc != 0) fail(rc);
   pthread_mutex_unlock(&g_lock);
-  memcpy(attributes, &out, sizeof out);
-  return 0;
+  if (rc == 0) memcpy(attributes, &out, sizeof out);
+  return rc;
 }

@@ -1,9 +1,18 @@
 /* dlmap GPU tests — a fake vendor runtime (libdlmap_fake_gpu.so): the entry points of the spec's runtime
  * table over host memory, checking what a real runtime checks (memcpy kinds against where memory lives,
  * bounds of its allocations, events recorded on the current device) and counting every call, so the GPU
- * backend's copies and stream protocol run and are verified on machines without a GPU. */
+ * backend's copies and stream protocol run and are verified on machines without a GPU.
+ *
+ * What it models of CUDA 12+: a current context per thread (none until set_device or the first call that needs
+ * one, which initialises device 0's; the thread's device is its context's, 0 without one), the driver's
+ * cuCtxGetCurrent / cuCtxSetCurrent, default-stream handles (0 the null stream, 1 legacy, 2 per-thread) that
+ * name a stream of the current device, and, in deferred mode, streams that run asynchronously: work is queued per
+ * stream and runs in an order a seeded scheduler picks among the streams that may run (stream order, event waits),
+ * at stream_synchronize or fake_gpu_synchronize_all. */
 #ifndef DLMAP_TESTS_GPU_FAKE_GPU_RUNTIME_H_
 #define DLMAP_TESTS_GPU_FAKE_GPU_RUNTIME_H_
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -13,7 +22,18 @@ extern "C" {
 enum { FAKE_UNREGISTERED = 0, FAKE_HOST = 1, FAKE_DEVICE = 2, FAKE_MANAGED = 3 };
 
 /* Error codes the fake returns (its error string is "fake error <code>: <what>"). */
-enum { FAKE_INVALID_VALUE = 1, FAKE_OUT_OF_MEMORY = 2, FAKE_INVALID_DEVICE = 101, FAKE_INVALID_HANDLE = 400 };
+enum {
+  FAKE_INVALID_VALUE = 1,
+  FAKE_OUT_OF_MEMORY = 2,
+  FAKE_INSUFFICIENT_DRIVER = 35,
+  FAKE_NO_DEVICE = 100,
+  FAKE_INVALID_DEVICE = 101,
+  FAKE_INVALID_HANDLE = 400,
+  FAKE_ILLEGAL_ADDRESS = 700
+};
+
+/* The most devices the fake models. */
+#define FAKE_MAX_DEVICES 4
 
 typedef struct fake_gpu_stats {
   int memcpy_calls;      /* memcpy_async */
@@ -24,19 +44,44 @@ typedef struct fake_gpu_stats {
   int syncs;             /* stream_synchronize */
   int allocations, frees, live; /* live: allocations not yet freed */
   int set_device_calls;
+  int freed_in_flight;   /* frees of memory that queued work still reads or writes (deferred mode) */
+  int contexts_created[FAKE_MAX_DEVICES]; /* primary contexts initialised per device since the last reset */
   void *last_record_stream;
   int last_record_device;
   void *last_wait_stream;
+  int last_wait_device;  /* the device current at the last stream_wait_event: the one a default handle names */
   void *last_sync_stream;
+  void *last_memcpy_stream;
+  int last_memcpy_device;
 } fake_gpu_stats;
 
-/* Forgets every count (allocations stay) and sets the device count the fake reports (0: no device). */
+/* Finishes queued work, forgets every count (allocations stay), leaves deferred mode, forgets which contexts exist
+ * (as a fresh process would have none) and sets the device count the fake reports (0: no device). */
 void fake_gpu_reset(int device_count);
 const fake_gpu_stats *fake_gpu_get_stats(void);
-/* The next call of the named op ("malloc", "memcpy", "wait", "record") fails with this code. */
+/* The next call of the named op ("malloc", "memcpy", "wait", "record", "sync", "attributes") fails with this
+ * code; "attributes" may fail with any code, InvalidValue or not. */
 void fake_gpu_fail_next(const char *op, int code);
-/* The fake's current device of the calling thread. */
+/* The device of the calling thread's current context (0 without one, as cudaGetDevice answers). */
 int fake_gpu_current_device(void);
+/* Whether the calling thread has a current context. */
+int fake_gpu_has_context(void);
+/* HIP's behaviour: pointer attributes of device memory fail with InvalidValue unless its device is current. */
+void fake_gpu_attributes_on_own_device_only(int on);
+
+/* Deferred mode: stream work is queued and runs later, in an order the seeded scheduler picks. */
+void fake_gpu_set_deferred(int on, unsigned seed);
+/* A "kernel": fn(arg) runs on the stream (a copy of arg_size ≤ 64 bytes is kept) in stream order. 0 or an error. */
+int fake_gpu_launch(void *stream, void (*fn)(void *), const void *arg, size_t arg_size);
+/* A fresh stream handle (an explicit stream, not a default one) and its release. */
+void *fake_gpu_stream_create(void);
+void fake_gpu_stream_destroy(void *stream);
+/* Runs every queued op; 0, or -1 when the queues cannot drain (a wait on an event that never completes). */
+int fake_gpu_synchronize_all(void);
+/* Ops queued and not yet run. */
+int fake_gpu_pending(void);
+/* The stream handle of the last memcpy (for ctypes callers, which do not read the stats struct). */
+void *fake_gpu_last_memcpy_stream(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,7 +1,9 @@
 # Repository rule dlmap_configure: detects host toolkits and tools, generates @dlmap_config.
 """Detection at fetch time (offline, Bazel 4.2.3), modelled on TensorFlow's cuda_configure.
 
-Finds the CUDA toolkit and HIP/ROCm (both optional), re2c, a python3 that can
+Finds the CUDA toolkit and HIP/ROCm (both optional: dlmap's GPU backend is built regardless, since it loads
+the runtime with dlopen over the spec's symbol table; a toolkit found here only adds its runtime's path as one
+more place to look, and nvcc for gpu/check.sh's kernels), re2c, a python3 that can
 `import yaml`, GoogleTest and the DLPack header (all required), and that python3's
 own headers (optional: python3-dev, for the CPython binding in python/), Google
 Benchmark and libtorch (both optional: libbenchmark-dev and libtorch-dev, for the
@@ -451,12 +453,12 @@ def _summary(cuda, rocm, re2c, python, gtest, dlpack, pyhdrs, bench, torch):
         c = "%s (CUDA %s, libdir %s, %s, nvcc %s, static %s)" % (
             cuda.root, cuda.version or "?", cuda.libdir, cuda.soname, cuda.nvcc or "not found", cuda.static)
     else:
-        c = "not found: " + cuda.why
+        c = "not found (the CUDA backend is built all the same): " + cuda.why
     if rocm.found:
         r = "%s (HIP %s, libdir %s, %s, hipcc %s)" % (
             rocm.root, rocm.version or "?", rocm.libdir, rocm.soname, rocm.hipcc or "not found")
     else:
-        r = "not found: " + rocm.why
+        r = "not found (the ROCm backend is built all the same): " + rocm.why
     return "\n".join([
         "cuda   : " + c,
         "rocm   : " + r,

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# dlmap GPU check — CI test of gpu/check.sh's toolkit choice (`--toolkit`), with stand-in toolkits and driver built here
+# (gpu/testdata): of a CUDA 13.0 toolkit the driver refuses (35) and a 12.4 one it starts, the 12.4 one is chosen and the
+# refusal is shown; with only the 13.0 toolkit, exit 2 says the driver (CUDA 12.4) is older than every toolkit.
+set -euo pipefail
+CC=${CC:-gcc}
+T=$TEST_TMPDIR/toolkits
+export DLMAP_CHECK_BUILD=$TEST_TMPDIR/build
+fail() { echo "FAIL: $*" >&2; exit 1; }
+for toolkit in "13.0 13000 35 13" "12.4 12040 0 12"; do
+  read -r name version status major <<<"$toolkit"
+  mkdir -p "$T/cuda-$name/bin" "$T/cuda-$name/lib64"
+  printf '#!/bin/sh\nexit 0\n' >"$T/cuda-$name/bin/nvcc"
+  chmod +x "$T/cuda-$name/bin/nvcc"
+  "$CC" -shared -fPIC -DSTATUS="$status" -DVERSION="$version" -o "$T/cuda-$name/lib64/libcudart.so.$major" \
+    gpu/testdata/fake_cudart.c
+done
+mkdir -p "$T/driver"
+"$CC" -shared -fPIC -DDRIVER=12040 -o "$T/driver/libcuda.so.1" gpu/testdata/fake_libcuda.c
+
+status=0
+out=$(LD_LIBRARY_PATH=$T/driver DLMAP_CHECK_TOOLKITS=$T/cuda-13.0:$T/cuda-12.4 gpu/check.sh --toolkit 2>&1) || status=$?
+echo "$out"
+[ "$status" = 0 ] || fail "no toolkit chosen (exit $status)"
+grep -qF "INFO  toolkit refused: $T/cuda-13.0 (CUDA runtime 13.0): CUDA driver version is insufficient for CUDA runtime version (error 35)" <<<"$out" ||
+  fail "the refusal of the 13.0 toolkit is not shown"
+grep -qF "INFO  toolkit: $T/cuda-12.4 (CUDA runtime 12.4, libcudart.so.12), 1 device(s), sm_90; the driver supports CUDA 12.4" <<<"$out" ||
+  fail "the 12.4 toolkit was not chosen"
+
+status=0
+out=$(LD_LIBRARY_PATH=$T/driver DLMAP_CHECK_TOOLKITS=$T/cuda-13.0 gpu/check.sh --toolkit 2>&1) || status=$?
+echo "$out"
+[ "$status" = 2 ] || fail "a driver too old for every toolkit: exit $status, want 2"
+grep -qF "no usable NVIDIA GPU here: the NVIDIA driver supports CUDA up to 12.4, older than every toolkit found ($T/cuda-13.0)" <<<"$out" ||
+  fail "the driver's age is not the reason given"
+echo PASS
