@@ -40,6 +40,11 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
   out->dst.device = target_id;
   int32_t status;
   const dlmap__gpu *source_gpu = NULL;
+  if (!source_readable && !gpu_platform(source)) {
+    /* Device memory of a platform no dlmap backend serves (a profile may still import views of it): nothing here
+     * can read it, so a copy is platform_unavailable, with the platform's reason. */
+    return dlmap__gpu_acquire(source, &source_gpu, err);
+  }
   if (gpu_platform(source)) {
     if (source_readable) {
       source_gpu = available(source->platform); /* pinned or managed: GPU writes may still be pending */

@@ -208,6 +208,26 @@ std::vector<Row> Rows() {
                     "Array passed to from_dlpack is on unsupported device type (DLDeviceType: " + std::to_string(type) +
                         ", array: " + dlmap_device_type_name(type) + " tensor of ndim 2"});
   }
+  // kDLOneAPI is in JAX's map: a tensor on it imports as a view; a copy needs a oneAPI backend, which dlmap lacks
+  // (the RuntimeError of J-E3b), and nothing reads its device memory on the host.
+  rows.push_back({"J-I3 (kDLOneAPI, a view)", [] {
+                    Legacy t;
+                    t.managed.dl_tensor.device.device_type = (DLDeviceType)DLMAP_DEVICE_ONEAPI;
+                    return Import(t, {});
+                  },
+                  nullptr, ""});
+  rows.push_back({"J-I3 (kDLOneAPI, a copy)", [] {
+                    Legacy t;
+                    t.managed.dl_tensor.device.device_type = (DLDeviceType)DLMAP_DEVICE_ONEAPI;
+                    dlmap_import_request r{};
+                    r.has_device = true;
+                    r.device_type = DLMAP_DEVICE_CPU;
+                    Outcome o = Import(t, r);
+                    EXPECT_EQ(o.status, DLMAP_ERR_PLATFORM_UNAVAILABLE);
+                    EXPECT_STREQ(dlmap_error_kind_name(o.err.kind), "RuntimeError");
+                    return Outcome{};
+                  },
+                  nullptr, ""});
   rows.push_back({"J-I4", [] {
                     Legacy t;
                     dlmap_import_request r{};
