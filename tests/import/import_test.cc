@@ -458,6 +458,26 @@ std::vector<Row> Rows() {
   add(R("huge negative stride INT64_MIN").Shape({2}).Strides({kMin}).Dtype(kI8).Tiny()
           .Err(405, "BufferError",
                "The DLPack tensor's element count or byte extent overflows (shape [2], strides [-9223372036854775808])"));
+  // Sub-byte bit counts: count × bits must fit in int64 (issue 14). 2^64 − 4 bits did not wrap a uint64 but
+  // (bits + 7) / 8 did, to 0 bytes: a view of nothing, and a "copy" of 0 bytes claiming 2^62 elements.
+  add(R("int4 × (2^62 − 1): 2^64 − 4 bits").Shape({(INT64_C(1) << 62) - 1}).Dtype(kI4).Tiny()
+          .Err(405, "BufferError",
+               "The DLPack tensor's element count or byte extent overflows (shape [4611686018427387903], strides "
+               "[none: compact row-major])"));
+  add(R("int4 × (2^62 − 1), copy=True").Shape({(INT64_C(1) << 62) - 1}).Dtype(kI4).Tiny().Copy(DLMAP_COPY_ALWAYS)
+          .Err(405, "BufferError",
+               "The DLPack tensor's element count or byte extent overflows (shape [4611686018427387903], strides "
+               "[none: compact row-major])"));
+  add(R("uint1 × 3 lanes × 6·10^18: 1.8·10^19 bits").Shape({INT64_C(6000000000000000000)}).Dtype(D(1, 1, 3)).Tiny()
+          .Err(405, "BufferError",
+               "The DLPack tensor's element count or byte extent overflows (shape [6000000000000000000], strides "
+               "[none: compact row-major])"));
+  add(R("uint1 × 2 lanes × 2^62: exactly 2^63 bits").Shape({INT64_C(1) << 62}).Dtype(D(1, 1, 2)).Tiny()
+          .Err(405, "BufferError",
+               "The DLPack tensor's element count or byte extent overflows (shape [4611686018427387904], strides "
+               "[none: compact row-major])"));
+  add(R("uint1 × INT64_MAX: 2^63 − 1 bits, the largest, a view").Shape({kMax}).Dtype(D(1, 1)).Fake(0x10000)
+          .Copy(DLMAP_COPY_NEVER).View());
   add(R("huge negative stride reaching below address 0").Shape({2}).Strides({-(INT64_C(1) << 50)}).Dtype(kU8)
           .Fake(0x10000)
           .Err(407, "BufferError", "byte_offset 0 added to data pointer 0x10000 overflows the address space"));
