@@ -166,6 +166,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     status = dlmap_import_legacy(m, &request, null_out ? NULL : &out, &err);
   }
 
+  /* A report may replace the tensor's device type only for host memory reported as pinned host memory. */
+  const dlmap_device_info *own_info = dlmap_device_type_find((int32_t)t.device.device_type);
+  const dlmap_device_info *reported_info =
+      request.has_reported_device ? dlmap_device_type_find(request.reported_device_type) : NULL;
+  const bool report_differs = request.has_reported_device &&
+                              request.reported_device_type != (int32_t)t.device.device_type;
+  const bool report_pinned = report_differs && own_info != NULL && reported_info != NULL &&
+                             own_info->memory == DLMAP_MEMORY_HOST && reported_info->memory == DLMAP_MEMORY_HOST_PINNED;
+
   const int expected_calls_if_deleted = null_deleter ? 0 : 1;
   if (getenv("FUZZ_VERBOSE") != NULL) fprintf(stderr, "status %d: %s\n", status, status ? err.message : "");
   if (status != DLMAP_OK) {
@@ -175,7 +184,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(tracking.attempts == 0 || status == DLMAP_ERR_OUT_OF_MEMORY); /* errors do not allocate */
     if (unsupported_major) FUZZ_CHECK(status == DLMAP_ERR_VERSION_MAJOR_UNSUPPORTED);
     if (null_out) FUZZ_CHECK(status == DLMAP_ERR_INVALID_ARGUMENT || unsupported_major);
+    /* A contradicting report is refused before anything else about the tensor (request validation aside). */
+    if (report_differs && !report_pinned) {
+      FUZZ_CHECK(status == DLMAP_ERR_DEVICE_REPORT_MISMATCH || status == DLMAP_ERR_INVALID_ARGUMENT || unsupported_major);
+    }
   } else {
+    FUZZ_CHECK(!report_differs || report_pinned);
     FUZZ_CHECK(!null_out && !unsupported_major);
     FUZZ_CHECK(err.code == DLMAP_OK || err.code == 0);
     const DLTensor *r = &out.tensor;
@@ -213,8 +227,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       } else if (t.ndim > 0) {
         FUZZ_CHECK(fuzz_strides_compact(r->ndim, r->shape, r->strides));
       }
-      const dlmap_device_info *source =
-          dlmap_device_type_find(request.has_reported_device ? request.reported_device_type : (int32_t)t.device.device_type);
+      const dlmap_device_info *source = report_pinned ? reported_info : own_info;
       FUZZ_CHECK(source != NULL);
       const bool direct = dlmap_memory_kind_host_accessible(source->memory) ||
                           dlmap_platform_get(source->platform)->backend != DLMAP_BACKEND_NONE;

@@ -162,7 +162,8 @@ TEST(ErrorInfo, NumericCodesAreStable) {
   EXPECT_EQ(DLMAP_ERR_STREAM_INVALID, 502);
   EXPECT_EQ(DLMAP_ERR_NOT_IMPLEMENTED, 603);
   EXPECT_EQ(DLMAP_ERR_NAME_UNKNOWN, 704);
-  EXPECT_EQ(DLMAP_ERROR_COUNT, 46);
+  EXPECT_EQ(DLMAP_ERROR_COUNT, 47);
+  EXPECT_EQ(DLMAP_ERR_DEVICE_REPORT_MISMATCH, 215);
 }
 
 TEST(ErrorInfo, ById) {
@@ -190,7 +191,7 @@ TEST(ErrorInfo, ByIndex) {
 }
 
 TEST(ErrorInfo, UnknownCodeFallback) {
-  for (int32_t code : {0, -1, 1, 100, 108, 200, 215, 999, 65535, INT32_MIN, INT32_MAX}) {
+  for (int32_t code : {0, -1, 1, 100, 108, 200, 299, 999, 65535, INT32_MIN, INT32_MAX}) {
     SCOPED_TRACE(code);
     const dlmap_error_info *info = dlmap_error_info_of(code);
     ASSERT_NE(info, nullptr);

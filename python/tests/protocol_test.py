@@ -627,6 +627,27 @@ class FromDlpackTest(DlmapTestCase):
                                  dlmap.from_dlpack, Producer(float_buffer(3), (2, 32, 1), (3,), reported=(3, 0)),
                                  stream=1)
 
+    def test_contradicting_report(self):
+        # A kDLCUDA tensor whose producer reports the host (issue 14): importing it as host memory let
+        # memoryview(a)[0] read the device address. Only host memory reported as pinned host memory may differ.
+        tail = ("; a report may differ from the tensor only to name pinned host memory for a tensor in host memory. "
+                "The tensor was released.")
+        for legacy_only in [True, False]:
+            p = Producer(None, (2, 32, 1), (3,), device=(2, 0), data=0x10000, legacy_only=legacy_only,
+                         reported=(1, 0), tag="liar")
+            testing.deleted.clear()
+            e = self.assertRaisesExactly(BufferError, "__dlpack_device__ reported device type kDLCPU (1) but the DLPack "
+                                         "tensor is on (kDLCUDA, 0)" + tail, dlmap.from_dlpack, p)
+            self.assertEqual((e.dlmap_id, e.dlmap_code), ("device_report_mismatch", 215))
+            self.assertEqual(testing.deleted, ["liar"], "the deleter ran exactly once")
+        p = Producer(float_buffer(3), (2, 32, 1), (3,), reported=(13, 0), tag="managed")
+        testing.deleted.clear()
+        self.assertRaisesExactly(BufferError, "__dlpack_device__ reported device type kDLCUDAManaged (13) but the "
+                                 "DLPack tensor is on (kDLCPU, 0)" + tail, dlmap.from_dlpack, p)
+        self.assertEqual(testing.deleted, ["managed"])
+        rocm_pinned = dlmap.from_dlpack(Producer(float_buffer(3), (2, 32, 1), (3,), reported=(11, 0)))
+        self.assertEqual((rocm_pinned.device, rocm_pinned.copied), ((11, 0), False))
+
     def test_unknown_major_version(self):
         p = Producer(float_buffer(3), (2, 32, 1), (3,), version=(2, 0), tag="v2")
         testing.deleted.clear()
