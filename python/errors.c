@@ -72,6 +72,15 @@ static int as_int64(PyObject *obj, const char *argument, int64_t *out) {
   return 1;
 }
 
+int dlmap_py_parse_int64(PyObject *obj, const char *argument, int64_t *out) {
+  const int status = as_int64(obj, argument, out);
+  if (status == 0) {
+    dlmap_py_type_error(argument, "an int", obj);
+    return -1;
+  }
+  return status < 0 ? -1 : 0;
+}
+
 /* A (a, b) tuple of integers. 1: parsed; 0: not such a tuple (nothing raised); -1: raised. */
 static int as_int_pair(PyObject *obj, const char *argument, int64_t *a, int64_t *b) {
   if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != 2) return 0;

@@ -43,37 +43,39 @@ void dlmap_py_count_export(int delta) { atomic_fetch_add(&live_exports, delta); 
 
 /* ---- dlmap.empty --------------------------------------------------------------------------------------------------- */
 
-/* shape: an int or a sequence of ints. -1 with the catalogue's exception. */
+/* shape: an int or a tuple or list of ints. -1 with the catalogue's exception. A list is read from a tuple copy:
+ * an item's __index__ may run code that changes the list (or drops its items) while it is being read. */
 static int parse_shape(PyObject *obj, int32_t *ndim, int64_t *shape) {
   if (PyIndex_Check(obj) && !PyBool_Check(obj)) {
-    const long long extent = PyLong_AsLongLong(obj);
-    if (extent == -1 && PyErr_Occurred()) return -1;
+    if (dlmap_py_parse_int64(obj, "shape", &shape[0]) < 0) return -1;
     *ndim = 1;
-    shape[0] = (int64_t)extent;
     return 0;
   }
   if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
     dlmap_py_type_error("shape", "an int or a tuple of ints", obj);
     return -1;
   }
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+  PyObject *items = PySequence_Tuple(obj); /* a tuple itself, or a snapshot holding references to the items */
+  if (items == NULL) return -1;
+  const Py_ssize_t n = PyTuple_GET_SIZE(items);
+  int status = 0;
   if (n > DLMAP_MAX_NDIM) {
     const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_NDIM, n), dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM)};
     dlmap_py_raise_code(DLMAP_ERR_NDIM_TOO_LARGE, args, 2);
-    return -1;
+    status = -1;
   }
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *item = PySequence_Fast_GET_ITEM(obj, i);
+  for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+    PyObject *item = PyTuple_GET_ITEM(items, i);
     if (!PyIndex_Check(item) || PyBool_Check(item)) {
       dlmap_py_type_error("shape", "an int or a tuple of ints", item);
-      return -1;
+      status = -1;
+    } else if (dlmap_py_parse_int64(item, "shape", &shape[i]) < 0) {
+      status = -1;
     }
-    const long long extent = PyLong_AsLongLong(item);
-    if (extent == -1 && PyErr_Occurred()) return -1;
-    shape[i] = (int64_t)extent;
   }
-  *ndim = (int32_t)n;
-  return 0;
+  Py_DECREF(items);
+  if (status == 0) *ndim = (int32_t)n;
+  return status;
 }
 
 static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {

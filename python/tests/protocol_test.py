@@ -113,6 +113,38 @@ class EmptyTest(DlmapTestCase):
         with self.assertRaisesRegex(TypeError, "cannot create 'dlmap.Array' instances"):
             dlmap.Array()
 
+    def test_shape_items_that_run_code(self):
+        # An item's __index__ may change the list being read (issue 14: clearing it freed the other items under
+        # dlmap's feet). The list is read from a snapshot: the values it held when dlmap.empty was called.
+        class Clears:
+            def __index__(self):
+                shape.clear()
+                return 1
+
+        shape = [Clears(), 2, 3]
+        self.assertEqual(dlmap.empty(shape).shape, (1, 2, 3))
+
+        class Grows:
+            def __index__(self):
+                shape.extend([5] * 100)
+                return 2
+
+        shape = [Grows(), 4]
+        self.assertEqual(dlmap.empty(shape).shape, (2, 4))
+
+        class Raises:
+            def __index__(self):
+                raise KeyError("from __index__")
+
+        with self.assertRaises(KeyError):
+            dlmap.empty([2, Raises()])
+        with self.assertRaises(KeyError):
+            dlmap.empty(Raises())
+        self.assertRaisesExactly(ValueError, "Invalid argument shape: the value does not fit in a 64-bit integer",
+                                 dlmap.empty, [2, 2 ** 70])
+        self.assertRaisesExactly(ValueError, "Invalid argument shape: the value does not fit in a 64-bit integer",
+                                 dlmap.empty, -(2 ** 63) - 1)
+
     @testing.without_cuda
     def test_no_cuda(self):
         self.assertRaisesExactly(BufferError, CUDA_UNAVAILABLE, dlmap.empty, 3, device="cuda")
