@@ -180,6 +180,21 @@ class ConsumerTest(DlmapTestCase):
         a.readonly = True
         self.assertTrue(dlmap.from_dlpack(a).readonly, "READ_ONLY travels through the table")
 
+    def test_stream_rules_on_the_table_path(self):
+        # The table path checks the stream against the tensor's device type like the Python path (issue 14: stream=5
+        # for a host array passed here and raised elsewhere); the table's tensor is released.
+        a = dlmap.empty(3)
+        for stream in [5, -1, 0, 1]:
+            self.assertRaisesExactly(ValueError, f"stream={stream} is not valid for device type kDLCPU (1): this device "
+                                     "type takes no stream, so stream must be None.", dlmap.from_dlpack, a,
+                                     stream=stream)
+        self.assertEqual(dlmap._stats()["live_exports"], self._before["live_exports"])
+        f = ForeignTable(1)
+        testing.deleted.clear()
+        with self.assertRaises(ValueError):
+            dlmap.from_dlpack(f.Array(), stream=5)
+        self.assertEqual((f.c_calls, f.producer.calls, testing.deleted), (1, [], ["c"]))
+
     @testing.without_cuda
     def test_device_without_cuda(self):
         a = dlmap.empty((2, 3))
