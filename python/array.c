@@ -114,7 +114,11 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
     const Py_ssize_t itemsize = (Py_ssize_t)((t->dtype.bits * (uint32_t)t->dtype.lanes) / 8);
     for (int32_t i = 0; i < t->ndim; i++) {
       self->buffer_dims[i] = (Py_ssize_t)t->shape[i];
-      self->buffer_dims[t->ndim + i] = (Py_ssize_t)(t->strides[i] * itemsize);
+      /* Import checks the strides of dimensions that step (extent > 1 in a tensor with elements); any other stride
+       * addresses nothing and may be huge: where its byte stride does not fit, 0 says the same. */
+      int64_t byte_stride;
+      if (__builtin_mul_overflow(t->strides[i], (int64_t)itemsize, &byte_stride)) byte_stride = 0;
+      self->buffer_dims[t->ndim + i] = (Py_ssize_t)byte_stride;
     }
   }
   return (PyObject *)self;
@@ -390,6 +394,7 @@ static int array_getbuffer(PyObject *op, Py_buffer *view, int flags) {
   static char empty_data[64]; /* what buf points at when a tensor with no elements has NULL data */
   const DLTensor *t = TENSOR;
   char what[160];
+  view->obj = NULL; /* the buffer protocol's rule for every failure: the caller may read it */
   if (!host_accessible((int32_t)t->device.device_type)) {
     snprintf(what, sizeof what, "The buffer protocol on %s memory", dlmap_device_type_name((int32_t)t->device.device_type));
     return buffer_not_implemented(what);

@@ -222,6 +222,30 @@ class BufferTest(DlmapTestCase):
                                  B.PyBUF_F_CONTIGUOUS)
         del m, t
 
+    def test_failed_requests_leave_obj_null(self):
+        # The buffer protocol's rule: on failure view->obj is NULL (issue 14: the early refusals left it as it was).
+        cuda = dlmap.from_dlpack(Producer(None, (2, 32, 1), (4,), device=(2, 0), data=0x10000), stream=-1)
+        read_only = filled(3)
+        read_only.readonly = True
+        for array, flags, cls in [(cuda, testing.PyBUF_SIMPLE, NotImplementedError),
+                                  (dlmap.empty(4, "int4"), testing.PyBUF_SIMPLE, NotImplementedError),
+                                  (read_only, testing.PyBUF_WRITABLE, BufferError),
+                                  (dlmap.from_dlpack(Producer(float_buffer(4), (2, 32, 1), (2, 2), strides=(1, 2))),
+                                   testing.PyBUF_C_CONTIGUOUS, BufferError)]:
+            view = testing.Py_buffer()
+            view.obj = 0xdead  # what an uninitialised view may hold
+            with self.assertRaises(cls):
+                testing._get_buffer(array, ctypes.byref(view), flags)
+            self.assertIsNone(view.obj, (array, flags))
+
+    def test_huge_strides_of_steps_that_never_happen(self):
+        # Strides of extent-1 and extent-0 dimensions are not checked (they address nothing); their byte strides
+        # overflowed int64 (issue 14, signed overflow). They are 0 where they do not fit.
+        b = dlmap.from_dlpack(Producer(float_buffer(3), (2, 32, 1), (3, 1), strides=(1, 2 ** 62 + 1)))
+        self.assertEqual((b.strides, memoryview(b).strides, values(b)), ((1, 2 ** 62 + 1), (4, 0), [[0.0], [1.0], [2.0]]))
+        e = dlmap.from_dlpack(Producer(float_buffer(1), (2, 32, 1), (0, 3), strides=(2 ** 62 + 1, 2 ** 61 + 1)))
+        self.assertEqual((memoryview(e).strides, memoryview(e).tolist()), ((0, 0), []))
+
     def test_device_memory_has_no_buffer(self):
         p = Producer(None, (2, 32, 1), (4,), device=(2, 0), data=0x10000)  # a CUDA pointer nobody dereferences
         a = dlmap.from_dlpack(p, stream=-1)
