@@ -290,6 +290,8 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
       dlmap_py_parse_stream(stream_obj, "stream", &has_stream, &stream) < 0) {
     return NULL;
   }
+  /* The producer gets copy as the protocol states it (a bool or None), whatever bool-like object the caller passed. */
+  copy_obj = request.copy == DLMAP_COPY_ALWAYS ? Py_True : request.copy == DLMAP_COPY_NEVER ? Py_False : Py_None;
   PyObject *method = NULL, *device_method = NULL;
   if (lookup_attr(x, dlmap_py_name.dlpack, &method) < 0) return NULL;
   if (method == NULL || lookup_attr(x, dlmap_py_name.dlpack_device, &device_method) < 0 || device_method == NULL) {

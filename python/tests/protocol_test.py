@@ -282,6 +282,22 @@ class DlpackArgumentsTest(DlmapTestCase):
                 v = testing.versioned_tensor(cap)
                 self.assertEqual(((v.version.major, v.version.minor), v.flags, v.dl_tensor.data),
                                  (stamped, 0, a.data_ptr), requested)
+        # A list is what many callers write (issue 14); it is read like the tuple.
+        self.assertEqual(testing.capsule_name(a.__dlpack__(max_version=[1, 0])), "dltensor_versioned")
+        self.assertEqual(testing.capsule_name(a.__dlpack__(max_version=[0, 8])), "dltensor")
+
+        class Index:
+            def __init__(self, value, mutate=None):
+                self.value, self.mutate = value, mutate
+
+            def __index__(self):
+                if self.mutate is not None:
+                    self.mutate.clear()
+                return self.value
+
+        changing = [Index(1), 0]
+        changing[0].mutate = changing  # read from a copy: clearing the list changes nothing
+        self.assertEqual(testing.capsule_name(a.__dlpack__(max_version=changing)), "dltensor_versioned")
 
     def test_what_the_negotiated_version_cannot_express(self):
         for dtype, max_version, message in [
@@ -311,9 +327,10 @@ class DlpackArgumentsTest(DlmapTestCase):
         self.assertRaisesExactly(BufferError,
                                  "dlmap does not support any DLPack version below 0.5 but version 0.4 was requested.",
                                  a.__dlpack__, max_version=(0, 4))
-        for bad, got in [([1, 0], "list"), ((1,), "tuple"), (("1", "0"), "tuple"), ((1.0, 0), "tuple"),
-                         ((True, 0), "tuple"), ("1.0", "str")]:
-            self.assertRaisesExactly(TypeError, f"max_version must be a (major, minor) tuple of ints or None, got {got}",
+        for bad, got in [([1], "list"), ((1,), "tuple"), (("1", "0"), "tuple"), ((1.0, 0), "tuple"),
+                         ((True, 0), "tuple"), ([True, 0], "list"), ("1.0", "str"), ("10", "str"), (b"\x01\x00", "bytes")]:
+            self.assertRaisesExactly(TypeError,
+                                     f"max_version must be a (major, minor) tuple or list of ints, or None, got {got}",
                                      a.__dlpack__, max_version=bad)
         self.assertRaisesExactly(ValueError,
                                  "Invalid argument max_version: major and minor must be integers from 0 to 4294967295",
@@ -331,8 +348,9 @@ class DlpackArgumentsTest(DlmapTestCase):
                          a.data_ptr)
         legacy = a.__dlpack__(copy=True)  # a legacy consumer just owns the copy
         self.assertNotEqual(testing.legacy_tensor(legacy).dl_tensor.data, a.data_ptr)
-        self.assertRaisesExactly(TypeError, "copy must be True, False or None, got str", a.__dlpack__, copy="yes")
-        self.assertRaisesExactly(TypeError, "copy must be True, False or None, got int", a.__dlpack__, copy=1)
+        for bad in ["yes", 1, 0, 1.0, [True], b"\x01"]:
+            self.assertRaisesExactly(TypeError, "copy must be True, False, None or a boolean scalar (numpy.bool_), got "
+                                     + type(bad).__name__, a.__dlpack__, copy=bad)
 
     def test_dl_device(self):
         a = filled(3)
@@ -639,8 +657,8 @@ class FromDlpackTest(DlmapTestCase):
                                  "of ints, got list", dlmap.from_dlpack, Producer(buf, (2, 32, 1), (3,)), device=[1, 0])
         self.assertRaisesExactly(ValueError, "Unknown device type name 'nope'", dlmap.from_dlpack,
                                  Producer(buf, (2, 32, 1), (3,)), device="nope")
-        self.assertRaisesExactly(TypeError, "copy must be True, False or None, got str", dlmap.from_dlpack,
-                                 Producer(buf, (2, 32, 1), (3,)), copy="no")
+        self.assertRaisesExactly(TypeError, "copy must be True, False, None or a boolean scalar (numpy.bool_), got str",
+                                 dlmap.from_dlpack, Producer(buf, (2, 32, 1), (3,)), copy="no")
         for target in ((5, 0), (200, 0), "vpi"):
             p = Producer(buf, (2, 32, 1), (3,))
             self.assertRaisesExactly(BufferError, "The device passed to from_dlpack has an unsupported device type "
