@@ -45,6 +45,10 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
  * -1 with the catalogue's exception set on failure (nothing allocated, no reference taken). */
 int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out);
 
+/* Whether memory of this device type is served by the GPU backend, whose calls may block (runtime start-up, copies,
+ * stream synchronisation): the binding releases the GIL around them. */
+bool dlmap_py_gpu_device_type(int32_t device_type);
+
 /* Allocates a zero-filled managed tensor of the given dtype, shape and device through dlmap (one block: struct,
  * shape, strides, data; 64-byte aligned data). Never touches Python state. */
 int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, int32_t device_type,

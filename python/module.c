@@ -13,6 +13,7 @@ static atomic_llong live_allocations;
 static atomic_llong total_allocations;
 static atomic_llong live_exports;
 static atomic_llong failures_requested; /* the next N allocations fail (testing the out-of-memory paths) */
+static atomic_llong allocations_without_gil; /* testing: allocations made while the thread held no GIL */
 
 static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
@@ -20,6 +21,7 @@ static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
   while (pending > 0) {
     if (atomic_compare_exchange_weak(&failures_requested, &pending, pending - 1)) return NULL;
   }
+  if (!PyGILState_Check()) atomic_fetch_add(&allocations_without_gil, 1); /* safe to ask without the GIL */
   const dlmap_allocator *base = dlmap_allocator_default(); /* faster than aligned_alloc for small blocks */
   void *pointer = base->allocate(base->ctx, size, alignment);
   if (pointer != NULL) {
@@ -105,9 +107,15 @@ static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {
   if (dlmap_py_parse_device(device_obj, "device", true, NULL, &has_device, &device_type, &device_id) < 0) return NULL;
   struct DLManagedTensorVersioned *tensor;
   dlmap_error err;
-  if (dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, &tensor, &err) != DLMAP_OK) {
-    return dlmap_py_raise(&err);
+  int32_t status;
+  if (dlmap_py_gpu_device_type(device_type)) { /* allocating and filling GPU memory may block: without the GIL */
+    Py_BEGIN_ALLOW_THREADS
+    status = dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, &tensor, &err);
+    Py_END_ALLOW_THREADS
+  } else {
+    status = dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, &tensor, &err);
   }
+  if (status != DLMAP_OK) return dlmap_py_raise(&err);
   return dlmap_py_import(tensor, true, NULL, "empty");
 }
 
@@ -429,9 +437,10 @@ static PyObject *platform_status(PyObject *module, PyObject *arg) {
 static PyObject *stats(PyObject *module, PyObject *unused) {
   (void)module;
   (void)unused;
-  return Py_BuildValue("{s:L,s:L,s:L,s:n}", "live_allocations", (long long)atomic_load(&live_allocations),
+  return Py_BuildValue("{s:L,s:L,s:L,s:n,s:L}", "live_allocations", (long long)atomic_load(&live_allocations),
                        "total_allocations", (long long)atomic_load(&total_allocations), "live_exports",
-                       (long long)atomic_load(&live_exports), "legacy_only_types", PySet_GET_SIZE(legacy_only_types));
+                       (long long)atomic_load(&live_exports), "legacy_only_types", PySet_GET_SIZE(legacy_only_types),
+                       "allocations_without_gil", (long long)atomic_load(&allocations_without_gil));
 }
 
 static PyObject *fail_allocations(PyObject *module, PyObject *arg) {
@@ -508,8 +517,8 @@ static PyMethodDef module_methods[] = {
      "Probes a platform (\"cpu\", \"cuda\", \"rocm\", …): {platform, built, available, device_count, reason}; reason "
      "is the vendor's text when it is not available."},
     {"_stats", stats, METH_NOARGS,
-     "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, live exports, and how many producer types "
-     "from_dlpack remembers as legacy-only."},
+     "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, live exports, how many producer types "
+     "from_dlpack remembers as legacy-only, and how many allocations were made by a thread without the GIL."},
     {"_fail_allocations", fail_allocations, METH_O,
      "_fail_allocations(n)\n--\n\nTesting hook: the next n allocations through dlmap fail."},
     {"_call_deleter_on_thread", call_deleter_on_thread, METH_O,
