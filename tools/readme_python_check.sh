@@ -5,7 +5,10 @@
 set -eu
 cd "$(dirname "$0")/.."
 section=$(sed -n '/^## Python$/,/^## /p' README.md)
+# The backquotes are literal: README marks its commands with them.
+# shellcheck disable=SC2016
 build=$(printf '%s\n' "$section" | grep -o '`bazel build //python:[^`]*`' | head -n 1 | tr -d '`')
+# shellcheck disable=SC2016
 run=$(printf '%s\n' "$section" | grep -o '`PYTHONPATH=[^`]*`' | head -n 1 | tr -d '`')
 if [ -z "$build" ] || [ -z "$run" ]; then
   echo "readme_python_check: README.md's Python section lost its build or run command" >&2
