@@ -34,7 +34,9 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
     for (int32_t i = 0; i < ndim && sized; i++) {
       sized = shape[i] >= 0 && !__builtin_mul_overflow(count, (uint64_t)shape[i], &count);
     }
-    if (sized && !__builtin_mul_overflow(count, element_bits, &bits) && bits / 8 < SIZE_MAX / 2) {
+    /* Only for a size dlmap accepts (bits fit in int64): a wrapped or oversized count is export's size_overflow,
+     * not a failed attempt to allocate 2^61 bytes of scratch. */
+    if (sized && !__builtin_mul_overflow(count, element_bits, &bits) && bits <= (uint64_t)INT64_MAX) {
       scratch = calloc((size_t)(bits / 8) + 1, 1);
       if (scratch == NULL) {
         const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, bits / 8 + 1),
