@@ -99,6 +99,10 @@ class EmptyTest(DlmapTestCase):
         self.assertEqual((a.dtype, a.nbytes), ("int4", 3))
         self.assertRaisesExactly(NotImplementedError, "The buffer protocol for dtype int4 is not implemented by dlmap",
                                  memoryview, a)
+        # 2^64 − 4 bits (issue 14): a size dlmap refuses, not an allocation of 2^61 bytes that fails.
+        self.assertRaisesExactly(BufferError, "The DLPack tensor's element count or byte extent overflows (shape "
+                                 "[4611686018427387903], strides [none: compact row-major])", dlmap.empty,
+                                 2 ** 62 - 1, "int4")
 
     def test_argument_errors(self):
         self.assertRaisesExactly(ValueError, "Unknown data type name 'float31'", dlmap.empty, 3, "float31")
