@@ -400,8 +400,8 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   Py_DECREF(stream_arg);
   if (capsule == NULL) return NULL;
 
-  /* 4. Import. The producer moved the data when it was given dl_device; otherwise its report names the device
-   * (PyTorch reports pinned tensors as kDLCUDAHost but stores kDLCPU). */
+  /* 4. Import. The producer moved the data when it was given dl_device; otherwise import weighs its report against
+   * the tensor (PyTorch reports pinned tensors as kDLCUDAHost but stores kDLCPU; other disagreements are errors). */
   if (!(versioned_call && request.has_device)) {
     request.has_reported_device = true;
     request.reported_device_type = device_type;
