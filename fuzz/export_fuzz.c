@@ -31,8 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   array.ndim = ndim_sel < 230 ? (int32_t)(ndim_sel % 7) : ndim_sel < 240 ? (int32_t)(60 + ndim_sel % 8)
                                                                           : (int32_t)fuzz_u32(&in);
   const uint8_t null_sel = fuzz_u8(&in);
-  int64_t *shape = (null_sel & 0x0f) == 0x0f ? NULL : fuzz_dims_block(&in, array.ndim, false);
-  int64_t *strides = (null_sel & 0x30) == 0 ? NULL : fuzz_dims_block(&in, array.ndim, true);
+  const uint64_t dtype_bits = (uint64_t)array.dtype.bits * array.dtype.lanes;
+  int64_t *shape = (null_sel & 0x0f) == 0x0f ? NULL : fuzz_dims_block(&in, array.ndim, false, dtype_bits, NULL);
+  int64_t *strides = (null_sel & 0x30) == 0 ? NULL : fuzz_dims_block(&in, array.ndim, true, dtype_bits, shape);
   array.shape = shape;
   array.strides = strides;
   const uint8_t off_sel = fuzz_u8(&in);
@@ -80,6 +81,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint64_t element_bits = (uint64_t)array.dtype.bits * array.dtype.lanes;
   if (padded) element_bits = 8;
   const fuzz_region region = fuzz_tensor_region(array.ndim, shape, strides, element_bits);
+  /* dlmap's size limits count the dtype's bits (padded or not): every bit count must fit in int64. */
+  const fuzz_region packed_region = fuzz_tensor_region(array.ndim, shape, strides, dtype_bits);
   const uintptr_t first = data_addr + (uintptr_t)array.byte_offset;
   const bool readable = data_addr != 0 && (uint64_t)data_addr + array.byte_offset >= (uint64_t)data_addr &&
                         fuzz_region_inside(&region, first, buffer, buffer_size);
@@ -119,6 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     FUZZ_CHECK(request.copy != 3);
     FUZZ_CHECK(owner.releases == 0);
+    FUZZ_CHECK(packed_region.valid && fuzz_region_sizes_fit(&packed_region)); /* issue 14: sub-byte size wraps */
     DLTensor *t;
     if (out.structure == DLMAP_STRUCT_VERSIONED) {
       FUZZ_CHECK(out.versioned != NULL && out.legacy == NULL && request.has_max_version);

@@ -38,6 +38,9 @@
     }                                                                                           \
   } while (0)
 
+/* 128-bit arithmetic for the harness's own size computations, which must not overflow where dlmap's may. */
+__extension__ typedef __int128 fuzz_i128;
+
 /* ---- input reader: takes values from the front; zeros once the input is exhausted -------------------- */
 
 typedef struct fuzz_input {
@@ -79,20 +82,47 @@ static const int64_t kFuzzInterestingI64[] = {0, 1, 2, 3, 4, 5, 7, 8, -1, -2, 16
 /* ndim beyond this gets a 1-byte shape/strides block: any read of it is out of bounds (ASan reports it). */
 #define MAX_DIM_ALLOC 512
 
+/* A value whose product with `factor` lands near 2^62, 2^63 or 2^64 (one byte picks the power and an offset of
+ * -2..+2): with factor = element bits × the other extents, the tensor's bit count straddles the limits where a
+ * uint64 or int64 bit count, or its rounding up to bytes, wraps. Clamped to [0, INT64_MAX]. */
+static inline int64_t fuzz_bit_boundary(fuzz_input *in, fuzz_i128 factor) {
+  const uint8_t k = fuzz_u8(in);
+  const int exponent = 62 + k % 3;
+  const int offset = (int)((k / 3) % 5) - 2;
+  if (factor < 1) factor = 1;
+  fuzz_i128 value = (((fuzz_i128)1) << exponent) / factor + offset;
+  if (value < 0) value = 0;
+  if (value > INT64_MAX) value = INT64_MAX;
+  return (int64_t)value;
+}
+
 /* A shape (or, with strides, a strides) block of exactly n int64 entries, malloc'd so that ASan catches a read
  * past entry n-1; a 1-byte block when n is out of the allocatable range. Mostly small extents and steps (zero,
- * negative and broadcast included), sometimes the interesting boundary values. */
-static inline int64_t *fuzz_dims_block(fuzz_input *in, int32_t n, bool strides) {
+ * negative and broadcast included), sometimes the interesting boundary values, and sometimes (selector 252..255) a
+ * bit-count boundary: an extent that brings count × element_bits near 2^62, 2^63 or 2^64 given the extents before
+ * it, or a stride whose step over `shape` (the block's shape, for strides) does the same in bits. */
+static inline int64_t *fuzz_dims_block(fuzz_input *in, int32_t n, bool strides, uint64_t element_bits,
+                                       const int64_t *shape) {
   if (n <= 0 || n > MAX_DIM_ALLOC) return (int64_t *)malloc(1);
   int64_t *dims = (int64_t *)malloc((size_t)n * sizeof(int64_t));
   static const int64_t kExtents[] = {1, 2, 3, 0, 4, 5, 1, 2, 7, 16, -1, 1, 2, 3, 64, 255};
   static const int64_t kStrides[] = {1, 2, 0, -1, 3, 4, 6, -2, 8, 12, 16, 24, 64, -3, 5, 1};
+  fuzz_i128 before = 1; /* product of the extents so far (saturated), for extent boundaries */
   for (int32_t i = 0; i < n; i++) {
     const uint8_t sel = fuzz_u8(in);
     if (sel < 240) {
       dims[i] = strides ? kStrides[sel % 16] : kExtents[sel % 16];
-    } else {
+    } else if (sel < 252) {
       dims[i] = fuzz_pick_i64(in, kFuzzInterestingI64, sizeof kFuzzInterestingI64 / sizeof kFuzzInterestingI64[0]);
+    } else if (!strides) {
+      dims[i] = fuzz_bit_boundary(in, before * (fuzz_i128)element_bits);
+    } else {
+      const int64_t steps = shape != NULL && n <= DLMAP_MAX_NDIM && shape[i] > 1 ? shape[i] - 1 : 1;
+      dims[i] = fuzz_bit_boundary(in, (fuzz_i128)steps * (fuzz_i128)element_bits);
+      if (sel & 1) dims[i] = -dims[i]; /* the low end: negative steps */
+    }
+    if (!strides && dims[i] > 0) { /* saturates at 2^80 without overflowing on the way */
+      before = dims[i] > (((fuzz_i128)1 << 80) / before) ? (fuzz_i128)1 << 80 : before * dims[i];
     }
   }
   return dims;
@@ -105,14 +135,48 @@ static inline int32_t fuzz_device_type(fuzz_input *in) {
   return (int32_t)fuzz_pick_i64(in, kTypes, sizeof kTypes / sizeof kTypes[0]);
 }
 
-/* A dtype: mostly valid widths of known codes, sometimes anything (including lanes 0 and vector lanes). */
+/* The spec's sub-byte widths (code, bits < 8), from the library's own tables: filled once, in spec order. */
+typedef struct fuzz_subbyte_widths {
+  size_t count;
+  uint8_t code[64], bits[64];
+} fuzz_subbyte_widths;
+
+static inline const fuzz_subbyte_widths *fuzz_subbyte(void) {
+  static fuzz_subbyte_widths widths;
+  static bool filled;
+  if (!filled) {
+    for (size_t i = 0; dlmap_dtype_code_at(i) != NULL; i++) {
+      const uint8_t code = dlmap_dtype_code_at(i)->code;
+      for (uint8_t bits = 1; bits < 8 && widths.count < 64; bits++) {
+        if (!dlmap_dtype_width_valid(code, bits, NULL)) continue;
+        widths.code[widths.count] = code;
+        widths.bits[widths.count] = bits;
+        widths.count++;
+      }
+    }
+    filled = true;
+  }
+  return &widths;
+}
+
+/* A dtype: mostly valid widths of known codes, sometimes anything (including lanes 0 and vector lanes), and
+ * sometimes (code selector 200..215) one of the spec's sub-byte widths with lanes 1, 2, 3, 4, 7 or 8, where the
+ * bit count of a tensor is not a whole number of bytes. */
 static inline DLDataType fuzz_dtype(fuzz_input *in) {
   static const uint8_t kBits[] = {8, 16, 32, 64, 1, 4, 6, 128, 0, 2, 3, 7, 255, 8, 32, 64};
+  static const uint16_t kSubbyteLanes[] = {1, 2, 3, 4, 7, 8, 1, 3};
   DLDataType t;
   const uint8_t a = fuzz_u8(in), b = fuzz_u8(in), c = fuzz_u8(in);
-  t.code = a < 200 ? (uint8_t)(a % 20) : fuzz_u8(in);
+  const uint8_t raw_code = a < 200 ? (uint8_t)(a % 20) : fuzz_u8(in);
+  t.code = raw_code;
   t.bits = b < 224 ? kBits[b % sizeof kBits] : fuzz_u8(in);
   t.lanes = c < 200 ? 1 : c < 230 ? (uint16_t)(c % 8) : fuzz_u16(in);
+  const fuzz_subbyte_widths *subbyte = fuzz_subbyte();
+  if (a >= 200 && a < 216 && subbyte->count > 0) { /* the byte read as a raw code picks the width instead */
+    t.code = subbyte->code[raw_code % subbyte->count];
+    t.bits = subbyte->bits[raw_code % subbyte->count];
+    t.lanes = kSubbyteLanes[(a + c) % 8];
+  }
   return t;
 }
 
@@ -206,8 +270,6 @@ static inline void fuzz_check_error(const dlmap_error *err, int32_t status) {
   if (status == DLMAP_ERR_OUT_OF_MEMORY) FUZZ_CHECK(err->kind == DLMAP_KIND_MEMORY_ERROR);
 }
 
-__extension__ typedef __int128 fuzz_i128;
-
 /* ---- the bytes a tensor description reaches (DLPack semantics, computed independently of dlmap) ------ */
 
 typedef struct fuzz_region {
@@ -215,7 +277,15 @@ typedef struct fuzz_region {
   uint64_t count;    /* elements */
   fuzz_i128 lo_bytes; /* lowest byte reached, relative to the first element (<= 0) */
   fuzz_i128 hi_bytes; /* one past the highest byte reached */
+  fuzz_i128 bits;     /* count × element bits (saturated far above 2^64): what a compact copy holds */
+  fuzz_i128 lo_bits, hi_bits; /* the lowest and one past the highest bit the strides reach (saturated) */
 } fuzz_region;
+
+/* Whether a tensor that dlmap accepted is one its size rules accept: every bit count it describes fits in int64
+ * (DLMAP's size_overflow limit; a wider count wraps either the uint64 product or its rounding up to bytes). */
+static inline bool fuzz_region_sizes_fit(const fuzz_region *r) {
+  return r->bits <= INT64_MAX && r->hi_bits <= INT64_MAX && r->lo_bits >= -(fuzz_i128)INT64_MAX;
+}
 
 /* element_bits: bits × lanes, or 8 for padded sub-byte elements (one byte each). */
 static inline fuzz_region fuzz_tensor_region(int32_t ndim, const int64_t *shape, const int64_t *strides,
@@ -223,14 +293,17 @@ static inline fuzz_region fuzz_tensor_region(int32_t ndim, const int64_t *shape,
   fuzz_region r;
   memset(&r, 0, sizeof r);
   if (ndim < 0 || ndim > DLMAP_MAX_NDIM || (ndim > 0 && shape == NULL) || element_bits == 0) return r;
-  fuzz_i128 count = 1, lo = 0, hi = 0;
+  fuzz_i128 count = 1, lo = 0, hi = 0, exact = 1;
   for (int32_t i = 0; i < ndim; i++) {
     if (shape[i] < 0) return r;
     count *= shape[i];
     if (count > ((fuzz_i128)1 << 62)) count = ((fuzz_i128)1 << 62) + 1; /* saturate: too big to fit anyway */
+    /* saturates far above any bit count that fits, without overflowing on the way (exact is 0 once a zero extent) */
+    exact = exact > 0 && shape[i] > (((fuzz_i128)1 << 80) / exact) ? (fuzz_i128)1 << 80 : exact * shape[i];
   }
   r.count = (uint64_t)count;
   r.valid = true;
+  r.bits = exact * (fuzz_i128)element_bits;
   if (count == 0) return r;
   for (int32_t i = 0; i < ndim; i++) {
     const fuzz_i128 stride = strides != NULL ? strides[i] : 0;
@@ -242,8 +315,10 @@ static inline fuzz_region fuzz_tensor_region(int32_t ndim, const int64_t *shape,
     if (lo < -((fuzz_i128)1 << 80)) lo = -((fuzz_i128)1 << 80);
     if (hi > ((fuzz_i128)1 << 80)) hi = (fuzz_i128)1 << 80;
   }
-  if (strides == NULL) hi = count - 1;
+  if (strides == NULL) hi = exact - 1;
   const fuzz_i128 bits = element_bits;
+  r.lo_bits = lo * bits;
+  r.hi_bits = (hi + 1) * bits;
   r.lo_bytes = lo * bits >= 0 ? lo * bits / 8 : -((-lo * bits + 7) / 8);
   r.hi_bytes = ((hi + 1) * bits + 7) / 8;
   return r;

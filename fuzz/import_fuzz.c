@@ -61,8 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   t.ndim = ndim_sel < 230 ? (int32_t)(ndim_sel % 7) : ndim_sel < 240 ? (int32_t)(60 + ndim_sel % 8)
                                                                       : (int32_t)fuzz_u32(&in);
   const uint8_t null_sel = fuzz_u8(&in);
-  int64_t *shape = (null_sel & 0x0f) == 0x0f ? NULL : fuzz_dims_block(&in, t.ndim, false);
-  int64_t *strides = (null_sel & 0x30) == 0 ? NULL : fuzz_dims_block(&in, t.ndim, true);
+  const uint64_t dtype_bits = (uint64_t)t.dtype.bits * t.dtype.lanes;
+  int64_t *shape = (null_sel & 0x0f) == 0x0f ? NULL : fuzz_dims_block(&in, t.ndim, false, dtype_bits, NULL);
+  int64_t *strides = (null_sel & 0x30) == 0 ? NULL : fuzz_dims_block(&in, t.ndim, true, dtype_bits, shape);
   t.shape = shape;
   t.strides = strides;
   const uint8_t off_sel = fuzz_u8(&in);
@@ -166,6 +167,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     status = dlmap_import_legacy(m, &request, null_out ? NULL : &out, &err);
   }
 
+  /* A report may replace the tensor's device type only for host memory reported as pinned host memory. */
+  const dlmap_device_info *own_info = dlmap_device_type_find((int32_t)t.device.device_type);
+  const dlmap_device_info *reported_info =
+      request.has_reported_device ? dlmap_device_type_find(request.reported_device_type) : NULL;
+  const bool report_differs = request.has_reported_device &&
+                              request.reported_device_type != (int32_t)t.device.device_type;
+  const bool report_pinned = report_differs && own_info != NULL && reported_info != NULL &&
+                             own_info->memory == DLMAP_MEMORY_HOST && reported_info->memory == DLMAP_MEMORY_HOST_PINNED;
+
   const int expected_calls_if_deleted = null_deleter ? 0 : 1;
   if (getenv("FUZZ_VERBOSE") != NULL) fprintf(stderr, "status %d: %s\n", status, status ? err.message : "");
   if (status != DLMAP_OK) {
@@ -175,7 +185,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(tracking.attempts == 0 || status == DLMAP_ERR_OUT_OF_MEMORY); /* errors do not allocate */
     if (unsupported_major) FUZZ_CHECK(status == DLMAP_ERR_VERSION_MAJOR_UNSUPPORTED);
     if (null_out) FUZZ_CHECK(status == DLMAP_ERR_INVALID_ARGUMENT || unsupported_major);
+    /* A contradicting report is refused before anything else about the tensor (request validation aside). */
+    if (report_differs && !report_pinned) {
+      FUZZ_CHECK(status == DLMAP_ERR_DEVICE_REPORT_MISMATCH || status == DLMAP_ERR_INVALID_ARGUMENT || unsupported_major);
+    }
   } else {
+    FUZZ_CHECK(!report_differs || report_pinned);
+    /* Every bit count of an accepted tensor fits in int64 (issue 14: 2^64 − 4 bits of int4 passed as 0 bytes). */
+    FUZZ_CHECK(region.valid && fuzz_region_sizes_fit(&region));
     FUZZ_CHECK(!null_out && !unsupported_major);
     FUZZ_CHECK(err.code == DLMAP_OK || err.code == 0);
     const DLTensor *r = &out.tensor;
@@ -213,8 +230,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       } else if (t.ndim > 0) {
         FUZZ_CHECK(fuzz_strides_compact(r->ndim, r->shape, r->strides));
       }
-      const dlmap_device_info *source =
-          dlmap_device_type_find(request.has_reported_device ? request.reported_device_type : (int32_t)t.device.device_type);
+      const dlmap_device_info *source = report_pinned ? reported_info : own_info;
       FUZZ_CHECK(source != NULL);
       const bool direct = dlmap_memory_kind_host_accessible(source->memory) ||
                           dlmap_platform_get(source->platform)->backend != DLMAP_BACKEND_NONE;

@@ -34,7 +34,9 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
     for (int32_t i = 0; i < ndim && sized; i++) {
       sized = shape[i] >= 0 && !__builtin_mul_overflow(count, (uint64_t)shape[i], &count);
     }
-    if (sized && !__builtin_mul_overflow(count, element_bits, &bits) && bits / 8 < SIZE_MAX / 2) {
+    /* Only for a size dlmap accepts (bits fit in int64): a wrapped or oversized count is export's size_overflow,
+     * not a failed attempt to allocate 2^61 bytes of scratch. */
+    if (sized && !__builtin_mul_overflow(count, element_bits, &bits) && bits <= (uint64_t)INT64_MAX) {
       scratch = calloc((size_t)(bits / 8) + 1, 1);
       if (scratch == NULL) {
         const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, bits / 8 + 1),
@@ -72,6 +74,69 @@ static void call_deleter(void *managed, bool versioned) {
   }
 }
 
+bool dlmap_py_gpu_device_type(int32_t device_type) {
+  const dlmap_device_info *device = dlmap_device_type_find(device_type);
+  return device != NULL && dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_GPU;
+}
+
+/* ---- imports that may wait on a GPU run without the GIL; the producer's deleter still runs with it ---------------- */
+
+/* A stand-in for the producer's managed tensor: the same fields, and a deleter that calls the producer's only while the
+ * GIL is held. dlmap imports the stand-in; a release that happens while the import runs without the GIL (an error, or
+ * a copy that no longer needs the producer) is carried out once the GIL is back. Not every producer's deleter takes
+ * the GIL itself (NumPy's did not before 1.25). */
+typedef struct deferred_tensor {
+  union {
+    struct DLManagedTensorVersioned versioned;
+    DLManagedTensor legacy;
+  } stand_in; /* first: the stand-in's address is the struct's */
+  void *producer;
+  bool versioned;
+  bool gil_released;    /* the import is running without the GIL */
+  bool release_pending; /* the stand-in was released meanwhile */
+} deferred_tensor;
+
+static void deferred_finish(deferred_tensor *d) {
+  call_deleter(d->producer, d->versioned);
+  free(d);
+}
+
+static void deferred_release(deferred_tensor *d) {
+  if (d->gil_released) {
+    d->release_pending = true;
+  } else {
+    deferred_finish(d);
+  }
+}
+
+static void deferred_versioned_deleter(struct DLManagedTensorVersioned *self) {
+  deferred_release((deferred_tensor *)(void *)self);
+}
+
+static void deferred_legacy_deleter(DLManagedTensor *self) { deferred_release((deferred_tensor *)(void *)self); }
+
+/* Whether importing the tensor may call the GPU backend (its device, the report or the target is GPU memory). */
+static bool import_touches_gpu(void *managed, bool versioned, const dlmap_import_request *request) {
+  const DLTensor *t;
+  if (versioned) {
+    const struct DLManagedTensorVersioned *v = (const struct DLManagedTensorVersioned *)managed;
+    const dlmap_version version = {v->version.major, v->version.minor};
+    if (dlmap_version_struct(version) != DLMAP_STRUCT_VERSIONED) return false; /* only the version may be read */
+    t = &v->dl_tensor;
+  } else {
+    t = &((const DLManagedTensor *)managed)->dl_tensor;
+  }
+  return dlmap_py_gpu_device_type((int32_t)t->device.device_type) ||
+         (request != NULL && request->has_device && dlmap_py_gpu_device_type(request->device_type)) ||
+         (request != NULL && request->has_reported_device && dlmap_py_gpu_device_type(request->reported_device_type));
+}
+
+static int32_t import_managed(void *managed, bool versioned, const dlmap_import_request *request, dlmap_imported *out,
+                              dlmap_error *err) {
+  return versioned ? dlmap_import_versioned((struct DLManagedTensorVersioned *)managed, request, out, err)
+                   : dlmap_import_legacy((DLManagedTensor *)managed, request, out, err);
+}
+
 PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_request *request, const char *via) {
   bool padded = false;
   if (versioned) {
@@ -87,11 +152,32 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
     call_deleter(managed, versioned);
     return NULL;
   }
-  /* Import in place: the imported struct must not move once its strides may point into it. */
+  /* Import in place: the imported struct must not move once its strides may point into it. GPU work (runtime
+   * start-up, copies, stream synchronisation) runs without the GIL, through a stand-in (without memory for one, with
+   * the GIL). */
   dlmap_error err;
-  const int32_t status = versioned ? dlmap_import_versioned((struct DLManagedTensorVersioned *)managed, request,
-                                                            &self->imported, &err)
-                                   : dlmap_import_legacy((DLManagedTensor *)managed, request, &self->imported, &err);
+  int32_t status;
+  deferred_tensor *deferred = import_touches_gpu(managed, versioned, request) ? malloc(sizeof *deferred) : NULL;
+  if (deferred != NULL) {
+    memset(deferred, 0, sizeof *deferred);
+    deferred->producer = managed;
+    deferred->versioned = versioned;
+    deferred->gil_released = true;
+    if (versioned) {
+      deferred->stand_in.versioned = *(struct DLManagedTensorVersioned *)managed;
+      deferred->stand_in.versioned.deleter = deferred_versioned_deleter;
+    } else {
+      deferred->stand_in.legacy = *(DLManagedTensor *)managed;
+      deferred->stand_in.legacy.deleter = deferred_legacy_deleter;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    status = import_managed(&deferred->stand_in, versioned, request, &self->imported, &err);
+    Py_END_ALLOW_THREADS
+    deferred->gil_released = false;
+    if (deferred->release_pending) deferred_finish(deferred);
+  } else {
+    status = import_managed(managed, versioned, request, &self->imported, &err);
+  }
   if (status != DLMAP_OK) {
     memset(&self->imported, 0, sizeof self->imported);
     Py_DECREF(self);
@@ -111,7 +197,11 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
     const Py_ssize_t itemsize = (Py_ssize_t)((t->dtype.bits * (uint32_t)t->dtype.lanes) / 8);
     for (int32_t i = 0; i < t->ndim; i++) {
       self->buffer_dims[i] = (Py_ssize_t)t->shape[i];
-      self->buffer_dims[t->ndim + i] = (Py_ssize_t)(t->strides[i] * itemsize);
+      /* Import checks the strides of dimensions that step (extent > 1 in a tensor with elements); any other stride
+       * addresses nothing and may be huge: where its byte stride does not fit, 0 says the same. */
+      int64_t byte_stride;
+      if (__builtin_mul_overflow(t->strides[i], (int64_t)itemsize, &byte_stride)) byte_stride = 0;
+      self->buffer_dims[t->ndim + i] = (Py_ssize_t)byte_stride;
     }
   }
   return (PyObject *)self;
@@ -169,7 +259,18 @@ int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *requ
   dlmap_error err;
   Py_INCREF(self); /* the export's reference, dropped by its deleter */
   dlmap_py_count_export(1);
-  if (dlmap_export(&array, request, out, &err) != DLMAP_OK) {
+  /* GPU work runs without the GIL: dlmap_export touches no Python state (the owner's release, which does, runs only
+   * from the exported tensor's deleter and takes the GIL itself). */
+  int32_t status;
+  if (dlmap_py_gpu_device_type(array.device_type) ||
+      (request->has_dl_device && dlmap_py_gpu_device_type(request->dl_device_type))) {
+    Py_BEGIN_ALLOW_THREADS
+    status = dlmap_export(&array, request, out, &err);
+    Py_END_ALLOW_THREADS
+  } else {
+    status = dlmap_export(&array, request, out, &err);
+  }
+  if (status != DLMAP_OK) {
     dlmap_py_count_export(-1);
     Py_DECREF(self);
     return dlmap_py_raise_int(&err);
@@ -387,6 +488,7 @@ static int array_getbuffer(PyObject *op, Py_buffer *view, int flags) {
   static char empty_data[64]; /* what buf points at when a tensor with no elements has NULL data */
   const DLTensor *t = TENSOR;
   char what[160];
+  view->obj = NULL; /* the buffer protocol's rule for every failure: the caller may read it */
   if (!host_accessible((int32_t)t->device.device_type)) {
     snprintf(what, sizeof what, "The buffer protocol on %s memory", dlmap_device_type_name((int32_t)t->device.device_type));
     return buffer_not_implemented(what);

@@ -45,6 +45,10 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
  * -1 with the catalogue's exception set on failure (nothing allocated, no reference taken). */
 int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out);
 
+/* Whether memory of this device type is served by the GPU backend, whose calls may block (runtime start-up, copies,
+ * stream synchronisation): the binding releases the GIL around them. */
+bool dlmap_py_gpu_device_type(int32_t device_type);
+
 /* Allocates a zero-filled managed tensor of the given dtype, shape and device through dlmap (one block: struct,
  * shape, strides, data; 64-byte aligned data), in the struct the profile answers the current version with
  * (out->structure). Never touches Python state. */
@@ -76,6 +80,8 @@ PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObje
 
 /* ---- argument parsing (Python values → dlmap requests); -1 with the catalogue's exception on a bad value ------------ */
 
+/* An int or anything with __index__ (not bool) that fits in int64; its __index__ may run any code. */
+int dlmap_py_parse_int64(PyObject *obj, const char *argument, int64_t *out);
 int dlmap_py_parse_stream(PyObject *obj, const char *argument, bool *has, int64_t *value);
 int dlmap_py_parse_version(PyObject *obj, const char *argument, bool *has, dlmap_version *out);
 /* device: None, a (device_type, device_id) tuple of ints, or (accept_names) a device type name with id 0. A non-NULL

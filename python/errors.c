@@ -72,6 +72,15 @@ static int as_int64(PyObject *obj, const char *argument, int64_t *out) {
   return 1;
 }
 
+int dlmap_py_parse_int64(PyObject *obj, const char *argument, int64_t *out) {
+  const int status = as_int64(obj, argument, out);
+  if (status == 0) {
+    dlmap_py_type_error(argument, "an int", obj);
+    return -1;
+  }
+  return status < 0 ? -1 : 0;
+}
+
 /* A (a, b) tuple of integers. 1: parsed; 0: not such a tuple (nothing raised); -1: raised. */
 static int as_int_pair(PyObject *obj, const char *argument, int64_t *a, int64_t *b) {
   if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != 2) return 0;
@@ -98,9 +107,13 @@ int dlmap_py_parse_version(PyObject *obj, const char *argument, bool *has, dlmap
   *has = false;
   if (obj == NULL || obj == Py_None) return 0;
   int64_t major = 0, minor = 0;
-  const int status = as_int_pair(obj, argument, &major, &minor);
+  /* A list is read from a tuple copy: an item's __index__ could change the list while it is read. */
+  PyObject *pair = PyList_Check(obj) ? PyList_AsTuple(obj) : Py_NewRef(obj);
+  if (pair == NULL) return -1;
+  const int status = as_int_pair(pair, argument, &major, &minor);
+  Py_DECREF(pair);
   if (status == 0) {
-    dlmap_py_type_error(argument, "a (major, minor) tuple of ints or None", obj);
+    dlmap_py_type_error(argument, "a (major, minor) tuple or list of ints, or None", obj);
     return -1;
   }
   if (status < 0) return -1;
@@ -150,6 +163,41 @@ int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names
   return 0;
 }
 
+/* obj.name as a new reference, or NULL with nothing raised when obj has no such attribute (-1 in *failed when
+ * looking it up raised anything else). */
+static PyObject *optional_attr(PyObject *obj, const char *name, bool *failed) {
+  PyObject *value = PyObject_GetAttrString(obj, name);
+  if (value == NULL) {
+    if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+      PyErr_Clear();
+    } else {
+      *failed = true;
+    }
+  }
+  return value;
+}
+
+/* Whether obj is a boolean scalar of an array library (numpy.bool_, a 0-d NumPy bool array): ndim 0 and a dtype
+ * whose kind is 'b', the array protocol's mark of booleans. 1: yes; 0: no (nothing raised); -1: raised. Python ints
+ * and strings never are: copy=1 or copy="yes" is a mistake, not a request. */
+static int is_bool_scalar(PyObject *obj) {
+  if (PyLong_Check(obj) || PyUnicode_Check(obj) || PyBytes_Check(obj)) return 0;
+  bool failed = false;
+  int result = 0;
+  PyObject *ndim = optional_attr(obj, "ndim", &failed);
+  PyObject *dtype = ndim != NULL ? optional_attr(obj, "dtype", &failed) : NULL;
+  PyObject *kind = dtype != NULL ? optional_attr(dtype, "kind", &failed) : NULL;
+  if (kind != NULL && PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "b") == 0 && PyLong_Check(ndim)) {
+    const long n = PyLong_AsLong(ndim);
+    if (n == -1 && PyErr_Occurred()) failed = true;
+    result = n == 0;
+  }
+  Py_XDECREF(ndim);
+  Py_XDECREF(dtype);
+  Py_XDECREF(kind);
+  return failed ? -1 : result;
+}
+
 int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *out) {
   if (obj == NULL || obj == Py_None) {
     *out = DLMAP_COPY_IF_NEEDED;
@@ -158,8 +206,15 @@ int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *ou
   } else if (obj == Py_False) {
     *out = DLMAP_COPY_NEVER;
   } else {
-    dlmap_py_type_error(argument, "True, False or None", obj);
-    return -1;
+    /* What Python callers pass as well: NumPy's own bool (copy=np.bool_(True), often the result of a comparison). */
+    const int scalar = is_bool_scalar(obj);
+    if (scalar == 0) {
+      dlmap_py_type_error(argument, "True, False, None or a boolean scalar (numpy.bool_)", obj);
+      return -1;
+    }
+    const int truth = scalar < 0 ? -1 : PyObject_IsTrue(obj);
+    if (truth < 0) return -1;
+    *out = truth ? DLMAP_COPY_ALWAYS : DLMAP_COPY_NEVER;
   }
   return 0;
 }

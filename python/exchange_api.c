@@ -4,6 +4,9 @@
 
 #include "python/binding.h"
 
+/* Tables a prev_api chain may hold before the search gives up (DLPack has one major so far). */
+#define DLMAP_PY_EXCHANGE_API_MAX_CHAIN 16
+
 static int allocator(DLTensor *prototype, struct DLManagedTensorVersioned **out, void *error_ctx,
                      void (*set_error)(void *error_ctx, const char *kind, const char *message)) {
   /* No Python state here: callers may not hold the GIL. */
@@ -97,6 +100,30 @@ const DLPackExchangeAPI dlmap_py_exchange_api = {
     current_work_stream,
 };
 
+/* The 1.2 integer form: the table's address as an int, trusted only where Python code cannot have put it. Any class
+ * statement can set an int attribute (`__c_dlpack_exchange_api__ = 8`), so the int counts only when the type that
+ * holds it in its MRO is not a heap type (a C extension's static type). A forged capsule, by contrast, needs C. */
+static const DLPackExchangeAPIHeader *integer_form(PyTypeObject *type) {
+  PyObject *mro = type->tp_mro;
+  if (mro == NULL || !PyTuple_Check(mro)) return NULL;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
+    PyTypeObject *base = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
+    PyObject *dict = base->tp_dict;
+    if (dict == NULL) continue;
+    PyObject *value = PyDict_GetItemWithError(dict, dlmap_py_name.exchange_api_1_2); /* borrowed */
+    if (value == NULL) {
+      if (PyErr_Occurred()) PyErr_Clear();
+      continue;
+    }
+    /* The first definition along the MRO is the one attribute lookup finds: it alone decides. */
+    if ((base->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0 || !PyLong_Check(value)) return NULL;
+    const DLPackExchangeAPIHeader *header = (const DLPackExchangeAPIHeader *)PyLong_AsVoidPtr(value);
+    if (header == NULL && PyErr_Occurred()) PyErr_Clear();
+    return header;
+  }
+  return NULL;
+}
+
 /* The attribute on the type or a base, from the type's attribute cache: a borrowed reference, and no AttributeError to
  * raise and clear when it is missing (most producers publish no table). */
 const DLPackExchangeAPI *dlmap_py_find_exchange_api(PyTypeObject *type) {
@@ -105,13 +132,10 @@ const DLPackExchangeAPI *dlmap_py_find_exchange_api(PyTypeObject *type) {
   if (attr != NULL && PyCapsule_IsValid(attr, DLMAP_EXCHANGE_API_CAPSULE_NAME)) {
     header = (const DLPackExchangeAPIHeader *)PyCapsule_GetPointer(attr, DLMAP_EXCHANGE_API_CAPSULE_NAME);
   }
-  if (header == NULL) {
-    attr = _PyType_Lookup(type, dlmap_py_name.exchange_api_1_2);
-    if (attr != NULL && PyLong_Check(attr)) header = (const DLPackExchangeAPIHeader *)PyLong_AsVoidPtr(attr);
-    PyErr_Clear();
-  }
-  /* The consumer checks the major before reading further; older majors chain through prev_api. */
-  for (; header != NULL; header = header->prev_api) {
+  if (header == NULL) header = integer_form(type);
+  /* The consumer checks the major before reading further; older majors chain through prev_api. The walk is bounded:
+   * a chain that loops (or is longer than any real one, one table per major) ends the search. */
+  for (int hops = 0; header != NULL && hops < DLMAP_PY_EXCHANGE_API_MAX_CHAIN; header = header->prev_api, hops++) {
     if (header->version.major == DLMAP_ABI_CURRENT_MAJOR) return (const DLPackExchangeAPI *)header;
   }
   return NULL;

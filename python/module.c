@@ -13,6 +13,7 @@ static atomic_llong live_allocations;
 static atomic_llong total_allocations;
 static atomic_llong live_exports;
 static atomic_llong failures_requested; /* the next N allocations fail (testing the out-of-memory paths) */
+static atomic_llong allocations_without_gil; /* testing: allocations made while the thread held no GIL */
 
 static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
   (void)ctx;
@@ -20,6 +21,7 @@ static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
   while (pending > 0) {
     if (atomic_compare_exchange_weak(&failures_requested, &pending, pending - 1)) return NULL;
   }
+  if (!PyGILState_Check()) atomic_fetch_add(&allocations_without_gil, 1); /* safe to ask without the GIL */
   const dlmap_allocator *base = dlmap_allocator_default(); /* faster than aligned_alloc for small blocks */
   void *pointer = base->allocate(base->ctx, size, alignment);
   if (pointer != NULL) {
@@ -43,37 +45,39 @@ void dlmap_py_count_export(int delta) { atomic_fetch_add(&live_exports, delta); 
 
 /* ---- dlmap.empty --------------------------------------------------------------------------------------------------- */
 
-/* shape: an int or a sequence of ints. -1 with the catalogue's exception. */
+/* shape: an int or a tuple or list of ints. -1 with the catalogue's exception. A list is read from a tuple copy:
+ * an item's __index__ may run code that changes the list (or drops its items) while it is being read. */
 static int parse_shape(PyObject *obj, int32_t *ndim, int64_t *shape) {
   if (PyIndex_Check(obj) && !PyBool_Check(obj)) {
-    const long long extent = PyLong_AsLongLong(obj);
-    if (extent == -1 && PyErr_Occurred()) return -1;
+    if (dlmap_py_parse_int64(obj, "shape", &shape[0]) < 0) return -1;
     *ndim = 1;
-    shape[0] = (int64_t)extent;
     return 0;
   }
   if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
     dlmap_py_type_error("shape", "an int or a tuple of ints", obj);
     return -1;
   }
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+  PyObject *items = PySequence_Tuple(obj); /* a tuple itself, or a snapshot holding references to the items */
+  if (items == NULL) return -1;
+  const Py_ssize_t n = PyTuple_GET_SIZE(items);
+  int status = 0;
   if (n > DLMAP_MAX_NDIM) {
     const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_NDIM, n), dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM)};
     dlmap_py_raise_code(DLMAP_ERR_NDIM_TOO_LARGE, args, 2);
-    return -1;
+    status = -1;
   }
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *item = PySequence_Fast_GET_ITEM(obj, i);
+  for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+    PyObject *item = PyTuple_GET_ITEM(items, i);
     if (!PyIndex_Check(item) || PyBool_Check(item)) {
       dlmap_py_type_error("shape", "an int or a tuple of ints", item);
-      return -1;
+      status = -1;
+    } else if (dlmap_py_parse_int64(item, "shape", &shape[i]) < 0) {
+      status = -1;
     }
-    const long long extent = PyLong_AsLongLong(item);
-    if (extent == -1 && PyErr_Occurred()) return -1;
-    shape[i] = (int64_t)extent;
   }
-  *ndim = (int32_t)n;
-  return 0;
+  Py_DECREF(items);
+  if (status == 0) *ndim = (int32_t)n;
+  return status;
 }
 
 static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {
@@ -103,9 +107,15 @@ static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {
   if (dlmap_py_parse_device(device_obj, "device", true, NULL, &has_device, &device_type, &device_id) < 0) return NULL;
   dlmap_exported tensor;
   dlmap_error err;
-  if (dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, &tensor, &err) != DLMAP_OK) {
-    return dlmap_py_raise(&err);
+  int32_t status;
+  if (dlmap_py_gpu_device_type(device_type)) { /* allocating and filling GPU memory may block: without the GIL */
+    Py_BEGIN_ALLOW_THREADS
+    status = dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, &tensor, &err);
+    Py_END_ALLOW_THREADS
+  } else {
+    status = dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, &tensor, &err);
   }
+  if (status != DLMAP_OK) return dlmap_py_raise(&err);
   const bool versioned = tensor.structure == DLMAP_STRUCT_VERSIONED;
   return dlmap_py_import(versioned ? (void *)tensor.versioned : (void *)tensor.legacy, versioned, NULL, "empty");
 }
@@ -308,6 +318,8 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
       dlmap_py_parse_stream(stream_obj, "stream", &has_stream, &stream) < 0) {
     return NULL;
   }
+  /* The producer gets copy as the protocol states it (a bool or None), whatever bool-like object the caller passed. */
+  copy_obj = request.copy == DLMAP_COPY_ALWAYS ? Py_True : request.copy == DLMAP_COPY_NEVER ? Py_False : Py_None;
   PyObject *method = NULL, *device_method = NULL;
   if (lookup_attr(x, dlmap_py_name.dlpack, &method) < 0) return NULL;
   if (method == NULL || lookup_attr(x, dlmap_py_name.dlpack_device, &device_method) < 0 || device_method == NULL) {
@@ -349,6 +361,18 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
         return dlmap_py_raise_code(DLMAP_ERR_BACKEND_CALL_FAILED, a, 3);
       }
       return NULL;
+    }
+    /* The stream rules of the tensor's device type, as on the Python path (which checks before asking the producer;
+     * here the device is known only now): stream=5 for a host tensor is an error whichever path serves it. */
+    const dlmap_version version = {tensor->version.major, tensor->version.minor};
+    const int32_t tensor_device = (int32_t)tensor->dl_tensor.device.device_type;
+    if (dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED && dlmap_device_type_find(tensor_device) != NULL) {
+      dlmap_stream_meaning meaning;
+      dlmap_error err;
+      if (dlmap_stream_classify(tensor_device, has_stream, stream, &meaning, &err) != DLMAP_OK) {
+        call_deleter(tensor);
+        return dlmap_py_raise(&err);
+      }
     }
     if (exchange_tensor_usable(api, tensor, &request, has_stream, stream)) {
       return dlmap_py_import(tensor, true, &request, "c_exchange_api");
@@ -404,8 +428,8 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   Py_DECREF(stream_arg);
   if (capsule == NULL) return NULL;
 
-  /* 4. Import. The producer moved the data when it was given dl_device; otherwise its report names the device
-   * (PyTorch reports pinned tensors as kDLCUDAHost but stores kDLCPU). */
+  /* 4. Import. The producer moved the data when it was given dl_device; otherwise import weighs its report against
+   * the tensor (PyTorch reports pinned tensors as kDLCUDAHost but stores kDLCPU; other disagreements are errors). */
   if (!(versioned_call && request.has_device)) {
     request.has_reported_device = true;
     request.reported_device_type = device_type;
@@ -449,9 +473,10 @@ static PyObject *platform_status(PyObject *module, PyObject *arg) {
 static PyObject *stats(PyObject *module, PyObject *unused) {
   (void)module;
   (void)unused;
-  return Py_BuildValue("{s:L,s:L,s:L,s:n}", "live_allocations", (long long)atomic_load(&live_allocations),
+  return Py_BuildValue("{s:L,s:L,s:L,s:n,s:L}", "live_allocations", (long long)atomic_load(&live_allocations),
                        "total_allocations", (long long)atomic_load(&total_allocations), "live_exports",
-                       (long long)atomic_load(&live_exports), "legacy_only_types", PySet_GET_SIZE(legacy_only_types));
+                       (long long)atomic_load(&live_exports), "legacy_only_types", PySet_GET_SIZE(legacy_only_types),
+                       "allocations_without_gil", (long long)atomic_load(&allocations_without_gil));
 }
 
 static PyObject *fail_allocations(PyObject *module, PyObject *arg) {
@@ -532,8 +557,8 @@ static PyMethodDef module_methods[] = {
      "Probes a platform (\"cpu\", \"cuda\", \"rocm\", …): {platform, built, available, device_count, reason}; reason "
      "is the vendor's text when it is not available."},
     {"_stats", stats, METH_NOARGS,
-     "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, live exports, and how many producer types "
-     "from_dlpack remembers as legacy-only."},
+     "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, live exports, how many producer types "
+     "from_dlpack remembers as legacy-only, and how many allocations were made by a thread without the GIL."},
     {"_fail_allocations", fail_allocations, METH_O,
      "_fail_allocations(n)\n--\n\nTesting hook: the next n allocations through dlmap fail."},
     {"_call_deleter_on_thread", call_deleter_on_thread, METH_O,

@@ -110,9 +110,25 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
 
   /* 1. Values: device type, dtype and flags known (and of the widths and lanes the profile imports), and
    * (versioned) expressible in the tensor's version; only then whether the profile imports from the device (a 1.1
-   * tensor claiming kDLTrn is malformed before it is unservable). */
-  const int32_t device_type = request->has_reported_device ? request->reported_device_type
-                                                           : (int32_t)t->device.device_type;
+   * tensor claiming kDLTrn is malformed before it is unservable). A __dlpack_device__ report replaces the tensor's device type only where
+   * the spec's memory kinds allow it: host memory reported as pinned host memory (PyTorch's pinned
+   * tensors). Any other disagreement could make a device address read on the host, or the reverse. */
+  int32_t device_type = (int32_t)t->device.device_type;
+  if (request->has_reported_device && request->reported_device_type != device_type) {
+    const dlmap_device_info *own = dlmap_device_type_find(device_type);
+    const dlmap_device_info *reported = dlmap_device_type_find(request->reported_device_type);
+    if (own == NULL || reported == NULL || own->memory != DLMAP_MEMORY_HOST ||
+        reported->memory != DLMAP_MEMORY_HOST_PINNED) {
+      char source[96];
+      dlmap__describe_device(source, sizeof source, device_type, t->device.device_id);
+      const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME,
+                                              dlmap_device_type_name(request->reported_device_type)),
+                                dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->reported_device_type),
+                                dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)};
+      return fail_with(p, err, DLMAP_ERR_DEVICE_REPORT_MISMATCH, args, 3);
+    }
+    device_type = request->reported_device_type;
+  }
   const dlmap_device_info *device = dlmap_device_type_find(device_type);
   if (device == NULL) return unsupported_device(p, err, device_type, NULL);
   if (profile->whole_bytes && t->dtype.bits % 8 != 0) {
@@ -233,7 +249,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
       out->tensor.device.device_type = (DLDeviceType)target->value;
       out->tensor.device.device_id = target_id;
     } else if (request->has_reported_device) {
-      out->tensor.device.device_type = (DLDeviceType)device_type; /* the report wins */
+      out->tensor.device.device_type = (DLDeviceType)device_type; /* the report wins (pinned host memory) */
     }
     out->read_only = read_only;
     out->managed_ = p->managed;

@@ -41,8 +41,10 @@ int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *st
     overflowed = false;
     count = 0;
   }
+  /* The bit count must fit in int64, as the strided extents below are computed in signed bits: a
+   * sub-byte count × bits can reach 2^64 − 1 without wrapping, and (bits + 7) / 8 would then wrap to 0. */
   uint64_t bits;
-  if (overflowed || __builtin_mul_overflow(count, element_bits, &bits) || bits / 8 > (uint64_t)INT64_MAX - 1) {
+  if (overflowed || __builtin_mul_overflow(count, element_bits, &bits) || bits > (uint64_t)INT64_MAX) {
     return overflow(ndim, shape, strides, err);
   }
   out->count = count;

@@ -5,7 +5,13 @@
 #        tools/hardening.sh merge          fold the last fuzz run's new inputs into the committed seed corpora
 # Environment:
 #   DLMAP_FUZZ_SECONDS     seconds per fuzz target (default 30)
+#   DLMAP_FUZZ_RUNS        stop each fuzz target after this many executions instead, whichever comes first
+#                          (libFuzzer -runs; default: no limit)
+#   DLMAP_FUZZ_TARGETS     the fuzz targets of the `fuzz` and `merge` steps, space-separated (default: all four:
+#                          import_fuzz export_fuzz name_lookup_fuzz error_format_fuzz)
 #   DLMAP_SPEC_EXAMPLES    examples per spec-loader property in the `spec` step (default 300, random seed)
+#   DLMAP_HOSTILE_EXAMPLES examples per hostile-producer property in the `asan` step, which runs
+#                          //python:hostile_property_test with the ASan runtime (default 100, random seed)
 #   DLMAP_STRESS_TENSORS   tensors per producer thread in the TSan stress run (default 20000; 5000 in //...)
 #   DLMAP_HARDENING_ROOT   Bazel --output_user_root for these builds (default /tmp/bazel_hardening): sanitizer and
 #                          clang builds get their own server and cache, so they never thrash the default one
@@ -21,11 +27,26 @@ cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS=${DLMAP_FUZZ_SECONDS:-30}
 SPEC_EXAMPLES=${DLMAP_SPEC_EXAMPLES:-300}
+HOSTILE_EXAMPLES=${DLMAP_HOSTILE_EXAMPLES:-100}
 STRESS_TENSORS=${DLMAP_STRESS_TENSORS:-20000}
 ROOT=${DLMAP_HARDENING_ROOT:-/tmp/bazel_hardening}
 # One output directory per checkout: two checkouts hardening at once must not share logs and scratch corpora.
 OUT=${DLMAP_HARDENING_OUT:-/tmp/dlmap_hardening.$(pwd | cksum | cut -d ' ' -f 1)}
-FUZZ_TARGETS="import_fuzz export_fuzz name_lookup_fuzz error_format_fuzz"
+ALL_FUZZ_TARGETS="import_fuzz export_fuzz name_lookup_fuzz error_format_fuzz"
+FUZZ_TARGETS=${DLMAP_FUZZ_TARGETS:-$ALL_FUZZ_TARGETS}
+FUZZ_RUNS=${DLMAP_FUZZ_RUNS:-}
+for t in $FUZZ_TARGETS; do
+  case " $ALL_FUZZ_TARGETS " in
+    *" $t "*) ;;
+    *)
+      echo "hardening: unknown fuzz target '$t' in DLMAP_FUZZ_TARGETS ($ALL_FUZZ_TARGETS)" >&2
+      exit 2
+      ;;
+  esac
+done
+case "$FUZZ_RUNS" in
+  "" | *[!0-9]*) [ -z "$FUZZ_RUNS" ] || { echo "hardening: DLMAP_FUZZ_RUNS must be a number" >&2; exit 2; } ;;
+esac
 steps=${*:-asan valgrind tsan fuzz spec}
 
 # --symlink_prefix=/: no bazel-* links in the checkout (they would point into this separate output root).
@@ -92,8 +113,10 @@ all_packages() {
 }
 
 step_asan() {
-  # gcc AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer around every test of the suite.
-  hbazel test $BFLAGS $TFLAGS --config=asan --keep_going -- $(all_packages)
+  # gcc AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer around every test of the suite; the Python
+  # tests (the hostile-producer property with more examples and a fresh seed) run with the runtime preloaded.
+  hbazel test $BFLAGS $TFLAGS --config=asan --keep_going --test_env=DLMAP_HOSTILE_EXAMPLES="$HOSTILE_EXAMPLES" \
+    --test_env=DLMAP_HOSTILE_RANDOM=1 -- $(all_packages)
 }
 
 step_valgrind() {
@@ -121,11 +144,16 @@ step_fuzz() {
     # Start from the committed seeds and every recorded crash; new inputs go to the scratch corpus only.
     seeds="fuzz/corpus/$t"
     [ -d "fuzz/regressions/$t" ] && seeds="$seeds fuzz/regressions/$t"
-    echo "---- $t: ${FUZZ_SECONDS}s from $seeds"
+    runs_flag=""
+    [ -z "$FUZZ_RUNS" ] || runs_flag="-runs=$FUZZ_RUNS"
+    echo "---- $t: ${FUZZ_SECONDS}s${FUZZ_RUNS:+ or $FUZZ_RUNS executions} from $seeds"
+    echo "command: $bin/fuzz/$t -max_total_time=$FUZZ_SECONDS $runs_flag -timeout=25 -rss_limit_mb=2048" \
+      "-print_final_stats=1 -artifact_prefix=$work/artifacts/ $work/corpus $seeds" >"$work/command.txt"
     # shellcheck disable=SC2086
     if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      timeout $((FUZZ_SECONDS + 120)) "$bin/fuzz/$t" -max_total_time="$FUZZ_SECONDS" -timeout=25 -rss_limit_mb=2048 \
-      -print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/corpus" $seeds >"$work/fuzz.log" 2>&1; then
+      timeout $((FUZZ_SECONDS + 120)) "$bin/fuzz/$t" -max_total_time="$FUZZ_SECONDS" $runs_flag -timeout=25 \
+      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/corpus" $seeds \
+      >"$work/fuzz.log" 2>&1; then
       r=PASS
     else
       r=FAIL
@@ -150,7 +178,10 @@ step_spec() {
 
 step_merge() {
   # Minimise the committed seeds plus the last run's scratch corpora back into fuzz/corpus/<target>.
-  hbazel build $BFLAGS --config=fuzz //fuzz:import_fuzz //fuzz:export_fuzz //fuzz:name_lookup_fuzz //fuzz:error_format_fuzz
+  labels=""
+  for t in $FUZZ_TARGETS; do labels="$labels //fuzz:$t"; done
+  # shellcheck disable=SC2086
+  hbazel build $BFLAGS --config=fuzz $labels
   bin=$(hbazel info $BFLAGS --config=fuzz bazel-bin 2>/dev/null)
   for t in $FUZZ_TARGETS; do
     [ -d "$OUT/fuzz/$t/corpus" ] || continue

@@ -5,9 +5,10 @@ set -eu
 # libgtest-dev: C/C++ tests; libdlpack-dev: the DLPack header dlmap builds against; python3-yaml: the
 # spec generator; libamdhip64-dev: the HIP runtime, so the ROCm platform (always built) is probed for real;
 # python3-dev, python3-numpy, python3-torch: the Python binding and its interop tests;
+# python3-hypothesis: the property tests (hostile producers and arguments, the spec loader);
 # libbenchmark-dev, libtorch-dev: the benchmarks and their libtorch peer.
 packages="bazel-bootstrap re2c libgtest-dev libdlpack-dev python3-yaml libamdhip64-dev python3-dev python3-numpy
-  python3-torch libbenchmark-dev libtorch-dev"
+  python3-torch python3-hypothesis libbenchmark-dev libtorch-dev"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -163,7 +163,9 @@ typedef struct dlmap_import_request {
   dlmap_layout_policy layout;
   uint64_t alignment;       /* required alignment of the first element in bytes (power of two); 0: none */
   bool has_reported_device; /* __dlpack_device__ said otherwise than the tensor (PyTorch reports pinned */
-  int32_t reported_device_type; /* tensors as kDLCUDAHost but stores kDLCPU): the report wins */
+  int32_t reported_device_type; /* tensors as kDLCUDAHost but stores kDLCPU): the report wins where a host-memory
+                                 * tensor is reported as host_pinned memory; any other disagreement is
+                                 * device_report_mismatch */
   const dlmap_allocator *allocator; /* for copies; NULL: the default allocator */
   /* GPU copies: the consumer's stream (of the tensor's device) the tensor is ready on, i.e. the one it
    * passed to __dlpack__; NULL: the runtime's default stream. Copies run on it and are complete before

@@ -180,6 +180,21 @@ class ConsumerTest(DlmapTestCase):
         a.readonly = True
         self.assertTrue(dlmap.from_dlpack(a).readonly, "READ_ONLY travels through the table")
 
+    def test_stream_rules_on_the_table_path(self):
+        # The table path checks the stream against the tensor's device type like the Python path (issue 14: stream=5
+        # for a host array passed here and raised elsewhere); the table's tensor is released.
+        a = dlmap.empty(3)
+        for stream in [5, -1, 0, 1]:
+            self.assertRaisesExactly(ValueError, f"stream={stream} is not valid for device type kDLCPU (1): this device "
+                                     "type takes no stream, so stream must be None.", dlmap.from_dlpack, a,
+                                     stream=stream)
+        self.assertEqual(dlmap._stats()["live_exports"], self._before["live_exports"])
+        f = ForeignTable(1)
+        testing.deleted.clear()
+        with self.assertRaises(ValueError):
+            dlmap.from_dlpack(f.Array(), stream=5)
+        self.assertEqual((f.c_calls, f.producer.calls, testing.deleted), (1, [], ["c"]))
+
     @testing.without_cuda
     def test_device_without_cuda(self):
         a = dlmap.empty((2, 3))
@@ -199,14 +214,54 @@ class ConsumerTest(DlmapTestCase):
             dlmap.from_dlpack(Borrowed())
         self.assertEqual(str(ctx.exception), "py_object must be a dlmap.Array, got Borrowed")
 
-        class Borrowed12(Borrowed):  # DLPack 1.2 published the table's address as an int, under another name
-            __dlpack_c_exchange_api__ = None
-            __c_dlpack_exchange_api__ = testing.capsule_pointer(dlmap.Array.__dlpack_c_exchange_api__,
-                                                                testing.NAME_EXCHANGE_API)
+    def test_integer_form_only_on_static_types(self):
+        # DLPack 1.2 published the table's address as an int, under another name. Any class statement can set an int
+        # (issue 14: `__c_dlpack_exchange_api__ = 8` made dlmap read address 8), so a Python class's int is ignored and
+        # its Python methods are used; only a C extension's static type is trusted with one.
+        inner = dlmap.empty(3)
+        table = testing.capsule_pointer(dlmap.Array.__dlpack_c_exchange_api__, testing.NAME_EXCHANGE_API)
+        for value in [table, 8, 0, -1, 2 ** 64 - 8]:
+            class Forged:
+                __c_dlpack_exchange_api__ = value
 
-        with self.assertRaises(TypeError) as ctx:
-            dlmap.from_dlpack(Borrowed12())
-        self.assertEqual(str(ctx.exception), "py_object must be a dlmap.Array, got Borrowed12")
+                def __dlpack__(self, **kwargs):
+                    return inner.__dlpack__(**kwargs)
+
+                def __dlpack_device__(self):
+                    return inner.__dlpack_device__()
+
+            self.assertEqual(dlmap.from_dlpack(Forged()).via, "dltensor_versioned", value)
+
+    def test_integer_form_on_a_static_type_in_a_child(self):
+        # A static (non-heap) type with the int: dlmap's own table under the 1.2 name, planted in bytearray's type dict
+        # in a child interpreter. A Python subclass inherits it (the table is used: its functions accept only
+        # dlmap.Array); a Python subclass that sets its own int is not trusted.
+        rc, out, err = testing.run_child("""
+            import ctypes, gc
+            import dlmap, testing
+            table = testing.capsule_pointer(dlmap.Array.__dlpack_c_exchange_api__, testing.NAME_EXCHANGE_API)
+            gc.get_referents(bytearray.__dict__)[0]["__c_dlpack_exchange_api__"] = table
+            ctypes.pythonapi.PyType_Modified(ctypes.py_object(bytearray))
+            inner = dlmap.empty(3)
+
+            class Inherits(bytearray):
+                def __dlpack__(self, **kwargs):
+                    return inner.__dlpack__(**kwargs)
+
+                def __dlpack_device__(self):
+                    return inner.__dlpack_device__()
+
+            class Overrides(Inherits):
+                __c_dlpack_exchange_api__ = 8
+
+            try:
+                dlmap.from_dlpack(Inherits())
+            except TypeError as e:
+                print("inherited:", e)
+            print("overridden:", dlmap.from_dlpack(Overrides()).via)
+        """)
+        self.assertEqual((rc, out, err), (0, "inherited: py_object must be a dlmap.Array, got Inherits\n"
+                                             "overridden: dltensor_versioned\n", ""))
 
 
 class ForeignTable:
@@ -271,6 +326,22 @@ class ForeignTableTest(DlmapTestCase):
         f = ForeignTable(2, prev=ctypes.addressof(inner.table))
         b = dlmap.from_dlpack(f.Array())
         self.assertEqual((inner.c_calls, f.c_calls, b.via), (1, 0, "c_exchange_api"))
+
+    def test_cyclic_prev_api_chain(self):
+        # A chain of older majors that loops back (issue 14: the walk never ended). In a child, so that the old
+        # behaviour is a timeout rather than a hung test.
+        rc, out, err = testing.run_child("""
+            import ctypes
+            import dlmap, testing
+            from exchange_api_test import ForeignTable
+            f = ForeignTable(2)
+            f.table.header.prev_api = ctypes.pointer(f.table.header)  # 2.0 → itself
+            g = ForeignTable(3)
+            h = ForeignTable(2, prev=ctypes.addressof(g.table))
+            g.table.header.prev_api = ctypes.pointer(h.table.header)  # 3.0 → 2.0 → 3.0 → …
+            print(dlmap.from_dlpack(f.Array()).via, dlmap.from_dlpack(g.Array()).via, f.c_calls + g.c_calls + h.c_calls)
+        """, timeout=30)
+        self.assertEqual((rc, out, err), (0, "dltensor_versioned dltensor_versioned 0\n", ""))
 
     def test_device_tensor_needing_synchronisation_takes_the_python_path(self):
         # The table's tensor is ready on the producer's current stream; dlmap (no GPU backend) cannot make another

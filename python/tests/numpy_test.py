@@ -123,6 +123,22 @@ class NumpyToDlmapTest(DlmapTestCase):
         cap = a.__dlpack__(max_version=(np.int64(1), np.int32(3)), dl_device=(np.int64(1), np.int64(0)))
         self.assertEqual(testing.capsule_name(cap), "dltensor_versioned")
 
+    def test_numpy_bool_for_copy(self):
+        # copy=np.bool_(...) is what a comparison gives a caller (issue 14: it was refused). Boolean scalars of any
+        # array library (ndim 0, dtype.kind 'b') count as their truth value; the producer is passed a real bool.
+        a = dlmap.empty(3)
+        for flag, copied in [(np.bool_(True), True), (np.bool_(False), False), (np.array(True), True),
+                             (np.array(3) > 2, True)]:
+            cap = a.__dlpack__(max_version=(1, 3), copy=flag)
+            self.assertEqual(testing.versioned_tensor(cap).dl_tensor.data != a.data_ptr, copied, flag)
+            self.assertEqual(dlmap.from_dlpack(a, copy=flag).copied, copied, flag)
+        p = testing.Producer(sample("float32").copy(), (2, 32, 1), (12,))
+        dlmap.from_dlpack(p, copy=np.bool_(True))
+        self.assertIs(p.calls[-1]["copy"], True)
+        for bad in [np.array([True]), np.int64(1), np.float32(1.0), np.array(1)]:
+            self.assertRaisesExactly(TypeError, "copy must be True, False, None or a boolean scalar (numpy.bool_), got "
+                                     f"numpy.{type(bad).__name__}", a.__dlpack__, copy=bad)
+
     def test_lifetimes(self):
         n = sample("int64").copy()  # owns its memory: n[1:].base is n
         wn = weakref.ref(n)

@@ -99,6 +99,10 @@ class EmptyTest(DlmapTestCase):
         self.assertEqual((a.dtype, a.nbytes), ("int4", 3))
         self.assertRaisesExactly(NotImplementedError, "The buffer protocol for dtype int4 is not implemented by dlmap",
                                  memoryview, a)
+        # 2^64 − 4 bits (issue 14): a size dlmap refuses, not an allocation of 2^61 bytes that fails.
+        self.assertRaisesExactly(BufferError, "The DLPack tensor's element count or byte extent overflows (shape "
+                                 "[4611686018427387903], strides [none: compact row-major])", dlmap.empty,
+                                 2 ** 62 - 1, "int4")
 
     def test_argument_errors(self):
         self.assertRaisesExactly(ValueError, "Unknown data type name 'float31'", dlmap.empty, 3, "float31")
@@ -112,6 +116,38 @@ class EmptyTest(DlmapTestCase):
         self.assertRaisesExactly(ValueError, "Unknown device type name 'nonsense'", dlmap.empty, 3, device="nonsense")
         with self.assertRaisesRegex(TypeError, "cannot create 'dlmap.Array' instances"):
             dlmap.Array()
+
+    def test_shape_items_that_run_code(self):
+        # An item's __index__ may change the list being read (issue 14: clearing it freed the other items under
+        # dlmap's feet). The list is read from a snapshot: the values it held when dlmap.empty was called.
+        class Clears:
+            def __index__(self):
+                shape.clear()
+                return 1
+
+        shape = [Clears(), 2, 3]
+        self.assertEqual(dlmap.empty(shape).shape, (1, 2, 3))
+
+        class Grows:
+            def __index__(self):
+                shape.extend([5] * 100)
+                return 2
+
+        shape = [Grows(), 4]
+        self.assertEqual(dlmap.empty(shape).shape, (2, 4))
+
+        class Raises:
+            def __index__(self):
+                raise KeyError("from __index__")
+
+        with self.assertRaises(KeyError):
+            dlmap.empty([2, Raises()])
+        with self.assertRaises(KeyError):
+            dlmap.empty(Raises())
+        self.assertRaisesExactly(ValueError, "Invalid argument shape: the value does not fit in a 64-bit integer",
+                                 dlmap.empty, [2, 2 ** 70])
+        self.assertRaisesExactly(ValueError, "Invalid argument shape: the value does not fit in a 64-bit integer",
+                                 dlmap.empty, -(2 ** 63) - 1)
 
     @testing.without_cuda
     def test_no_cuda(self):
@@ -190,6 +226,30 @@ class BufferTest(DlmapTestCase):
                                  B.PyBUF_F_CONTIGUOUS)
         del m, t
 
+    def test_failed_requests_leave_obj_null(self):
+        # The buffer protocol's rule: on failure view->obj is NULL (issue 14: the early refusals left it as it was).
+        cuda = dlmap.from_dlpack(Producer(None, (2, 32, 1), (4,), device=(2, 0), data=0x10000), stream=-1)
+        read_only = filled(3)
+        read_only.readonly = True
+        for array, flags, cls in [(cuda, testing.PyBUF_SIMPLE, NotImplementedError),
+                                  (dlmap.empty(4, "int4"), testing.PyBUF_SIMPLE, NotImplementedError),
+                                  (read_only, testing.PyBUF_WRITABLE, BufferError),
+                                  (dlmap.from_dlpack(Producer(float_buffer(4), (2, 32, 1), (2, 2), strides=(1, 2))),
+                                   testing.PyBUF_C_CONTIGUOUS, BufferError)]:
+            view = testing.Py_buffer()
+            view.obj = 0xdead  # what an uninitialised view may hold
+            with self.assertRaises(cls):
+                testing._get_buffer(array, ctypes.byref(view), flags)
+            self.assertIsNone(view.obj, (array, flags))
+
+    def test_huge_strides_of_steps_that_never_happen(self):
+        # Strides of extent-1 and extent-0 dimensions are not checked (they address nothing); their byte strides
+        # overflowed int64 (issue 14, signed overflow). They are 0 where they do not fit.
+        b = dlmap.from_dlpack(Producer(float_buffer(3), (2, 32, 1), (3, 1), strides=(1, 2 ** 62 + 1)))
+        self.assertEqual((b.strides, memoryview(b).strides, values(b)), ((1, 2 ** 62 + 1), (4, 0), [[0.0], [1.0], [2.0]]))
+        e = dlmap.from_dlpack(Producer(float_buffer(1), (2, 32, 1), (0, 3), strides=(2 ** 62 + 1, 2 ** 61 + 1)))
+        self.assertEqual((memoryview(e).strides, memoryview(e).tolist()), ((0, 0), []))
+
     def test_device_memory_has_no_buffer(self):
         p = Producer(None, (2, 32, 1), (4,), device=(2, 0), data=0x10000)  # a CUDA pointer nobody dereferences
         a = dlmap.from_dlpack(p, stream=-1)
@@ -226,6 +286,22 @@ class DlpackArgumentsTest(DlmapTestCase):
                 v = testing.versioned_tensor(cap)
                 self.assertEqual(((v.version.major, v.version.minor), v.flags, v.dl_tensor.data),
                                  (stamped, 0, a.data_ptr), requested)
+        # A list is what many callers write (issue 14); it is read like the tuple.
+        self.assertEqual(testing.capsule_name(a.__dlpack__(max_version=[1, 0])), "dltensor_versioned")
+        self.assertEqual(testing.capsule_name(a.__dlpack__(max_version=[0, 8])), "dltensor")
+
+        class Index:
+            def __init__(self, value, mutate=None):
+                self.value, self.mutate = value, mutate
+
+            def __index__(self):
+                if self.mutate is not None:
+                    self.mutate.clear()
+                return self.value
+
+        changing = [Index(1), 0]
+        changing[0].mutate = changing  # read from a copy: clearing the list changes nothing
+        self.assertEqual(testing.capsule_name(a.__dlpack__(max_version=changing)), "dltensor_versioned")
 
     def test_what_the_negotiated_version_cannot_express(self):
         for dtype, max_version, message in [
@@ -255,9 +331,10 @@ class DlpackArgumentsTest(DlmapTestCase):
         self.assertRaisesExactly(BufferError,
                                  "dlmap does not support any DLPack version below 0.5 but version 0.4 was requested.",
                                  a.__dlpack__, max_version=(0, 4))
-        for bad, got in [([1, 0], "list"), ((1,), "tuple"), (("1", "0"), "tuple"), ((1.0, 0), "tuple"),
-                         ((True, 0), "tuple"), ("1.0", "str")]:
-            self.assertRaisesExactly(TypeError, f"max_version must be a (major, minor) tuple of ints or None, got {got}",
+        for bad, got in [([1], "list"), ((1,), "tuple"), (("1", "0"), "tuple"), ((1.0, 0), "tuple"),
+                         ((True, 0), "tuple"), ([True, 0], "list"), ("1.0", "str"), ("10", "str"), (b"\x01\x00", "bytes")]:
+            self.assertRaisesExactly(TypeError,
+                                     f"max_version must be a (major, minor) tuple or list of ints, or None, got {got}",
                                      a.__dlpack__, max_version=bad)
         self.assertRaisesExactly(ValueError,
                                  "Invalid argument max_version: major and minor must be integers from 0 to 4294967295",
@@ -275,8 +352,9 @@ class DlpackArgumentsTest(DlmapTestCase):
                          a.data_ptr)
         legacy = a.__dlpack__(copy=True)  # a legacy consumer just owns the copy
         self.assertNotEqual(testing.legacy_tensor(legacy).dl_tensor.data, a.data_ptr)
-        self.assertRaisesExactly(TypeError, "copy must be True, False or None, got str", a.__dlpack__, copy="yes")
-        self.assertRaisesExactly(TypeError, "copy must be True, False or None, got int", a.__dlpack__, copy=1)
+        for bad in ["yes", 1, 0, 1.0, [True], b"\x01"]:
+            self.assertRaisesExactly(TypeError, "copy must be True, False, None or a boolean scalar (numpy.bool_), got "
+                                     + type(bad).__name__, a.__dlpack__, copy=bad)
 
     def test_dl_device(self):
         a = filled(3)
@@ -583,8 +661,8 @@ class FromDlpackTest(DlmapTestCase):
                                  "of ints, got list", dlmap.from_dlpack, Producer(buf, (2, 32, 1), (3,)), device=[1, 0])
         self.assertRaisesExactly(ValueError, "Unknown device type name 'nope'", dlmap.from_dlpack,
                                  Producer(buf, (2, 32, 1), (3,)), device="nope")
-        self.assertRaisesExactly(TypeError, "copy must be True, False or None, got str", dlmap.from_dlpack,
-                                 Producer(buf, (2, 32, 1), (3,)), copy="no")
+        self.assertRaisesExactly(TypeError, "copy must be True, False, None or a boolean scalar (numpy.bool_), got str",
+                                 dlmap.from_dlpack, Producer(buf, (2, 32, 1), (3,)), copy="no")
         for target in ((5, 0), (200, 0), "vpi"):
             p = Producer(buf, (2, 32, 1), (3,))
             self.assertRaisesExactly(BufferError, "The device passed to from_dlpack has an unsupported device type "
@@ -628,6 +706,27 @@ class FromDlpackTest(DlmapTestCase):
         self.assertRaisesExactly(ValueError, f"stream=1 is not valid for device type kDLCUDAHost (3): {CPU_RULE}",
                                  dlmap.from_dlpack, Producer(float_buffer(3), (2, 32, 1), (3,), reported=(3, 0)),
                                  stream=1)
+
+    def test_contradicting_report(self):
+        # A kDLCUDA tensor whose producer reports the host (issue 14): importing it as host memory let
+        # memoryview(a)[0] read the device address. Only host memory reported as pinned host memory may differ.
+        tail = ("; a report may differ from the tensor only to name pinned host memory for a tensor in host memory. "
+                "The tensor was released.")
+        for legacy_only in [True, False]:
+            p = Producer(None, (2, 32, 1), (3,), device=(2, 0), data=0x10000, legacy_only=legacy_only,
+                         reported=(1, 0), tag="liar")
+            testing.deleted.clear()
+            e = self.assertRaisesExactly(BufferError, "__dlpack_device__ reported device type kDLCPU (1) but the DLPack "
+                                         "tensor is on (kDLCUDA, 0)" + tail, dlmap.from_dlpack, p)
+            self.assertEqual((e.dlmap_id, e.dlmap_code), ("device_report_mismatch", 215))
+            self.assertEqual(testing.deleted, ["liar"], "the deleter ran exactly once")
+        p = Producer(float_buffer(3), (2, 32, 1), (3,), reported=(13, 0), tag="managed")
+        testing.deleted.clear()
+        self.assertRaisesExactly(BufferError, "__dlpack_device__ reported device type kDLCUDAManaged (13) but the "
+                                 "DLPack tensor is on (kDLCPU, 0)" + tail, dlmap.from_dlpack, p)
+        self.assertEqual(testing.deleted, ["managed"])
+        rocm_pinned = dlmap.from_dlpack(Producer(float_buffer(3), (2, 32, 1), (3,), reported=(11, 0)))
+        self.assertEqual((rocm_pinned.device, rocm_pinned.copied), ((11, 0), False))
 
     def test_unknown_major_version(self):
         p = Producer(float_buffer(3), (2, 32, 1), (3,), version=(2, 0), tag="v2")

@@ -4,7 +4,9 @@ import ctypes
 import gc
 import importlib
 import os
+import subprocess
 import sys
+import textwrap
 import unittest
 
 import dlmap
@@ -28,6 +30,17 @@ CUDA = dlmap.platform_status("cuda")
 CUDA_UNAVAILABLE = ("Device type kDLCUDA (2) needs platform cuda, which this build or machine cannot serve: "
                     + CUDA["reason"])
 without_cuda = unittest.skipIf(CUDA["available"], "a CUDA device is reachable: dlmap does not refuse CUDA work here")
+
+
+def run_child(code, timeout=60):
+    """Runs code in a new interpreter (same python, PYTHONPATH and sanitizer preload), for what may crash or hang:
+    (returncode, stdout, stderr); a hang past timeout is returncode None."""
+    try:
+        r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", textwrap.dedent(code)], capture_output=True,
+                           text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:  # its output is bytes whatever `text` said
+        return None, (e.stdout or b"").decode(errors="replace"), (e.stderr or b"").decode(errors="replace")
+    return r.returncode, r.stdout, r.stderr
 
 
 def rss_bytes():

@@ -411,6 +411,15 @@ std::vector<Row> ExportRows() {
       {"size_overflow", Arr().Shape({INT64_MAX, 2}).Strides({2, 1}), Req().Max(1, 3),
        Fail(405, "size_overflow", "BufferError",
             "The DLPack tensor's element count or byte extent overflows (shape [9223372036854775807, 2], strides [2, 1])")},
+      // Sub-byte bit counts past int64 (issue 14): 2^64 − 4 bits used to wrap to a 0-byte tensor.
+      {"size_overflow_float4_2_64_bits", Arr().Of(kF4).Shape({(INT64_C(1) << 62) - 1}), Req().Max(1, 3),
+       Fail(405, "size_overflow", "BufferError",
+            "The DLPack tensor's element count or byte extent overflows (shape [4611686018427387903], strides [none: "
+            "compact row-major])")},
+      {"size_overflow_float4x2_2_63_bits", Arr().Of(kF4x2).Shape({INT64_C(1) << 60}), Req().Max(1, 3),
+       Fail(405, "size_overflow", "BufferError",
+            "The DLPack tensor's element count or byte extent overflows (shape [1152921504606846976], strides [none: "
+            "compact row-major])")},
 
       // ---- dl_device -----------------------------------------------------------------------------------------
       {"to_cpu_same_device", Arr(), Req().Max(1, 3).To(CPU, 0), Ok(kVersioned, 1, 3, 0, CPU, 0, kHostSync)},

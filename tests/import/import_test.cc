@@ -341,6 +341,10 @@ Row R(const char *name) {
 std::vector<int64_t> Ones(int n) { return std::vector<int64_t>(static_cast<size_t>(n), 1); }
 
 const char kUnsupported[] = "Array passed to from_dlpack is on unsupported device type (DLDeviceType: ";
+const char kReportMismatch[] = "__dlpack_device__ reported device type ";
+const char kReportMismatchTail[] =
+    "; a report may differ from the tensor only to name pinned host memory for a tensor in host memory. The tensor "
+    "was released.";
 const char kUnsupportedTarget[] = "The device passed to from_dlpack has an unsupported device type (DLDeviceType: ";
 const char kCompact[] =
     "Only DLPack tensors with trivial (compact) striding are supported; i.e., tensors whose striding represents "
@@ -458,6 +462,26 @@ std::vector<Row> Rows() {
   add(R("huge negative stride INT64_MIN").Shape({2}).Strides({kMin}).Dtype(kI8).Tiny()
           .Err(405, "BufferError",
                "The DLPack tensor's element count or byte extent overflows (shape [2], strides [-9223372036854775808])"));
+  // Sub-byte bit counts: count × bits must fit in int64 (issue 14). 2^64 − 4 bits did not wrap a uint64 but
+  // (bits + 7) / 8 did, to 0 bytes: a view of nothing, and a "copy" of 0 bytes claiming 2^62 elements.
+  add(R("int4 × (2^62 − 1): 2^64 − 4 bits").Shape({(INT64_C(1) << 62) - 1}).Dtype(kI4).Tiny()
+          .Err(405, "BufferError",
+               "The DLPack tensor's element count or byte extent overflows (shape [4611686018427387903], strides "
+               "[none: compact row-major])"));
+  add(R("int4 × (2^62 − 1), copy=True").Shape({(INT64_C(1) << 62) - 1}).Dtype(kI4).Tiny().Copy(DLMAP_COPY_ALWAYS)
+          .Err(405, "BufferError",
+               "The DLPack tensor's element count or byte extent overflows (shape [4611686018427387903], strides "
+               "[none: compact row-major])"));
+  add(R("uint1 × 3 lanes × 6·10^18: 1.8·10^19 bits").Shape({INT64_C(6000000000000000000)}).Dtype(D(1, 1, 3)).Tiny()
+          .Err(405, "BufferError",
+               "The DLPack tensor's element count or byte extent overflows (shape [6000000000000000000], strides "
+               "[none: compact row-major])"));
+  add(R("uint1 × 2 lanes × 2^62: exactly 2^63 bits").Shape({INT64_C(1) << 62}).Dtype(D(1, 1, 2)).Tiny()
+          .Err(405, "BufferError",
+               "The DLPack tensor's element count or byte extent overflows (shape [4611686018427387904], strides "
+               "[none: compact row-major])"));
+  add(R("uint1 × INT64_MAX: 2^63 − 1 bits, the largest, a view").Shape({kMax}).Dtype(D(1, 1)).Fake(0x10000)
+          .Copy(DLMAP_COPY_NEVER).View());
   add(R("huge negative stride reaching below address 0").Shape({2}).Strides({-(INT64_C(1) << 50)}).Dtype(kU8)
           .Fake(0x10000)
           .Err(407, "BufferError", "byte_offset 0 added to data pointer 0x10000 overflows the address space"));
@@ -634,8 +658,33 @@ std::vector<Row> Rows() {
           .Err(204, "BufferError", std::string(kUnsupported) + "200, array: unknown tensor of ndim -1)"));
   add(R("reported kDLCUDAHost over a kDLCPU capsule (PyTorch pinned)").Reported(3).View().OutDev(3, 0));
   add(R("reported kDLCUDAHost, target kDLCPU").Reported(3).Target(1).View().OutDev(1, 0));
+  add(R("reported kDLROCMHost over a kDLCPU capsule").Reported(11).View().OutDev(11, 0));
+  add(R("reported kDLCUDA over a kDLCUDA capsule: no disagreement").Dev(2, 0).Fake(0x7f0000100000).Reported(2).View()
+          .OutDev(2, 0));
+  // Any other disagreement is the producer contradicting itself (issue 14): never a host view of device memory.
   add(R("reported device 5 over a kDLCPU capsule").Reported(5)
-          .Err(204, "BufferError", std::string(kUnsupported) + "5, array: unknown tensor of ndim 1)"));
+          .Err(215, "BufferError", std::string(kReportMismatch) + "unknown (5) but the DLPack tensor is on (kDLCPU, 0)" +
+                                       kReportMismatchTail));
+  add(R("reported kDLCPU over a kDLCUDA capsule").Dev(2, 0).Fake(0x10000).Reported(1)
+          .Err(215, "BufferError", std::string(kReportMismatch) + "kDLCPU (1) but the DLPack tensor is on (kDLCUDA, 0)" +
+                                       kReportMismatchTail));
+  add(R("reported kDLCPU over a kDLCUDA capsule, target kDLCPU").Dev(2, 0).Fake(0x10000).Reported(1).Target(1)
+          .Err(215, "BufferError", std::string(kReportMismatch) + "kDLCPU (1) but the DLPack tensor is on (kDLCUDA, 0)" +
+                                       kReportMismatchTail));
+  add(R("reported kDLCUDAManaged over a kDLCPU capsule").Reported(13)
+          .Err(215, "BufferError",
+               std::string(kReportMismatch) + "kDLCUDAManaged (13) but the DLPack tensor is on (kDLCPU, 0)" +
+                   kReportMismatchTail));
+  add(R("reported kDLCUDAHost over a kDLCUDA capsule").Dev(2, 1).Fake(0x10000).Reported(3)
+          .Err(215, "BufferError",
+               std::string(kReportMismatch) + "kDLCUDAHost (3) but the DLPack tensor is on (kDLCUDA, 1)" +
+                   kReportMismatchTail));
+  add(R("reported kDLCUDA over a kDLCUDAHost capsule").Dev(3, 0).Reported(2)
+          .Err(215, "BufferError", std::string(kReportMismatch) + "kDLCUDA (2) but the DLPack tensor is on (kDLCUDAHost, 0)" +
+                                       kReportMismatchTail));
+  add(R("reported kDLCUDAHost over an unknown capsule device 200").Dev(200).Reported(3)
+          .Err(215, "BufferError", std::string(kReportMismatch) + "kDLCUDAHost (3) but the DLPack tensor is on (unknown, 0)" +
+                                       kReportMismatchTail));
   add(R("kDLCUDAHost read on the host").Dev(3, 1).Target(1).Copy(DLMAP_COPY_NEVER).View().OutDev(1, 0));
   add(R("kDLROCMHost read on the host").Dev(11, 2).Target(1).Copy(DLMAP_COPY_NEVER).View().OutDev(1, 0));
   add(R("kDLCUDAManaged read on the host").Dev(13, 1).Target(1).Copy(DLMAP_COPY_NEVER).View().OutDev(1, 0));

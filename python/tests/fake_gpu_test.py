@@ -1,0 +1,119 @@
+# dlmap Python binding tests — the binding's GPU paths over the fake CUDA runtime of tests/gpu (host memory posing as
+# device memory, every runtime call checked; //python:fake_gpu/dlmap.so): copies between device and host memory in
+# both directions, the GIL released around GPU work, and producer deleters that still run with the GIL.
+import array
+import ctypes
+import unittest
+
+import dlmap
+import testing
+from testing import DlmapTestCase, Producer
+
+# The copy of the fake runtime that dlmap.so loaded (found by its soname).
+fake = ctypes.CDLL("libdlmap_fake_gpu.so")
+fake.fakeMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+fake.fakeFree.argtypes = [ctypes.c_void_p]
+
+
+def device_floats(values):
+    """Fake device memory holding float32 values; freed by the caller with fake.fakeFree."""
+    pointer = ctypes.c_void_p()
+    if fake.fakeMalloc(ctypes.byref(pointer), 4 * len(values)) != 0:
+        raise RuntimeError("fakeMalloc failed")
+    host = array.array("f", values)
+    ctypes.memmove(pointer.value, host.buffer_info()[0], 4 * len(values))
+    return pointer.value
+
+
+def without_gil():
+    return dlmap._stats()["allocations_without_gil"]
+
+
+class FakeGpuTest(DlmapTestCase):
+    def test_the_fake_is_a_cuda_platform(self):
+        status = dlmap.platform_status("cuda")
+        self.assertEqual((status["built"], status["available"], status["device_count"]), (True, True, 2))
+
+    def test_copies_both_ways(self):
+        a = dlmap.empty((2, 3), device=(2, 1))
+        self.assertEqual((a.device, a.nbytes), ((2, 1), 24))
+        h = dlmap.from_dlpack(a, device=(1, 0))  # dlmap.Array's __dlpack__ copies to the host (the producer copied)
+        self.assertEqual((h.device, h.via, memoryview(h).tolist()), ((1, 0), "dltensor_versioned", [[0.0] * 3] * 2))
+        self.assertNotEqual(h.data_ptr, a.data_ptr)
+        data = device_floats([1.0, 2.0, 3.0, 4.0])
+        try:
+            p = Producer(None, (2, 32, 1), (2, 2), strides=(1, 2), device=(2, 0), data=data)
+            h = dlmap.from_dlpack(p, device=(1, 0))  # a transposed device tensor, copied compact to the host
+            self.assertEqual((h.device, memoryview(h).tolist()), ((1, 0), [[1.0, 3.0], [2.0, 4.0]]))
+        finally:
+            fake.fakeFree(data)
+
+    def test_gil_released_around_gpu_work(self):
+        # Host copies of device data take their host memory from dlmap's counted allocator, which counts the
+        # allocations made by a thread that does not hold the GIL (issue 14: GPU copies held it throughout).
+        a = dlmap.empty((4, 4), device=(2, 0))
+        before = without_gil()
+        cap = a.__dlpack__(max_version=(1, 3), dl_device=(1, 0), copy=True)
+        self.assertEqual(without_gil(), before + 1, "export's device-to-host copy")
+        self.assertEqual(testing.versioned_tensor(cap).dl_tensor.device.device_type, 1)
+        del cap
+        data = device_floats([5.0, 6.0])
+        try:
+            before = without_gil()
+            h = dlmap.from_dlpack(Producer(None, (2, 32, 1), (2,), device=(2, 0), data=data), device=(1, 0))
+            self.assertEqual((without_gil(), memoryview(h).tolist()), (before + 1, [5.0, 6.0]), "import's copy")
+        finally:
+            fake.fakeFree(data)
+        # Host-only work keeps the GIL: releasing it costs more than the work.
+        before = without_gil()
+        dlmap.from_dlpack(dlmap.empty(3), copy=True)
+        dlmap.empty(3).__dlpack__(copy=True)
+        self.assertEqual(without_gil(), before)
+
+    def test_producer_deleters_run_with_the_gil(self):
+        # The deleter here is CPython's PyErr_Occurred, which crashes on a thread without the GIL (it reads the
+        # thread state): dlmap's release of the producer during a GPU import (after a copy, or on an error) is
+        # deferred until the GIL is back. In a child, so that a crash is a failure here.
+        rc, out, err = testing.run_child("""
+            import array, ctypes
+            import dlmap, testing
+            from fake_gpu_test import device_floats, fake
+
+            crashes_without_gil = ctypes.cast(ctypes.pythonapi.PyErr_Occurred, testing.VERSIONED_DELETER)
+            data = device_floats([1.0, 2.0, 3.0])
+            keep = []
+
+            class OnDevice:
+                def __dlpack_device__(self):
+                    return (2, 0)
+
+                def __dlpack__(self, **kwargs):
+                    m = testing.DLManagedTensorVersioned()
+                    m.version = testing.DLPackVersion(1, 3)
+                    m.deleter = crashes_without_gil
+                    shape = (ctypes.c_int64 * 1)(3)
+                    m.dl_tensor.data = data
+                    m.dl_tensor.device = testing.DLDevice(2, 0)
+                    m.dl_tensor.ndim = 1
+                    m.dl_tensor.dtype = testing.DLDataType(2, 32, 1)
+                    m.dl_tensor.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+                    keep.append((m, shape))
+                    return testing._capsule_new(ctypes.addressof(m), testing.NAME_VERSIONED, None)
+
+            copied = dlmap.from_dlpack(OnDevice(), device=(1, 0))  # released after the copy
+            print("copy", memoryview(copied).tolist())
+            try:
+                dlmap.from_dlpack(OnDevice(), device=(1, 0), copy=False)  # released on the error
+            except ValueError as e:
+                print("error", type(e).__name__)
+            view = dlmap.from_dlpack(OnDevice(), stream=-1)  # released when the view dies
+            print("view", view.device)
+            del view
+            fake.fakeFree(data)
+            print("ok")
+        """)
+        self.assertEqual((rc, out, err), (0, "copy [1.0, 2.0, 3.0]\nerror ValueError\nview (2, 0)\nok\n", ""))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
