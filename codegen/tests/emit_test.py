@@ -49,6 +49,14 @@ def minimal_spec():
     return copy.deepcopy(_CACHE["minimal"])
 
 
+def yaml_aliases(name, section, entry):
+    """An entry's `aliases` as spec/<name> lists them, read with plain PyYAML (a spec may add aliases), written as the
+    emitters write a name list: ("a", "b", )."""
+    with open(os.path.join(SPEC_DIR, name), encoding="utf-8") as handle:
+        found = next(e for e in yaml.safe_load(handle)[section] if e["name"] == entry)
+    return "(" + "".join('"%s", ' % alias for alias in found.get("aliases", [])) + ")"
+
+
 def rows(text):
     """The lines of an emitted file after its one-line generated-by comment."""
     lines = text.splitlines()
@@ -490,19 +498,20 @@ class DefaultSpecRows(unittest.TestCase):
     def test_device_type_rocm_host(self):
         self.assertRow(emit.emit_device_types,
                        'DLMAP_DEVICE_TYPE(11, ROCMHOST, "kDLROCMHost", ROCM, HOST_PINNED, NONE, 0, 6, false, '
-                       '"Pinned ROCm host memory (hipMallocHost).", "", (), ("rocm_host", "hip_host", "rocm_pinned", ))')
+                       '"Pinned ROCm host memory (hipMallocHost).", "", (), '
+                       + yaml_aliases("devices.yaml", "device_types", "kDLROCMHost") + ")")
 
     def test_device_type_on_upstream_main(self):
         self.assertRow(emit.emit_device_types,
                        'DLMAP_DEVICE_TYPE(19, TPU, "kDLTPU", TPU, DEVICE, OPAQUE, 1, 3, true, "TPU device memory.", '
                        '"Added to DLPack main after the v1.3 tag (PR #188); headers there still say 1.3.", (), '
-                       '("tpu", ))')
+                       + yaml_aliases("devices.yaml", "device_types", "kDLTPU") + ")")
 
     def test_device_type_cuda_with_spellings_and_note(self):
         self.assertRow(emit.emit_device_types,
                        'DLMAP_DEVICE_TYPE(2, CUDA, "kDLCUDA", CUDA, DEVICE, CUDA, 0, 1, false, "CUDA device memory.", '
                        '"Spelled kGPU in 0.1, kDLGPU from 0.2, kDLCUDA from 0.5; the value never changed.", '
-                       '("kGPU", "kDLGPU", ), ("cuda", "gpu", ))')
+                       '("kGPU", "kDLGPU", ), ' + yaml_aliases("devices.yaml", "device_types", "kDLCUDA") + ")")
 
     def test_device_types_in_spec_order(self):
         values = [int(re.match(r"DLMAP_DEVICE_TYPE\((\d+),", line).group(1))
@@ -512,7 +521,8 @@ class DefaultSpecRows(unittest.TestCase):
 
     def test_platform_with_runtime(self):
         self.assertRow(emit.emit_platforms,
-                       'DLMAP_PLATFORM(CUDA, "cuda", GPU, "NVIDIA GPUs through the CUDA runtime.", ("nvidia", ), '
+                       'DLMAP_PLATFORM(CUDA, "cuda", GPU, "NVIDIA GPUs through the CUDA runtime.", '
+                       + yaml_aliases("platforms.yaml", "platforms", "cuda") + ', '
                        '("cuda", ), ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11", "libcudart.so", ), '
                        '"cudaGetDeviceCount", "cudaGetErrorString")')
 

@@ -44,6 +44,8 @@ constexpr dlmap_struct_kind kLegacy = DLMAP_STRUCT_LEGACY;
 constexpr dlmap_struct_kind kVersioned = DLMAP_STRUCT_VERSIONED;
 
 constexpr dlmap_stream_meaning kHostSync = DLMAP_STREAM_HOST_SYNC;
+
+constexpr uint32_t kCurMajor = SPEC_FACTS_CURRENT_MAJOR, kCurMinor = SPEC_FACTS_CURRENT_MINOR;
 constexpr dlmap_stream_meaning kNoSync = DLMAP_STREAM_NO_SYNC;
 constexpr dlmap_stream_meaning kHandle = DLMAP_STREAM_HANDLE;
 
@@ -259,8 +261,9 @@ std::vector<Row> ExportRows() {
       {"max_1_0_versioned_1_0", Arr(), Req().Max(1, 0), Ok(kVersioned, 1, 0, 0, CPU, 0, kHostSync)},
       {"max_1_1_versioned_1_1", Arr(), Req().Max(1, 1), Ok(kVersioned, 1, 1, 0, CPU, 0, kHostSync)},
       {"max_1_3_versioned_1_3", Arr(), Req().Max(1, 3), Ok(kVersioned, 1, 3, 0, CPU, 0, kHostSync)},
-      {"max_1_9_versioned_1_3", Arr(), Req().Max(1, 9), Ok(kVersioned, 1, 3, 0, CPU, 0, kHostSync)},
-      {"max_2_0_versioned_1_3", Arr(), Req().Max(2, 0), Ok(kVersioned, 1, 3, 0, CPU, 0, kHostSync)},
+      // A newer max_version gets the current version (the spec's abi.current, read from the YAML).
+      {"max_1_9_versioned_current", Arr(), Req().Max(1, 9), Ok(kVersioned, kCurMajor, kCurMinor, 0, CPU, 0, kHostSync)},
+      {"max_2_0_versioned_current", Arr(), Req().Max(2, 0), Ok(kVersioned, kCurMajor, kCurMinor, 0, CPU, 0, kHostSync)},
       {"float8_to_1_0_not_in_version", Arr().Of(kF8), Req().Max(1, 0),
        Fail(104, "dtype_not_in_version", "BufferError",
             "Data type float8_e4m3fn cannot be expressed in DLPack 1.0; it was introduced in 1.1.")},

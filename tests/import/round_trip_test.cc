@@ -423,8 +423,8 @@ void RoundTrip(const Width &w, bool versioned, const std::vector<int64_t> &shape
   EXPECT_EQ(export_copy, ex.copied);
   const DLTensor &et = versioned ? ex.versioned->dl_tensor : ex.legacy->dl_tensor;
   if (versioned) {
-    EXPECT_EQ(1u, ex.versioned->version.major);
-    EXPECT_EQ(3u, ex.versioned->version.minor);
+    EXPECT_EQ(kCurrent.major, ex.versioned->version.major);
+    EXPECT_EQ(kCurrent.minor, ex.versioned->version.minor);
     EXPECT_EQ(export_copy ? DLMAP_FLAG_IS_COPIED : UINT64_C(0), ex.versioned->flags);
   }
   EXPECT_EQ(ndim, et.ndim);
