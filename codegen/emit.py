@@ -30,6 +30,11 @@ def c_string(text):
     return '"' + "".join(out) + '"'
 
 
+def c_bool(value):
+    """A C bool literal."""
+    return "true" if value else "false"
+
+
 def c_list(items):
     """A parenthesised, comma-terminated list of string literals: ("a", "b", ) or ()."""
     return "(" + "".join(c_string(item) + ", " for item in items) + ")"
@@ -128,11 +133,12 @@ def emit_spec_header(spec):
 # ---- private X-macro lists ------------------------------------------------------------------------
 
 def emit_device_types(spec):
-    """DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, doc, note, (spellings), (aliases))"""
-    return _rows("DLMAP_DEVICE_TYPE(%d, %s, %s, %s, %s, %s, %d, %d, %s, %s, %s, %s)" % (
+    """DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note,
+    (spellings), (aliases))"""
+    return _rows("DLMAP_DEVICE_TYPE(%d, %s, %s, %s, %s, %s, %d, %d, %s, %s, %s, %s, %s)" % (
         d.value, enumerator(d.name), c_string(d.name), d.platform.upper(), d.memory.upper(), d.stream.upper(),
-        d.introduced.major, d.introduced.minor, c_string(d.doc), c_string(d.note), c_list(d.spellings),
-        c_list(d.aliases)) for d in spec.device_types)
+        d.introduced.major, d.introduced.minor, c_bool(d.upstream == "main"), c_string(d.doc), c_string(d.note),
+        c_list(d.spellings), c_list(d.aliases)) for d in spec.device_types)
 
 
 def emit_platforms(spec):
@@ -216,10 +222,10 @@ def emit_stream_values(spec):
 
 
 def emit_dtype_codes(spec):
-    """DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, LANES, doc)"""
-    return _rows("DLMAP_DTYPE_CODE(%d, %s, %s, %d, %d, %s, %s)" % (
-        c.value, enumerator(c.name), c_string(c.name), c.introduced.major, c.introduced.minor, c.lanes.upper(),
-        c_string(c.doc)) for c in spec.dtype_codes)
+    """DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, upstream_main, LANES, doc)"""
+    return _rows("DLMAP_DTYPE_CODE(%d, %s, %s, %d, %d, %s, %s, %s)" % (
+        c.value, enumerator(c.name), c_string(c.name), c.introduced.major, c.introduced.minor,
+        c_bool(c.upstream == "main"), c.lanes.upper(), c_string(c.doc)) for c in spec.dtype_codes)
 
 
 def emit_dtype_widths(spec):

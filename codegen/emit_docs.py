@@ -145,19 +145,29 @@ def _page(title, body):
 
 # ---- devices.md -----------------------------------------------------------------------------------
 
+# What a *since* of "1.3 (main)" means (an entry marked `upstream: main`).
+_UPSTREAM_MAIN = ("*(main)* after the version: added on DLPack's main branch after that version's tag (main's headers "
+                  "still say that version), so the tagged release itself lacks it.")
+
+
+def _since(entry):
+    """A device type's or dtype code's *since* cell."""
+    return str(entry.introduced) + (" *(main)*" if entry.upstream == "main" else "")
+
+
 def _device_section(spec):
     backend = {p.name: p.backend for p in spec.platforms}
     rows = []
     for d in spec.device_types:
         description = prose(d.doc) + (" ([note](#device-type-notes))" if d.note else "")
         rows.append([str(d.value), code(d.name), _names(d.spellings), _names(d.aliases), code(d.platform),
-                     backend[d.platform], code(d.memory), code(d.stream), str(d.introduced), description])
+                     backend[d.platform], code(d.memory), code(d.stream), _since(d), description])
     out = ["## Device types\n",
            "DLPack's `DLDeviceType` values. A value never changes; DLPack renames enumerators, and every "
            "earlier spelling is still accepted by the name lookup. In C each type is "
            "`DLMAP_DEVICE_<enumerator without kDL, upper case>`, e.g. `kDLCUDAHost` → `DLMAP_DEVICE_CUDAHOST`. "
            "*since* is the DLPack version that introduced the value: it cannot be exchanged with an older "
-           "consumer.\n",
+           "consumer. " + _UPSTREAM_MAIN + "\n",
            table(["value", "enumerator", "earlier spellings", "lookup aliases", "platform", "backend", "memory",
                   "stream convention", "since", "description"], rows)]
     noted = [d for d in spec.device_types if d.note]
@@ -283,12 +293,12 @@ def _dtype_section(spec):
         widths = ", ".join(_width(c, w) for w in c.widths) or "none (no width carries data)"
         aliases = ", ".join("%s (%s)" % (code(alias), w.name) for w in c.widths for alias in w.aliases) or "—"
         lanes = "vector (lanes ≥ 1)" if c.lanes == "vector" else "scalar (lanes = 1)"
-        rows.append([str(c.value), code(c.name), str(c.introduced), lanes, widths, aliases, prose(c.doc)])
+        rows.append([str(c.value), code(c.name), _since(c), lanes, widths, aliases, prose(c.doc)])
     return ["## Data types\n",
             "DLPack's `DLDataTypeCode` values and the `bits` each accepts. In C each code is "
             "`DLMAP_DTYPE_<enumerator without kDL, upper case>`. A width's name (and its aliases) looks up "
             "(code, bits, lanes = 1); widths below 8 bits are sub-byte types, packed unless "
-            "`IS_SUBBYTE_TYPE_PADDED` is set.\n",
+            "`IS_SUBBYTE_TYPE_PADDED` is set. " + _UPSTREAM_MAIN + "\n",
             table(["code", "enumerator", "since", "lanes", "widths (bits name)", "lookup aliases", "doc"], rows)]
 
 

@@ -172,6 +172,7 @@ class DeviceType:
     stream: str
     doc: str
     note: str
+    upstream: str = ""  # "main": on DLPack's main branch after the tag of `introduced`, so that release lacks it
 
 
 @dataclass
@@ -190,6 +191,7 @@ class DtypeCode:
     lanes: str
     widths: List[Width]
     doc: str
+    upstream: str = ""  # as DeviceType.upstream
 
 
 @dataclass
@@ -244,6 +246,9 @@ class Spec:
 STRUCTS = ("none", "legacy", "versioned")
 BACKENDS = ("cpu", "gpu", "none")
 LANES = ("vector", "scalar")
+# Where an entry is defined when no DLPack release has it yet: `upstream: main` marks a value added on DLPack's main
+# branch after the tag of its `introduced` version (whose headers main still carries), so that release lacks it.
+UPSTREAM = ("main",)
 PLACEHOLDER_TYPES = ("int", "uint", "hex", "ptr", "str", "version", "ints")
 STREAM_MEANINGS = ("legacy_default", "per_thread_default", "default", "no_sync", "handle",
                    "host_sync", "invalid")
@@ -638,14 +643,15 @@ def load(paths):
         _Unique("device type lookup name"), _Unique("C enumerator")
     for where, e in _entries(lists, "device_types"):
         _check_keys(where, e, ("value", "name", "introduced", "platform", "memory", "stream", "doc"),
-                    ("spellings", "aliases", "note"))
+                    ("spellings", "aliases", "note", "upstream"))
         device = DeviceType(_int(where, e, "value", 0, 2**31 - 1),
                             _str(where, e, "name", pattern=_IDENT, what="a C identifier"),
                             _str_list(where, e, "spellings", _IDENT, "a C identifier"),
                             _str_list(where, e, "aliases", _LOOKUP_NAME, "a lookup name"),
                             _version(where, e, "introduced", known),
                             _str(where, e, "platform"), _str(where, e, "memory"), _str(where, e, "stream"),
-                            _str(where, e, "doc"), _str(where, e, "note", default=""))
+                            _str(where, e, "doc"), _str(where, e, "note", default=""),
+                            _choice(where, e, "upstream", UPSTREAM) if "upstream" in e else "")
         device_values.add(where, device.value, device.value)
         enumerators.add(where, enumerator(device.name), enumerator(device.name))
         _check_reserved(where, "device type", enumerator(device.name))
@@ -665,7 +671,7 @@ def load(paths):
     codes, code_values, code_enums, dtype_names = [], _Unique("dtype code"), _Unique("C enumerator"), \
         _Unique("dtype lookup name")
     for where, e in _entries(lists, "dtype_codes"):
-        _check_keys(where, e, ("value", "name", "introduced", "lanes", "widths", "doc"))
+        _check_keys(where, e, ("value", "name", "introduced", "lanes", "widths", "doc"), ("upstream",))
         introduced = _version(where, e, "introduced", known)
         if not isinstance(e["widths"], list):
             where.fail("key 'widths' must be a list, got %s" % _type_name(e["widths"]))
@@ -687,7 +693,7 @@ def load(paths):
         code = DtypeCode(_int(where, e, "value", 0, 255),
                          _str(where, e, "name", pattern=_IDENT, what="a C identifier"), introduced,
                          _choice(where, e, "lanes", LANES), sorted(widths, key=lambda w: w.bits),
-                         _str(where, e, "doc"))
+                         _str(where, e, "doc"), _choice(where, e, "upstream", UPSTREAM) if "upstream" in e else "")
         code_values.add(where, code.value, code.value)
         code_enums.add(where, enumerator(code.name), enumerator(code.name))
         _check_reserved(where, "dtype code", enumerator(code.name))

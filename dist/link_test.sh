@@ -33,6 +33,10 @@ case "$undefined" in *__tsan_*) sanitize="$sanitize,thread" ;; esac
 gcc -std=c11 -Wall -Wextra -Werror ${sanitize:+-fsanitize=${sanitize#,}} -o "$work/main" "$work/main.c" \
   $(pkg-config --cflags --libs dlmap)
 "$work/main"
+# The package version is the current DLPack version of the spec the archive ships.
+current=$(sed -n 's/^  current: "\(.*\)"$/\1/p' "$work/dlmap/share/dlmap/spec/versions.yaml")
+[ -n "$current" ] && [ "$(pkg-config --modversion dlmap)" = "$current" ] \
+  || { echo "FAIL: pkg-config version $(pkg-config --modversion dlmap), spec abi.current '$current'"; exit 1; }
 for f in lib/libdlmap.a include/dlmap/dlmap.h include/dlmap/generated/dlmap_spec.h share/dlmap/spec/devices.yaml \
   share/doc/dlmap/devices.md share/doc/dlmap/errors/README.md; do
   [ -f "$work/dlmap/$f" ] || { echo "FAIL: archive lacks $f"; exit 1; }

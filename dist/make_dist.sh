@@ -18,7 +18,10 @@ for f in "$@"; do
     */docs/*|docs/*) cp "$f" "$root/share/doc/dlmap/" ;;
   esac
 done
-# The pkg-config file names its own directory, so the archive works wherever it is unpacked.
-sed -e 's|^prefix=@PREFIX@$|prefix=${pcfiledir}/../..|' -e 's|@VERSION@|1.3|' "$pc_in" >"$root/lib/pkgconfig/dlmap.pc"
+# The pkg-config file names its own directory, so the archive works wherever it is unpacked; its version is the DLPack
+# version the library stamps (the spec's abi.current, from the generated header).
+version=$(sed -n 's/^#define DLMAP_ABI_CURRENT_MAJOR \([0-9]*\)u$/\1/p' "$spec_h").$(sed -n \
+  's/^#define DLMAP_ABI_CURRENT_MINOR \([0-9]*\)u$/\1/p' "$spec_h")
+sed -e 's|^prefix=@PREFIX@$|prefix=${pcfiledir}/../..|' -e "s|@VERSION@|$version|" "$pc_in" >"$root/lib/pkgconfig/dlmap.pc"
 # Deterministic archive: fixed order, owner and time.
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$stage" -czf "$out" dlmap

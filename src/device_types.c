@@ -3,26 +3,27 @@
 #include "src/internal.h"
 
 /* Per-device NULL-terminated name lists, one array per entry of the generated list. */
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, doc, note, spellings, \
-                          aliases)                                                                        \
-  static const char *const kSpellings_##ENUM[] = {DLMAP_UNPAREN spellings NULL};                          \
+#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
+                          spellings, aliases)                                                                  \
+  static const char *const kSpellings_##ENUM[] = {DLMAP_UNPAREN spellings NULL};                               \
   static const char *const kAliases_##ENUM[] = {DLMAP_UNPAREN aliases NULL};
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
 
 static const dlmap_device_info kDevices[] = {
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, doc, note, spellings, \
-                          aliases)                                                                        \
-  {value,                                                                                                 \
-   name,                                                                                                  \
-   kSpellings_##ENUM,                                                                                     \
-   kAliases_##ENUM,                                                                                       \
-   DLMAP_PLATFORM_##PLATFORM,                                                                             \
-   DLMAP_MEMORY_##MEMORY,                                                                                 \
-   DLMAP_STREAM_CONVENTION_##STREAM,                                                                      \
-   {major, minor},                                                                                        \
-   doc,                                                                                                   \
-   note},
+#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
+                          spellings, aliases)                                                                  \
+  {value,                                                                                                      \
+   name,                                                                                                       \
+   kSpellings_##ENUM,                                                                                          \
+   kAliases_##ENUM,                                                                                            \
+   DLMAP_PLATFORM_##PLATFORM,                                                                                  \
+   DLMAP_MEMORY_##MEMORY,                                                                                      \
+   DLMAP_STREAM_CONVENTION_##STREAM,                                                                           \
+   {major, minor},                                                                                             \
+   doc,                                                                                                        \
+   note,                                                                                                       \
+   upstream_main},
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
 };
@@ -69,8 +70,8 @@ static const stream_value_row kStreamValues[] = {
 
 /* Index of each entry in kDevices. */
 enum {
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, doc, note, spellings, \
-                          aliases)                                                                        \
+#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
+                          spellings, aliases)                                                                  \
   DEVICE_INDEX_##ENUM,
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
@@ -80,9 +81,9 @@ enum {
 const dlmap_device_info *dlmap_device_type_find(int32_t device_type) {
   /* The values are DLPack's and sparse (no 5 or 6; vendors add large ones): a switch, not an index. */
   switch (device_type) {
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, doc, note, spellings, \
-                          aliases)                                                                        \
-  case value:                                                                                             \
+#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
+                          spellings, aliases)                                                                  \
+  case value:                                                                                                  \
     return &kDevices[DEVICE_INDEX_##ENUM];
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE

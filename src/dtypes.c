@@ -3,8 +3,8 @@
 #include "src/internal.h"
 
 static const dlmap_dtype_code_info kCodes[] = {
-#define DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, LANES, doc) \
-  {value, name, {major, minor}, DLMAP_LANES_##LANES, doc},
+#define DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, upstream_main, LANES, doc) \
+  {value, name, {major, minor}, DLMAP_LANES_##LANES, doc, upstream_main},
 #define DLMAP_LANES_VECTOR true
 #define DLMAP_LANES_SCALAR false
 #include "src/generated/dtype_codes.inc"
@@ -30,14 +30,14 @@ static const width_row kWidths[] = {
 /* code → index in kCodes, or -1; built at compile time from the generated list. */
 static int code_index(uint8_t code) {
   enum {
-#define DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, LANES, doc) CODE_INDEX_##ENUM,
+#define DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, upstream_main, LANES, doc) CODE_INDEX_##ENUM,
 #include "src/generated/dtype_codes.inc"
 #undef DLMAP_DTYPE_CODE
     CODE_INDEX_END
   };
   switch (code) {
-#define DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, LANES, doc) \
-  case value:                                                         \
+#define DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, upstream_main, LANES, doc) \
+  case value:                                                                        \
     return CODE_INDEX_##ENUM;
 #include "src/generated/dtype_codes.inc"
 #undef DLMAP_DTYPE_CODE

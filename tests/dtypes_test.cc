@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dlmap/dlmap.h"
+#include "generated/spec_facts.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -28,7 +29,8 @@ struct Code {
   const char *valid_bits;
 };
 
-// The default spec's codes, by hand (reference §2.4).
+// The codes DLPack defined by 1.3 and its main branch, by hand (reference §2.4): what must never change. The spec may
+// add codes and widths; the whole list is spec_facts'.
 const std::vector<Code> &Codes() {
   static const std::vector<Code> codes = {
       {0, "kDLInt", 0, 1, true, "2, 4, 8, 16, 32, 64"},
@@ -61,7 +63,8 @@ struct Width {
   std::vector<std::string> aliases;
 };
 
-const std::vector<Width> &Widths() {
+// The widths of the codes above, by hand.
+const std::vector<Width> &HandWidths() {
   static const std::vector<Width> widths = {
       {0, 2, "int2", 1, 1, {}},
       {0, 4, "int4", 1, 1, {}},
@@ -100,11 +103,48 @@ const std::vector<Width> &Widths() {
   return widths;
 }
 
-const Width *FindWidth(uint8_t code, uint8_t bits) {
-  for (const Width &w : Widths()) {
+// A width as the spec's YAML lists it (tests/spec_facts): name NULL for an unnamed width.
+struct FactWidth {
+  uint8_t code, bits;
+  const char *name;
+  std::vector<std::string> aliases;
+  spec_facts_version introduced;
+};
+
+const std::vector<FactWidth> &Widths() {
+  static const std::vector<FactWidth> widths = [] {
+    std::vector<FactWidth> out;
+    for (const spec_facts_dtype_width &f : spec_facts_dtype_widths) {
+      FactWidth w = {static_cast<uint8_t>(f.code), static_cast<uint8_t>(f.bits), f.names[0], {}, f.introduced};
+      for (const char *const *n = f.names; *n != nullptr; n++) {
+        if (n != f.names) w.aliases.push_back(*n);
+      }
+      out.push_back(w);
+    }
+    return out;
+  }();
+  return widths;
+}
+
+const FactWidth *FindWidth(uint8_t code, uint8_t bits) {
+  for (const FactWidth &w : Widths()) {
     if (w.code == code && w.bits == bits) return &w;
   }
   return nullptr;
+}
+
+bool CodeDefined(int code) {
+  for (const spec_facts_dtype_code &f : spec_facts_dtype_codes) {
+    if (f.code == code) return true;
+  }
+  return false;
+}
+
+// The smallest code the spec does not define: what the next DLPack code would be.
+uint8_t FirstUnknownCode() {
+  int code = 0;
+  while (CodeDefined(code)) code++;
+  return static_cast<uint8_t>(code);
 }
 
 std::string Upper(std::string s) {
@@ -145,7 +185,6 @@ int32_t Validate(DLDataType d, std::string *message) {
 // ---- codes -------------------------------------------------------------------------------------------------
 
 TEST(DtypeCodes, HandWrittenTable) {
-  EXPECT_EQ(DLMAP_DTYPE_CODE_COUNT, 19);
   size_t index = 0;
   for (const Code &c : Codes()) {
     SCOPED_TRACE(c.name);
@@ -160,17 +199,55 @@ TEST(DtypeCodes, HandWrittenTable) {
     EXPECT_STRNE(info->doc, "");
     EXPECT_EQ(dlmap_dtype_code_at(index++), info) << "spec order";
     EXPECT_EQ(ValidBits(c.value), c.valid_bits);
+    EXPECT_EQ(info->upstream_main, c.value == 18) << "kDLBcomplex is on DLPack main after the v1.3 tag";
   }
   EXPECT_EQ(dlmap_dtype_code_at(DLMAP_DTYPE_CODE_COUNT), nullptr);
   EXPECT_EQ(dlmap_dtype_code_at(SIZE_MAX), nullptr);
 }
 
-TEST(DtypeCodes, UnknownCodes) {
-  for (int code = 19; code <= 255; code++) {
-    EXPECT_EQ(dlmap_dtype_code_find(static_cast<uint8_t>(code)), nullptr) << code;
+TEST(DtypeCodes, HandWrittenWidths) {
+  for (const Width &w : HandWidths()) {
+    SCOPED_TRACE(w.name);
+    dlmap_version introduced = {77, 77};
+    ASSERT_TRUE(dlmap_dtype_width_valid(w.code, w.bits, &introduced));
+    EXPECT_EQ(introduced.major, w.major);
+    EXPECT_EQ(introduced.minor, w.minor);
+    EXPECT_STREQ(dlmap_dtype_width_name(w.code, w.bits), w.name);
+    for (const std::string &alias : w.aliases) {
+      DLDataType d = D(99, 99, 99);
+      EXPECT_TRUE(dlmap_dtype_from_name(alias.data(), alias.size(), &d)) << alias;
+      EXPECT_EQ(d.code, w.code) << alias;
+      EXPECT_EQ(d.bits, w.bits) << alias;
+    }
   }
-  EXPECT_EQ(ValidBits(19), "none");
-  EXPECT_EQ(ValidBits(200), "none");
+}
+
+TEST(DtypeCodes, EverySpecCodeInSpecOrder) {
+  ASSERT_EQ(DLMAP_DTYPE_CODE_COUNT, SPEC_FACTS_DTYPE_CODE_COUNT);
+  for (size_t i = 0; i < SPEC_FACTS_DTYPE_CODE_COUNT; i++) {
+    const spec_facts_dtype_code &f = spec_facts_dtype_codes[i];
+    SCOPED_TRACE(f.name);
+    const dlmap_dtype_code_info *info = dlmap_dtype_code_at(i);
+    ASSERT_NE(info, nullptr);
+    EXPECT_EQ(dlmap_dtype_code_find(static_cast<uint8_t>(f.code)), info);
+    EXPECT_EQ(info->code, f.code);
+    EXPECT_STREQ(info->name, f.name);
+    EXPECT_EQ(info->introduced.major, f.introduced.major);
+    EXPECT_EQ(info->introduced.minor, f.introduced.minor);
+    EXPECT_EQ(info->vector_lanes, f.vector_lanes != 0);
+    EXPECT_EQ(info->upstream_main, f.released == 0);
+  }
+}
+
+TEST(DtypeCodes, UnknownCodes) {
+  int unknown = 0;
+  for (int code = 0; code <= 255; code++) {
+    if (CodeDefined(code)) continue;
+    unknown++;
+    EXPECT_EQ(dlmap_dtype_code_find(static_cast<uint8_t>(code)), nullptr) << code;
+    EXPECT_EQ(ValidBits(static_cast<uint8_t>(code)), "none") << code;
+  }
+  EXPECT_EQ(unknown, 256 - SPEC_FACTS_DTYPE_CODE_COUNT);
 }
 
 TEST(DtypeCodes, EnumeratorsMatchTheDlpackHeader) {
@@ -202,8 +279,9 @@ TEST(DtypeValidate, UnknownCode) {
   std::string message;
   EXPECT_EQ(Validate(D(200, 32, 1), &message), DLMAP_ERR_DTYPE_CODE_UNKNOWN);
   EXPECT_EQ(message, "Unknown or invalid DLPack type code 200");
-  EXPECT_EQ(Validate(D(19, 8, 1), &message), DLMAP_ERR_DTYPE_CODE_UNKNOWN);
-  EXPECT_EQ(message, "Unknown or invalid DLPack type code 19");
+  const uint8_t next = FirstUnknownCode();
+  EXPECT_EQ(Validate(D(next, 8, 1), &message), DLMAP_ERR_DTYPE_CODE_UNKNOWN);
+  EXPECT_EQ(message, "Unknown or invalid DLPack type code " + std::to_string(next));
   EXPECT_EQ(Validate(D(255, 0, 0), &message), DLMAP_ERR_DTYPE_CODE_UNKNOWN) << "code is checked first";
   EXPECT_EQ(message, "Unknown or invalid DLPack type code 255");
 
@@ -356,7 +434,7 @@ TEST(DtypeWidths, EveryCodeAndWidth) {
   for (int code = 0; code <= 255; code++) {
     for (int bits = 0; bits <= 255; bits++) {
       const uint8_t c = static_cast<uint8_t>(code), b = static_cast<uint8_t>(bits);
-      const Width *expected = FindWidth(c, b);
+      const FactWidth *expected = FindWidth(c, b);
       dlmap_version introduced = {77, 77};
       const bool ok = dlmap_dtype_width_valid(c, b, &introduced);
       ASSERT_EQ(ok, expected != nullptr) << "code " << code << " bits " << bits;
@@ -368,16 +446,23 @@ TEST(DtypeWidths, EveryCodeAndWidth) {
         continue;
       }
       valid++;
-      SCOPED_TRACE(expected->name);
-      EXPECT_EQ(introduced.major, expected->major);
-      EXPECT_EQ(introduced.minor, expected->minor);
-      EXPECT_STREQ(dlmap_dtype_width_name(c, b), expected->name);
-      EXPECT_EQ(FormatDtype(D(c, b, 1)), expected->name);
-      EXPECT_EQ(FormatDtype(D(c, b, 3)), std::string(expected->name) + "x3");
+      SCOPED_TRACE("code " + std::to_string(code) + " bits " + std::to_string(bits));
+      EXPECT_EQ(introduced.major, expected->introduced.major);
+      EXPECT_EQ(introduced.minor, expected->introduced.minor);
+      const std::string shown =
+          expected->name != nullptr ? expected->name : "(code " + std::to_string(code) + ", bits " + std::to_string(bits);
+      if (expected->name != nullptr) {
+        EXPECT_STREQ(dlmap_dtype_width_name(c, b), expected->name);
+        EXPECT_EQ(FormatDtype(D(c, b, 1)), expected->name);
+        EXPECT_EQ(FormatDtype(D(c, b, 3)), shown + "x3");
+      } else {
+        EXPECT_EQ(dlmap_dtype_width_name(c, b), nullptr);
+        EXPECT_EQ(FormatDtype(D(c, b, 1)), shown + ", lanes 1)");
+      }
 
       // The name and each alias look up (code, bits, lanes 1), case-insensitively.
-      std::vector<std::string> names = {expected->name};
-      names.insert(names.end(), expected->aliases.begin(), expected->aliases.end());
+      std::vector<std::string> names = expected->aliases;
+      if (expected->name != nullptr) names.insert(names.begin(), expected->name);
       for (const std::string &name : names) {
         for (const std::string &variant : {name, Upper(name)}) {
           DLDataType d = D(99, 99, 99);
@@ -404,7 +489,7 @@ TEST(DtypeWidths, EveryTableCodeHasTheExpectedWidths) {
     SCOPED_TRACE(info->name);
     EXPECT_EQ(dlmap_dtype_code_find(info->code), info);
     std::string bits;
-    for (const Width &w : Widths()) {
+    for (const FactWidth &w : Widths()) {
       if (w.code != info->code) continue;
       if (!bits.empty()) bits += ", ";
       bits += std::to_string(w.bits);

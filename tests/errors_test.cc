@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dlmap/dlmap.h"
+#include "generated/spec_facts.h"
 #include "gtest/gtest.h"
 #include "tests/c_callers.h"
 
@@ -189,13 +190,22 @@ TEST(ErrorInfo, ByIndex) {
   EXPECT_EQ(dlmap_error_info_at(0)->code, 101);
   EXPECT_STREQ(dlmap_error_info_at(0)->id, "max_version_too_old");
   ASSERT_NE(dlmap_error_info_at(DLMAP_ERROR_COUNT - 1), nullptr);
-  EXPECT_STREQ(dlmap_error_info_at(DLMAP_ERROR_COUNT - 1)->id, "name_unknown");
+  EXPECT_STREQ(dlmap_error_info_at(DLMAP_ERROR_COUNT - 1)->id, spec_facts_errors[SPEC_FACTS_ERROR_COUNT - 1].id);
   EXPECT_EQ(dlmap_error_info_at(DLMAP_ERROR_COUNT), nullptr);
   EXPECT_EQ(dlmap_error_info_at(SIZE_MAX), nullptr);
 }
 
+// Whether the spec's catalogue has an error with this code.
+bool SpecCode(int32_t code) {
+  for (const spec_facts_error &f : spec_facts_errors) {
+    if (f.code == code) return true;
+  }
+  return false;
+}
+
 TEST(ErrorInfo, UnknownCodeFallback) {
   for (int32_t code : {0, -1, 1, 100, 108, 200, 299, 999, 65535, INT32_MIN, INT32_MAX}) {
+    if (SpecCode(code)) continue;
     SCOPED_TRACE(code);
     const dlmap_error_info *info = dlmap_error_info_of(code);
     ASSERT_NE(info, nullptr);
@@ -252,6 +262,13 @@ TEST(ErrorInfo, NoRelated) {
 
 // ---- kinds and placeholders ------------------------------------------------------------------------
 
+TEST(ErrorKind, EverySpecKind) {
+  ASSERT_EQ(DLMAP_KIND_COUNT, SPEC_FACTS_EXCEPTION_KIND_COUNT);
+  for (int k = 0; k < DLMAP_KIND_COUNT; k++) {
+    EXPECT_STREQ(dlmap_error_kind_name(static_cast<dlmap_error_kind>(k)), spec_facts_exception_kinds[k].name);
+  }
+}
+
 TEST(ErrorKind, Names) {
   EXPECT_STREQ(dlmap_error_kind_name(DLMAP_KIND_BUFFER_ERROR), "BufferError");
   EXPECT_STREQ(dlmap_error_kind_name(DLMAP_KIND_TYPE_ERROR), "TypeError");
@@ -307,6 +324,26 @@ TEST(Placeholder, NamesAndTypes) {
     EXPECT_EQ(type, row.type);
   }
   EXPECT_TRUE(dlmap_placeholder_type(DLMAP_ARG_NAME, nullptr));
+}
+
+TEST(Placeholder, EverySpecPlaceholder) {
+  ASSERT_EQ(DLMAP_ARG_COUNT, SPEC_FACTS_PLACEHOLDER_COUNT);
+  for (int p = 0; p < DLMAP_ARG_COUNT; p++) {
+    const spec_facts_placeholder &f = spec_facts_placeholders[p];
+    SCOPED_TRACE(f.name);
+    EXPECT_STREQ(dlmap_placeholder_name(static_cast<dlmap_placeholder>(p)), f.name);
+    dlmap_arg_type type = DLMAP_ARG_TYPE_INTS;
+    ASSERT_TRUE(dlmap_placeholder_type(static_cast<dlmap_placeholder>(p), &type));
+    const std::string want = f.type;
+    const dlmap_arg_type expected = want == "int"       ? DLMAP_ARG_TYPE_INT
+                                    : want == "uint"    ? DLMAP_ARG_TYPE_UINT
+                                    : want == "hex"     ? DLMAP_ARG_TYPE_HEX
+                                    : want == "ptr"     ? DLMAP_ARG_TYPE_PTR
+                                    : want == "str"     ? DLMAP_ARG_TYPE_STR
+                                    : want == "version" ? DLMAP_ARG_TYPE_VERSION
+                                                        : DLMAP_ARG_TYPE_INTS;
+    EXPECT_EQ(type, expected) << want;
+  }
 }
 
 TEST(Placeholder, OutOfRange) {
@@ -749,6 +786,42 @@ TEST(Catalogue, EveryEntry) {
     }
   }
   EXPECT_EQ(count, size_t{DLMAP_ERROR_COUNT});
+}
+
+// Every error of the spec's YAML, in catalogue order: found by code and by id with the spec's kind and text, and its
+// message formatted with exactly its declared placeholders leaves none of them unfilled.
+TEST(Catalogue, EverySpecError) {
+  ASSERT_EQ(DLMAP_ERROR_COUNT, SPEC_FACTS_ERROR_COUNT);
+  for (size_t i = 0; i < SPEC_FACTS_ERROR_COUNT; i++) {
+    const spec_facts_error &f = spec_facts_errors[i];
+    SCOPED_TRACE(f.id);
+    const dlmap_error_info *e = dlmap_error_info_at(i);
+    ASSERT_NE(e, nullptr);
+    EXPECT_STREQ(e->id, f.id);
+    EXPECT_EQ(e->code, f.code);
+    EXPECT_EQ(dlmap_error_info_of(f.code), e);
+    EXPECT_EQ(dlmap_error_info_by_id(f.id), e);
+    EXPECT_STREQ(dlmap_error_kind_name(e->kind), f.kind);
+    EXPECT_STREQ(e->message_template, f.message);
+
+    std::vector<dlmap_arg> declared;
+    uint64_t mask = 0;
+    for (const char *const *name = f.args; *name != nullptr; name++) {
+      const int p = PlaceholderByName(*name);
+      ASSERT_GE(p, 0) << "undeclared placeholder " << *name;
+      declared.push_back(ArgFor(static_cast<dlmap_placeholder>(p)));
+      mask |= uint64_t{1} << p;
+    }
+    EXPECT_EQ(e->args_mask, mask);
+    const std::string text = Format(f.code, declared);
+    EXPECT_FALSE(text.empty());
+    for (const char *const *name = f.args; *name != nullptr; name++) {
+      EXPECT_EQ(text.find(std::string("{") + *name), std::string::npos) << *name << " left in: " << text;
+    }
+    if (declared.empty()) {
+      EXPECT_EQ(text, Unescape(f.message));
+    }
+  }
 }
 
 // ---- threads -----------------------------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 // Tests of src/versions.c: version comparison, the struct each DLPack version exchanges, and what a version can express.
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "dlmap/dlmap.h"
+#include "generated/spec_facts.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -42,7 +44,8 @@ int32_t Check(int32_t device_type, DLDataType dtype, uint64_t flags, dlmap_versi
   return status;
 }
 
-// The default spec's releases, oldest first, with the struct each exchanges.
+// DLPack's releases up to 1.3, oldest first, with the struct each exchanges: what must never change (the spec may
+// list newer ones; the whole list is spec_facts').
 struct Release {
   uint32_t major, minor;
   dlmap_struct_kind structure;
@@ -72,27 +75,53 @@ TEST(Versions, Compare) {
   EXPECT_LT(dlmap_version_compare(V(0, 0), V(UINT32_MAX, UINT32_MAX)), 0);
 }
 
+// The spec's current version (abi.current), read from the YAML.
+dlmap_version Current() { return V(SPEC_FACTS_CURRENT_MAJOR, SPEC_FACTS_CURRENT_MINOR); }
+
+// Device type values the spec does not define.
+std::vector<int32_t> UnknownDeviceTypes() {
+  int32_t largest = 0;
+  for (const spec_facts_device_type &f : spec_facts_device_types) largest = f.value > largest ? f.value : largest;
+  std::vector<int32_t> out;
+  for (int32_t value : {0, 5, 6, largest + 1, -1, INT32_MIN, INT32_MAX}) {
+    bool defined = false;
+    for (const spec_facts_device_type &f : spec_facts_device_types) defined = defined || f.value == value;
+    if (!defined) out.push_back(value);
+  }
+  return out;
+}
+
+// The flag bits the spec defines.
+uint64_t KnownFlags() {
+  uint64_t mask = 0;
+  for (const spec_facts_flag &f : spec_facts_flags) mask |= uint64_t{1} << f.bit;
+  return mask;
+}
+
 TEST(Versions, KnownVersions) {
   for (const Release &r : Releases()) {
     EXPECT_TRUE(dlmap_version_is_known(V(r.major, r.minor))) << r.major << "." << r.minor;
   }
+  for (const spec_facts_version_entry &f : spec_facts_versions) {
+    EXPECT_TRUE(dlmap_version_is_known(V(f.version.major, f.version.minor))) << f.text;
+  }
   EXPECT_FALSE(dlmap_version_is_known(V(0, 0)));
   EXPECT_FALSE(dlmap_version_is_known(V(0, 9)));
   EXPECT_FALSE(dlmap_version_is_known(V(0, 10)));
-  EXPECT_FALSE(dlmap_version_is_known(V(1, 4)));
-  EXPECT_FALSE(dlmap_version_is_known(V(2, 0)));
+  EXPECT_FALSE(dlmap_version_is_known(V(Current().major, Current().minor + 1))) << "the next minor";
+  EXPECT_FALSE(dlmap_version_is_known(V(Current().major + 1, 0))) << "the next major";
   EXPECT_FALSE(dlmap_version_is_known(V(UINT32_MAX, UINT32_MAX)));
 }
 
 TEST(Versions, ListInOrder) {
-  EXPECT_EQ(DLMAP_VERSION_COUNT, 12);
+  EXPECT_EQ(DLMAP_VERSION_COUNT, SPEC_FACTS_VERSION_COUNT);
   size_t i = 0;
-  for (const Release &r : Releases()) {
+  for (const spec_facts_version_entry &f : spec_facts_versions) {
     dlmap_version v = V(99, 99);
     const char *note = nullptr;
     ASSERT_TRUE(dlmap_version_at(i, &v, &note)) << i;
-    EXPECT_EQ(v.major, r.major);
-    EXPECT_EQ(v.minor, r.minor);
+    EXPECT_EQ(v.major, f.version.major);
+    EXPECT_EQ(v.minor, f.version.minor);
     ASSERT_NE(note, nullptr);
     EXPECT_STRNE(note, "");
     if (i > 0) {
@@ -110,7 +139,9 @@ TEST(Versions, ListInOrder) {
   EXPECT_STREQ(note, "untouched");
   EXPECT_TRUE(dlmap_version_at(0, nullptr, nullptr));
   ASSERT_TRUE(dlmap_version_at(4, nullptr, &note));
-  EXPECT_STREQ(note, "Renames only \xE2\x80\x94 kDLGPU becomes kDLCUDA, kDLCPUPinned becomes kDLCUDAHost; ABI unchanged.");
+  EXPECT_STREQ(note,
+               "Renames only \xE2\x80\x94 kDLGPU becomes kDLCUDA, kDLCPUPinned becomes kDLCUDAHost; ABI unchanged. "
+               "DLPACK_VERSION 050 (an octal literal, 40).");
 }
 
 TEST(Versions, StructKinds) {
@@ -134,10 +165,22 @@ TEST(Versions, StructKinds) {
 
 TEST(Versions, Current) {
   const dlmap_version current = dlmap_version_current();
-  EXPECT_EQ(current.major, 1u);
-  EXPECT_EQ(current.minor, 3u);
+  EXPECT_EQ(current.major, SPEC_FACTS_CURRENT_MAJOR);
+  EXPECT_EQ(current.minor, SPEC_FACTS_CURRENT_MINOR);
+  const spec_facts_version newest = spec_facts_versions[SPEC_FACTS_VERSION_COUNT - 1].version;
+  EXPECT_EQ(dlmap_version_compare(current, V(newest.major, newest.minor)), 0) << "current is the newest listed";
   EXPECT_TRUE(dlmap_version_is_known(current));
   EXPECT_EQ(dlmap_version_struct(current), DLMAP_STRUCT_VERSIONED);
+}
+
+TEST(Versions, EverySpecVersionsStruct) {
+  for (const spec_facts_version_entry &f : spec_facts_versions) {
+    const std::string want = f.structure;
+    const dlmap_struct_kind kind = want == "none" ? DLMAP_STRUCT_NONE
+                                   : want == "legacy" ? DLMAP_STRUCT_LEGACY
+                                                      : DLMAP_STRUCT_VERSIONED;
+    EXPECT_EQ(dlmap_version_struct(V(f.version.major, f.version.minor)), kind) << f.text;
+  }
 }
 
 // ---- what a version can express -----------------------------------------------------------------------------
@@ -156,8 +199,8 @@ TEST(InVersion, DeviceTypes) {
   EXPECT_FALSE(dlmap_device_type_in_version(20, V(1, 2)));  // kDLTPUHost 1.3
   EXPECT_TRUE(dlmap_device_type_in_version(20, V(1, 3)));
   EXPECT_TRUE(dlmap_device_type_in_version(20, V(1, 7)));
-  for (int32_t unknown : {0, 5, 6, 22, -1, INT32_MIN, INT32_MAX}) {
-    EXPECT_FALSE(dlmap_device_type_in_version(unknown, V(1, 3))) << unknown;
+  for (int32_t unknown : UnknownDeviceTypes()) {
+    EXPECT_FALSE(dlmap_device_type_in_version(unknown, Current())) << unknown;
     EXPECT_FALSE(dlmap_device_type_in_version(unknown, V(UINT32_MAX, UINT32_MAX))) << unknown;
   }
 }
@@ -186,7 +229,7 @@ TEST(InVersion, Flags) {
   EXPECT_EQ(DLMAP_FLAG_READ_ONLY, uint64_t{1});
   EXPECT_EQ(DLMAP_FLAG_IS_COPIED, uint64_t{2});
   EXPECT_EQ(DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED, uint64_t{4});
-  EXPECT_EQ(DLMAP_FLAGS_KNOWN, uint64_t{7});
+  EXPECT_EQ(DLMAP_FLAGS_KNOWN, KnownFlags());
   EXPECT_EQ(DLPACK_FLAG_BITMASK_READ_ONLY, DLMAP_FLAG_READ_ONLY);
   EXPECT_EQ(DLPACK_FLAG_BITMASK_IS_COPIED, DLMAP_FLAG_IS_COPIED);
   EXPECT_EQ(DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED, DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED);
@@ -201,35 +244,46 @@ TEST(InVersion, Flags) {
   EXPECT_FALSE(dlmap_flags_in_version(7, V(1, 0)));
   EXPECT_TRUE(dlmap_flags_in_version(7, V(1, 1)));
   EXPECT_TRUE(dlmap_flags_in_version(7, V(1, 9)));
-  for (dlmap_version v : {V(0, 1), V(1, 0), V(1, 3), V(1, 99), V(UINT32_MAX, UINT32_MAX)}) {
+  int next_bit = 0;  // the lowest bit the spec does not define
+  while (KnownFlags() >> next_bit & 1) next_bit++;
+  for (dlmap_version v : {V(0, 1), V(1, 0), Current(), V(1, 99), V(UINT32_MAX, UINT32_MAX)}) {
     EXPECT_FALSE(dlmap_flags_in_version(uint64_t{1} << 40, v)) << "an unknown bit is never expressible";
     EXPECT_FALSE(dlmap_flags_in_version((uint64_t{1} << 40) | 1, v));
-    EXPECT_FALSE(dlmap_flags_in_version(uint64_t{1} << 3, v));
+    EXPECT_FALSE(dlmap_flags_in_version(uint64_t{1} << next_bit, v));
     EXPECT_FALSE(dlmap_flags_in_version(uint64_t{1} << 63, v));
     EXPECT_FALSE(dlmap_flags_in_version(UINT64_MAX, v));
   }
 }
 
-TEST(InVersion, EveryFlagBitInEveryVersion) {
+TEST(InVersion, FlagsByHand) {
   for (const Release &r : Releases()) {
     const dlmap_version v = V(r.major, r.minor);
+    EXPECT_EQ(dlmap_flags_in_version(DLMAP_FLAG_READ_ONLY | DLMAP_FLAG_IS_COPIED, v), r.major >= 1);  // 1.0
+    EXPECT_EQ(dlmap_flags_in_version(DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED, v),
+              r.major > 1 || (r.major == 1 && r.minor >= 1));  // 1.1
+  }
+}
+
+TEST(InVersion, EveryFlagBitInEveryVersion) {
+  for (const spec_facts_version_entry &r : spec_facts_versions) {
+    const dlmap_version v = V(r.version.major, r.version.minor);
     for (int bit = 0; bit < 64; bit++) {
-      bool expected = false;
-      if (bit == 0 || bit == 1) expected = r.major >= 1;                    // READ_ONLY, IS_COPIED: 1.0
-      if (bit == 2) expected = r.major > 1 || (r.major == 1 && r.minor >= 1);  // IS_SUBBYTE_TYPE_PADDED: 1.1
-      EXPECT_EQ(dlmap_flags_in_version(uint64_t{1} << bit, v), expected) << "bit " << bit << " in " << r.major << "."
-                                                                        << r.minor;
+      bool expected = false;  // a bit the spec defines, from its version on
+      for (const spec_facts_flag &f : spec_facts_flags) {
+        expected = expected || (f.bit == bit && dlmap_version_compare(V(f.introduced.major, f.introduced.minor), v) <= 0);
+      }
+      EXPECT_EQ(dlmap_flags_in_version(uint64_t{1} << bit, v), expected) << "bit " << bit << " in " << r.text;
     }
   }
 }
 
 TEST(InVersion, EveryDeviceTypeInEveryVersion) {
-  for (size_t i = 0; dlmap_device_type_at(i) != nullptr; i++) {
-    const dlmap_device_info *info = dlmap_device_type_at(i);
-    for (const Release &r : Releases()) {
-      const dlmap_version v = V(r.major, r.minor);
-      EXPECT_EQ(dlmap_device_type_in_version(info->value, v), dlmap_version_compare(info->introduced, v) <= 0)
-          << info->name << " in " << r.major << "." << r.minor;
+  for (const spec_facts_device_type &f : spec_facts_device_types) {
+    for (const spec_facts_version_entry &r : spec_facts_versions) {
+      const dlmap_version v = V(r.version.major, r.version.minor);
+      EXPECT_EQ(dlmap_device_type_in_version(f.value, v),
+                dlmap_version_compare(V(f.introduced.major, f.introduced.minor), v) <= 0)
+          << f.name << " in " << r.text;
     }
   }
 }
@@ -286,8 +340,10 @@ TEST(CheckRepresentable, UnknownFlags) {
             DLMAP_ERR_FLAGS_UNKNOWN);
   EXPECT_EQ(message, "The DLPack tensor's flags 0x10000000001 contain bits this build does not know (0x10000000000).");
   EXPECT_EQ(Check(1, kFloat32, UINT64_MAX, V(1, 3), &message), DLMAP_ERR_FLAGS_UNKNOWN);
-  EXPECT_EQ(message,
-            "The DLPack tensor's flags 0xffffffffffffffff contain bits this build does not know (0xfffffffffffffff8).");
+  char unknown[32];
+  snprintf(unknown, sizeof unknown, "0x%llx", static_cast<unsigned long long>(~KnownFlags()));
+  EXPECT_EQ(message, std::string("The DLPack tensor's flags 0xffffffffffffffff contain bits this build does not know (") +
+                         unknown + ").");
 }
 
 TEST(CheckRepresentable, InvalidInputs) {

@@ -1,8 +1,12 @@
 #!/bin/sh
-# CLI test — `dlmap devices`, `dlmap explain` and `dlmap spec check` on the default spec: output, exit codes.
+# CLI test — `dlmap devices`, `dlmap explain` and `dlmap spec check` on the default spec: output, exit codes. Rows of
+# existing device types are pinned by hand; counts, the current version and the list of device types come from the
+# spec's YAML (tests/spec_facts: SPEC_* variables).
+# usage: cli_test.sh DLMAP_CLI SPEC_DIR SPEC_FACTS_SH
 set -u
 cli="$1"
 spec_dir="$2"
+. "$3"
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 expect_rc() { # expected-rc description command...
@@ -34,15 +38,34 @@ for line in '  export to it (dl_device):     accepted' '    maps to:            
 done
 echo "$out" | grep -q 'export_unsupported_device_type' && fail "explain 20 names the export refusal"
 
-# devices: every default device type, and the host platform served.
+# devices: every device type of the spec, rows of existing ones by hand, and the host platform served.
 out=$("$cli" devices) || fail "devices exited $?"
-echo "$out" | grep -q 'spec: DLPack 1.3, 19 types; profile jax' || fail "devices header"
-for row in '    1  kDLCPU          cpu      host         none    0.1    yes' \
-  '   11  kDLROCMHost     rocm     host_pinned  none    0.6    ' \
-  '   14  kDLOneAPI       oneapi   device       opaque  0.7    no: no backend' \
-  '   21  kDLAscend       ascend   device       opaque  1.3    no: no backend'; do
-  echo "$out" | grep -qF -- "$row" || fail "devices lacks row: $row"
+echo "$out" | grep -qF "spec: DLPack $SPEC_CURRENT, $SPEC_DEVICE_TYPE_COUNT types; profile $SPEC_PROFILE" \
+  || fail "devices header"
+for row in '^ +1  kDLCPU +cpu +host +none +0\.1 +yes ' \
+  '^ +11  kDLROCMHost +rocm +host_pinned +none +0\.6 ' \
+  '^ +14  kDLOneAPI +oneapi +device +opaque +0\.7 +no: no backend ' \
+  '^ +21  kDLAscend +ascend +device +opaque +1\.3\* +no: no backend '; do
+  echo "$out" | grep -Eq -- "$row" || fail "devices lacks row: $row"
 done
+echo "$out" | grep -qxF "    * on DLPack's main branch after that version's tag: the release itself lacks it" \
+  || fail "devices lacks the upstream main footnote"
+while read -r value release name names; do
+  since='[0-9]+\.[0-9]+ '
+  [ "$release" = main ] && since='[0-9]+\.[0-9]+\* '
+  echo "$out" | grep -Eq "^ +$value  $name .* $since" || fail "devices lacks a $release row for $value $name"
+  # Every device type is found by its value and by every name (enumerator, earlier spellings, aliases).
+  for what in "$value" "$name" $names; do
+    explained=$("$cli" explain "$what" </dev/null) || fail "explain $what exited $?"
+    echo "$explained" | grep -qxF "Device type $value: $name" || fail "explain $what does not find $value $name"
+    upstream=$(echo "$explained" | grep -c "^  since DLPack: .* (on DLPack's main branch after the v.* tag: ")
+    [ "$upstream" -eq "$([ "$release" = main ] && echo 1 || echo 0)" ] || fail "explain $what: since line for $release"
+  done
+done <<EOF
+$SPEC_DEVICE_TYPES
+EOF
+[ "$(echo "$SPEC_DEVICE_TYPES" | wc -l)" -eq "$SPEC_DEVICE_TYPE_COUNT" ] || fail "spec facts list and count disagree"
+[ "$(echo "$out" | grep -cE '^ +[0-9]+  kDL')" -eq "$SPEC_DEVICE_TYPE_COUNT" ] || fail "devices lists other rows"
 echo "$out" | grep -Eq '^  cpu +cpu backend +available \(1 device\)$' || fail "devices: cpu not available"
 # GPU platforms are always built (the backend dlopens the runtime; no toolkit needed) and either serve devices or
 # say why not (this machine has no driver: the vendor's text).
@@ -72,7 +95,8 @@ expect_rc 0 "help" "$cli" help
 # spec check runs the generator's validator with its messages.
 expect_rc 0 "spec check default" "$cli" spec check "$spec_dir"/versions.yaml "$spec_dir"/platforms.yaml \
   "$spec_dir"/devices.yaml "$spec_dir"/dtypes.yaml "$spec_dir"/errors.yaml "$spec_dir"/profiles/jax.yaml
-grep -q '^spec OK: profile jax, 19 device types' /tmp/cli_out.$$ || fail "spec check OK line"
+grep -q "^spec OK: profile $SPEC_PROFILE, $SPEC_DEVICE_TYPE_COUNT device types, $SPEC_DTYPE_CODE_COUNT dtype codes, \
+$SPEC_ERROR_COUNT errors, DLPack $SPEC_CURRENT " /tmp/cli_out.$$ || fail "spec check OK line: $(cat /tmp/cli_out.$$)"
 overlay="${TEST_TMPDIR:-/tmp}/overlay.yaml"
 printf 'device_types:\n  - {value: 200, name: kDLAcme, introduced: "1.3", platform: rcom, memory: device, stream: opaque, doc: x}\n' >"$overlay"
 expect_rc 1 "spec check bad overlay" "$cli" spec check --on-default "$overlay"

@@ -40,17 +40,20 @@ int cli_devices(int argc, char **argv) {
          DLMAP_DEVICE_TYPE_COUNT, profile->name);
   printf("%5s  %-15s %-8s %-12s %-7s %-6s %-16s %s\n", "value", "enumerator", "platform", "memory", "stream", "since",
          "served here", "profile: dl_device / export from / import");
+  int upstream_main = 0;
   for (size_t i = 0; dlmap_device_type_at(i) != NULL; i++) {
     const dlmap_device_info *d = dlmap_device_type_at(i);
     const dlmap_platform_info *platform = dlmap_platform_get(d->platform);
     char since[16];
-    snprintf(since, sizeof since, "%u.%u", d->introduced.major, d->introduced.minor);
+    snprintf(since, sizeof since, "%u.%u%s", d->introduced.major, d->introduced.minor, d->upstream_main ? "*" : "");
+    upstream_main += d->upstream_main;
     const dlmap_profile_device policy = dlmap_profile_device_policy(d->value);
     printf("%5d  %-15s %-8s %-12s %-7s %-6s %-16s %-3s / %-3s / %s\n", d->value, d->name, platform->name,
            dlmap_memory_kind_name(d->memory), dlmap_stream_convention_name(d->stream), since,
            serving(&status[d->platform], platform), yes_no(policy.export_target), yes_no(policy.export_source),
            yes_no(policy.import_accepted));
   }
+  if (upstream_main) printf("    * on DLPack's main branch after that version's tag: the release itself lacks it\n");
 
   printf("\nPlatforms on this build and machine\n\n");
   for (int p = 0; p < DLMAP_PLATFORM_COUNT; p++) {

@@ -13,6 +13,16 @@ static void print_list(const char *label, const char *const *items) {
   printf("\n");
 }
 
+/* The DLPack version that introduced a value, and whether only DLPack's main branch has it. */
+static void print_since(dlmap_version introduced, bool upstream_main) {
+  printf("  %-16s%u.%u", "since DLPack:", introduced.major, introduced.minor);
+  if (upstream_main) {
+    printf(" (on DLPack's main branch after the v%u.%u tag: the %u.%u release lacks it)", introduced.major,
+           introduced.minor, introduced.major, introduced.minor);
+  }
+  printf("\n");
+}
+
 static void explain_profile(const dlmap_device_info *d, const dlmap_platform_info *platform,
                             const dlmap_platform_status *status);
 
@@ -26,7 +36,7 @@ static void explain_device(const dlmap_device_info *d) {
   cli_wrap(stdout, "  ", d->doc);
   print_list("earlier names:", d->spellings);
   print_list("aliases:", d->aliases);
-  printf("  %-16s%u.%u\n", "since DLPack:", d->introduced.major, d->introduced.minor);
+  print_since(d->introduced, d->upstream_main);
   printf("  %-16s%s (%s)\n", "platform:", platform->name,
          platform->backend == DLMAP_BACKEND_NONE ? "no dlmap backend" : platform->backend == DLMAP_BACKEND_CPU
                                                                           ? "cpu backend"
@@ -130,7 +140,7 @@ static void explain_dtype(DLDataType dtype) {
   dlmap_dtype_valid_bits(dtype.code, valid, sizeof valid);
   printf("Data type %s: code %u (%s), bits %u, lanes %u\n", name, dtype.code, code->name, dtype.bits, dtype.lanes);
   cli_wrap(stdout, "  ", code->doc);
-  printf("  %-16s%u.%u\n", "since DLPack:", since.major, since.minor);
+  print_since(since, code->upstream_main);
   printf("  %-16s%s\n", "widths of code:", valid);
   printf("  %-16s%s\n", "lanes:", code->vector_lanes ? "1 or more (vectors allowed)" : "exactly 1");
   if (dtype.bits < 8) printf("  %-16s%s\n", "storage:", "sub-byte: packed, or padded with IS_SUBBYTE_TYPE_PADDED");

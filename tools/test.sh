@@ -1,8 +1,9 @@
 #!/bin/sh
 # Every test: generator unit tests, C/C++ tests, export/import tables, the spec-extension build, the
-# CLI, the docs staleness check, the distributable archive, README's Python commands, and the downstream example
-# workspace.
-# Extra arguments go to `bazel test` (e.g. --config=asan).
+# CLI, the docs staleness check, the distributable archive, README's Python commands, the downstream example
+# workspace, and the drill (tools/drill/drill.sh: the README's recipes applied to a scratch copy, the whole suite
+# green after each).
+# Extra arguments go to `bazel test` (e.g. --config=asan); the drill runs the plain build.
 set -eu
 cd "$(dirname "$0")/.."
 tools/install_deps.sh
@@ -11,3 +12,4 @@ bazel test "$@" //...
 [ $# -gt 0 ] || tools/readme_python_check.sh
 # The downstream example is a separate workspace that consumes dlmap through local_repository.
 (cd examples/downstream && bazel test "$@" //...)
+tools/drill/drill.sh

@@ -49,6 +49,14 @@ def minimal_spec():
     return copy.deepcopy(_CACHE["minimal"])
 
 
+def yaml_aliases(name, section, entry):
+    """An entry's `aliases` as spec/<name> lists them, read with plain PyYAML (a spec may add aliases), written as the
+    emitters write a name list: ("a", "b", )."""
+    with open(os.path.join(SPEC_DIR, name), encoding="utf-8") as handle:
+        found = next(e for e in yaml.safe_load(handle)[section] if e["name"] == entry)
+    return "(" + "".join('"%s", ' % alias for alias in found.get("aliases", [])) + ")"
+
+
 def rows(text):
     """The lines of an emitted file after its one-line generated-by comment."""
     lines = text.splitlines()
@@ -294,15 +302,15 @@ class MinimalSpecFiles(unittest.TestCase):
 
     def test_device_types(self):
         self.assertRows(emit.emit_device_types, [
-            'DLMAP_DEVICE_TYPE(1, CPU, "kDLCPU", CPU, HOST, NONE, 0, 9, "CPU.", "", (), ("cpu", ))',
-            r'DLMAP_DEVICE_TYPE(2, GPU, "kDLGPU", GPU, DEVICE, GPU, 1, 0, "GPU \"device\" memory.", '
+            'DLMAP_DEVICE_TYPE(1, CPU, "kDLCPU", CPU, HOST, NONE, 0, 9, false, "CPU.", "", (), ("cpu", ))',
+            r'DLMAP_DEVICE_TYPE(2, GPU, "kDLGPU", GPU, DEVICE, GPU, 1, 0, false, "GPU \"device\" memory.", '
             r'"Caf\303\251\077", ("kGPU", ), ("gpu", "accel", ))',
         ])
 
     def test_dtype_codes(self):
         self.assertRows(emit.emit_dtype_codes, [
-            'DLMAP_DTYPE_CODE(0, INT, "kDLInt", 0, 9, VECTOR, "Integer.")',
-            'DLMAP_DTYPE_CODE(3, OPAQUEHANDLE, "kDLOpaqueHandle", 0, 9, SCALAR, "Opaque.")',
+            'DLMAP_DTYPE_CODE(0, INT, "kDLInt", 0, 9, false, VECTOR, "Integer.")',
+            'DLMAP_DTYPE_CODE(3, OPAQUEHANDLE, "kDLOpaqueHandle", 0, 9, false, SCALAR, "Opaque.")',
         ])
 
     def test_dtype_widths_sorted_by_bits_and_unnamed_is_null(self):
@@ -489,14 +497,21 @@ class DefaultSpecRows(unittest.TestCase):
 
     def test_device_type_rocm_host(self):
         self.assertRow(emit.emit_device_types,
-                       'DLMAP_DEVICE_TYPE(11, ROCMHOST, "kDLROCMHost", ROCM, HOST_PINNED, NONE, 0, 6, '
-                       '"Pinned ROCm host memory (hipMallocHost).", "", (), ("rocm_host", "hip_host", "rocm_pinned", ))')
+                       'DLMAP_DEVICE_TYPE(11, ROCMHOST, "kDLROCMHost", ROCM, HOST_PINNED, NONE, 0, 6, false, '
+                       '"Pinned ROCm host memory (hipMallocHost).", "", (), '
+                       + yaml_aliases("devices.yaml", "device_types", "kDLROCMHost") + ")")
+
+    def test_device_type_on_upstream_main(self):
+        self.assertRow(emit.emit_device_types,
+                       'DLMAP_DEVICE_TYPE(19, TPU, "kDLTPU", TPU, DEVICE, OPAQUE, 1, 3, true, "TPU device memory.", '
+                       '"Added to DLPack main after the v1.3 tag (PR #188); headers there still say 1.3.", (), '
+                       + yaml_aliases("devices.yaml", "device_types", "kDLTPU") + ")")
 
     def test_device_type_cuda_with_spellings_and_note(self):
         self.assertRow(emit.emit_device_types,
-                       'DLMAP_DEVICE_TYPE(2, CUDA, "kDLCUDA", CUDA, DEVICE, CUDA, 0, 1, "CUDA device memory.", '
+                       'DLMAP_DEVICE_TYPE(2, CUDA, "kDLCUDA", CUDA, DEVICE, CUDA, 0, 1, false, "CUDA device memory.", '
                        '"Spelled kGPU in 0.1, kDLGPU from 0.2, kDLCUDA from 0.5; the value never changed.", '
-                       '("kGPU", "kDLGPU", ), ("cuda", "gpu", ))')
+                       '("kGPU", "kDLGPU", ), ' + yaml_aliases("devices.yaml", "device_types", "kDLCUDA") + ")")
 
     def test_device_types_in_spec_order(self):
         values = [int(re.match(r"DLMAP_DEVICE_TYPE\((\d+),", line).group(1))
@@ -506,7 +521,8 @@ class DefaultSpecRows(unittest.TestCase):
 
     def test_platform_with_runtime(self):
         self.assertRow(emit.emit_platforms,
-                       'DLMAP_PLATFORM(CUDA, "cuda", GPU, "NVIDIA GPUs through the CUDA runtime.", ("nvidia", ), '
+                       'DLMAP_PLATFORM(CUDA, "cuda", GPU, "NVIDIA GPUs through the CUDA runtime.", '
+                       + yaml_aliases("platforms.yaml", "platforms", "cuda") + ', '
                        '("cuda", ), ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11", "libcudart.so", ), '
                        '"cudaGetDeviceCount", "cudaGetErrorString")')
 
@@ -556,15 +572,18 @@ class DefaultSpecRows(unittest.TestCase):
 
     def test_dtype_rows(self):
         self.assertRow(emit.emit_dtype_codes,
-                       'DLMAP_DTYPE_CODE(10, FLOAT8_E4M3FN, "kDLFloat8_e4m3fn", 1, 1, VECTOR, '
+                       'DLMAP_DTYPE_CODE(10, FLOAT8_E4M3FN, "kDLFloat8_e4m3fn", 1, 1, false, VECTOR, '
                        '"8-bit float, 4 exponent and 3 mantissa bits, finite only (OCP E4M3).")')
+        self.assertRow(emit.emit_dtype_codes,
+                       'DLMAP_DTYPE_CODE(18, BCOMPLEX, "kDLBcomplex", 1, 3, true, VECTOR, '
+                       '"Complex number of two bfloat16 parts; added to DLPack main after the v1.3 tag (PR #187).")')
         self.assertRow(emit.emit_dtype_widths, 'DLMAP_DTYPE_WIDTH(0, 2, "int2", 1, 1)')
         self.assertRow(emit.emit_dtype_widths, 'DLMAP_DTYPE_WIDTH(0, 8, "int8", 0, 1)')
 
     def test_version_and_flag_rows(self):
         self.assertRow(emit.emit_versions,
                        'DLMAP_VERSION(0, 5, LEGACY, "Renames only \\342\\200\\224 kDLGPU becomes kDLCUDA, '
-                       'kDLCPUPinned becomes kDLCUDAHost; ABI unchanged.")')
+                       'kDLCPUPinned becomes kDLCUDAHost; ABI unchanged. DLPACK_VERSION 050 (an octal literal, 40).")')
         self.assertRow(emit.emit_flags,
                        'DLMAP_FLAG_ROW(IS_SUBBYTE_TYPE_PADDED, 2, 1, 1, "Sub-byte elements (float4, float6, int4, '
                        '\\342\\200\\246) are padded to one byte each instead of packed.")')
@@ -596,6 +615,9 @@ class DefaultSpecRows(unittest.TestCase):
 
     def test_spec_header_lines(self):
         text = emit.emit_spec_header(default_spec())
+        # The current version as the YAML says it, read without the generator's loader.
+        with open(os.path.join(SPEC_DIR, "versions.yaml"), encoding="utf-8") as handle:
+            major, minor = yaml.safe_load(handle)["abi"]["current"].split(".")
         for line in ("  DLMAP_ERR_MAX_VERSION_TOO_OLD = 101,",
                      "  DLMAP_KIND_BUFFER_ERROR = 0,",
                      "  DLMAP_PLATFORM_CPU = 0,",
@@ -603,8 +625,8 @@ class DefaultSpecRows(unittest.TestCase):
                      "  DLMAP_DTYPE_FLOAT8_E4M3FN = 10,",
                      "#define DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED (UINT64_C(1) << 2)",
                      "#define DLMAP_FLAGS_KNOWN UINT64_C(0x7)",
-                     "#define DLMAP_ABI_CURRENT_MAJOR 1u",
-                     "#define DLMAP_ABI_CURRENT_MINOR 3u",
+                     "#define DLMAP_ABI_CURRENT_MAJOR %su" % major,
+                     "#define DLMAP_ABI_CURRENT_MINOR %su" % minor,
                      "#define DLMAP_ABI_LEGACY_FROM_MINOR 5u",
                      "#define DLMAP_ABI_VERSIONED_UNTIL_MAJOR 2u",
                      "#define DLMAP_DEVICE_TYPE_COUNT %d" % len(default_spec().device_types)):

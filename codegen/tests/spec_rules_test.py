@@ -303,6 +303,21 @@ class FieldRules(SpecTestCase):
         self.assertRejected("versions.yaml", where, "struct",
                             "key 'struct': 'managed' is not one of none, legacy, versioned")
 
+    def test_upstream_not_main(self):
+        for file, section, name in (("devices.yaml", "device_types", "kDLTPU"),
+                                    ("dtypes.yaml", "dtype_codes", "kDLBcomplex")):
+            with self.subTest(name=name):
+                self.docs = default_docs()
+                _, e, where = self.find(file, section, name)
+                e["upstream"] = "master"
+                self.assertRejected(file, where, "upstream", "key 'upstream': 'master' is not one of main")
+
+    def test_upstream_main_is_loaded(self):
+        loaded = self.assertLoads()
+        self.assertEqual(next(d for d in loaded.device_types if d.name == "kDLTPU").upstream, "main")
+        self.assertEqual(next(d for d in loaded.device_types if d.name == "kDLTrn").upstream, "")
+        self.assertEqual(next(c for c in loaded.dtype_codes if c.name == "kDLBcomplex").upstream, "main")
+
     def test_int_out_of_range(self):
         cases = [("devices.yaml", "device_types", "kDLROCMHost", "value", -1, "-1 is out of range 0…2147483647"),
                  ("devices.yaml", "device_types", "kDLROCMHost", "value", 2**31, "2147483648 is out of range 0…2147483647"),
@@ -396,19 +411,29 @@ class VersionRules(SpecTestCase):
         self.assertRejected("versions.yaml", "versions[%d] (0.3)" % (i + 1), "versions",
                             "listed oldest first; 0.3 follows 0.4")
 
+    def current(self):
+        """abi.current as the YAML says it, and the next minor (never listed)."""
+        current = self.docs["versions.yaml"]["abi"]["current"]
+        major, minor = current.split(".")
+        return current, "%s.%d" % (major, int(minor) + 1)
+
     def test_versions_duplicate(self):
         versions = self.docs["versions.yaml"]["versions"]
         versions.append(dict(versions[-1]))
-        self.assertRejected("versions.yaml", "versions[%d] (1.3)" % (len(versions) - 1), "versions",
-                            "1.3 follows 1.3")
+        newest = versions[-1]["version"]
+        self.assertRejected("versions.yaml", "versions[%d] (%s)" % (len(versions) - 1, newest), "versions",
+                            "%s follows %s" % (newest, newest))
 
     def test_abi_current_not_newest(self):
+        newest, _ = self.current()
         self.docs["versions.yaml"]["abi"]["current"] = "1.2"
-        self.assertRejected("versions.yaml", "abi", "current", "key 'current': 1.2 is not the newest listed version (1.3)")
+        self.assertRejected("versions.yaml", "abi", "current",
+                            "key 'current': 1.2 is not the newest listed version (%s)" % newest)
 
     def test_abi_current_not_listed(self):
-        self.docs["versions.yaml"]["abi"]["current"] = "1.4"
-        self.assertRejected("versions.yaml", "abi", "current", "version 1.4 is not listed under versions")
+        _, next_minor = self.current()
+        self.docs["versions.yaml"]["abi"]["current"] = next_minor
+        self.assertRejected("versions.yaml", "abi", "current", "version %s is not listed under versions" % next_minor)
 
     def test_abi_until_not_after_introduced(self):
         self.docs["versions.yaml"]["abi"]["legacy"] = {"introduced": "0.5", "until": "0.5"}
@@ -439,8 +464,9 @@ class VersionRules(SpecTestCase):
         self.assertRejected("versions.yaml", "abi", "legacy", "the legacy range overlaps the versioned range")
 
     def test_abi_current_outside_versioned_range(self):
-        self.docs["versions.yaml"]["abi"]["versioned"]["until"] = "1.3"
-        self.assertRejected("versions.yaml", "abi", "current", "key 'current': 1.3 is outside the versioned range")
+        current, _ = self.current()
+        self.docs["versions.yaml"]["abi"]["versioned"]["until"] = current
+        self.assertRejected("versions.yaml", "abi", "current", "key 'current': %s is outside the versioned range" % current)
 
     def test_abi_range_not_a_mapping(self):
         self.docs["versions.yaml"]["abi"]["legacy"] = "0.5-1.0"

@@ -273,6 +273,7 @@ typedef struct dlmap_device_info {
   dlmap_version introduced;
   const char *doc;
   const char *note;              /* "" when none */
+  bool upstream_main;            /* on DLPack's main branch after the `introduced` tag: that release lacks it */
 } dlmap_device_info;
 
 /* The entry for a device type value, or NULL when the spec does not define it. */
@@ -308,6 +309,7 @@ typedef struct dlmap_dtype_code_info {
   dlmap_version introduced;
   bool vector_lanes;       /* lanes > 1 allowed */
   const char *doc;
+  bool upstream_main;      /* on DLPack's main branch after the `introduced` tag: that release lacks it */
 } dlmap_dtype_code_info;
 
 /* The entry for a code, or NULL when the spec does not define it. */

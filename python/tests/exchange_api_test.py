@@ -50,7 +50,7 @@ class TableTest(DlmapTestCase):
         self.assertEqual(testing.capsule_name(capsule), "dlpack_exchange_api")
         self.assertIs(dlmap.empty(1).__dlpack_c_exchange_api__, capsule, "one static table for every array")
         api = testing.exchange_api()
-        self.assertEqual((api.header.version.major, api.header.version.minor), (1, 3))
+        self.assertEqual((api.header.version.major, api.header.version.minor), testing.CURRENT)
         self.assertFalse(api.header.prev_api, "no older major is supported")
         for field in ["managed_tensor_allocator", "managed_tensor_from_py_object_no_sync",
                       "managed_tensor_to_py_object_no_sync", "dltensor_from_py_object_no_sync", "current_work_stream"]:
@@ -63,7 +63,7 @@ class TableTest(DlmapTestCase):
         self.assertEqual((rc, seen), (0, []))
         m = out.contents
         t = m.dl_tensor
-        self.assertEqual(((m.version.major, m.version.minor), m.flags), ((1, 3), 0))
+        self.assertEqual(((m.version.major, m.version.minor), m.flags), (testing.CURRENT, 0))
         self.assertEqual((t.device.device_type, t.device.device_id, t.ndim, t.byte_offset), (1, 0, 2, 0))
         self.assertEqual(([t.shape[i] for i in range(2)], [t.strides[i] for i in range(2)]), ([2, 3], [3, 1]))
         self.assertEqual(t.data % 64, 0)
@@ -111,7 +111,7 @@ class TableTest(DlmapTestCase):
         out = ctypes.POINTER(testing.DLManagedTensorVersioned)()
         self.assertEqual(api.managed_tensor_from_py_object_no_sync(a, ctypes.byref(out)), 0)
         m = out.contents
-        self.assertEqual(((m.version.major, m.version.minor), m.flags, m.dl_tensor.data), ((1, 3), 0, a.data_ptr))
+        self.assertEqual(((m.version.major, m.version.minor), m.flags, m.dl_tensor.data), (testing.CURRENT, 0, a.data_ptr))
         self.assertEqual(dlmap._stats()["live_exports"], 1)
         release(out)
         a.readonly = True
@@ -173,7 +173,7 @@ class ConsumerTest(DlmapTestCase):
     def test_dlmap_arrays_go_through_the_table(self):
         a = dlmap.empty((2, 3))
         b = dlmap.from_dlpack(a)
-        self.assertEqual((b.via, b.data_ptr, b.version, b.copied), ("c_exchange_api", a.data_ptr, (1, 3), False))
+        self.assertEqual((b.via, b.data_ptr, b.version, b.copied), ("c_exchange_api", a.data_ptr, testing.CURRENT, False))
         c = dlmap.from_dlpack(a, copy=True)
         self.assertEqual((c.via, c.copied), ("c_exchange_api", True))
         self.assertNotEqual(c.data_ptr, a.data_ptr)
@@ -350,7 +350,7 @@ class ForeignTableTest(DlmapTestCase):
         testing.deleted.clear()
         b = dlmap.from_dlpack(f.Array())
         self.assertEqual((f.c_calls, f.producer.calls, b.via, testing.deleted),
-                         (1, [{"max_version": (1, 3), "stream": None}], "dltensor_versioned", ["c"]))
+                         (1, [{"max_version": testing.CURRENT, "stream": None}], "dltensor_versioned", ["c"]))
         b = dlmap.from_dlpack(f.Array(), stream=-1)  # no synchronisation wanted: the table's tensor serves
         self.assertEqual((f.c_calls, b.via, b.device), (2, "c_exchange_api", (2, 0)))
         g = ForeignTable(1, device=(2, 0), current_stream=None)  # both on the legacy default stream

@@ -24,6 +24,19 @@ def require(module, package):
 
 SANITIZED = os.environ.get("DLMAP_SANITIZED") == "1"
 
+
+def _spec_current():
+    """abi.current of spec/versions.yaml beside python/ (in the runfiles under Bazel), read with PyYAML: the version
+    dlmap stamps on the tensors it makes and asks producers for."""
+    import yaml
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "spec", "versions.yaml")
+    with open(path, encoding="utf-8") as f:
+        major, minor = yaml.safe_load(f)["abi"]["current"].split(".")
+    return int(major), int(minor)
+
+
+CURRENT = _spec_current()
+
 # Where no CUDA device can be reached (CI), dlmap refuses CUDA work with the catalogue's platform_unavailable error and
 # the vendor's own reason; tests of that refusal are skipped where a device is present.
 CUDA = dlmap.platform_status("cuda")

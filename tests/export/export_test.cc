@@ -1,5 +1,6 @@
 // Tests of src/export.c (dlmap_export, the to_dlpack / __dlpack__ contract): a hand-written table of arrays, requests
 // and expected results or exact errors, a sweep over every device type, and the ownership and allocation invariants.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "dlmap/dlmap.h"
+#include "generated/spec_facts.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -42,6 +44,8 @@ constexpr dlmap_struct_kind kLegacy = DLMAP_STRUCT_LEGACY;
 constexpr dlmap_struct_kind kVersioned = DLMAP_STRUCT_VERSIONED;
 
 constexpr dlmap_stream_meaning kHostSync = DLMAP_STREAM_HOST_SYNC;
+
+constexpr uint32_t kCurMajor = SPEC_FACTS_CURRENT_MAJOR, kCurMinor = SPEC_FACTS_CURRENT_MINOR;
 constexpr dlmap_stream_meaning kNoSync = DLMAP_STREAM_NO_SYNC;
 constexpr dlmap_stream_meaning kHandle = DLMAP_STREAM_HANDLE;
 
@@ -257,8 +261,9 @@ std::vector<Row> ExportRows() {
       {"max_1_0_versioned_1_0", Arr(), Req().Max(1, 0), Ok(kVersioned, 1, 0, 0, CPU, 0, kHostSync)},
       {"max_1_1_versioned_1_1", Arr(), Req().Max(1, 1), Ok(kVersioned, 1, 1, 0, CPU, 0, kHostSync)},
       {"max_1_3_versioned_1_3", Arr(), Req().Max(1, 3), Ok(kVersioned, 1, 3, 0, CPU, 0, kHostSync)},
-      {"max_1_9_versioned_1_3", Arr(), Req().Max(1, 9), Ok(kVersioned, 1, 3, 0, CPU, 0, kHostSync)},
-      {"max_2_0_versioned_1_3", Arr(), Req().Max(2, 0), Ok(kVersioned, 1, 3, 0, CPU, 0, kHostSync)},
+      // A newer max_version gets the current version (the spec's abi.current, read from the YAML).
+      {"max_1_9_versioned_current", Arr(), Req().Max(1, 9), Ok(kVersioned, kCurMajor, kCurMinor, 0, CPU, 0, kHostSync)},
+      {"max_2_0_versioned_current", Arr(), Req().Max(2, 0), Ok(kVersioned, kCurMajor, kCurMinor, 0, CPU, 0, kHostSync)},
       {"float8_to_1_0_not_in_version", Arr().Of(kF8), Req().Max(1, 0),
        Fail(104, "dtype_not_in_version", "BufferError",
             "Data type float8_e4m3fn cannot be expressed in DLPack 1.0; it was introduced in 1.1.")},
@@ -531,32 +536,33 @@ std::vector<Row> ExportRows() {
   };
 }
 
-// Every device type 1–21 and unknown values, exported on its own device (id 1) with stream None and copy=None,
-// once legacy (max_version None) and once versioned (1.3). GPU device types (kDLCUDA, kDLROCM, kDLCUDAManaged)
-// read None as "the default stream", which the producer must make wait: that needs the GPU backend, so on this
-// machine (no driver) they are platform_unavailable (the rows above show them succeeding with stream -1). Host-ish
-// and handle-based types are views. The host is one device, so kDLCPU reports id 0.
+// Every device type of the spec and unknown values, exported on its own device (id 1) with stream None and
+// copy=None, once legacy (max_version None) and once versioned (1.3). GPU device types (kDLCUDA, kDLROCM,
+// kDLCUDAManaged) read None as "the default stream", which the producer must make wait: that needs the GPU backend,
+// so on this machine (no driver) they are platform_unavailable (the rows above show them succeeding with stream -1).
+// Host-ish and handle-based types are views. The host is one device, so kDLCPU reports id 0. The device types up to
+// 21 are written out by hand; any other the spec's YAML lists gets the outcome its facts imply (SpecEntry).
 std::vector<Row> SweepRows() {
   struct Entry {
     int32_t type;
-    const char *name;
+    std::string name;
     Outcome legacy, versioned;
   };
   auto ok = [](dlmap_struct_kind s, int32_t type, int32_t id) {
     return s == kLegacy ? Ok(kLegacy, 0, 8, 0, type, id, kHostSync) : Ok(kVersioned, 1, 3, 0, type, id, kHostSync);
   };
   auto both_ok = [&](int32_t type, const char *name) { return Entry{type, name, ok(kLegacy, type, 1), ok(kVersioned, type, 1)}; };
-  auto unknown = [](int32_t type, const char *name, const char *message) {
+  auto unknown = [](int32_t type, const std::string &name, const std::string &message) {
     const Outcome o = Fail(210, "device_type_unknown", "ValueError", message);
     return Entry{type, name, o, o};
   };
-  auto too_new = [&](int32_t type, const char *name, const char *message) {
+  auto too_new = [&](int32_t type, const std::string &name, const std::string &message) {
     return Entry{type, name, Fail(103, "device_type_not_in_version", "BufferError", message), ok(kVersioned, type, 1)};
   };
   auto gpu = [](int32_t type, const char *name, dlmap_platform platform, const char *prefix) {
     return Entry{type, name, NeedsGpu(platform, prefix), NeedsGpu(platform, prefix)};
   };
-  const std::vector<Entry> entries = {
+  std::vector<Entry> entries = {
       unknown(0, "unknown_0", UNKNOWN_TYPE("0")),
       Entry{1, "kDLCPU", ok(kLegacy, 1, 0), ok(kVersioned, 1, 0)},
       gpu(2, "kDLCUDA", DLMAP_PLATFORM_CUDA, kCudaPrefix),
@@ -579,10 +585,54 @@ std::vector<Row> SweepRows() {
       too_new(19, "kDLTPU", "Device type kDLTPU (19) cannot be expressed in DLPack 0.8; it was introduced in 1.3."),
       too_new(20, "kDLTPUHost", "Device type kDLTPUHost (20) cannot be expressed in DLPack 0.8; it was introduced in 1.3."),
       too_new(21, "kDLAscend", "Device type kDLAscend (21) cannot be expressed in DLPack 0.8; it was introduced in 1.3."),
-      unknown(22, "unknown_22", UNKNOWN_TYPE("22")),
-      unknown(200, "unknown_200", UNKNOWN_TYPE("200")),
-      unknown(-1, "unknown_minus_1", UNKNOWN_TYPE("-1")),
   };
+  // The rest of the spec's device types: too new for the negotiated version, a GPU platform whose convention reads
+  // None as a default stream (needs the GPU backend), or a view on its own device (id 0 on the host).
+  spec_facts_version newest_legacy = {0, 0};
+  for (const spec_facts_version_entry &v : spec_facts_versions) {
+    if (std::string(v.structure) == "legacy") newest_legacy = v.version;
+  }
+  int32_t largest = 0;
+  for (size_t i = 0; i < SPEC_FACTS_DEVICE_TYPE_COUNT; i++) {
+    const spec_facts_device_type &f = spec_facts_device_types[i];
+    largest = std::max(largest, f.value);
+    bool listed = false;
+    for (const Entry &e : entries) listed = listed || e.type == f.value;
+    if (listed) continue;
+    size_t platform = 0, convention = 0;
+    while (std::string(spec_facts_platforms[platform].name) != f.platform) platform++;
+    while (std::string(spec_facts_stream_conventions[convention].name) != f.stream) convention++;
+    const bool on_host = std::string(spec_facts_platforms[platform].backend) == "cpu";
+    const bool needs_gpu = std::string(spec_facts_platforms[platform].backend) == "gpu" &&
+                           std::string(spec_facts_stream_conventions[convention].absent) != "host_sync";
+    auto text = [](spec_facts_version v) { return std::to_string(v.major) + "." + std::to_string(v.minor); };
+    auto outcome = [&](dlmap_struct_kind s, spec_facts_version version) {
+      if (dlmap_version_compare(dlmap_version{f.introduced.major, f.introduced.minor},
+                                dlmap_version{version.major, version.minor}) > 0) {
+        return Fail(103, "device_type_not_in_version", "BufferError",
+                    "Device type " + std::string(f.name) + " (" + std::to_string(f.value) +
+                        ") cannot be expressed in DLPack " + text(version) + "; it was introduced in " +
+                        text(f.introduced) + ".");
+      }
+      if (needs_gpu) {
+        const std::string prefix = "Device type " + std::string(f.name) + " (" + std::to_string(f.value) +
+                                   ") needs platform " + f.platform + ", which this build or machine cannot serve: ";
+        return NeedsGpu(static_cast<dlmap_platform>(platform), prefix.c_str());
+      }
+      return Ok(s, version.major, version.minor, 0, f.value, on_host ? 0 : 1, kHostSync);
+    };
+    entries.push_back(Entry{f.value, f.name, outcome(kLegacy, newest_legacy), outcome(kVersioned, {1, 3})});
+  }
+  // Values the spec does not define, DLPack's next one among them.
+  for (int32_t value : {largest + 1, 200, -1}) {
+    bool defined = false;
+    for (const spec_facts_device_type &f : spec_facts_device_types) defined = defined || f.value == value;
+    if (defined) continue;
+    const std::string text = std::to_string(value);
+    entries.push_back(unknown(value, value < 0 ? "unknown_minus_" + text.substr(1) : "unknown_" + text,
+                              "Unknown DLPack device type " + text +
+                                  ": the spec this build was generated from does not define it."));
+  }
   std::vector<Row> rows;
   for (const Entry &e : entries) {
     rows.push_back({std::string("legacy_") + e.name, Arr().On(e.type, 1), Req(), e.legacy});

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "dlmap/dlmap.h"
+#include "generated/spec_facts.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -351,7 +352,26 @@ const char kCompact[] =
     "a transposition of the underlying buffer but not broadcasting. Dimensions were: ";
 const char kRowMajor[] = "Only row-major (C-contiguous) DLPack tensors are accepted here. Dimensions were: ";
 const char kMajor[] = "The DLPack tensor has version ";
-const char kMajorTail[] = ", whose major version this build cannot read (it supports up to 1.3); the tensor was released.";
+const char kMajorTail[] =
+    ", whose major version this build cannot read (it supports up to " SPEC_FACTS_CURRENT_TEXT "); the tensor was released.";
+
+// The smallest device type value and dtype code the spec's YAML does not define: what DLPack would add next.
+int32_t NextDeviceType() {
+  int32_t value = 1;
+  for (bool defined = true; defined; value += defined) {
+    defined = false;
+    for (const spec_facts_device_type &f : spec_facts_device_types) defined = defined || f.value == value;
+  }
+  return value;
+}
+uint8_t NextDtypeCode() {
+  int code = 0;
+  for (bool defined = true; defined; code += defined) {
+    defined = false;
+    for (const spec_facts_dtype_code &f : spec_facts_dtype_codes) defined = defined || f.code == code;
+  }
+  return static_cast<uint8_t>(code);
+}
 const char kForbiddenTail[] =
     ", however copy=False. Set copy=True or copy=None to perform the requested operation.";
 
@@ -380,12 +400,13 @@ std::vector<Row> Rows() {
 
   // ---- versions: newer minors and values the stamped version cannot express ----
   add(R("newer minor 1.7 with known values").Versioned(1, 7).Shape({2, 2}).View().Values({0, 1, 2, 3}));
-  add(R("newer minor 1.7, unknown dtype code 19").Versioned(1, 7).Dtype(D(19, 32))
-          .Err(301, "BufferError", "Unknown or invalid DLPack type code 19"));
+  const std::string next_code = std::to_string(NextDtypeCode()), next_type = std::to_string(NextDeviceType());
+  add(R(("newer minor 1.7, unknown dtype code " + next_code).c_str()).Versioned(1, 7).Dtype(D(NextDtypeCode(), 32))
+          .Err(301, "BufferError", "Unknown or invalid DLPack type code " + next_code));
   add(R("newer minor 1.7, unknown flag bit 5").Versioned(1, 7).Flags(UINT64_C(1) << 5)
           .Err(107, "BufferError", "The DLPack tensor's flags 0x20 contain bits this build does not know (0x20)."));
-  add(R("newer minor 1.7, unknown device type 22").Versioned(1, 7).Dev(22)
-          .Err(204, "BufferError", std::string(kUnsupported) + "22, array: unknown tensor of ndim 1)"));
+  add(R(("newer minor 1.7, unknown device type " + next_type).c_str()).Versioned(1, 7).Dev(NextDeviceType())
+          .Err(204, "BufferError", std::string(kUnsupported) + next_type + ", array: unknown tensor of ndim 1)"));
   add(R("flag bit 63 with READ_ONLY").Versioned(1, 3).Flags((UINT64_C(1) << 63) | 1)
           .Err(107, "BufferError",
                "The DLPack tensor's flags 0x8000000000000001 contain bits this build does not know (0x8000000000000000)."));
@@ -517,7 +538,8 @@ std::vector<Row> Rows() {
   add(R("float6 with 8 bits").Dtype(D(15, 8))
           .Err(302, "BufferError", "Invalid or unsupported DLPack kDLFloat6_e2m3fn width: 8 bits (valid: 6)"));
   add(R("dtype code 255").Dtype(D(255, 8)).Err(301, "BufferError", "Unknown or invalid DLPack type code 255"));
-  add(R("dtype code 19").Dtype(D(19, 8)).Err(301, "BufferError", "Unknown or invalid DLPack type code 19"));
+  add(R(("dtype code " + std::to_string(NextDtypeCode())).c_str()).Dtype(D(NextDtypeCode(), 8))
+          .Err(301, "BufferError", "Unknown or invalid DLPack type code " + std::to_string(NextDtypeCode())));
   add(R("float32x4 vector").Dtype(D(2, 32, 4)).Shape({3}).View());
   add(R("float64 with 65535 lanes").Dtype(D(2, 64, 65535)).Shape({1}).View());
 
@@ -640,7 +662,10 @@ std::vector<Row> Rows() {
   add(R("alignment 1").Align(1).Copy(DLMAP_COPY_NEVER).Misalign(3).Dtype(kU8).View());
 
   // ---- device types ----
-  for (int32_t t : {0, 5, 6, 22, 200, -7, INT32_MIN}) {
+  for (int32_t t : {0, 5, 6, NextDeviceType(), 200, -7, INT32_MIN}) {
+    bool defined = false;
+    for (const spec_facts_device_type &f : spec_facts_device_types) defined = defined || f.value == t;
+    if (defined) continue;
     char name[64], message[160];
     snprintf(name, sizeof name, "unknown device type %d", static_cast<int>(t));
     snprintf(message, sizeof message, "%s%d, array: unknown tensor of ndim 1)", kUnsupported, static_cast<int>(t));

@@ -4,10 +4,12 @@
 // strides arrays are freed as soon as dlmap_export returns (dlmap reads them only during the call), so
 // ASan reports any view that still points at them. Every copy is compared with a compact row-major
 // reference the test gathers itself from the source memory before anything is released.
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <ostream>
 #include <set>
 #include <string>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "dlmap/dlmap.h"
+#include "generated/spec_facts.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -26,7 +29,7 @@ dlmap_version V(uint32_t major, uint32_t minor) {
   return v;
 }
 
-// ---- every width of the spec, by hand --------------------------------------------------------------
+// ---- every width of the spec ------------------------------------------------------------------------
 
 struct Width {
   const char *name;  // dlmap_dtype_format's text
@@ -36,8 +39,10 @@ struct Width {
 };
 
 const dlmap_version k01 = {0, 1}, k03 = {0, 3}, k04 = {0, 4}, k08 = {0, 8}, k11 = {1, 1}, k13 = {1, 3};
+// The version a versioned consumer asks for: the spec's current one (read from the YAML).
+const dlmap_version kCurrent = {SPEC_FACTS_CURRENT_MAJOR, SPEC_FACTS_CURRENT_MINOR};
 
-// The named widths (lanes 1), in spec order.
+// The named widths (lanes 1) of DLPack 1.3 and its main branch, by hand, in spec order: what must never change.
 const Width kNamed[] = {
     {"int2", 0, 2, 1, k11},
     {"int4", 0, 4, 1, k11},
@@ -81,6 +86,30 @@ const Width kVectors[] = {
     {"float6_e2m3fnx4", 15, 6, 4, k11}, {"uint2x3", 1, 2, 3, k11},      {"boolx16", 6, 8, 16, k08},
 };
 
+// Every width of the spec's YAML (tests/spec_facts), lanes 1, in spec order: what the sweep runs. A width's version
+// is its own or, when later, its code's; an unnamed width is shown as dlmap_dtype_format writes it.
+const std::vector<Width> &SpecWidths() {
+  static std::deque<std::string> names;
+  static const std::vector<Width> widths = [] {
+    std::vector<Width> out;
+    for (const spec_facts_dtype_width &f : spec_facts_dtype_widths) {
+      dlmap_version introduced = {f.introduced.major, f.introduced.minor};
+      for (const spec_facts_dtype_code &c : spec_facts_dtype_codes) {
+        if (c.code == f.code && dlmap_version_compare(V(c.introduced.major, c.introduced.minor), introduced) > 0) {
+          introduced = V(c.introduced.major, c.introduced.minor);
+        }
+      }
+      if (f.names[0] == nullptr) {
+        names.push_back("(code " + std::to_string(f.code) + ", bits " + std::to_string(f.bits) + ", lanes 1)");
+      }
+      out.push_back({f.names[0] != nullptr ? f.names[0] : names.back().c_str(), static_cast<uint8_t>(f.code),
+                     static_cast<uint8_t>(f.bits), 1, introduced});
+    }
+    return out;
+  }();
+  return widths;
+}
+
 DLDataType Dtype(const Width &w) {
   DLDataType d;
   d.code = w.code;
@@ -92,8 +121,8 @@ DLDataType Dtype(const Width &w) {
 uint64_t ElementBits(const Width &w) { return static_cast<uint64_t>(w.bits) * w.lanes; }
 bool Subbyte(const Width &w) { return ElementBits(w) % 8 != 0; }
 
-TEST(RoundTripWidths, TheHandListIsEveryWidthOfTheSpec) {
-  std::set<std::tuple<int, int, uint32_t, uint32_t>> spec, hand;
+TEST(RoundTripWidths, TheSweepCoversEveryWidthOfTheSpec) {
+  std::set<std::tuple<int, int, uint32_t, uint32_t>> spec, facts;
   for (size_t i = 0; dlmap_dtype_code_at(i) != nullptr; i++) {
     const uint8_t code = dlmap_dtype_code_at(i)->code;
     for (int bits = 1; bits <= 255; bits++) {
@@ -106,13 +135,19 @@ TEST(RoundTripWidths, TheHandListIsEveryWidthOfTheSpec) {
       }
     }
   }
-  for (const Width &w : kNamed) {
-    hand.insert(std::make_tuple(w.code, w.bits, w.introduced.major, w.introduced.minor));
-    EXPECT_STREQ(w.name, dlmap_dtype_width_name(w.code, w.bits));
+  for (const Width &w : SpecWidths()) {
+    facts.insert(std::make_tuple(w.code, w.bits, w.introduced.major, w.introduced.minor));
     EXPECT_TRUE(dlmap_dtype_in_version(Dtype(w), w.introduced)) << w.name;
+    char name[64];
+    dlmap_dtype_format(Dtype(w), name, sizeof name);
+    EXPECT_STREQ(w.name, name);
   }
-  EXPECT_EQ(spec, hand);
-  EXPECT_EQ(33u, spec.size());
+  EXPECT_EQ(spec, facts);
+  EXPECT_EQ(SpecWidths().size(), spec.size());
+  for (const Width &w : kNamed) {
+    EXPECT_STREQ(w.name, dlmap_dtype_width_name(w.code, w.bits));
+    EXPECT_EQ(facts.count(std::make_tuple(w.code, w.bits, w.introduced.major, w.introduced.minor)), 1u) << w.name;
+  }
   for (const Width &w : kVectors) {
     char name[64];
     dlmap_dtype_format(Dtype(w), name, sizeof name);
@@ -332,7 +367,9 @@ const Variant kVariants[] = {Variant::kView, Variant::kPermutationNever, Variant
                              Variant::kImportCopy};
 
 // The version a consumer of each flavour gets: a legacy export speaks 0.8 (the newest legacy release).
-dlmap_version ExportVersion(bool versioned) { return versioned ? k13 : k08; }
+// The version a consumer of each flavour gets: a legacy export speaks 0.8 (the newest legacy release); a versioned
+// consumer asks for the current version.
+dlmap_version ExportVersion(bool versioned) { return versioned ? kCurrent : k08; }
 
 void RoundTrip(const Width &w, bool versioned, const std::vector<int64_t> &shape, Layout layout, Variant variant,
                uint64_t offset_elements, unsigned seed) {
@@ -356,7 +393,7 @@ void RoundTrip(const Width &w, bool versioned, const std::vector<int64_t> &shape
   dlmap_export_request er;
   memset(&er, 0, sizeof er);
   er.has_max_version = versioned;
-  er.max_version = k13;
+  er.max_version = kCurrent;
   er.copy = variant == Variant::kExportCopy ? DLMAP_COPY_ALWAYS : DLMAP_COPY_IF_NEEDED;
   dlmap_exported ex;
   dlmap_error err;
@@ -386,8 +423,8 @@ void RoundTrip(const Width &w, bool versioned, const std::vector<int64_t> &shape
   EXPECT_EQ(export_copy, ex.copied);
   const DLTensor &et = versioned ? ex.versioned->dl_tensor : ex.legacy->dl_tensor;
   if (versioned) {
-    EXPECT_EQ(1u, ex.versioned->version.major);
-    EXPECT_EQ(3u, ex.versioned->version.minor);
+    EXPECT_EQ(kCurrent.major, ex.versioned->version.major);
+    EXPECT_EQ(kCurrent.minor, ex.versioned->version.minor);
     EXPECT_EQ(export_copy ? DLMAP_FLAG_IS_COPIED : UINT64_C(0), ex.versioned->flags);
   }
   EXPECT_EQ(ndim, et.ndim);
@@ -444,7 +481,7 @@ void RoundTrip(const Width &w, bool versioned, const std::vector<int64_t> &shape
   EXPECT_EQ(import_copy, out.copied);
   EXPECT_FALSE(out.read_only);
   EXPECT_FALSE(out.subbyte_padded);
-  EXPECT_EQ(0, dlmap_version_compare(versioned ? k13 : V(0, 0), out.version));
+  EXPECT_EQ(0, dlmap_version_compare(versioned ? kCurrent : V(0, 0), out.version));
   EXPECT_EQ(ndim, out.tensor.ndim);
   EXPECT_EQ(w.code, out.tensor.dtype.code);
   EXPECT_EQ(w.bits, out.tensor.dtype.bits);
@@ -490,16 +527,18 @@ struct Param {
 std::vector<Param> Params() {
   std::vector<Param> params;
   for (bool versioned : {true, false}) {
-    for (const Width &w : kNamed) params.push_back({w, versioned});
+    for (const Width &w : SpecWidths()) params.push_back({w, versioned});
     for (const Width &w : kVectors) params.push_back({w, versioned});
   }
   return params;
 }
 
-void PrintTo(const Param &p, std::ostream *os) { *os << p.width.name << (p.versioned ? " (1.3)" : " (legacy)"); }
+void PrintTo(const Param &p, std::ostream *os) { *os << p.width.name << (p.versioned ? " (current)" : " (legacy)"); }
 
 std::string ParamName(const ::testing::TestParamInfo<Param> &info) {
-  return std::string(info.param.width.name) + (info.param.versioned ? "_versioned" : "_legacy");
+  std::string name = std::string(info.param.width.name) + (info.param.versioned ? "_versioned" : "_legacy");
+  for (char &c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';  // gtest names: [A-Za-z0-9_]
+  return name;
 }
 
 class RoundTripSweep : public ::testing::TestWithParam<Param> {};
