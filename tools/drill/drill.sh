@@ -28,6 +28,7 @@ case "${1:-}" in
 esac
 
 # A fresh copy of the checkout. The marker keeps a mistyped DLMAP_DRILL_DIR from being deleted.
+git rev-parse --git-dir >/dev/null 2>&1 || { echo "drill: $source_dir is not a git checkout (the copy is git ls-files)" >&2; exit 2; }
 if [ -e "$scratch" ] && [ ! -e "$scratch/.dlmap_drill" ]; then
   echo "drill: $scratch exists and is not a drill workspace; set DLMAP_DRILL_DIR elsewhere" >&2
   exit 2
