@@ -86,7 +86,7 @@ bool FromName(const std::string &name, int32_t *out) {
   return dlmap_device_type_from_name(name.data(), name.size(), out);
 }
 
-// Whether every name of `want` is in `have`, in the same order (a spec may append aliases).
+// Whether `have` starts with the names of `want`, in order (a spec may append aliases, never drop one).
 bool Prefix(const std::vector<std::string> &want, const std::vector<std::string> &have) {
   return want.size() <= have.size() && std::equal(want.begin(), want.end(), have.begin());
 }
