@@ -275,6 +275,7 @@ LOOKUPS = ("device_types", "platforms", "dtypes", "platform_version")
 LIST_SECTIONS = ("versions", "flags", "platforms", "memory_kinds", "stream_conventions",
                  "device_types", "dtype_codes", "exception_kinds", "placeholders", "errors")
 MAP_SECTIONS = ("abi", "lookup", "profile")
+TENSOR_RULES = ("non_null_strides",)  # versions[].requires
 
 # An overlay's `overrides` section edits entries of earlier files, found by their identity key:
 #   overrides: {errors: [{id: from_dlpack_missing_methods, kind: TypeError}], device_types: [...]}
@@ -507,8 +508,12 @@ def load(paths):
     # versions
     versions, known = [], set()
     for where, e in _entries(lists, "versions"):
-        _check_keys(where, e, ("version", "struct", "note"))
+        _check_keys(where, e, ("version", "struct", "note"), ("requires",))
         version = _version(where, e, "version")
+        # Tensor rules a release introduces; only the conformance checker (python/check) reads them.
+        for rule in _str_list(where, e, "requires"):
+            if rule not in TENSOR_RULES:
+                where.fail("key 'requires': unknown rule '%s' (known: %s)" % (rule, ", ".join(TENSOR_RULES)))
         if versions and version <= versions[-1].version:
             where.fail("versions must be listed oldest first; %s follows %s" % (version, versions[-1].version))
         versions.append(VersionInfo(version, _choice(where, e, "struct", STRUCTS), _str(where, e, "note")))
@@ -524,7 +529,9 @@ def load(paths):
     ranges = {}
     for key, struct in (("legacy", "legacy"), ("versioned", "versioned")):
         sub = _Where(source, "abi.%s" % key)
-        _check_keys(sub, body[key], ("introduced", "until"))
+        _check_keys(sub, body[key], ("introduced", "until"), ("capsule", "consumed"))
+        for name_key in ("capsule", "consumed"):  # the Python protocol's capsule names, read by python/check
+            _str(sub, body[key], name_key, pattern=re.compile(r"^[a-z_]+$"), what="a capsule name")
         introduced = _version(sub, body[key], "introduced", known)
         until = _version(sub, body[key], "until")
         if until <= introduced:

@@ -1,0 +1,44 @@
+# dlmap conformance checker — the command line: `python3 -m dlmap.check producer|consumer module:expression` prints
+# the check's Markdown table; `tables DIR` writes (or with --check compares) the committed tables of docs/conformance.
+import argparse
+import importlib
+import sys
+
+from . import consumer, producer, tables
+
+
+def resolve(spec):
+    """'numpy:arange(6.0)' → the value of the expression in the module's namespace."""
+    module_name, sep, expression = spec.partition(":")
+    if not sep or not module_name or not expression:
+        raise SystemExit("dlmap.check: %r is not module:expression (e.g. 'numpy:arange(6.0)')" % spec)
+    module = importlib.import_module(module_name)
+    return eval(expression, dict(vars(module)))  # the user's own expression, as `python3 -c` would run it
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="python3 -m dlmap.check", description="DLPack conformance checks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (("producer", "check module:expression's __dlpack__ / __dlpack_device__"),
+                       ("consumer", "feed crafted producers to module:expression (a from_dlpack function)")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("target", help="module:expression, e.g. 'numpy:arange(6.0)' or 'torch:from_dlpack'")
+        p.add_argument("--profile", help="also judge by this dlmap profile (jax, array_api)")
+        p.add_argument("--strict", action="store_true", help="exit 1 when any row fails")
+    t = sub.add_parser("tables", help="write the tables of docs/conformance for the peers importable here")
+    t.add_argument("directory")
+    t.add_argument("--peers", default="numpy,torch,dlmap", help="comma-separated: numpy, torch, dlmap")
+    t.add_argument("--check", action="store_true", help="compare with the files in DIRECTORY instead of writing")
+    args = parser.parse_args(argv)
+    if args.command == "tables":
+        return tables.main(args.directory, args.peers.split(","), args.check)
+    if args.command == "producer":
+        report = producer(resolve(args.target), profile=args.profile, subject=args.target)
+    else:
+        report = consumer(args.target, profile=args.profile)
+    sys.stdout.write(report.markdown())
+    return 1 if args.strict and not report.passed() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

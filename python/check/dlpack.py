@@ -1,0 +1,112 @@
+# dlmap conformance checker — ctypes views of the DLPack structs and the PyCapsule calls the checker needs to read
+# what a producer returned, to consume it the way a consumer does, and to build crafted capsules for consumers.
+# Imported as `dlmap.check.dlpack` by the checker and as a plain `dlpack` module by crafted.py in child interpreters.
+import ctypes
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+# The deleter is kept as a plain address so that the checker can put its own counting deleter in its place.
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [
+        ("version", DLPackVersion),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", ctypes.c_void_p),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", DLTensor),
+    ]
+
+
+# Both structs' deleters take the struct's own address.
+DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+def _pyapi(name, restype, *argtypes):
+    """A private prototype for a C-API function (ctypes.pythonapi's attributes are shared with other code)."""
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+
+
+_is_capsule = _pyapi("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
+_capsule_get_name = _pyapi("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
+_capsule_get_pointer = _pyapi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
+_capsule_set_name = _pyapi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
+_capsule_new = _pyapi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+_capsule_raw_is_valid = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
+_capsule_raw_get_pointer = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+
+
+def capsule_name(obj):
+    """The capsule's name as text ('' for a NULL name), or None when obj is not a capsule."""
+    if type(obj).__name__ != "PyCapsule":
+        return None
+    name = _capsule_get_name(obj)
+    return "" if name is None else name.decode("utf-8", "replace")
+
+
+def capsule_pointer(capsule, name):
+    return _capsule_get_pointer(capsule, name.encode())
+
+
+def rename(capsule, name):
+    """Renames a capsule; the name must have static storage, so it is interned here for the process's lifetime."""
+    _capsule_set_name(capsule, _static_name(name))
+
+
+_NAMES = {}
+
+
+def _static_name(name):
+    """A C string that lives as long as the process (PyCapsule keeps the pointer, not a copy)."""
+    if name not in _NAMES:
+        _NAMES[name] = ctypes.create_string_buffer(name.encode())
+    return ctypes.cast(_NAMES[name], ctypes.c_char_p)
+
+
+def new_capsule(pointer, name, destructor):
+    """A capsule over `pointer` named `name` whose destructor is the CAPSULE_DESTRUCTOR `destructor` (kept alive by
+    the caller)."""
+    return _capsule_new(pointer, _static_name(name), ctypes.cast(destructor, ctypes.c_void_p))
+
+
+def raw_capsule_pointer(address, name):
+    """For a capsule destructor given the capsule's address: its pointer when it still carries `name`, else None."""
+    if not _capsule_raw_is_valid(address, name.encode()):
+        return None
+    return _capsule_raw_get_pointer(address, name.encode())
+
+
+def int_array(values):
+    return (ctypes.c_int64 * max(len(values), 1))(*values)
+
+
+def read_ints(pointer, count):
+    return [pointer[i] for i in range(count)] if pointer else None

@@ -1,0 +1,57 @@
+# dlmap conformance checker — a check's result: rows (an id, what was sent, what came back, and per column the
+# violations found), the rules they cite, and the Markdown table the CLI prints and docs/conformance/ commits.
+
+
+class Row:
+    def __init__(self, row_id, sent, got, verdicts):
+        self.id, self.sent, self.got = row_id, sent, got
+        self.verdicts = verdicts  # column → [(rule id, detail), …]; empty: the row passes in that column
+
+    def passed(self, column):
+        return not self.verdicts[column]
+
+
+class Report:
+    """Rows of one check. `columns` name the verdicts: "standard" (the DLPack / Array API standard, as the spec and
+    its array_api profile say it) and, when asked, "<name> profile" (what that profile of dlmap promises)."""
+
+    def __init__(self, title, subject, columns, rules, notes=()):
+        self.title, self.subject, self.columns, self.rules = title, subject, list(columns), rules
+        self.notes = list(notes)
+        self.rows = []
+
+    def add(self, row):
+        self.rows.append(row)
+
+    def counts(self, column):
+        failed = sum(1 for r in self.rows if not r.passed(column))
+        return len(self.rows) - failed, failed
+
+    def passed(self, column=None):
+        return all(r.passed(c) for r in self.rows for c in ([column] if column else self.columns))
+
+    def markdown(self):
+        out = ["### %s: `%s`" % (self.title, self.subject), ""]
+        out += [note for note in self.notes] + ([""] if self.notes else [])
+        out.append(", ".join("%s: %d rows pass, %d fail" % ((c,) + self.counts(c)) for c in self.columns) + ".")
+        out.append("")
+        out.append("| id | sent | came back | " + " | ".join(self.columns) + " |")
+        out.append("|---|---|---|" + "---|" * len(self.columns))
+        for row in self.rows:
+            cells = [row.id, row.sent, row.got] + [_verdict(row.verdicts[c]) for c in self.columns]
+            out.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+        cited = sorted({rule for row in self.rows for c in self.columns for rule, _ in row.verdicts[c]})
+        if cited:
+            out += ["", "Rules broken above:", ""]
+            out += ["- `%s`: %s" % (rule, self.rules[rule]) for rule in cited]
+        return "\n".join(out) + "\n"
+
+
+def _verdict(violations):
+    if not violations:
+        return "pass"
+    return "**FAIL** " + "; ".join("`%s` %s" % (rule, detail) for rule, detail in violations)
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")

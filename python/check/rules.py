@@ -1,0 +1,171 @@
+# dlmap conformance checker — the rules a DLPack exchange is judged by, read at run time from the spec's YAML (the
+# files shipped beside this module, read by tests/spec_facts/spec_facts.py) and one profile: capsule names per struct,
+# version ranges, flag bits, the strides rule, dtype codes and widths, device types, stream conventions, error kinds.
+# Nothing here restates a table the spec holds; the checker's own logic only says which spec rule applies when.
+import os
+
+from . import spec_facts
+
+FACT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml")
+# The profile that encodes the Array API standard's protocol; the "standard" verdicts are judged by it.
+STANDARD_PROFILE = "array_api"
+
+
+def spec_dir():
+    """Where the spec's YAML lives: $DLMAP_CHECK_SPEC, else the copy shipped in this package."""
+    return os.environ.get("DLMAP_CHECK_SPEC") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "spec")
+
+
+def version(text):
+    return spec_facts.version(text)
+
+
+def show_version(v):
+    return "(%d, %d)" % tuple(v)
+
+
+class Rules:
+    """The spec's facts plus one profile, in the forms the checks ask for."""
+
+    def __init__(self, profile=STANDARD_PROFILE, directory=None):
+        directory = directory or spec_dir()
+        paths = [os.path.join(directory, f) for f in FACT_FILES]
+        paths.append(os.path.join(directory, "profiles", profile + ".yaml"))
+        if not os.path.exists(paths[-1]):
+            raise ValueError("no profile %r in %s" % (profile, os.path.join(directory, "profiles")))
+        spec = spec_facts.read(paths)
+        self.profile_name = spec["profile"]["name"]
+        self.profile = spec["profile"]
+        self.versions = [(version(v["version"]), v["struct"]) for v in spec["versions"]]
+        abi = spec["abi"]
+        self.current = version(abi["current"])
+        # struct → (first version, first version past it, capsule name, consumed capsule name)
+        self.structs = {key: (version(abi[key]["introduced"]), version(abi[key]["until"]), abi[key]["capsule"],
+                              abi[key]["consumed"]) for key in ("legacy", "versioned")}
+        # The newest version each struct carries: what a legacy tensor is judged as under strict version gating.
+        self.newest = {s: max(v for v, struct in self.versions if struct == s) for s in ("legacy", "versioned")}
+        strides = [v for v, _ in self.versions
+                   if "non_null_strides" in next(e for e in spec["versions"] if version(e["version"]) == v)
+                   .get("requires", [])]
+        self.non_null_strides_since = min(strides) if strides else None
+        self.flags = {f["bit"]: (f["name"], version(f["introduced"])) for f in spec["flags"]}
+        self.flag_bit = {f["name"]: f["bit"] for f in spec["flags"]}
+        self.dtypes = {c["value"]: c for c in spec["dtype_codes"]}
+        self.devices = {d["value"]: d for d in spec["device_types"]}
+        self.platforms = {p["name"]: p for p in spec["platforms"]}
+        self.streams = {s["name"]: s for s in spec["stream_conventions"]}
+        self.errors = {e["id"]: e for e in spec["errors"]}
+
+    # ---- structs and versions ---------------------------------------------------------------------------------
+
+    def struct_of_capsule(self, name):
+        """'legacy' / 'versioned' for an unconsumed capsule name, else None."""
+        return next((s for s, (_, _, capsule, _) in self.structs.items() if capsule == name), None)
+
+    def profile_answer(self, max_version):
+        """What the profile's export gives a consumer's max_version: ('struct', name) or ('error', error id)."""
+        policy = self.profile["export"]["max_version"]
+        if max_version is None:
+            return ("struct", policy["absent"])
+        for entry in policy["ranges"]:
+            if "until" not in entry or tuple(max_version) < version(entry["until"]):
+                return ("error", entry["error"]) if "error" in entry else ("struct", entry["struct"])
+        raise AssertionError("profile max_version ranges end without an open range")
+
+    def too_old(self):
+        """The newest listed version below the first the profile serves, with that range's error: the request the
+        profile must refuse (None when it refuses none)."""
+        for entry in self.profile["export"]["max_version"]["ranges"]:
+            if "error" in entry:
+                below = [v for v, _ in self.versions if v < version(entry["until"])]
+                return (max(below), entry["error"]) if below else None
+        return None
+
+    def tensor_version(self, struct, stamped):
+        """The version a tensor's values must be expressible in: a versioned tensor's own; for a legacy one the newest
+        legacy version under strict gating, or None (anything the spec knows) under the profile's `known`."""
+        if struct == "versioned":
+            return tuple(stamped)
+        return self.newest["legacy"] if self.profile["export"]["version_gating"] == "strict" else None
+
+    # ---- values -----------------------------------------------------------------------------------------------
+
+    def dtype_problem(self, code, bits, lanes, at):
+        """Why (code, bits, lanes) is not a valid dtype in version `at` (None: any version), or None."""
+        entry = self.dtypes.get(code)
+        if entry is None:
+            return "dtype code %d is not in the spec" % code
+        width = next((w for w in entry["widths"] if w["bits"] == bits), None)
+        if width is None:
+            return "%s has no %d-bit width" % (entry["name"], bits)
+        if lanes < 1 or (entry["lanes"] == "scalar" and lanes != 1):
+            return "%s cannot have %d lanes" % (entry["name"], lanes)
+        introduced = version(width.get("introduced", entry["introduced"]))
+        if at is not None and introduced > tuple(at):
+            return "%s %d-bit needs %s, the tensor is %s" % (entry["name"], bits, show_version(introduced),
+                                                            show_version(at))
+        return None
+
+    def device_problem(self, device_type, at):
+        entry = self.devices.get(device_type)
+        if entry is None:
+            return "device type %d is not in the spec" % device_type
+        if at is not None and version(entry["introduced"]) > tuple(at):
+            return "%s needs %s, the tensor is %s" % (entry["name"], show_version(version(entry["introduced"])),
+                                                     show_version(at))
+        return None
+
+    def flag_problems(self, flags, at):
+        out = []
+        for bit in range(64):
+            if flags >> bit & 1:
+                known = self.flags.get(bit)
+                if known is None:
+                    out.append("bit %d is not a flag the spec knows" % bit)
+                elif known[1] > tuple(at):
+                    out.append("%s needs %s, the tensor is %s" % (known[0], show_version(known[1]), show_version(at)))
+        return out
+
+    def device_name(self, device_type):
+        entry = self.devices.get(device_type)
+        return "%s (%d)" % (entry["name"], device_type) if entry else str(device_type)
+
+    # ---- streams ----------------------------------------------------------------------------------------------
+
+    def stream_probes(self):
+        """Integers that some convention names or that start its handles, and one below every convention's range."""
+        values = {-2}
+        for convention in self.streams.values():
+            values.update(int(v) for v in (convention.get("values") or {}))
+            if convention.get("handles_above") is not None:
+                values.add(convention["handles_above"] + 1)
+        return sorted(values)
+
+    def stream_allowed(self, device_type, stream):
+        """Whether `stream` is valid for the device type's convention (None always is)."""
+        if stream is None:
+            return True
+        convention = self.streams[self.devices[device_type]["stream"]]
+        meaning = {int(k): v for k, v in (convention.get("values") or {}).items()}.get(stream)
+        if meaning is not None:
+            return meaning != "invalid"
+        above = convention.get("handles_above")
+        return above is not None and stream > above
+
+    # ---- errors -----------------------------------------------------------------------------------------------
+
+    def kinds(self, error_ids):
+        """The exception kinds this profile raises for any of the error ids."""
+        return sorted({self.errors[i]["kind"] for i in error_ids})
+
+    def other_device(self, own_type):
+        """A device type to ask `dl_device` for: for host memory the first device-memory type whose platform has a
+        backend, for any other memory the first host type."""
+        own = self.devices.get(own_type)
+        want_device = own is None or own["memory"] == "host"
+        for value, entry in self.devices.items():
+            platform = self.platforms.get(entry["platform"])
+            served = platform is not None and platform["backend"] != "none"
+            if value != own_type and served and entry["memory"] == ("device" if want_device else "host"):
+                return value
+        return None
