@@ -1,0 +1,22 @@
+#!/bin/sh
+# dlmap conformance checker — regenerates docs/conformance/*.md (--write, `bazel run //python/check:update_tables`) or
+# compares them with the committed ones (--check, //python/check:tables_test): NumPy, PyTorch and dlmap under the JAX
+# profile through the jax package, dlmap under the Array API profile through the array_api package.
+# usage: tables.sh --write|--check PYTHON path/to/jax/dlmap/__init__.so path/to/array_api/dlmap/__init__.so
+set -eu
+mode="$1"
+python="$2"
+jax=$(cd "$(dirname "$3")/.." && pwd)
+array_api=$(cd "$(dirname "$4")/.." && pwd)
+case "$mode" in
+  --write) dir="${BUILD_WORKSPACE_DIRECTORY:?run it with bazel run}/docs/conformance"; flag=""; mkdir -p "$dir" ;;
+  --check) dir="docs/conformance"; flag="--check" ;;
+  *) echo "tables.sh: --write or --check, not $mode" >&2; exit 2 ;;
+esac
+export PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1
+status=0
+# shellcheck disable=SC2086
+PYTHONPATH="$jax" "$python" -m dlmap.check tables "$dir" --peers numpy,torch,dlmap $flag || status=1
+# shellcheck disable=SC2086
+PYTHONPATH="$array_api" "$python" -m dlmap.check tables "$dir" --peers dlmap $flag || status=1
+exit $status
