@@ -1,0 +1,79 @@
+/* dlmap public API — the DLPack conformance checker for C producers: dlmap_check_export() asks a producer's export
+ * callback for every argument combination of the Python protocol's __dlpack__ (max_version, dl_device, copy, stream)
+ * and judges each answer by the spec and profile this library was built from, so that a framework or an XLA-style
+ * compiler can test its own export in its own test suite. Python's twin is `dlmap.check.producer` (python/check/).
+ *
+ * Compiles as C99, C11 and C++ with -Wall -Wextra -Werror -pedantic; nothing here allocates.
+ */
+#ifndef DLMAP_CHECK_H_
+#define DLMAP_CHECK_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlmap/dlmap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* dlmap_check_request.copy */
+#define DLMAP_CHECK_COPY_NONE (-1)
+#define DLMAP_CHECK_COPY_FALSE 0
+#define DLMAP_CHECK_COPY_TRUE 1
+
+/* One __dlpack__ call's arguments; a has_* flag false means the argument is None. */
+typedef struct dlmap_check_request {
+  bool has_max_version;
+  dlmap_version max_version;
+  bool has_dl_device;
+  int32_t dl_device_type;
+  int32_t dl_device_id;
+  int copy; /* DLMAP_CHECK_COPY_* */
+  bool has_stream;
+  int64_t stream;
+} dlmap_check_request;
+
+/* The producer's answer: exactly one tensor, or no tensor and error_kind set. */
+typedef struct dlmap_check_answer {
+  DLManagedTensor *legacy;             /* out: ownership passes to the checker, which runs its deleter once */
+  struct DLManagedTensorVersioned *versioned; /* out: likewise (a struct tag in DLPack 1.0 and 1.1) */
+  const char *error_kind;              /* out: the exception kind raised ("BufferError", …), static; or NULL */
+} dlmap_check_answer;
+
+/* The export under test: answers one request. `answer` arrives zeroed. */
+typedef void (*dlmap_check_export_fn)(void *context, const dlmap_check_request *request, dlmap_check_answer *answer);
+
+/* What the checker knows of the source array: where __dlpack_device__ says it is, and whether it is read-only. */
+typedef struct dlmap_check_source {
+  int32_t device_type;
+  int32_t device_id;
+  bool read_only;
+} dlmap_check_source;
+
+/* One violation: the request's row id, the rule broken, what was sent and what came back, and why. */
+typedef struct dlmap_check_row {
+  char id[8];          /* "P07": the request's number, in the order the checker sends them */
+  const char *rule;    /* the rule's id, e.g. "P-version" (static); dlmap_check_rule_text() explains it */
+  char sent[128];      /* "__dlpack__(max_version=(1, 0), copy=True)" */
+  char got[128];       /* "versioned (1, 3) kDLCPU:0" or "BufferError" */
+  char detail[192];    /* what the rule expected */
+} dlmap_check_row;
+
+/* Calls `fn` once per request (every max_version / dl_device / copy combination, the max_version the profile
+ * refuses, each stream value some convention names) and writes every violation found, in request order, to `rows`
+ * (at most `capacity`; `*count` receives the total, which may exceed it). `*requests` (optional) receives the number
+ * of requests sent. The checker runs the deleter of every tensor the callback returns exactly once, before the next
+ * request. Errors: invalid_argument for a NULL fn, source or count. */
+int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_check_source *source,
+                           dlmap_check_row *rows, size_t capacity, size_t *count, size_t *requests, dlmap_error *err);
+
+/* The rule's meaning, for a rule id dlmap_check_export reports (static); NULL for any other text. */
+const char *dlmap_check_rule_text(const char *rule);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLMAP_CHECK_H_ */

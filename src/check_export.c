@@ -1,0 +1,374 @@
+/* dlmap library — dlmap_check_export: the conformance checker for a C producer's export callback. It sends every
+ * __dlpack__ argument combination, judges each answer by the spec's tables and this library's profile (the struct a
+ * max_version gets, version gating, stream policy, read-only policy, error kinds), runs each deleter exactly once and
+ * reports every violation as a row. The Python checker (python/check/producer.py) applies the same rules to capsules. */
+#include "dlmap/check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dlmap/profile.h"
+
+/* The rules, by id; the Python checker's RULES use the same ids. */
+static const struct {
+  const char *id;
+  const char *text;
+} kRules[] = {
+    {"P-answer", "the callback answers with exactly one tensor or an error kind"},
+    {"P-raised", "the call must succeed when no rule of the spec or profile calls for an error"},
+    {"P-no-error", "the call must fail when the spec or profile calls for an error"},
+    {"P-error-kind", "an error has the exception kind the profile gives it"},
+    {"P-version", "a versioned tensor's version is one the spec's versioned struct covers and not above max_version"},
+    {"P-struct", "the struct is the one the profile's export.max_version ranges give that max_version"},
+    {"P-values", "the device type, dtype and flags are spec values expressible in the tensor's version"},
+    {"P-device", "the tensor is on dl_device when given, else where __dlpack_device__ says"},
+    {"P-copied", "copy=True makes a copy (new data, and IS_COPIED on a versioned tensor)"},
+    {"P-not-copied", "copy=False shares the source's data and does not set IS_COPIED"},
+    {"P-read-only", "a tensor sharing a read-only source's data has READ_ONLY, or, legacy, is refused unless the "
+                    "profile drops read-only"},
+    {"P-consistent", "every export has the shape and dtype of the plain export"},
+};
+
+const char *dlmap_check_rule_text(const char *rule) {
+  if (rule == NULL) return NULL;
+  for (size_t i = 0; i < sizeof kRules / sizeof kRules[0]; i++) {
+    if (strcmp(kRules[i].id, rule) == 0) return kRules[i].text;
+  }
+  return NULL;
+}
+
+/* What one answer came back with, read once. */
+typedef struct answer_view {
+  bool tensor;
+  dlmap_struct_kind kind;
+  dlmap_version version;
+  uint64_t flags;
+  const DLTensor *t;
+  uintptr_t address; /* data + byte_offset */
+} answer_view;
+
+/* The plain export's facts, for the copy and consistency rules. */
+typedef struct baseline {
+  bool known;
+  uintptr_t address;
+  DLDevice device;
+  DLDataType dtype;
+  int32_t ndim;
+  int64_t shape[16];
+} baseline;
+
+typedef struct checker {
+  const dlmap_check_source *source;
+  dlmap_check_row *rows;
+  size_t capacity;
+  size_t count;
+  char id[8];
+  char sent[128];
+  char got[128];
+} checker;
+
+static void report(checker *c, const char *rule, const char *format, ...) {
+  if (c->count < c->capacity) {
+    dlmap_check_row *row = &c->rows[c->count];
+    va_list ap;
+    snprintf(row->id, sizeof row->id, "%s", c->id);
+    row->rule = rule;
+    snprintf(row->sent, sizeof row->sent, "%s", c->sent);
+    snprintf(row->got, sizeof row->got, "%s", c->got);
+    va_start(ap, format);
+    vsnprintf(row->detail, sizeof row->detail, format, ap);
+    va_end(ap);
+  }
+  c->count++;
+}
+
+/* The exception kind the profile gives an error code. */
+static const char *kind_of(int32_t code) {
+  dlmap_error e;
+  dlmap_error_set(&e, code, NULL, 0);
+  return dlmap_error_kind_name(e.kind);
+}
+
+static void describe_request(const dlmap_check_request *r, char *buf, size_t cap) {
+  int n = snprintf(buf, cap, "__dlpack__(");
+  const char *sep = "";
+  if (r->has_max_version) {
+    n += snprintf(buf + n, cap - (size_t)n, "max_version=(%u, %u)", (unsigned)r->max_version.major,
+                  (unsigned)r->max_version.minor);
+    sep = ", ";
+  }
+  if (r->has_dl_device) {
+    n += snprintf(buf + n, cap - (size_t)n, "%sdl_device=(%d, %d)", sep, (int)r->dl_device_type,
+                  (int)r->dl_device_id);
+    sep = ", ";
+  }
+  if (r->copy != DLMAP_CHECK_COPY_NONE) {
+    n += snprintf(buf + n, cap - (size_t)n, "%scopy=%s", sep, r->copy ? "True" : "False");
+    sep = ", ";
+  }
+  if (r->has_stream) n += snprintf(buf + n, cap - (size_t)n, "%sstream=%lld", sep, (long long)r->stream);
+  snprintf(buf + n, cap - (size_t)n, ")");
+}
+
+/* Up to four error codes that may answer a request, and whether one must. */
+typedef struct expectation {
+  bool must_fail;
+  int32_t codes[4];
+  size_t n;
+} expectation;
+
+static void add_code(expectation *e, int32_t code) {
+  if (e->n < sizeof e->codes / sizeof e->codes[0]) e->codes[e->n++] = code;
+}
+
+static expectation expect(const dlmap_check_request *r, const dlmap_check_source *s, dlmap_struct_kind *profile_struct) {
+  expectation e = {false, {0}, 0};
+  const dlmap_profile_info *profile = dlmap_profile();
+  dlmap_error err;
+  int32_t target = r->has_dl_device ? r->dl_device_type : s->device_type;
+  *profile_struct = DLMAP_STRUCT_NONE;
+  if (dlmap_profile_struct_for(r->has_max_version, r->max_version, profile_struct, &err) != DLMAP_OK) {
+    e.must_fail = true;
+    add_code(&e, err.code);
+  }
+  if (r->has_dl_device && r->dl_device_type != s->device_type) {
+    if (!dlmap_profile_device_policy(r->dl_device_type).export_target) {
+      e.must_fail = true;
+      add_code(&e, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE);
+    } else {
+      if (r->copy == DLMAP_CHECK_COPY_FALSE) e.must_fail = true;
+      add_code(&e, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN);
+      add_code(&e, DLMAP_ERR_PLATFORM_UNAVAILABLE);
+      add_code(&e, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE);
+    }
+  }
+  if (r->has_stream && profile->stream == DLMAP_STREAM_POLICY_VALIDATE) {
+    dlmap_stream_meaning meaning;
+    if (dlmap_stream_classify(target, true, r->stream, &meaning, NULL) != DLMAP_OK ||
+        meaning == DLMAP_STREAM_INVALID) {
+      e.must_fail = true;
+      add_code(&e, DLMAP_ERR_STREAM_INVALID);
+    }
+  }
+  if (s->read_only && r->copy != DLMAP_CHECK_COPY_TRUE && *profile_struct == DLMAP_STRUCT_LEGACY &&
+      !profile->legacy_drops_read_only) {
+    e.must_fail = true;
+    add_code(&e, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED);
+  }
+  return e;
+}
+
+/* The newest version whose struct is legacy: what a legacy tensor's values are judged in under strict gating. */
+static dlmap_version newest_legacy(void) {
+  dlmap_version v, best = {0, 0};
+  for (size_t i = 0; dlmap_version_at(i, &v, NULL); i++) {
+    if (dlmap_version_struct(v) == DLMAP_STRUCT_LEGACY) best = v;
+  }
+  return best;
+}
+
+static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_view *a, dlmap_struct_kind wanted,
+                         const baseline *base) {
+  const dlmap_profile_info *profile = dlmap_profile();
+  const DLTensor *t = a->t;
+  dlmap_error err;
+  if (a->kind == DLMAP_STRUCT_VERSIONED) {
+    if (dlmap_version_struct(a->version) != DLMAP_STRUCT_VERSIONED) {
+      report(c, "P-version", "version %u.%u is not one the versioned struct covers", (unsigned)a->version.major,
+             (unsigned)a->version.minor);
+      return; /* a major the checker cannot read: only the deleter may be touched */
+    }
+    if (!r->has_max_version || dlmap_version_compare(a->version, r->max_version) > 0) {
+      report(c, "P-version", "a versioned %u.%u tensor for this max_version", (unsigned)a->version.major,
+             (unsigned)a->version.minor);
+    }
+  }
+  if (wanted != DLMAP_STRUCT_NONE && wanted != a->kind) {
+    report(c, "P-struct", "the profile gives the %s struct", wanted == DLMAP_STRUCT_LEGACY ? "legacy" : "versioned");
+  }
+  if (a->kind == DLMAP_STRUCT_VERSIONED || profile->gating == DLMAP_GATING_STRICT) {
+    dlmap_version at = a->kind == DLMAP_STRUCT_VERSIONED ? a->version : newest_legacy();
+    if (dlmap_check_representable(t->device.device_type, t->dtype, a->flags, at, &err) != DLMAP_OK) {
+      report(c, "P-values", "%s", err.message);
+    }
+  }
+  int32_t want_type = r->has_dl_device ? r->dl_device_type : c->source->device_type;
+  int32_t want_id = r->has_dl_device ? r->dl_device_id : c->source->device_id;
+  if ((int32_t)t->device.device_type != want_type || t->device.device_id != want_id) {
+    report(c, "P-device", "expected %s:%d", dlmap_device_type_name(want_type) ? dlmap_device_type_name(want_type)
+                                                                               : "?", (int)want_id);
+  }
+  bool copied_flag = (a->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
+  bool same_place = base->known && base->address != 0 && base->device.device_type == t->device.device_type &&
+                    base->device.device_id == t->device.device_id;
+  if (r->copy == DLMAP_CHECK_COPY_TRUE) {
+    if (a->kind == DLMAP_STRUCT_VERSIONED && !copied_flag) report(c, "P-copied", "IS_COPIED not set");
+    if (same_place && a->address == base->address) report(c, "P-copied", "the data is the source's");
+  }
+  if (r->copy == DLMAP_CHECK_COPY_FALSE) {
+    if (copied_flag) report(c, "P-not-copied", "IS_COPIED set");
+    if (same_place && a->address != base->address) report(c, "P-not-copied", "the data is not the source's");
+  }
+  bool shared = r->copy != DLMAP_CHECK_COPY_TRUE && !copied_flag && !(same_place && a->address != base->address);
+  if (c->source->read_only && shared) {
+    if (a->kind == DLMAP_STRUCT_VERSIONED && !(a->flags & DLPACK_FLAG_BITMASK_READ_ONLY)) {
+      report(c, "P-read-only", "READ_ONLY not set");
+    }
+    if (a->kind == DLMAP_STRUCT_LEGACY && !profile->legacy_drops_read_only) {
+      report(c, "P-read-only", "a legacy tensor, which cannot say read-only");
+    }
+  }
+  if (base->known) {
+    bool same = t->ndim == base->ndim && t->dtype.code == base->dtype.code && t->dtype.bits == base->dtype.bits &&
+                t->dtype.lanes == base->dtype.lanes;
+    for (int32_t i = 0; same && i < t->ndim && i < 16; i++) same = t->shape != NULL && t->shape[i] == base->shape[i];
+    if (!same) report(c, "P-consistent", "shape or dtype differs from the plain export's");
+  }
+}
+
+/* Sends one request, judges the answer, runs the deleter once; fills `base` from the plain export. */
+static void check_one(checker *c, dlmap_check_export_fn fn, void *context, const dlmap_check_request *r,
+                      baseline *base, bool is_base) {
+  dlmap_check_answer answer;
+  answer_view a;
+  dlmap_struct_kind wanted;
+  expectation e = expect(r, c->source, &wanted);
+  memset(&answer, 0, sizeof answer);
+  memset(&a, 0, sizeof a);
+  describe_request(r, c->sent, sizeof c->sent);
+  fn(context, r, &answer);
+  if (answer.legacy != NULL) {
+    a.tensor = true;
+    a.kind = DLMAP_STRUCT_LEGACY;
+    a.t = &answer.legacy->dl_tensor;
+  } else if (answer.versioned != NULL) {
+    a.tensor = true;
+    a.kind = DLMAP_STRUCT_VERSIONED;
+    a.version.major = answer.versioned->version.major;
+    a.version.minor = answer.versioned->version.minor;
+    a.flags = answer.versioned->flags;
+    a.t = &answer.versioned->dl_tensor;
+  }
+  if (a.tensor) {
+    a.address = (uintptr_t)a.t->data + (uintptr_t)a.t->byte_offset;
+    snprintf(c->got, sizeof c->got, "%s %u.%u %s:%d flags 0x%llx", a.kind == DLMAP_STRUCT_LEGACY ? "legacy" : "versioned",
+             (unsigned)a.version.major, (unsigned)a.version.minor,
+             dlmap_device_type_name(a.t->device.device_type) ? dlmap_device_type_name(a.t->device.device_type) : "?",
+             (int)a.t->device.device_id, (unsigned long long)a.flags);
+  } else {
+    snprintf(c->got, sizeof c->got, "%s", answer.error_kind ? answer.error_kind : "nothing");
+  }
+
+  if ((answer.legacy != NULL && answer.versioned != NULL) || (!a.tensor && answer.error_kind == NULL) ||
+      (a.tensor && answer.error_kind != NULL)) {
+    report(c, "P-answer", "expected exactly one tensor or an error kind");
+  } else if (!a.tensor) {
+    bool matches = false;
+    for (size_t i = 0; i < e.n; i++) matches = matches || strcmp(kind_of(e.codes[i]), answer.error_kind) == 0;
+    if (e.n == 0) {
+      report(c, "P-raised", "no rule calls for an error");
+    } else if (!matches) {
+      report(c, "P-error-kind", "the profile gives %s", kind_of(e.codes[0]));
+    }
+  } else {
+    if (e.must_fail) report(c, "P-no-error", "expected %s", kind_of(e.codes[0]));
+    bool readable = a.kind == DLMAP_STRUCT_LEGACY || dlmap_version_struct(a.version) == DLMAP_STRUCT_VERSIONED;
+    if (readable && is_base && a.t->ndim >= 0 && a.t->ndim <= 16 && (a.t->ndim == 0 || a.t->shape != NULL)) {
+      base->known = true;
+      base->address = a.address;
+      base->device = a.t->device;
+      base->dtype = a.t->dtype;
+      base->ndim = a.t->ndim;
+      for (int32_t i = 0; i < a.t->ndim; i++) base->shape[i] = a.t->shape[i];
+    }
+    judge_tensor(c, r, &a, wanted, base);
+  }
+  /* The checker owns every tensor it was given: one deleter run each. */
+  if (answer.legacy != NULL && answer.legacy->deleter != NULL) answer.legacy->deleter(answer.legacy);
+  if (answer.versioned != NULL && answer.versioned->deleter != NULL) answer.versioned->deleter(answer.versioned);
+}
+
+/* A device type to ask dl_device for: for host memory the first device-memory type whose platform has a backend,
+ * else the first host type (the Python checker's Rules.other_device). -1 when the spec has none. */
+static int32_t other_device(int32_t own) {
+  const dlmap_device_info *mine = dlmap_device_type_find(own);
+  bool want_device = mine == NULL || mine->memory == DLMAP_MEMORY_HOST;
+  for (size_t i = 0; dlmap_device_type_at(i) != NULL; i++) {
+    const dlmap_device_info *d = dlmap_device_type_at(i);
+    const dlmap_platform_info *p = dlmap_platform_get(d->platform);
+    if (d->value != own && p != NULL && p->backend != DLMAP_BACKEND_NONE &&
+        d->memory == (want_device ? DLMAP_MEMORY_DEVICE : DLMAP_MEMORY_HOST)) {
+      return d->value;
+    }
+  }
+  return -1;
+}
+
+int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_check_source *source,
+                           dlmap_check_row *rows, size_t capacity, size_t *count, size_t *requests, dlmap_error *err) {
+  if (fn == NULL || source == NULL || count == NULL) {
+    dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, fn == NULL ? "fn" : source == NULL ? "source" : "count"),
+                        dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
+    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+  }
+  checker c;
+  baseline base;
+  dlmap_check_request r;
+  size_t sent = 0;
+  memset(&c, 0, sizeof c);
+  memset(&base, 0, sizeof base);
+  c.source = source;
+  c.rows = rows;
+  c.capacity = rows != NULL ? capacity : 0;
+  dlmap_version current = dlmap_version_current();
+  /* max_version: None, (0, 8), (1, 0), current, a future minor and the next major (as the Python checker). */
+  dlmap_version versions[] = {{0, 0}, {0, 8}, {1, 0}, current, {current.major, 99}, {current.major + 1, 0}};
+  int32_t other = other_device(source->device_type);
+  for (size_t v = 0; v < sizeof versions / sizeof versions[0]; v++) {
+    for (int dev = 0; dev < 3; dev++) {
+      if (dev == 2 && other < 0) continue;
+      for (int copy = DLMAP_CHECK_COPY_NONE; copy <= DLMAP_CHECK_COPY_TRUE; copy++) {
+        memset(&r, 0, sizeof r);
+        r.has_max_version = v != 0;
+        r.max_version = versions[v];
+        r.has_dl_device = dev != 0;
+        r.dl_device_type = dev == 1 ? source->device_type : other;
+        r.dl_device_id = dev == 1 ? source->device_id : 0;
+        r.copy = copy;
+        snprintf(c.id, sizeof c.id, "P%02u", (unsigned)++sent);
+        check_one(&c, fn, context, &r, &base, sent == 1);
+      }
+    }
+  }
+  /* The newest listed version the profile refuses, when it refuses any. */
+  dlmap_version listed, refused = {0, 0};
+  dlmap_struct_kind kind;
+  bool any_refused = false;
+  for (size_t i = 0; dlmap_version_at(i, &listed, NULL); i++) {
+    if (dlmap_profile_struct_for(true, listed, &kind, NULL) != DLMAP_OK) {
+      refused = listed;
+      any_refused = true;
+    }
+  }
+  if (any_refused) {
+    memset(&r, 0, sizeof r);
+    r.has_max_version = true;
+    r.max_version = refused;
+    r.copy = DLMAP_CHECK_COPY_NONE;
+    snprintf(c.id, sizeof c.id, "P%02u", (unsigned)++sent);
+    check_one(&c, fn, context, &r, &base, false);
+  }
+  /* Stream values: -2 (below every convention) … 3 (the first handle above CUDA's and ROCm's named values). */
+  for (int64_t stream = -2; stream <= 3; stream++) {
+    memset(&r, 0, sizeof r);
+    r.copy = DLMAP_CHECK_COPY_NONE;
+    r.has_stream = true;
+    r.stream = stream;
+    snprintf(c.id, sizeof c.id, "P%02u", (unsigned)++sent);
+    check_one(&c, fn, context, &r, &base, false);
+  }
+  *count = c.count;
+  if (requests != NULL) *requests = sent;
+  return DLMAP_OK;
+}

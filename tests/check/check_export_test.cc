@@ -1,0 +1,232 @@
+// dlmap tests — dlmap_check_export (src/check_export.c): a hand-written producer that follows the library's profile
+// gets no row; producers that break one rule each get that rule's rows; every tensor's deleter runs exactly once.
+// Built against both profiles' libraries (tests/check/BUILD); the producer's policy follows dlmap_profile()->name.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dlmap/check.h"
+#include "dlmap/profile.h"
+
+namespace {
+
+struct Producer {
+  // What this producer does; the defaults follow the Array API profile.
+  bool legacy_always = false;        // JAX: a legacy tensor for every max_version
+  bool versioned_for_none = false;   // broken: a versioned tensor for max_version=None
+  bool stamp_current = false;        // broken: stamps its own version above max_version
+  bool set_is_copied = true;
+  bool validate_stream = true;
+  bool copy_ignored = false;         // broken: copy=True shares the data
+  const char *unavailable_kind = "BufferError";
+  const char *copy_forbidden_kind = "BufferError";
+  const char *stream_kind = "ValueError";
+  // State.
+  double data[6] = {0, 1, 2, 3, 4, 5};
+  int made = 0;
+  int deleted = 0;
+};
+
+struct Block {  // one allocation per tensor: either struct, its shape and strides, and copied data
+  DLManagedTensor legacy;
+  DLManagedTensorVersioned versioned;
+  int64_t shape[2];
+  int64_t strides[2];
+  double copy[6];
+  Producer *owner;
+};
+
+void delete_legacy(DLManagedTensor *m) {
+  Block *b = static_cast<Block *>(m->manager_ctx);
+  b->owner->deleted++;
+  delete b;
+}
+
+void delete_versioned(DLManagedTensorVersioned *m) {
+  Block *b = static_cast<Block *>(m->manager_ctx);
+  b->owner->deleted++;
+  delete b;
+}
+
+bool below(dlmap_version a, uint32_t major, uint32_t minor) {
+  return a.major < major || (a.major == major && a.minor < minor);
+}
+
+void produce(void *context, const dlmap_check_request *r, dlmap_check_answer *answer) {
+  Producer *p = static_cast<Producer *>(context);
+  if (r->has_max_version && below(r->max_version, 0, 5)) {
+    answer->error_kind = "BufferError";
+    return;
+  }
+  if (r->has_dl_device && r->dl_device_type != kDLCPU) {  // no GPU is used here
+    answer->error_kind = r->copy == DLMAP_CHECK_COPY_FALSE ? p->copy_forbidden_kind : p->unavailable_kind;
+    return;
+  }
+  if (r->has_stream && p->validate_stream) {  // host memory takes no stream
+    answer->error_kind = p->stream_kind;
+    return;
+  }
+  bool copy = r->copy == DLMAP_CHECK_COPY_TRUE && !p->copy_ignored;
+  Block *b = new Block();
+  b->owner = p;
+  b->shape[0] = 2;
+  b->shape[1] = 3;
+  b->strides[0] = 3;
+  b->strides[1] = 1;
+  if (copy) std::memcpy(b->copy, p->data, sizeof p->data);
+  DLTensor t{};
+  t.data = copy ? b->copy : p->data;
+  t.device = {kDLCPU, 0};
+  t.ndim = 2;
+  t.dtype = {kDLFloat, 64, 1};
+  t.shape = b->shape;
+  t.strides = b->strides;
+  bool versioned = !p->legacy_always &&
+                   (p->versioned_for_none || (r->has_max_version && !below(r->max_version, 1, 0)));
+  p->made++;
+  if (versioned) {
+    dlmap_version v = dlmap_version_current();
+    if (!p->stamp_current && r->has_max_version && below(r->max_version, v.major, v.minor)) v = r->max_version;
+    b->versioned.version = {v.major, v.minor};
+    b->versioned.manager_ctx = b;
+    b->versioned.deleter = delete_versioned;
+    b->versioned.flags = copy && p->set_is_copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
+    b->versioned.dl_tensor = t;
+    answer->versioned = &b->versioned;
+  } else {
+    b->legacy.dl_tensor = t;
+    b->legacy.manager_ctx = b;
+    b->legacy.deleter = delete_legacy;
+    answer->legacy = &b->legacy;
+  }
+}
+
+bool jax_profile() { return std::strcmp(dlmap_profile()->name, "jax") == 0; }
+
+// The producer that follows this library's profile.
+Producer following_the_profile() {
+  Producer p;
+  if (jax_profile()) {
+    p.legacy_always = true;
+    p.validate_stream = false;
+    p.unavailable_kind = "RuntimeError";
+    p.copy_forbidden_kind = "ValueError";
+  }
+  return p;
+}
+
+struct Result {
+  std::vector<dlmap_check_row> rows;
+  size_t count = 0;
+  size_t requests = 0;
+};
+
+Result check(Producer *p, bool read_only = false, size_t capacity = 512) {
+  Result out;
+  out.rows.resize(capacity);
+  dlmap_check_source source = {kDLCPU, 0, read_only};
+  dlmap_error err;
+  EXPECT_EQ(dlmap_check_export(produce, p, &source, out.rows.data(), capacity, &out.count, &out.requests, &err),
+            DLMAP_OK);
+  out.rows.resize(out.count < capacity ? out.count : capacity);
+  return out;
+}
+
+std::set<std::string> rules(const Result &r) {
+  std::set<std::string> out;
+  for (const auto &row : r.rows) out.insert(row.rule);
+  return out;
+}
+
+std::string dump(const Result &r) {
+  std::string out;
+  for (const auto &row : r.rows) out += std::string(row.id) + " " + row.rule + " " + row.sent + " -> " + row.got +
+                                        ": " + row.detail + "\n";
+  return out;
+}
+
+TEST(CheckExport, AProducerFollowingTheProfilePassesEveryRequest) {
+  Producer p = following_the_profile();
+  Result r = check(&p);
+  EXPECT_EQ(r.count, 0u) << dump(r);
+  EXPECT_GE(r.requests, 6u * 3u * 3u);  // every max_version × dl_device × copy, then the refused version and streams
+  EXPECT_EQ(p.deleted, p.made);         // the checker ran each deleter exactly once
+  EXPECT_GT(p.made, 0);
+}
+
+TEST(CheckExport, ReadOnlySourceNeedsReadOnlyOrRefusal) {
+  Producer p = following_the_profile();  // never sets READ_ONLY
+  Result r = check(&p, true);
+  if (jax_profile()) {
+    EXPECT_EQ(r.count, 0u) << dump(r);  // JAX drops read-only in its legacy tensors
+  } else {
+    EXPECT_EQ(rules(r).count("P-read-only"), 1u) << dump(r);
+    EXPECT_EQ(rules(r).count("P-no-error"), 1u) << dump(r);  // read_only_needs_versioned for legacy requests
+  }
+}
+
+TEST(CheckExport, VersionedForNoneAndAboveMaxVersionAreReported) {
+  Producer p = following_the_profile();
+  p.legacy_always = false;
+  p.versioned_for_none = true;
+  p.stamp_current = true;
+  Result r = check(&p);
+  EXPECT_EQ(rules(r).count("P-version"), 1u) << dump(r);
+  EXPECT_STREQ(r.rows.at(0).id, "P01");  // the plain __dlpack__() got a versioned tensor
+  EXPECT_STREQ(r.rows.at(0).sent, "__dlpack__()");
+}
+
+TEST(CheckExport, CopiesAreChecked) {
+  Producer p = following_the_profile();
+  p.set_is_copied = false;
+  p.copy_ignored = true;
+  Result r = check(&p);
+  EXPECT_EQ(rules(r).count("P-copied"), 1u) << dump(r);
+}
+
+TEST(CheckExport, ErrorKindsComeFromTheProfile) {
+  Producer p = following_the_profile();
+  p.unavailable_kind = "TypeError";
+  Result r = check(&p);
+  EXPECT_EQ(rules(r).count("P-error-kind"), 1u) << dump(r);
+}
+
+TEST(CheckExport, JaxStyleProducerBreaksTheArrayApiProfile) {
+  if (jax_profile()) GTEST_SKIP() << "the JAX profile is what this producer follows";
+  Producer p;
+  p.legacy_always = true;
+  p.validate_stream = false;
+  Result r = check(&p);
+  EXPECT_EQ(rules(r).count("P-struct"), 1u) << dump(r);    // legacy for max_version >= (1, 0)
+  EXPECT_EQ(rules(r).count("P-no-error"), 1u) << dump(r);  // stream values host memory forbids
+}
+
+TEST(CheckExport, EveryViolationIsCountedBeyondCapacity) {
+  Producer p = following_the_profile();
+  p.unavailable_kind = "TypeError";
+  Result all = check(&p);
+  Producer q = following_the_profile();
+  q.unavailable_kind = "TypeError";
+  Result two = check(&q, false, 2);
+  EXPECT_EQ(two.count, all.count);
+  ASSERT_EQ(two.rows.size(), 2u);
+  EXPECT_STREQ(two.rows[1].id, all.rows[1].id);
+  for (const auto &row : all.rows) EXPECT_NE(dlmap_check_rule_text(row.rule), nullptr) << row.rule;
+}
+
+TEST(CheckExport, NullArgumentsAreCleanErrors) {
+  size_t count = 0;
+  dlmap_check_source source = {kDLCPU, 0, false};
+  dlmap_error err;
+  EXPECT_EQ(dlmap_check_export(nullptr, nullptr, &source, nullptr, 0, &count, nullptr, &err),
+            DLMAP_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(err.id, "invalid_argument");
+  EXPECT_EQ(dlmap_check_export(produce, nullptr, nullptr, nullptr, 0, &count, nullptr, nullptr),
+            DLMAP_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dlmap_check_rule_text("no such rule"), nullptr);
+}
+
+}  // namespace
