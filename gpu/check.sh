@@ -3,7 +3,8 @@
 # what it needs (the spec's tables with this machine's Python, and PyYAML or gpu/yaml_standin; the name lookups with
 # re2c or gpu/re2c_standin.py; dlmap with gcc; the check program with the toolkit whose runtime this driver can start;
 # the `dlmap` Python module for this interpreter), then runs the C device checks (gpu/check_main.c) and the Python
-# real-client checks with JAX, PyTorch and CuPy (python/gpu_check.py). One line per check ("PASS|FAIL|SKIP|INFO  …"),
+# real-client checks with JAX, PyTorch and CuPy (python/gpu_check.py), then the conformance checker on their CUDA
+# arrays and from_dlpack and on dlmap's own (python/check/gpu_peers.py). One line per check ("PASS|FAIL|SKIP|INFO  …"),
 # a verdict line last. Well under 5 minutes on one H200.
 #
 # Usage: gpu/check.sh                 build, then run every check
@@ -227,6 +228,18 @@ if [ -n "$PY_INCLUDE" ]; then
     -Wl,--version-script="$ROOT/python/dlmap.lds" -ldl -pthread || fail_build "linking the Python module failed"
   PY_MODULE=$BUILD/python/dlmap.so
   line INFO "built $PY_MODULE for $("$PYTHON" -c 'import sys; print(sys.executable)')"
+  # The conformance checker's package (python/check/BUILD lays it out the same way): the module as dlmap/__init__.so,
+  # the checker as dlmap/check/, the spec it reads as dlmap/check/spec/.
+  CHECK_PKG=$BUILD/check_pkg
+  rm -rf "$CHECK_PKG"
+  mkdir -p "$CHECK_PKG/dlmap/check/spec/profiles"
+  cp "$PY_MODULE" "$CHECK_PKG/dlmap/__init__.so"
+  for source in python/check/*.py tests/spec_facts/spec_facts.py; do
+    case $source in *_test.py) ;; *) cp "$source" "$CHECK_PKG/dlmap/check/" ;; esac
+  done
+  cp spec/*.yaml "$CHECK_PKG/dlmap/check/spec/"
+  cp spec/profiles/*.yaml "$CHECK_PKG/dlmap/check/spec/profiles/"
+  line INFO "assembled the dlmap.check package in $CHECK_PKG"
 else
   line SKIP "Python module: no Python.h for $PYTHON (its headers are not installed); the Python checks cannot run"
 fi
@@ -292,9 +305,22 @@ else
   py_verdict="SKIP"
 fi
 
+# The conformance checker (python/check) on CUDA arrays of JAX, PyTorch and CuPy and on their from_dlpack (tables
+# in $BUILD/conformance; a peer's rows are reported, not required) and on dlmap's own, whose rows must all pass.
+conf_verdict="SKIP"
+if [ -n "$PY_MODULE" ]; then
+  conf_status=0
+  PYTHONPATH=$CHECK_PKG${PYPATH:+:$PYPATH} PYTHONDONTWRITEBYTECODE=1 \
+    timeout "$TIMEOUT" "$PYTHON" -X faulthandler -m dlmap.check.gpu_peers "$BUILD/conformance" || conf_status=$?
+  [ "$conf_status" = 124 ] && line FAIL "conformance checks: ran out of time ($TIMEOUT s)"
+  conf_verdict=$([ "$conf_status" = 0 ] && echo PASS || echo FAIL)
+fi
+
 status=0
 [ "$c_verdict" = PASS ] || status=1
 [ "$py_verdict" = FAIL ] && status=1
+[ "$conf_verdict" = FAIL ] && status=1
 line "$([ "$status" = 0 ] && echo PASS || echo FAIL)" \
-  "gpu/check.sh: C device checks $c_verdict, Python real-client checks $py_verdict ($(($(date +%s) - STARTED)) s)"
+  "gpu/check.sh: C device checks $c_verdict, Python real-client checks $py_verdict, conformance $conf_verdict" \
+  "($(($(date +%s) - STARTED)) s)"
 exit "$status"

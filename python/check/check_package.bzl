@@ -10,6 +10,7 @@ CHECK_SOURCES = [
     "consumer.py",
     "crafted.py",
     "dlpack.py",
+    "gpu_peers.py",
     "producer.py",
     "report.py",
     "rules.py",
