@@ -12,8 +12,11 @@ def resolve(spec):
     module_name, sep, expression = spec.partition(":")
     if not sep or not module_name or not expression:
         raise SystemExit("dlmap.check: %r is not module:expression (e.g. 'numpy:arange(6.0)')" % spec)
-    module = importlib.import_module(module_name)
-    return eval(expression, dict(vars(module)))  # the user's own expression, as `python3 -c` would run it
+    try:
+        module = importlib.import_module(module_name)
+        return eval(expression, dict(vars(module)))  # the user's own expression, as `python3 -c` would run it
+    except Exception as error:  # a wrong name or a failing expression: say which, without a traceback
+        raise SystemExit("dlmap.check: %s: %s: %s" % (spec, type(error).__name__, error))
 
 
 def main(argv):

@@ -21,7 +21,7 @@ CHECK_SOURCES = [
 _FACTS = ["versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml"]
 _PROFILES = ["jax.yaml", "array_api.yaml"]
 
-def dlmap_check_package(name, module):
+def dlmap_check_package(name, module, testonly = False):
     check = name + "/dlmap/check/"
     outs = [name + "/dlmap/__init__.so", check + "spec_facts.py"] + [check + f for f in CHECK_SOURCES] + \
            [check + "spec/" + f for f in _FACTS] + [check + "spec/profiles/" + f for f in _PROFILES]
@@ -39,5 +39,6 @@ def dlmap_check_package(name, module):
           ["cp -L $(location //spec:%s) $$out/check/spec/%s" % (f, f) for f in _FACTS] +
           ["cp -L $(location //spec:profiles/%s) $$out/check/spec/profiles/%s" % (f, f) for f in _PROFILES]),
         tags = ONLY_WITH_HEADERS,
+        testonly = testonly,
         visibility = ["//visibility:public"],
     )
