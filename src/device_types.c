@@ -3,26 +3,25 @@
 #include "src/internal.h"
 
 /* Per-device NULL-terminated name lists, one array per entry of the generated list. */
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
-                          spellings, aliases)                                                                  \
-  static const char *const kSpellings_##ENUM[] = {DLMAP_UNPAREN spellings NULL};                               \
+#define DLMAP_DEVICE_TYPE(value, ENUM, spellings, aliases, ...)                  \
+  static const char *const kSpellings_##ENUM[] = {DLMAP_UNPAREN spellings NULL}; \
   static const char *const kAliases_##ENUM[] = {DLMAP_UNPAREN aliases NULL};
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
 
 static const dlmap_device_info kDevices[] = {
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
-                          spellings, aliases)                                                                  \
-  {value,                                                                                                      \
-   name,                                                                                                       \
-   kSpellings_##ENUM,                                                                                          \
-   kAliases_##ENUM,                                                                                            \
-   DLMAP_PLATFORM_##PLATFORM,                                                                                  \
-   DLMAP_MEMORY_##MEMORY,                                                                                      \
-   DLMAP_STREAM_CONVENTION_##STREAM,                                                                           \
-   {major, minor},                                                                                             \
-   doc,                                                                                                        \
-   note,                                                                                                       \
+#define DLMAP_DEVICE_TYPE(value, ENUM, spellings, aliases, name, PLATFORM, MEMORY, STREAM, major, minor, \
+                          upstream_main, doc, note, ...)                                                 \
+  {value,                                                                                                \
+   name,                                                                                                 \
+   kSpellings_##ENUM,                                                                                    \
+   kAliases_##ENUM,                                                                                      \
+   DLMAP_PLATFORM_##PLATFORM,                                                                            \
+   DLMAP_MEMORY_##MEMORY,                                                                                \
+   DLMAP_STREAM_CONVENTION_##STREAM,                                                                     \
+   {major, minor},                                                                                       \
+   doc,                                                                                                  \
+   note,                                                                                                 \
    upstream_main},
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
@@ -34,7 +33,7 @@ typedef struct memory_row {
 } memory_row;
 
 static const memory_row kMemoryKinds[] = {
-#define DLMAP_MEMORY_KIND(ENUM, name, host_accessible, doc) {name, host_accessible},
+#define DLMAP_MEMORY_KIND(ENUM, name, host_accessible, ...) {name, host_accessible},
 #include "src/generated/memory_kinds.inc"
 #undef DLMAP_MEMORY_KIND
 };
@@ -48,7 +47,7 @@ typedef struct convention_row {
 } convention_row;
 
 static const convention_row kConventions[] = {
-#define DLMAP_STREAM_CONVENTION(ENUM, name, ABSENT, has_handles, handles_above, rule) \
+#define DLMAP_STREAM_CONVENTION(ENUM, name, ABSENT, has_handles, handles_above, rule, ...) \
   {name, DLMAP_STREAM_##ABSENT, has_handles, handles_above, rule},
 #include "src/generated/stream_conventions.inc"
 #undef DLMAP_STREAM_CONVENTION
@@ -61,7 +60,7 @@ typedef struct stream_value_row {
 } stream_value_row;
 
 static const stream_value_row kStreamValues[] = {
-#define DLMAP_STREAM_VALUE(CONVENTION, value, MEANING) \
+#define DLMAP_STREAM_VALUE(CONVENTION, value, MEANING, ...) \
   {DLMAP_STREAM_CONVENTION_##CONVENTION, value, DLMAP_STREAM_##MEANING},
 #include "src/generated/stream_values.inc"
 #undef DLMAP_STREAM_VALUE
@@ -70,9 +69,7 @@ static const stream_value_row kStreamValues[] = {
 
 /* Index of each entry in kDevices. */
 enum {
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
-                          spellings, aliases)                                                                  \
-  DEVICE_INDEX_##ENUM,
+#define DLMAP_DEVICE_TYPE(value, ENUM, ...) DEVICE_INDEX_##ENUM,
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
   DEVICE_INDEX_END
@@ -81,9 +78,8 @@ enum {
 const dlmap_device_info *dlmap_device_type_find(int32_t device_type) {
   /* The values are DLPack's and sparse (no 5 or 6; vendors add large ones): a switch, not an index. */
   switch (device_type) {
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
-                          spellings, aliases)                                                                  \
-  case value:                                                                                                  \
+#define DLMAP_DEVICE_TYPE(value, ENUM, ...) \
+  case value:                               \
     return &kDevices[DEVICE_INDEX_##ENUM];
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE

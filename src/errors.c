@@ -6,7 +6,7 @@
 #include "src/internal.h"
 
 static const dlmap_error_info kErrors[] = {
-#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) \
+#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix, ...) \
   {code, id, DLMAP_KIND_##KIND, template_text, meaning, when, fix, mask},
 #include "src/generated/errors.inc"
 #undef DLMAP_ERROR
@@ -14,7 +14,7 @@ static const dlmap_error_info kErrors[] = {
 
 /* The compiled templates, in the same order as kErrors. */
 static const char *const kCompiled[] = {
-#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) compiled,
+#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, ...) compiled,
 #include "src/generated/errors.inc"
 #undef DLMAP_ERROR
 };
@@ -30,14 +30,14 @@ typedef struct related_row {
 } related_row;
 
 static const related_row kRelated[] = {
-#define DLMAP_ERROR_RELATED(ENUM, RELATED) {DLMAP_ERR_##ENUM, DLMAP_ERR_##RELATED},
+#define DLMAP_ERROR_RELATED(ENUM, RELATED, ...) {DLMAP_ERR_##ENUM, DLMAP_ERR_##RELATED},
 #include "src/generated/error_related.inc"
 #undef DLMAP_ERROR_RELATED
     {0, 0} /* sentinel: a spec may relate no errors; code 0 is never an error */
 };
 
 static const char *const kKindNames[] = {
-#define DLMAP_EXCEPTION_KIND(ENUM, name, doc) name,
+#define DLMAP_EXCEPTION_KIND(ENUM, name, ...) name,
 #include "src/generated/exception_kinds.inc"
 #undef DLMAP_EXCEPTION_KIND
 };
@@ -48,7 +48,7 @@ typedef struct placeholder_row {
 } placeholder_row;
 
 static const placeholder_row kPlaceholders[] = {
-#define DLMAP_PLACEHOLDER(ENUM, name, TYPE, doc) {name, DLMAP_ARG_TYPE_##TYPE},
+#define DLMAP_PLACEHOLDER(ENUM, name, TYPE, ...) {name, DLMAP_ARG_TYPE_##TYPE},
 #include "src/generated/placeholders.inc"
 #undef DLMAP_PLACEHOLDER
 };
@@ -56,13 +56,13 @@ static const placeholder_row kPlaceholders[] = {
 /* Index of a code in kErrors, or -1. The switch compiles to a jump table or binary search. */
 static int error_index(int32_t code) {
   enum {
-#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) INDEX_##ENUM,
+#define DLMAP_ERROR(ENUM, ...) INDEX_##ENUM,
 #include "src/generated/errors.inc"
 #undef DLMAP_ERROR
   };
   switch (code) {
-#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) \
-  case code:                                                                                  \
+#define DLMAP_ERROR(ENUM, code, ...) \
+  case code:                         \
     return INDEX_##ENUM;
 #include "src/generated/errors.inc"
 #undef DLMAP_ERROR

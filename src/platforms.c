@@ -5,17 +5,19 @@
 #include "src/internal.h"
 #include "src/name_lookup.h"
 
-#define DLMAP_PLATFORM(ENUM, name, BACKEND, doc, aliases, words, libraries, device_count, error_string) \
-  static const char *const kAliases_##ENUM[] = {DLMAP_UNPAREN aliases NULL};                         \
-  static const char *const kWords_##ENUM[] = {DLMAP_UNPAREN words NULL};                             \
+#define DLMAP_PLATFORM(ENUM, aliases, words, libraries, ...)                 \
+  static const char *const kAliases_##ENUM[] = {DLMAP_UNPAREN aliases NULL}; \
+  static const char *const kWords_##ENUM[] = {DLMAP_UNPAREN words NULL};     \
   static const char *const kLibraries_##ENUM[] = {DLMAP_UNPAREN libraries NULL};
 #include "src/generated/platforms.inc"
 #undef DLMAP_PLATFORM
 
 static const dlmap_platform_info kPlatforms[] = {
-#define DLMAP_PLATFORM(ENUM, name, BACKEND, doc, aliases, words, libraries, device_count, error_string)     \
-  {DLMAP_PLATFORM_##ENUM, name,          DLMAP_BACKEND_##BACKEND, doc, kAliases_##ENUM, kWords_##ENUM, \
-   kLibraries_##ENUM,     device_count, error_string},
+#define DLMAP_PLATFORM(ENUM, aliases, words, libraries, name, BACKEND, doc, device_count, error_string, ...) \
+  {                                                                                                          \
+      DLMAP_PLATFORM_##ENUM, name,          DLMAP_BACKEND_##BACKEND, doc,                                    \
+      kAliases_##ENUM,       kWords_##ENUM, kLibraries_##ENUM,       device_count,                           \
+      error_string},
 #include "src/generated/platforms.inc"
 #undef DLMAP_PLATFORM
 };

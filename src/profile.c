@@ -5,26 +5,26 @@
 /* The rows write ERROR as an error enumerator suffix, and OK where there is none. */
 #define DLMAP_ERR_OK DLMAP_OK
 
-#define DLMAP_PROFILE_DEVICE(value, export_target, export_source, import_accepted)
-#define DLMAP_PROFILE_VERSION_RANGE(has_until, until_major, until_minor, STRUCT, ERROR)
-#define DLMAP_PROFILE_DEVICE_RULE(PLATFORM, MEMORY, device_type, ERROR)
-#define DLMAP_PROFILE(name, doc, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE,   \
-                      REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment, whole_bytes, scalar)          \
-  {name,                                                                                                            \
-   doc,                                                                                                             \
-   DLMAP_PROFILE_OWN_TYPE_##OWN_TYPE,                                                                               \
-   DLMAP_PROFILE_FALSY_##FALSY_TYPE,                                                                                \
-   DLMAP_STRUCT_##ABSENT_STRUCT,                                                                                    \
-   DLMAP_GATING_##GATING,                                                                                           \
-   DLMAP_PROFILE_READ_ONLY_##LEGACY_READ_ONLY,                                                                      \
-   DLMAP_STREAM_POLICY_##STREAM,                                                                                    \
-   DLMAP_ERR_##OTHERWISE,                                                                                           \
-   DLMAP_REQUEST_##REQUEST,                                                                                         \
-   DLMAP_PROFILE_HOST_STREAM_##HOST_STREAM,                                                                         \
-   DLMAP_LAYOUT_##VIEW_LAYOUT,                                                                                      \
-   DLMAP_PROFILE_LAYOUT_##OTHERWISE_LAYOUT,                                                                         \
-   alignment,                                                                                                       \
-   whole_bytes,                                                                                                     \
+#define DLMAP_PROFILE_DEVICE(...)
+#define DLMAP_PROFILE_VERSION_RANGE(...)
+#define DLMAP_PROFILE_DEVICE_RULE(...)
+#define DLMAP_PROFILE(name, doc, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
+                      REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment, whole_bytes, scalar, ...)    \
+  {name,                                                                                                           \
+   doc,                                                                                                            \
+   DLMAP_PROFILE_OWN_TYPE_##OWN_TYPE,                                                                              \
+   DLMAP_PROFILE_FALSY_##FALSY_TYPE,                                                                               \
+   DLMAP_STRUCT_##ABSENT_STRUCT,                                                                                   \
+   DLMAP_GATING_##GATING,                                                                                          \
+   DLMAP_PROFILE_READ_ONLY_##LEGACY_READ_ONLY,                                                                     \
+   DLMAP_STREAM_POLICY_##STREAM,                                                                                   \
+   DLMAP_ERR_##OTHERWISE,                                                                                          \
+   DLMAP_REQUEST_##REQUEST,                                                                                        \
+   DLMAP_PROFILE_HOST_STREAM_##HOST_STREAM,                                                                        \
+   DLMAP_LAYOUT_##VIEW_LAYOUT,                                                                                     \
+   DLMAP_PROFILE_LAYOUT_##OTHERWISE_LAYOUT,                                                                        \
+   alignment,                                                                                                      \
+   whole_bytes,                                                                                                    \
    scalar},
 /* The profile's words for each boolean setting. */
 #define DLMAP_PROFILE_OWN_TYPE_ACCEPT true
@@ -48,7 +48,7 @@ const dlmap_profile_info *dlmap_profile(void) { return &kProfile[0]; }
 
 #undef DLMAP_PROFILE_DEVICE
 #define DLMAP_PROFILE(...)
-#define DLMAP_PROFILE_DEVICE(value, export_target, export_source, import_accepted) \
+#define DLMAP_PROFILE_DEVICE(value, export_target, export_source, import_accepted, ...) \
   {value, {export_target, export_source, import_accepted}},
 typedef struct device_row {
   int32_t value;
@@ -58,7 +58,7 @@ static const device_row kDevices[] = {
 #include "src/generated/profile.inc"
 };
 #undef DLMAP_PROFILE_DEVICE
-#define DLMAP_PROFILE_DEVICE(value, export_target, export_source, import_accepted)
+#define DLMAP_PROFILE_DEVICE(...)
 
 dlmap_profile_device dlmap_profile_device_policy(int32_t device_type) {
   /* The rows follow the device table, so the entry's index in it is the row's. */
@@ -79,13 +79,13 @@ typedef struct version_range {
   int32_t error;
 } version_range;
 #undef DLMAP_PROFILE_VERSION_RANGE
-#define DLMAP_PROFILE_VERSION_RANGE(has_until, until_major, until_minor, STRUCT, ERROR) \
+#define DLMAP_PROFILE_VERSION_RANGE(has_until, until_major, until_minor, STRUCT, ERROR, ...) \
   {has_until, {until_major, until_minor}, DLMAP_STRUCT_##STRUCT, DLMAP_ERR_##ERROR},
 static const version_range kRanges[] = {
 #include "src/generated/profile.inc"
 };
 #undef DLMAP_PROFILE_VERSION_RANGE
-#define DLMAP_PROFILE_VERSION_RANGE(has_until, until_major, until_minor, STRUCT, ERROR)
+#define DLMAP_PROFILE_VERSION_RANGE(...)
 
 int32_t dlmap_profile_struct_for(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
                                  dlmap_error *err) {
@@ -115,7 +115,7 @@ int32_t dlmap_profile_struct_for(bool has_max_version, dlmap_version max_version
 /* ---- __dlpack_device__ rules ---- */
 
 #undef DLMAP_PROFILE_DEVICE_RULE
-#define DLMAP_PROFILE_DEVICE_RULE(PLATFORM, MEMORY, device_type, ERROR) \
+#define DLMAP_PROFILE_DEVICE_RULE(PLATFORM, MEMORY, device_type, ERROR, ...) \
   {DLMAP_PLATFORM_##PLATFORM, DLMAP_MATCH_##MEMORY, device_type, DLMAP_ERR_##ERROR},
 static const dlmap_device_rule kRules[] = {
 #include "src/generated/profile.inc"

@@ -9,7 +9,7 @@ typedef struct version_row {
 } version_row;
 
 static const version_row kVersions[] = {
-#define DLMAP_VERSION(major, minor, STRUCT, note) {{major, minor}, DLMAP_STRUCT_##STRUCT, note},
+#define DLMAP_VERSION(major, minor, STRUCT, note, ...) {{major, minor}, DLMAP_STRUCT_##STRUCT, note},
 #include "src/generated/versions.inc"
 #undef DLMAP_VERSION
 };
@@ -21,7 +21,7 @@ typedef struct flag_row {
 } flag_row;
 
 static const flag_row kFlags[] = {
-#define DLMAP_FLAG_ROW(NAME, bit, major, minor, doc) {UINT64_C(1) << (bit), #NAME, {major, minor}},
+#define DLMAP_FLAG_ROW(NAME, bit, major, minor, ...) {UINT64_C(1) << (bit), #NAME, {major, minor}},
 #include "src/generated/flags.inc"
 #undef DLMAP_FLAG_ROW
 };
@@ -42,7 +42,7 @@ bool dlmap_version_is_known(dlmap_version v) {
 dlmap_struct_kind dlmap_version_struct(dlmap_version v) {
   /* A switch over the listed versions rather than a walk of kVersions: import asks this of every tensor. */
   switch ((uint64_t)v.major << 32 | v.minor) {
-#define DLMAP_VERSION(major, minor, STRUCT, note) \
+#define DLMAP_VERSION(major, minor, STRUCT, ...)    \
   case (uint64_t)(major) << 32 | (uint64_t)(minor): \
     return DLMAP_STRUCT_##STRUCT;
 #include "src/generated/versions.inc"

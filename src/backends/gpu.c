@@ -69,7 +69,7 @@ typedef struct symbol_row {
 } symbol_row;
 
 static const symbol_row kSymbols[] = {
-#define DLMAP_RUNTIME_SYMBOL(PLATFORM, OP, symbol) {DLMAP_PLATFORM_##PLATFORM, GPU_OP_##OP, symbol},
+#define DLMAP_RUNTIME_SYMBOL(PLATFORM, OP, symbol, ...) {DLMAP_PLATFORM_##PLATFORM, GPU_OP_##OP, symbol},
 #include "src/generated/runtime_symbols.inc"
 #undef DLMAP_RUNTIME_SYMBOL
     {DLMAP_PLATFORM_COUNT, 0, NULL} /* sentinel: a spec may describe no runtime */
@@ -82,7 +82,7 @@ typedef struct value_row {
 } value_row;
 
 static const value_row kValues[] = {
-#define DLMAP_RUNTIME_VALUE(PLATFORM, NAME, value) {DLMAP_PLATFORM_##PLATFORM, GPU_VALUE_##NAME, value},
+#define DLMAP_RUNTIME_VALUE(PLATFORM, NAME, value, ...) {DLMAP_PLATFORM_##PLATFORM, GPU_VALUE_##NAME, value},
 #include "src/generated/runtime_values.inc"
 #undef DLMAP_RUNTIME_VALUE
     {DLMAP_PLATFORM_COUNT, 0, 0}};
@@ -94,7 +94,8 @@ typedef struct stream_row {
 } stream_row;
 
 static const stream_row kStreams[] = {
-#define DLMAP_RUNTIME_STREAM(PLATFORM, MEANING, handle) {DLMAP_PLATFORM_##PLATFORM, DLMAP_STREAM_##MEANING, handle},
+#define DLMAP_RUNTIME_STREAM(PLATFORM, MEANING, handle, ...) \
+  {DLMAP_PLATFORM_##PLATFORM, DLMAP_STREAM_##MEANING, handle},
 #include "src/generated/runtime_streams.inc"
 #undef DLMAP_RUNTIME_STREAM
     {DLMAP_PLATFORM_COUNT, DLMAP_STREAM_INVALID, 0}};
@@ -107,7 +108,7 @@ typedef struct memory_type_row {
 } memory_type_row;
 
 static const memory_type_row kMemoryTypes[] = {
-#define DLMAP_RUNTIME_MEMORY_TYPE(PLATFORM, from_version, MEMORY, value) \
+#define DLMAP_RUNTIME_MEMORY_TYPE(PLATFORM, from_version, MEMORY, value, ...) \
   {DLMAP_PLATFORM_##PLATFORM, from_version, DLMAP_MEMORY_##MEMORY, value},
 #include "src/generated/runtime_memory_types.inc"
 #undef DLMAP_RUNTIME_MEMORY_TYPE
@@ -120,7 +121,7 @@ typedef struct context_row {
 } context_row;
 
 static const context_row kContexts[] = {
-#define DLMAP_RUNTIME_CONTEXT(PLATFORM, library, get_current, set_current) \
+#define DLMAP_RUNTIME_CONTEXT(PLATFORM, library, get_current, set_current, ...) \
   {DLMAP_PLATFORM_##PLATFORM, library, get_current, set_current},
 #include "src/generated/runtime_contexts.inc"
 #undef DLMAP_RUNTIME_CONTEXT
