@@ -157,7 +157,7 @@ def _row_comment(row):
     """The signature of a row, wrapped under its opening parenthesis, then what one row is."""
     text = "\n".join(textwrap.wrap(row.signature(), 118, initial_indent="/* ",
                                    subsequent_indent=" * " + " " * (len(row.macro) + 1), break_on_hyphens=False))
-    text += "".join("\n" + line for line in textwrap.wrap(row.doc, 118, initial_indent=" * ", subsequent_indent=" * ",
+    text += "".join("\n" + line for line in textwrap.wrap(row.doc, 115, initial_indent=" * ", subsequent_indent=" * ",
                                                            break_on_hyphens=False))
     return text + " */\n"
 
