@@ -162,7 +162,7 @@ def _row_comment(row):
     return text + " */\n"
 
 
-_LEGEND = ("/* Columns: UPPER is an identifier suffix to paste, lower a C expression, (list) a list (\"a\", \"b\", ) for\n"
+_LEGEND = ('/* Columns: UPPER is an identifier suffix to paste, lower a C expression, (list) a list ("a", "b", ) for\n'
            " * DLMAP_UNPAREN. `" + ROW_END + "` ends every row: expand as #define MACRO(leading columns, ...). */\n")
 
 
@@ -235,8 +235,8 @@ RUNTIME_STREAM = Row("DLMAP_RUNTIME_STREAM", "PLATFORM MEANING handle",
 
 
 def emit_runtime_streams(spec):
-    return _list([RUNTIME_STREAM], (RUNTIME_STREAM(p.name.upper(), meaning.upper(), handle)
-                                    for p in spec.platforms if p.runtime for meaning, handle in p.runtime.streams.items()))
+    return _list([RUNTIME_STREAM], (RUNTIME_STREAM(p.name.upper(), meaning.upper(), handle) for p in spec.platforms
+                                    if p.runtime for meaning, handle in p.runtime.streams.items()))
 
 
 RUNTIME_CONTEXT = Row("DLMAP_RUNTIME_CONTEXT", "PLATFORM library get_current set_current",

@@ -550,7 +550,8 @@ class DefaultSpecRows(unittest.TestCase):
 
     def test_device_type_rocm_host(self):
         self.assertRow(emit.emit_device_types,
-                       'DLMAP_DEVICE_TYPE(11, ROCMHOST, (), ' + yaml_aliases("devices.yaml", "device_types", "kDLROCMHost")
+                       'DLMAP_DEVICE_TYPE(11, ROCMHOST, (), '
+                       + yaml_aliases("devices.yaml", "device_types", "kDLROCMHost")
                        + ', "kDLROCMHost", ROCM, HOST_PINNED, NONE, 0, 6, false, '
                        '"Pinned ROCm host memory (hipMallocHost).", "", _)')
 
@@ -577,16 +578,18 @@ class DefaultSpecRows(unittest.TestCase):
         self.assertRow(emit.emit_platforms,
                        'DLMAP_PLATFORM(CUDA, ' + yaml_aliases("platforms.yaml", "platforms", "cuda") + ', '
                        '("cuda", ), ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11", "libcudart.so", ), '
-                       '"cuda", GPU, "NVIDIA GPUs through the CUDA runtime.", "cudaGetDeviceCount", "cudaGetErrorString", '
-                       '_)')
+                       '"cuda", GPU, "NVIDIA GPUs through the CUDA runtime.", '
+                       '"cudaGetDeviceCount", "cudaGetErrorString", _)')
 
     def test_runtime_rows_of_cuda_and_rocm(self):
         spec_ = default_spec()
         self.assertIn('DLMAP_RUNTIME_SYMBOL(CUDA, STREAM_WAIT_EVENT, "cudaStreamWaitEvent", _)',
                       rows(emit.emit_runtime_symbols(spec_)))
-        self.assertIn('DLMAP_RUNTIME_SYMBOL(ROCM, MALLOC_HOST, "hipHostMalloc", _)', rows(emit.emit_runtime_symbols(spec_)))
+        self.assertIn('DLMAP_RUNTIME_SYMBOL(ROCM, MALLOC_HOST, "hipHostMalloc", _)',
+                      rows(emit.emit_runtime_symbols(spec_)))
         self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, MEMCPY_DEFAULT, 4, _)", rows(emit.emit_runtime_values(spec_)))
-        self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, FLAG_EVENT_DISABLE_TIMING, 2, _)", rows(emit.emit_runtime_values(spec_)))
+        self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, FLAG_EVENT_DISABLE_TIMING, 2, _)",
+                      rows(emit.emit_runtime_values(spec_)))
         self.assertIn("DLMAP_RUNTIME_VALUE(ROCM, MANAGED_OFFSET, 24, _)", rows(emit.emit_runtime_values(spec_)))
         # cudaErrorInvalidValue and hipErrorInvalidValue: unregistered memory for pointer_attributes
         self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, STATUS_INVALID_VALUE, 1, _)", rows(emit.emit_runtime_values(spec_)))
@@ -637,7 +640,8 @@ class DefaultSpecRows(unittest.TestCase):
     def test_version_and_flag_rows(self):
         self.assertRow(emit.emit_versions,
                        'DLMAP_VERSION(0, 5, LEGACY, "Renames only \\342\\200\\224 kDLGPU becomes kDLCUDA, '
-                       'kDLCPUPinned becomes kDLCUDAHost; ABI unchanged. DLPACK_VERSION 050 (an octal literal, 40).", _)')
+                       'kDLCPUPinned becomes kDLCUDAHost; ABI unchanged. DLPACK_VERSION 050 (an octal literal, 40).", '
+                       '_)')
         self.assertRow(emit.emit_flags,
                        'DLMAP_FLAG_ROW(IS_SUBBYTE_TYPE_PADDED, 2, 1, 1, "Sub-byte elements (float4, float6, int4, '
                        '\\342\\200\\246) are padded to one byte each instead of packed.", _)')
@@ -658,7 +662,8 @@ class DefaultSpecRows(unittest.TestCase):
             r'\001\015 was requested.", UINT64_C(0x1800), "'), found[0])
 
     def test_error_related_row(self):
-        self.assertRow(emit.emit_error_related, "DLMAP_ERROR_RELATED(MAX_VERSION_TOO_OLD, VERSION_MAJOR_UNSUPPORTED, _)")
+        self.assertRow(emit.emit_error_related,
+                       "DLMAP_ERROR_RELATED(MAX_VERSION_TOO_OLD, VERSION_MAJOR_UNSUPPORTED, _)")
 
     def test_re2c_rows(self):
         self.assertRow(emit.emit_device_names_re, "'kDLROCMHost' { DLMAP_FOUND(11); }")
@@ -724,7 +729,7 @@ class RowSignatures(unittest.TestCase):
         self.assertEqual(text[:text.index("DLMAP_STREAM_VALUE(GPU")], C_HEADER + (
             "/* DLMAP_STREAM_VALUE(CONVENTION, value, MEANING, _)\n"
             " * The special `stream` values of each convention, ascending. */\n"
-            "/* Columns: UPPER is an identifier suffix to paste, lower a C expression, (list) a list (\"a\", \"b\", ) for\n"
+            '/* Columns: UPPER is an identifier suffix to paste, lower a C expression, (list) a list ("a", "b", ) for\n'
             " * DLMAP_UNPAREN. `_` ends every row: expand as #define MACRO(leading columns, ...). */\n"))
 
     def test_long_signature_wraps_under_its_parenthesis(self):
