@@ -39,9 +39,8 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
     if (sized && !__builtin_mul_overflow(count, element_bits, &bits) && bits <= (uint64_t)INT64_MAX) {
       scratch = calloc((size_t)(bits / 8) + 1, 1);
       if (scratch == NULL) {
-        const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, bits / 8 + 1),
-                                  dlmap_arg_str(DLMAP_ARG_WHAT, "a zero-filled source")};
-        return dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+        return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, bits / 8 + 1),
+                           dlmap_arg_str(DLMAP_ARG_WHAT, "a zero-filled source"));
       }
       array.data = scratch;
     } /* otherwise dlmap_export reports the bad shape */
@@ -391,11 +390,10 @@ static int set_readonly(PyObject *op, PyObject *value, void *closure) {
     return -1;
   }
   if (value == Py_False && SELF->source_read_only) {
-    const dlmap_arg args[] = {
-        dlmap_arg_str(DLMAP_ARG_ARGUMENT, "readonly"),
-        dlmap_arg_str(DLMAP_ARG_REASON, "the producer marked the data read-only; use dlmap.from_dlpack(x, copy=True) "
-                                        "for a writable copy")};
-    dlmap_py_raise_code(DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    DLMAP_PY_RAISE(DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "readonly"),
+                   dlmap_arg_str(DLMAP_ARG_REASON,
+                                 "the producer marked the data read-only; use dlmap.from_dlpack(x, copy=True) "
+                                 "for a writable copy"));
     return -1;
   }
   SELF->read_only = value == Py_True;
@@ -473,8 +471,7 @@ static const char *buffer_format(DLDataType dtype) {
 }
 
 static int buffer_not_implemented(const char *what) {
-  const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, what);
-  dlmap_py_raise_code(DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+  DLMAP_PY_RAISE(DLMAP_ERR_NOT_IMPLEMENTED, dlmap_arg_str(DLMAP_ARG_WHAT, what));
   return -1;
 }
 

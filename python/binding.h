@@ -74,6 +74,8 @@ int dlmap_py_raise_int(const dlmap_error *err);
 
 /* Raises catalogue error `code` with the given args. Returns NULL. */
 PyObject *dlmap_py_raise_code(int32_t code, const dlmap_arg *args, size_t nargs);
+/* DLMAP_PY_RAISE(code, arg...): raises the catalogue error with its arguments counted (see DLMAP_RAISE); NULL. */
+#define DLMAP_PY_RAISE(...) dlmap_py_raise_code(DLMAP_CODE_AND_ARGS(__VA_ARGS__))
 
 /* argument_type_invalid: "{argument} must be {expected}, got {got}", got being the type name of `got`. */
 PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got);

@@ -62,8 +62,8 @@ static int parse_shape(PyObject *obj, int32_t *ndim, int64_t *shape) {
   const Py_ssize_t n = PyTuple_GET_SIZE(items);
   int status = 0;
   if (n > DLMAP_MAX_NDIM) {
-    const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_NDIM, n), dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM)};
-    dlmap_py_raise_code(DLMAP_ERR_NDIM_TOO_LARGE, args, 2);
+    DLMAP_PY_RAISE(DLMAP_ERR_NDIM_TOO_LARGE, dlmap_arg_int(DLMAP_ARG_NDIM, n),
+                   dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM));
     status = -1;
   }
   for (Py_ssize_t i = 0; i < n && status == 0; i++) {
@@ -99,8 +99,8 @@ static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {
     if (dtype_name == NULL) return NULL;
   }
   if (!dlmap_dtype_from_name(dtype_name, (size_t)dtype_len, &dtype)) {
-    const dlmap_arg args2[] = {dlmap_arg_str(DLMAP_ARG_WHAT, "data type"), dlmap_arg_str(DLMAP_ARG_NAME, dtype_name)};
-    return dlmap_py_raise_code(DLMAP_ERR_NAME_UNKNOWN, args2, 2);
+    return DLMAP_PY_RAISE(DLMAP_ERR_NAME_UNKNOWN, dlmap_arg_str(DLMAP_ARG_WHAT, "data type"),
+                          dlmap_arg_str(DLMAP_ARG_NAME, dtype_name));
   }
   bool has_device;
   int32_t device_type = DLMAP_DEVICE_CPU, device_id = 0;
@@ -187,9 +187,8 @@ static PyObject *unsupported_source(PyObject *x, int32_t device_type) {
     Py_DECREF(text);
     return NULL;
   }
-  const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
-                            dlmap_arg_str(DLMAP_ARG_ARRAY, described)};
-  dlmap_py_raise_code(DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+  DLMAP_PY_RAISE(DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
+                 dlmap_arg_str(DLMAP_ARG_ARRAY, described));
   Py_DECREF(text);
   return NULL;
 }
@@ -209,11 +208,13 @@ static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_
   } else if (name != NULL && strcmp(name, DLMAP_PY_CAPSULE_LEGACY) == 0) {
     versioned = false;
   } else {
-    const dlmap_arg args[] = {
+    const char *got = name != NULL ? name : "NULL";
+    DLMAP_PY_RAISE(
+        DLMAP_ERR_CAPSULE_CONSUMED,
         dlmap_arg_str(DLMAP_ARG_EXPECTED, asked_versioned ? DLMAP_PY_CAPSULE_VERSIONED : DLMAP_PY_CAPSULE_LEGACY),
-        dlmap_arg_str(DLMAP_ARG_GOT, name != NULL ? name : "NULL")};
-    Py_DECREF(capsule);
-    return dlmap_py_raise_code(DLMAP_ERR_CAPSULE_CONSUMED, args, 2);
+        dlmap_arg_str(DLMAP_ARG_GOT, got));
+    Py_DECREF(capsule); /* after the message is formatted: name belongs to the capsule */
+    return NULL;
   }
   void *managed = PyCapsule_GetPointer(capsule, name);
   /* Renaming transfers ownership: from here dlmap calls the deleter exactly once, whatever happens. */
@@ -325,7 +326,7 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
   if (method == NULL || lookup_attr(x, dlmap_py_name.dlpack_device, &device_method) < 0 || device_method == NULL) {
     const bool failed = PyErr_Occurred() != NULL;
     Py_XDECREF(method);
-    return failed ? NULL : dlmap_py_raise_code(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS, NULL, 0);
+    return failed ? NULL : DLMAP_PY_RAISE(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS);
   }
   PyObject *result = from_dlpack_methods(x, method, device_method, &request, copy_obj, has_stream, stream);
   Py_DECREF(method);
@@ -342,8 +343,8 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   if (request.has_device) {
     /* A target the profile does not import onto is refused before the producer is asked for anything. */
     if (!dlmap_profile_device_policy(request.device_type).import_accepted) {
-      const dlmap_arg a[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request.device_type)};
-      return dlmap_py_raise_code(DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE, a, 1);
+      return DLMAP_PY_RAISE(DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE,
+                            dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request.device_type));
     }
   }
 
@@ -355,10 +356,10 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
     struct DLManagedTensorVersioned *tensor = NULL;
     if (api->managed_tensor_from_py_object_no_sync(x, &tensor) != 0 || tensor == NULL) {
       if (!PyErr_Occurred()) {
-        const dlmap_arg a[] = {dlmap_arg_str(DLMAP_ARG_PLATFORM, "the producer's C exchange API"),
-                               dlmap_arg_str(DLMAP_ARG_CALL, "managed_tensor_from_py_object_no_sync"),
-                               dlmap_arg_str(DLMAP_ARG_REASON, "it failed without setting an exception")};
-        return dlmap_py_raise_code(DLMAP_ERR_BACKEND_CALL_FAILED, a, 3);
+        return DLMAP_PY_RAISE(DLMAP_ERR_BACKEND_CALL_FAILED,
+                              dlmap_arg_str(DLMAP_ARG_PLATFORM, "the producer's C exchange API"),
+                              dlmap_arg_str(DLMAP_ARG_CALL, "managed_tensor_from_py_object_no_sync"),
+                              dlmap_arg_str(DLMAP_ARG_REASON, "it failed without setting an exception"));
       }
       return NULL;
     }
@@ -456,8 +457,8 @@ static PyObject *platform_status(PyObject *module, PyObject *arg) {
   if (name == NULL) return NULL;
   dlmap_platform platform;
   if (!dlmap_platform_from_name(name, (size_t)len, &platform)) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_WHAT, "platform"), dlmap_arg_str(DLMAP_ARG_NAME, name)};
-    return dlmap_py_raise_code(DLMAP_ERR_NAME_UNKNOWN, args, 2);
+    return DLMAP_PY_RAISE(DLMAP_ERR_NAME_UNKNOWN, dlmap_arg_str(DLMAP_ARG_WHAT, "platform"),
+                          dlmap_arg_str(DLMAP_ARG_NAME, name));
   }
   dlmap_platform_status status;
   Py_BEGIN_ALLOW_THREADS /* probing may load and start a GPU runtime */
@@ -516,11 +517,10 @@ static PyObject *call_deleter_on_thread(PyObject *module, PyObject *capsule) {
     call.managed = PyCapsule_GetPointer(capsule, DLMAP_PY_CAPSULE_LEGACY);
     if (PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_LEGACY_USED) < 0) return NULL;
   } else {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_EXPECTED, DLMAP_PY_CAPSULE_VERSIONED),
-                              dlmap_arg_str(DLMAP_ARG_GOT, PyCapsule_CheckExact(capsule) && PyCapsule_GetName(capsule)
-                                                               ? PyCapsule_GetName(capsule)
-                                                               : "NULL")};
-    return dlmap_py_raise_code(DLMAP_ERR_CAPSULE_CONSUMED, args, 2);
+    return DLMAP_PY_RAISE(DLMAP_ERR_CAPSULE_CONSUMED, dlmap_arg_str(DLMAP_ARG_EXPECTED, DLMAP_PY_CAPSULE_VERSIONED),
+                          dlmap_arg_str(DLMAP_ARG_GOT, PyCapsule_CheckExact(capsule) && PyCapsule_GetName(capsule)
+                                                           ? PyCapsule_GetName(capsule)
+                                                           : "NULL"));
   }
   pthread_t thread;
   int rc;

@@ -76,8 +76,8 @@ static bool is_host_platform(const dlmap_device_info *device) {
 }
 
 static int32_t invalid_argument(dlmap_error *err, const char *argument, const char *reason) {
-  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument), dlmap_arg_str(DLMAP_ARG_REASON, reason)};
-  return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+  return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument),
+                     dlmap_arg_str(DLMAP_ARG_REASON, reason));
 }
 
 int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
@@ -97,8 +97,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
 
   /* 2. The array itself: one device, of a type the profile exports from. */
   if (array->num_shards > 1) {
-    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, array->num_shards);
-    return dlmap_error_set(err, DLMAP_ERR_TO_DLPACK_MULTI_DEVICE, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_TO_DLPACK_MULTI_DEVICE, dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, array->num_shards));
   }
   const dlmap_device_info *source;
   status = dlmap_device_type_info(array->device_type, &source, err);
@@ -106,8 +105,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   if (!dlmap_profile_device_policy(array->device_type).export_source) {
     char device[96];
     dlmap__describe_device(device, sizeof device, array->device_type, array->device_id);
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DEVICE, device);
-    return dlmap_error_set(err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, dlmap_arg_str(DLMAP_ARG_DEVICE, device));
   }
   status = dlmap_dtype_validate(array->dtype, err);
   if (status != DLMAP_OK) return status;
@@ -120,14 +118,12 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   const uint64_t element_bits = padded ? 8 : extent.element_bits;
   const uint64_t data_bytes = padded ? extent.count : extent.compact_bytes;
   if (array->data == NULL && extent.count > 0) {
-    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_NBYTES, data_bytes);
-    return dlmap_error_set(err, DLMAP_ERR_DATA_NULL, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_DATA_NULL, dlmap_arg_uint(DLMAP_ARG_NBYTES, data_bytes));
   }
   if (array->subbyte_padded && extent.element_bits >= 8) {
     char name[64];
     dlmap_dtype_format(array->dtype, name, sizeof name);
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DTYPE, name);
-    return dlmap_error_set(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, dlmap_arg_str(DLMAP_ARG_DTYPE, name));
   }
 
   /* 3. The target device: dl_device, or the array's own; the profile says which device types dl_device may name
@@ -139,17 +135,16 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     target = dlmap_device_type_find(request->dl_device_type);
     if (target == NULL || !(dlmap_profile_device_policy(request->dl_device_type).export_target ||
                             (profile->dl_device_own_type && request->dl_device_type == array->device_type))) {
-      const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->dl_device_type);
-      return dlmap_error_set(err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &arg, 1);
+      return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE,
+                         dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->dl_device_type));
     }
     target_id = request->dl_device_id;
     if (target_id < 0) {
       dlmap_platform_status platform_status; /* the count the message states is the runtime's, not a guess */
       dlmap_platform_probe(target->platform, &platform_status);
-      const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DEVICE_ID, target_id),
-                                dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(target->platform)->name),
-                                dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, platform_status.device_count)};
-      return dlmap_error_set(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, args, 3);
+      return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, dlmap_arg_int(DLMAP_ARG_DEVICE_ID, target_id),
+                         dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(target->platform)->name),
+                         dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, platform_status.device_count));
     }
   }
 
@@ -158,7 +153,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   dlmap_stream_meaning stream;
   status = dlmap_stream_classify(target->value, request->has_stream, request->stream, &stream, err);
   if (status != DLMAP_OK && profile->stream == DLMAP_STREAM_POLICY_PASS_THROUGH) {
-    status = dlmap_error_set(err, DLMAP_OK, NULL, 0);
+    status = DLMAP_RAISE(err, DLMAP_OK);
     stream = DLMAP_STREAM_HOST_SYNC;
   }
   if (status != DLMAP_OK) return status;
@@ -179,8 +174,8 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     char device[96], source_device[96];
     dlmap__describe_device(device, sizeof device, target->value, target_id);
     dlmap__describe_device(source_device, sizeof source_device, array->device_type, array->device_id);
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE, device), dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source_device)};
-    return dlmap_error_set(err, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN, dlmap_arg_str(DLMAP_ARG_DEVICE, device),
+                       dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source_device));
   }
   /* The CPU backend copies between host-accessible memories; anything else needs the GPU backend, as
    * does making the consumer's stream wait for a view of GPU memory (checked here, done last). */
@@ -190,8 +185,8 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     status = dlmap__transfer_plan(source, array->device_id, array->producer_stream, target, target_id, &transfer, err);
     if (status != DLMAP_OK) return status;
     if (element_bits % 8 != 0 && !dlmap__is_row_major(array->ndim, array->shape, array->strides)) {
-      const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data");
-      return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+      return DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED,
+                         dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data"));
     }
   } else if (!request->defer_stream_sync && source_on_gpu) {
     status = dlmap__view_sync(source, array->device_id, array->producer_stream, gpu_view ? target_id : array->device_id,
@@ -207,7 +202,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   if (array->read_only && !need_copy && !(legacy && profile->legacy_drops_read_only)) flags |= DLMAP_FLAG_READ_ONLY;
   if (need_copy) flags |= DLMAP_FLAG_IS_COPIED;
   if (array->subbyte_padded) flags |= DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED;
-  if (legacy && (flags & DLMAP_FLAG_READ_ONLY)) return dlmap_error_set(err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED, NULL, 0);
+  if (legacy && (flags & DLMAP_FLAG_READ_ONLY)) return DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED);
   if (!legacy || profile->gating == DLMAP_GATING_STRICT) {
     /* IS_COPIED is informational: a legacy consumer simply owns the copy without being told. */
     const uint64_t must_express = legacy ? (flags & ~DLMAP_FLAG_IS_COPIED) : flags;
@@ -220,14 +215,14 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   size_t header, total;
   if (!dlmap__align_size(sizeof(export_block) + 2 * (size_t)ndim * sizeof(int64_t), &header) ||
       (need_copy && data_bytes > SIZE_MAX - header)) {
-    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, UINT64_MAX), dlmap_arg_str(DLMAP_ARG_WHAT, "an export")};
-    return dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, UINT64_MAX),
+                       dlmap_arg_str(DLMAP_ARG_WHAT, "an export"));
   }
   total = header + (need_copy && !gpu_copy ? (size_t)data_bytes : 0);
   export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, total), dlmap_arg_str(DLMAP_ARG_WHAT, "an export")};
-    return dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, total),
+                       dlmap_arg_str(DLMAP_ARG_WHAT, "an export"));
   }
   memset(block, 0, sizeof *block);
   block->allocator = *dlmap__allocator_or_default(request->allocator);

@@ -34,10 +34,6 @@ static int32_t fail(const producer *p, int32_t status) {
   return status;
 }
 
-static int32_t fail_with(const producer *p, dlmap_error *err, int32_t code, const dlmap_arg *args, size_t n) {
-  return fail(p, dlmap_error_set(err, code, args, n));
-}
-
 static bool is_host(const dlmap_device_info *device) {
   return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
 }
@@ -50,8 +46,8 @@ static bool direct_address(const dlmap_device_info *device) {
 }
 
 static int32_t invalid_request(const producer *p, dlmap_error *err, const char *argument, const char *reason) {
-  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument), dlmap_arg_str(DLMAP_ARG_REASON, reason)};
-  return fail_with(p, err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+  return fail(p, DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument),
+                             dlmap_arg_str(DLMAP_ARG_REASON, reason)));
 }
 
 static int32_t unsupported_device(const producer *p, dlmap_error *err, int32_t device_type, const char *name) {
@@ -62,8 +58,9 @@ static int32_t unsupported_device(const producer *p, dlmap_error *err, int32_t d
   dlmap__put_str(&w, " tensor of ndim ");
   dlmap__put_int(&w, p->tensor->ndim);
   dlmap__writer_finish(&w);
-  const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type), dlmap_arg_str(DLMAP_ARG_ARRAY, array)};
-  return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+  return fail(p,
+              DLMAP_RAISE(err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE,
+                          dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type), dlmap_arg_str(DLMAP_ARG_ARRAY, array)));
 }
 
 /* Whether the tensor's strides fit a layout policy (NULL strides are row-major). */
@@ -76,10 +73,10 @@ static bool layout_fits(dlmap_layout_policy layout, const DLTensor *t) {
 static int32_t layout_error(const producer *p, dlmap_error *err, dlmap_layout_policy layout) {
   const DLTensor *t = p->tensor;
   const int32_t shown = t->ndim < 16 ? t->ndim : 16;
-  const dlmap_arg args[] = {dlmap_arg_ints(DLMAP_ARG_SHAPE, t->shape, shown),
-                            dlmap_arg_ints(DLMAP_ARG_STRIDES, t->strides, shown)};
-  return fail_with(p, err, layout == DLMAP_LAYOUT_ROW_MAJOR ? DLMAP_ERR_STRIDES_NOT_ROW_MAJOR : DLMAP_ERR_STRIDES_NOT_COMPACT,
-                   args, 2);
+  return fail(
+      p, DLMAP_RAISE(
+             err, layout == DLMAP_LAYOUT_ROW_MAJOR ? DLMAP_ERR_STRIDES_NOT_ROW_MAJOR : DLMAP_ERR_STRIDES_NOT_COMPACT,
+             dlmap_arg_ints(DLMAP_ARG_SHAPE, t->shape, shown), dlmap_arg_ints(DLMAP_ARG_STRIDES, t->strides, shown)));
 }
 
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
@@ -87,8 +84,8 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   static const dlmap_import_request kDefaults = {0};
   if (request == NULL) request = &kDefaults;
   if (out == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "out"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
-    return fail_with(p, err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "out"),
+                               dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")));
   }
   if (request->copy != DLMAP_COPY_IF_NEEDED && request->copy != DLMAP_COPY_ALWAYS && request->copy != DLMAP_COPY_NEVER) {
     return invalid_request(p, err, "copy", "must be DLMAP_COPY_IF_NEEDED, DLMAP_COPY_ALWAYS or DLMAP_COPY_NEVER");
@@ -102,8 +99,8 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     return invalid_request(p, err, "alignment", "must be 0 or a power of two");
   }
   if (request->num_shards > 1) {
-    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, request->num_shards);
-    return fail_with(p, err, DLMAP_ERR_FROM_DLPACK_MULTI_DEVICE, &arg, 1);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_FROM_DLPACK_MULTI_DEVICE,
+                               dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, request->num_shards)));
   }
   const DLTensor *t = p->tensor;
   const dlmap_profile_info *profile = dlmap_profile();
@@ -121,23 +118,22 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
         reported->memory != DLMAP_MEMORY_HOST_PINNED) {
       char source[96];
       dlmap__describe_device(source, sizeof source, device_type, t->device.device_id);
-      const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME,
-                                              dlmap_device_type_name(request->reported_device_type)),
-                                dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->reported_device_type),
-                                dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)};
-      return fail_with(p, err, DLMAP_ERR_DEVICE_REPORT_MISMATCH, args, 3);
+      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DEVICE_REPORT_MISMATCH,
+                                 dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME,
+                                               dlmap_device_type_name(request->reported_device_type)),
+                                 dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->reported_device_type),
+                                 dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
     }
     device_type = request->reported_device_type;
   }
   const dlmap_device_info *device = dlmap_device_type_find(device_type);
   if (device == NULL) return unsupported_device(p, err, device_type, NULL);
   if (profile->whole_bytes && t->dtype.bits % 8 != 0) {
-    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_BITS, t->dtype.bits);
-    return fail_with(p, err, DLMAP_ERR_DTYPE_BITS_NOT_WHOLE_BYTES, &arg, 1);
+    return fail(p,
+                DLMAP_RAISE(err, DLMAP_ERR_DTYPE_BITS_NOT_WHOLE_BYTES, dlmap_arg_uint(DLMAP_ARG_BITS, t->dtype.bits)));
   }
   if (profile->scalar && t->dtype.lanes != 1) {
-    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_LANES, t->dtype.lanes);
-    return fail_with(p, err, DLMAP_ERR_DTYPE_LANES_NOT_ONE, &arg, 1);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DTYPE_LANES_NOT_ONE, dlmap_arg_uint(DLMAP_ARG_LANES, t->dtype.lanes)));
   }
   int32_t status = dlmap_dtype_validate(t->dtype, err);
   if (status != DLMAP_OK) return fail(p, status);
@@ -164,12 +160,10 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   if (padded && dtype_bits >= 8) {
     char name[64];
     dlmap_dtype_format(t->dtype, name, sizeof name);
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DTYPE, name);
-    return fail_with(p, err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, &arg, 1);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, dlmap_arg_str(DLMAP_ARG_DTYPE, name)));
   }
   if (t->data == NULL && extent.count > 0) {
-    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes);
-    return fail_with(p, err, DLMAP_ERR_DATA_NULL, &arg, 1);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DATA_NULL, dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes)));
   }
   const uintptr_t base = (uintptr_t)t->data;
   uintptr_t first = base;
@@ -178,8 +172,9 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     uintptr_t last;
     if (t->byte_offset > UINTPTR_MAX - base || (first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-extent.lo_bytes ||
         (uint64_t)extent.hi_bytes > UINTPTR_MAX - first || __builtin_add_overflow(first, (uintptr_t)extent.hi_bytes, &last)) {
-      const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_BYTE_OFFSET, t->byte_offset), dlmap_arg_ptr(DLMAP_ARG_POINTER, t->data)};
-      return fail_with(p, err, DLMAP_ERR_BYTE_OFFSET_OVERFLOW, args, 2);
+      return fail(
+          p, DLMAP_RAISE(err, DLMAP_ERR_BYTE_OFFSET_OVERFLOW, dlmap_arg_uint(DLMAP_ARG_BYTE_OFFSET, t->byte_offset),
+                         dlmap_arg_ptr(DLMAP_ARG_POINTER, t->data)));
     }
   }
 
@@ -189,8 +184,8 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   if (request->has_device) {
     target = dlmap_device_type_find(request->device_type);
     if (target == NULL || !dlmap_profile_device_policy(request->device_type).import_accepted) {
-      const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type)};
-      return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE, args, 1);
+      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE,
+                                 dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type)));
     }
     target_id = request->device_id;
   }
@@ -217,18 +212,18 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
       char wanted[96], source[96];
       dlmap__describe_device(wanted, sizeof wanted, target->value, target_id);
       dlmap__describe_device(source, sizeof source, device->value, t->device.device_id);
-      const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE, wanted), dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)};
-      return fail_with(p, err, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN, args, 2);
+      return fail(p,
+                  DLMAP_RAISE(err, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN, dlmap_arg_str(DLMAP_ARG_DEVICE, wanted),
+                              dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
     }
     if (!layout_ok) {
       return layout_error(p, err, profile_layout_ok ? request->layout : profile->view_layout);
     }
     if (!aligned) {
-      const dlmap_arg args[] = {dlmap_arg_ptr(DLMAP_ARG_POINTER, (const void *)first),
-                                dlmap_arg_uint(DLMAP_ARG_ALIGNMENT, alignment)};
-      return fail_with(p, err, DLMAP_ERR_UNALIGNED_DATA, args, 2);
+      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_UNALIGNED_DATA, dlmap_arg_ptr(DLMAP_ARG_POINTER, (const void *)first),
+                                 dlmap_arg_uint(DLMAP_ARG_ALIGNMENT, alignment)));
     }
-    return fail_with(p, err, DLMAP_ERR_READ_ONLY_NOT_WRITABLE, NULL, 0);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NOT_WRITABLE));
   }
 
   memset(out, 0, offsetof(dlmap_imported, strides_)); /* strides_ is written only when used */
@@ -268,24 +263,22 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   status = dlmap__transfer_plan(device, t->device.device_id, request->stream, destination, destination_id, &transfer, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (extent.element_bits % 8 != 0 && !dlmap__is_row_major(t->ndim, t->shape, t->strides)) {
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data");
-    return fail_with(p, err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+    return fail(
+        p, DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED, dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data")));
   }
   /* One allocation: shape and strides (the producer's are released below), then the aligned data. */
   const size_t copy_alignment = alignment > DLMAP_DATA_ALIGNMENT ? (size_t)alignment : DLMAP_DATA_ALIGNMENT;
   const size_t dims_bytes = 2 * (size_t)t->ndim * sizeof(int64_t);
   const size_t header = (dims_bytes + copy_alignment - 1) / copy_alignment * copy_alignment;
   if (extent.compact_bytes > SIZE_MAX - header) {
-    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes),
-                              dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")};
-    return fail_with(p, err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes),
+                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")));
   }
   const uint64_t host_bytes = gpu_destination ? 0 : extent.compact_bytes;
   char *block = (char *)dlmap__allocate(request->allocator, header + (size_t)host_bytes, copy_alignment);
   if (block == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, header + host_bytes),
-                              dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")};
-    return fail_with(p, err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, header + host_bytes),
+                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")));
   }
   char *data = block + header;
   void *gpu_copy = NULL;
@@ -332,15 +325,15 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
 int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
                                dlmap_imported *out, dlmap_error *err) {
   if (tensor == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
-    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"),
+                       dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL"));
   }
   producer p = {tensor, true, NULL, 0, {tensor->version.major, tensor->version.minor}};
   /* The major version first, and nothing else read before it (the ABI's rule). */
   if (dlmap_version_struct(p.version) != DLMAP_STRUCT_VERSIONED) {
-    const dlmap_arg args[] = {dlmap_arg_version(DLMAP_ARG_VERSION, p.version),
-                              dlmap_arg_version(DLMAP_ARG_SUPPORTED_VERSION, dlmap_version_current())};
-    return fail_with(&p, err, DLMAP_ERR_VERSION_MAJOR_UNSUPPORTED, args, 2);
+    return fail(&p,
+                DLMAP_RAISE(err, DLMAP_ERR_VERSION_MAJOR_UNSUPPORTED, dlmap_arg_version(DLMAP_ARG_VERSION, p.version),
+                            dlmap_arg_version(DLMAP_ARG_SUPPORTED_VERSION, dlmap_version_current())));
   }
   p.tensor = &tensor->dl_tensor;
   p.flags = tensor->flags;
@@ -350,8 +343,8 @@ int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dl
 int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request *request, dlmap_imported *out,
                             dlmap_error *err) {
   if (tensor == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
-    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"),
+                       dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL"));
   }
   producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
   return import_tensor(&p, request, out, err);

@@ -33,6 +33,5 @@ int32_t dlmap_platform_from_version(const char *platform_version, dlmap_platform
       return DLMAP_OK;
     }
   }
-  const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM_VERSION, platform_version);
-  return dlmap_error_set(err, DLMAP_ERR_UNKNOWN_GPU_PLATFORM, &arg, 1);
+  return DLMAP_RAISE(err, DLMAP_ERR_UNKNOWN_GPU_PLATFORM, dlmap_arg_str(DLMAP_ARG_PLATFORM_VERSION, platform_version));
 }

@@ -101,9 +101,9 @@ int32_t dlmap_profile_struct_for(bool has_max_version, dlmap_version max_version
       continue;
     }
     if (range->error != DLMAP_OK) {
-      const dlmap_arg args[] = {dlmap_arg_version(DLMAP_ARG_MIN_VERSION, range->has_until ? range->until : from),
-                                dlmap_arg_version(DLMAP_ARG_MAX_VERSION, max_version)};
-      return dlmap_error_set(err, range->error, args, 2);
+      return DLMAP_RAISE(err, range->error,
+                         dlmap_arg_version(DLMAP_ARG_MIN_VERSION, range->has_until ? range->until : from),
+                         dlmap_arg_version(DLMAP_ARG_MAX_VERSION, max_version));
     }
     *out = range->structure;
     return DLMAP_OK;

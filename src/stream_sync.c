@@ -21,9 +21,8 @@ int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool ha
                                 size_t *waits, dlmap_error *err) {
   if (waits != NULL) *waits = 0;
   if (arrays == NULL && count > 0) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "arrays"),
-                              dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL when count > 0")};
-    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "arrays"),
+                       dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL when count > 0"));
   }
   batch_key seen[BATCH_DISTINCT];
   size_t distinct = 0, enqueued = 0;
@@ -74,11 +73,10 @@ int32_t dlmap_memory_locate(int32_t device_type, const void *pointer, dlmap_memo
   int32_t status = dlmap_device_type_info(device_type, &device, err);
   if (status != DLMAP_OK) return status;
   if (dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_GPU) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
-                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
-                              dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
-                              dlmap_arg_str(DLMAP_ARG_REASON, "only a GPU runtime can say where a pointer lives")};
-    return dlmap_error_set(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, args, 4);
+    return DLMAP_RAISE(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
+                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
+                       dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
+                       dlmap_arg_str(DLMAP_ARG_REASON, "only a GPU runtime can say where a pointer lives"));
   }
   const dlmap__gpu *gpu;
   status = dlmap__gpu_acquire(device, &gpu, err);

@@ -85,23 +85,21 @@ static void explain_profile(const dlmap_device_info *d, const dlmap_platform_inf
   const dlmap_arg device = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, d->value);
   dlmap_error err;
   if (!policy.export_target) {
-    dlmap_error_set(&err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &device, 1);
+    DLMAP_RAISE(&err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, device);
     printf("\nExporting to it (__dlpack__ with dl_device=(%d, 0)) raises %s:\n", d->value, dlmap_error_kind_name(err.kind));
     cli_print_error_page(stdout, dlmap_error_info_of(err.code), err.message);
   }
   if (!policy.export_source) {
     char described[64];
     snprintf(described, sizeof described, "(%s, 0)", d->name);
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DEVICE, described);
-    dlmap_error_set(&err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, &arg, 1);
+    DLMAP_RAISE(&err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, dlmap_arg_str(DLMAP_ARG_DEVICE, described));
     printf("\nExporting an array on it (__dlpack__) raises %s:\n", dlmap_error_kind_name(err.kind));
     cli_print_error_page(stdout, dlmap_error_info_of(err.code), err.message);
   }
   if (!policy.import_accepted) {
     char array[64];
     snprintf(array, sizeof array, "a %s tensor", d->name);
-    const dlmap_arg args[] = {device, dlmap_arg_str(DLMAP_ARG_ARRAY, array)};
-    dlmap_error_set(&err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+    DLMAP_RAISE(&err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, device, dlmap_arg_str(DLMAP_ARG_ARRAY, array));
     printf("\nImporting a tensor on it (from_dlpack) raises %s:\n", dlmap_error_kind_name(err.kind));
     cli_print_error_page(stdout, dlmap_error_info_of(err.code), err.message);
   }
@@ -209,9 +207,9 @@ int cli_explain(int argc, char **argv) {
   }
   if (!found) {
     dlmap_error err;
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_WHAT, "device type, platform, data type or error"),
-                              dlmap_arg_str(DLMAP_ARG_NAME, what)};
-    dlmap_error_set(&err, DLMAP_ERR_NAME_UNKNOWN, args, 2);
+    DLMAP_RAISE(&err, DLMAP_ERR_NAME_UNKNOWN,
+                dlmap_arg_str(DLMAP_ARG_WHAT, "device type, platform, data type or error"),
+                dlmap_arg_str(DLMAP_ARG_NAME, what));
     fprintf(stderr, "dlmap: %s: %s\n", dlmap_error_kind_name(err.kind), err.message);
     return CLI_FAILED;
   }

@@ -199,10 +199,24 @@ bool dlmap_placeholder_type(dlmap_placeholder name, dlmap_arg_type *out);
  * {name}. Returns the length of the message written, excluding the NUL. Never allocates. */
 size_t dlmap_format_message(char *buf, size_t cap, int32_t code, const dlmap_arg *args, size_t nargs);
 
-/* Fills err (when not NULL) with code, kind, id and the formatted message; returns code, so an error
- * path reads `return dlmap_error_set(err, DLMAP_ERR_X, args, n);`. DLMAP_OK clears err (id "ok",
- * empty message). */
+/* Fills err (when not NULL) with code, kind, id and the formatted message; returns code. DLMAP_OK clears err
+ * (id "ok", empty message). C callers raise through DLMAP_RAISE below, which counts the arguments itself. */
 int32_t dlmap_error_set(dlmap_error *err, int32_t code, const dlmap_arg *args, size_t nargs);
+
+/* Raising an error in one expression, for C (the argument list is a C99 compound literal):
+ *   return DLMAP_RAISE(err, DLMAP_ERR_DIM_NEGATIVE, dlmap_arg_int(DLMAP_ARG_DIM, i), dlmap_arg_int(...));
+ *   return DLMAP_RAISE(err, DLMAP_ERR_NO_LOCAL_HARDWARE_ID);
+ * DLMAP_CODE_AND_ARGS(code, arg...) expands to `code, array, count` for any function taking that triple; the count
+ * is computed from the list, so it can never disagree with it. A terminating zero entry (never counted) keeps the
+ * list non-empty when a message has no placeholders, which ISO C requires of both the macro and the array. */
+#define DLMAP_CODE_AND_ARGS(...) DLMAP_CODE_AND_ARGS_(__VA_ARGS__, DLMAP_ARG_LIST_END_)
+#define DLMAP_CODE_AND_ARGS_(code, ...) \
+  (code), (const dlmap_arg[]){__VA_ARGS__}, (sizeof((const dlmap_arg[]){__VA_ARGS__}) / sizeof(dlmap_arg) - 1)
+#define DLMAP_ARG_LIST_END_                        \
+  {                                                \
+    (dlmap_placeholder)0, (dlmap_arg_type)0, { 0 } \
+  }
+#define DLMAP_RAISE(err, ...) dlmap_error_set((err), DLMAP_CODE_AND_ARGS(__VA_ARGS__))
 
 /* ---- platforms ---------------------------------------------------------------------------------- */
 
