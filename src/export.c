@@ -7,6 +7,7 @@
 
 #include "src/layout.h"
 #include "src/memory.h"
+#include "src/placement.h"
 #include "src/transfer.h"
 
 /* One allocation per export. The managed tensor comes first, so the deleter's argument is the block. */
@@ -71,28 +72,18 @@ static int32_t negotiate(const dlmap_export_request *request, dlmap_struct_kind 
   return DLMAP_OK;
 }
 
-static bool is_host_platform(const dlmap_device_info *device) {
-  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
-}
-
-static int32_t invalid_argument(dlmap_error *err, const char *argument, const char *reason) {
-  return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument),
-                     dlmap_arg_str(DLMAP_ARG_REASON, reason));
-}
-
 int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
                      dlmap_error *err) {
-  if (array == NULL) return invalid_argument(err, "array", "must not be NULL");
-  if (request == NULL) return invalid_argument(err, "request", "must not be NULL");
-  if (out == NULL) return invalid_argument(err, "out", "must not be NULL");
-  if (request->copy != DLMAP_COPY_IF_NEEDED && request->copy != DLMAP_COPY_ALWAYS && request->copy != DLMAP_COPY_NEVER) {
-    return invalid_argument(err, "copy", "must be DLMAP_COPY_IF_NEEDED, DLMAP_COPY_ALWAYS or DLMAP_COPY_NEVER");
-  }
+  if (array == NULL) return dlmap__invalid_argument(err, "array", "must not be NULL");
+  if (request == NULL) return dlmap__invalid_argument(err, "request", "must not be NULL");
+  if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
+  int32_t status = dlmap__check_copy_mode(request->copy, err);
+  if (status != DLMAP_OK) return status;
 
   /* 1. The version: which struct, and which DLPack version every value must be expressible in. */
   dlmap_struct_kind structure = DLMAP_STRUCT_LEGACY; /* negotiate() sets it; -O2 cannot tell (maybe-uninitialized) */
   dlmap_version version;
-  int32_t status = negotiate(request, &structure, &version, err);
+  status = negotiate(request, &structure, &version, err);
   if (status != DLMAP_OK) return status;
 
   /* 2. The array itself: one device, of a type the profile exports from. */
@@ -102,7 +93,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   const dlmap_device_info *source;
   status = dlmap_device_type_info(array->device_type, &source, err);
   if (status != DLMAP_OK) return status;
-  if (!dlmap_profile_device_policy(array->device_type).export_source) {
+  if (!dlmap__export_accepts_source(array->device_type)) {
     char device[96];
     dlmap__describe_device(device, sizeof device, array->device_type, array->device_id);
     return DLMAP_RAISE(err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, dlmap_arg_str(DLMAP_ARG_DEVICE, device));
@@ -133,8 +124,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   int32_t target_id = array->device_id;
   if (request->has_dl_device && !(request->dl_device_type == 0 && profile->dl_device_falsy_is_none)) {
     target = dlmap_device_type_find(request->dl_device_type);
-    if (target == NULL || !(dlmap_profile_device_policy(request->dl_device_type).export_target ||
-                            (profile->dl_device_own_type && request->dl_device_type == array->device_type))) {
+    if (target == NULL || !dlmap__export_accepts_target(request->dl_device_type, array->device_type)) {
       return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE,
                          dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->dl_device_type));
     }
@@ -161,15 +151,12 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   /* Only a view of GPU-runtime memory has a stream to synchronise (dlmap__view_sync is a no-op otherwise). */
   const bool source_on_gpu = dlmap_platform_get(source->platform)->backend == DLMAP_BACKEND_GPU;
 
-  /* 5. View or copy. The host is one device whatever its id; host-accessible memory (pinned,
-   * managed) is exported to the host without a copy, and to a GPU of its platform where the runtime
-   * confirms it. */
-  const bool same_device = target == source && (is_host_platform(target) || target_id == array->device_id);
-  const bool host_view = !same_device && is_host_platform(target) && dlmap_memory_kind_host_accessible(source->memory);
-  void *gpu_view_data = NULL;
-  const bool gpu_view = !same_device && !host_view && request->copy != DLMAP_COPY_ALWAYS &&
-                        dlmap__gpu_zero_copy(source, target, target_id, array->data, &gpu_view_data);
-  const bool need_copy = request->copy == DLMAP_COPY_ALWAYS || (!same_device && !host_view && !gpu_view);
+  /* 5. View or copy (placement.h): the host is one device whatever its id; host-accessible memory (pinned, managed)
+   * is exported to the host without a copy, and to a GPU of its platform where the runtime confirms it. */
+  const dlmap__placement placement =
+      dlmap__place(source, array->device_id, array->data, target, target_id, request->copy == DLMAP_COPY_ALWAYS);
+  const bool gpu_view = placement.kind == DLMAP__PLACE_GPU_VIEW;
+  const bool need_copy = placement.kind == DLMAP__PLACE_COPY;
   if (need_copy && request->copy == DLMAP_COPY_NEVER) {
     char device[96], source_device[96];
     dlmap__describe_device(device, sizeof device, target->value, target_id);
@@ -245,7 +232,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   tensor->strides = ndim > 0 ? strides : NULL;
   tensor->dtype = array->dtype;
   tensor->device.device_type = (DLDeviceType)target->value;
-  tensor->device.device_id = is_host_platform(target) ? 0 : target_id;
+  tensor->device.device_id = dlmap__on_host(target) ? 0 : target_id;
   if (need_copy) {
     char *copy = (char *)block + header;
     if (gpu_copy) {
@@ -279,7 +266,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   } else {
     /* byte_offset is kept, not folded into data: on handle-based devices (OpenCL, Metal) data is an
      * opaque handle that must not be offset. */
-    tensor->data = gpu_view ? gpu_view_data : array->data;
+    tensor->data = gpu_view ? placement.gpu_view_data : array->data;
     tensor->byte_offset = array->byte_offset;
     if (!request->defer_stream_sync && source_on_gpu) {
       status = dlmap__view_sync(source, array->device_id, array->producer_stream,

@@ -6,6 +6,7 @@
 
 #include "src/layout.h"
 #include "src/memory.h"
+#include "src/placement.h"
 #include "src/transfer.h"
 
 /* The producer's tensor, whichever struct it came in. */
@@ -32,22 +33,6 @@ static void call_deleter(void *managed, bool versioned) {
 static int32_t fail(const producer *p, int32_t status) {
   call_deleter(p->managed, p->versioned);
   return status;
-}
-
-static bool is_host(const dlmap_device_info *device) {
-  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
-}
-
-/* Whether data is a plain address (so byte_offset and alignment mean bytes in memory): host-accessible
- * memory and the GPU backends' device memory. OpenCL buffers, Metal buffers and the like are handles. */
-static bool direct_address(const dlmap_device_info *device) {
-  return dlmap_memory_kind_host_accessible(device->memory) ||
-         dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_NONE;
-}
-
-static int32_t invalid_request(const producer *p, dlmap_error *err, const char *argument, const char *reason) {
-  return fail(p, DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument),
-                             dlmap_arg_str(DLMAP_ARG_REASON, reason)));
 }
 
 static int32_t unsupported_device(const producer *p, dlmap_error *err, int32_t device_type, const char *name) {
@@ -84,19 +69,18 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   static const dlmap_import_request kDefaults = {0};
   if (request == NULL) request = &kDefaults;
   if (out == NULL) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "out"),
-                               dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")));
+    return fail(p, dlmap__invalid_argument(err, "out", "must not be NULL"));
   }
-  if (request->copy != DLMAP_COPY_IF_NEEDED && request->copy != DLMAP_COPY_ALWAYS && request->copy != DLMAP_COPY_NEVER) {
-    return invalid_request(p, err, "copy", "must be DLMAP_COPY_IF_NEEDED, DLMAP_COPY_ALWAYS or DLMAP_COPY_NEVER");
-  }
+  int32_t status = dlmap__check_copy_mode(request->copy, err);
+  if (status != DLMAP_OK) return fail(p, status);
   if (request->layout != DLMAP_LAYOUT_ANY && request->layout != DLMAP_LAYOUT_COMPACT_PERMUTATION &&
       request->layout != DLMAP_LAYOUT_ROW_MAJOR) {
-    return invalid_request(p, err, "layout",
-                           "must be DLMAP_LAYOUT_ANY, DLMAP_LAYOUT_COMPACT_PERMUTATION or DLMAP_LAYOUT_ROW_MAJOR");
+    return fail(
+        p, dlmap__invalid_argument(
+               err, "layout", "must be DLMAP_LAYOUT_ANY, DLMAP_LAYOUT_COMPACT_PERMUTATION or DLMAP_LAYOUT_ROW_MAJOR"));
   }
   if ((request->alignment & (request->alignment - 1)) != 0) {
-    return invalid_request(p, err, "alignment", "must be 0 or a power of two");
+    return fail(p, dlmap__invalid_argument(err, "alignment", "must be 0 or a power of two"));
   }
   if (request->num_shards > 1) {
     return fail(p, DLMAP_RAISE(err, DLMAP_ERR_FROM_DLPACK_MULTI_DEVICE,
@@ -135,13 +119,13 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   if (profile->scalar && t->dtype.lanes != 1) {
     return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DTYPE_LANES_NOT_ONE, dlmap_arg_uint(DLMAP_ARG_LANES, t->dtype.lanes)));
   }
-  int32_t status = dlmap_dtype_validate(t->dtype, err);
+  status = dlmap_dtype_validate(t->dtype, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (p->versioned) {
     status = dlmap__check_in_version(device, t->dtype, p->flags, p->version, err);
     if (status != DLMAP_OK) return fail(p, status);
   }
-  if (!dlmap_profile_device_policy(device_type).import_accepted) {
+  if (!dlmap__import_accepts(device_type)) {
     return unsupported_device(p, err, device_type, device->name);
   }
 
@@ -167,7 +151,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   }
   const uintptr_t base = (uintptr_t)t->data;
   uintptr_t first = base;
-  if (direct_address(device) && extent.count > 0) {
+  if (dlmap__direct_address(device) && extent.count > 0) {
     /* data + byte_offset + every byte the strides reach must stay inside the address space. */
     uintptr_t last;
     if (t->byte_offset > UINTPTR_MAX - base || (first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-extent.lo_bytes ||
@@ -183,29 +167,25 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   int32_t target_id = t->device.device_id;
   if (request->has_device) {
     target = dlmap_device_type_find(request->device_type);
-    if (target == NULL || !dlmap_profile_device_policy(request->device_type).import_accepted) {
+    if (target == NULL || !dlmap__import_accepts(request->device_type)) {
       return fail(p, DLMAP_RAISE(err, DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE,
                                  dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type)));
     }
     target_id = request->device_id;
   }
-  const bool same_device = target == device && (is_host(target) || target_id == t->device.device_id);
-  const bool host_view = !same_device && is_host(target) && dlmap_memory_kind_host_accessible(device->memory);
-  /* Pinned and managed memory read by a GPU of its platform without a copy, where the runtime confirms it. */
-  void *gpu_view_data = NULL;
-  const bool gpu_view = !same_device && !host_view && request->copy != DLMAP_COPY_ALWAYS &&
-                        dlmap__gpu_zero_copy(device, target, target_id, t->data, &gpu_view_data);
-  const bool moves = !same_device && !host_view && !gpu_view;
+  const dlmap__placement placement =
+      dlmap__place(device, t->device.device_id, t->data, target, target_id, request->copy == DLMAP_COPY_ALWAYS);
+  const bool moves = placement.moves;
   /* The strides a view may have: the caller's layout and the profile's; a profile may refuse the others even with
    * a copy (JAX: only a permutation of a compact layout; a tensor without elements has no layout to refuse). */
   const bool profile_layout_ok = layout_fits(profile->view_layout, t);
   if (!profile_layout_ok && profile->other_layouts_refused) return layout_error(p, err, profile->view_layout);
   const bool layout_ok = profile_layout_ok && layout_fits(request->layout, t);
   const uint64_t alignment = request->alignment > profile->alignment ? request->alignment : profile->alignment;
-  const bool aligned = alignment <= 1 || !direct_address(device) || extent.count == 0 || first % alignment == 0;
+  const bool aligned = alignment <= 1 || !dlmap__direct_address(device) || extent.count == 0 || first % alignment == 0;
   const bool read_only = (p->flags & DLMAP_FLAG_READ_ONLY) != 0;
-  const bool need_copy = request->copy == DLMAP_COPY_ALWAYS || moves || !layout_ok || !aligned ||
-                         (read_only && request->writable);
+  const bool need_copy =
+      placement.kind == DLMAP__PLACE_COPY || !layout_ok || !aligned || (read_only && request->writable);
 
   if (need_copy && request->copy == DLMAP_COPY_NEVER) {
     if (moves) {
@@ -236,11 +216,11 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
       dlmap__compact_strides(t->ndim, t->shape, out->strides_);
       out->tensor.strides = out->strides_;
     }
-    if (host_view) {
+    if (placement.kind == DLMAP__PLACE_HOST_VIEW) {
       out->tensor.device.device_type = (DLDeviceType)target->value;
       out->tensor.device.device_id = 0;
-    } else if (gpu_view) {
-      out->tensor.data = gpu_view_data;
+    } else if (placement.kind == DLMAP__PLACE_GPU_VIEW) {
+      out->tensor.data = placement.gpu_view_data;
       out->tensor.device.device_type = (DLDeviceType)target->value;
       out->tensor.device.device_id = target_id;
     } else if (request->has_reported_device) {
@@ -256,7 +236,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
    * memory, else into host memory (reported as kDLCPU). The CPU backend copies host-readable memory, the
    * GPU backend the rest, on the consumer's stream, and the copy is complete before the producer's tensor
    * is released (its memory may be reused as soon as the deleter runs). */
-  const bool gpu_destination = !dlmap_memory_kind_host_accessible(target->memory) || (moves && !is_host(target));
+  const bool gpu_destination = !dlmap_memory_kind_host_accessible(target->memory) || (moves && !dlmap__on_host(target));
   const dlmap_device_info *destination = gpu_destination ? target : dlmap_device_type_find(DLMAP_DEVICE_CPU);
   const int32_t destination_id = gpu_destination ? target_id : 0;
   dlmap__transfer transfer;
@@ -325,8 +305,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
 int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
                                dlmap_imported *out, dlmap_error *err) {
   if (tensor == NULL) {
-    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"),
-                       dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL"));
+    return dlmap__invalid_argument(err, "tensor", "must not be NULL");
   }
   producer p = {tensor, true, NULL, 0, {tensor->version.major, tensor->version.minor}};
   /* The major version first, and nothing else read before it (the ABI's rule). */
@@ -343,8 +322,7 @@ int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dl
 int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request *request, dlmap_imported *out,
                             dlmap_error *err) {
   if (tensor == NULL) {
-    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"),
-                       dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL"));
+    return dlmap__invalid_argument(err, "tensor", "must not be NULL");
   }
   producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
   return import_tensor(&p, request, out, err);
