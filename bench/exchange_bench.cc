@@ -389,17 +389,17 @@ struct LookupOp {
     switch (table) {
       case Table::kDevice: {
         int32_t v = -1;
-        dlmap_device_type_from_name(names[i].name, lengths[i], &v);
+        dlmap_device_type_parse(names[i].name, lengths[i], &v);
         return v;
       }
       case Table::kDtype: {
         DLDataType t{};
-        if (!dlmap_dtype_from_name(names[i].name, lengths[i], &t)) return -1;
+        if (!dlmap_dtype_parse(names[i].name, lengths[i], &t)) return -1;
         return (int64_t)t.code << 8 | t.bits;
       }
       case Table::kPlatform: {
         dlmap_platform p = DLMAP_PLATFORM_NONE;
-        if (!dlmap_platform_from_name(names[i].name, lengths[i], &p)) return -1;
+        if (!dlmap_platform_parse(names[i].name, lengths[i], &p)) return -1;
         return p;
       }
     }

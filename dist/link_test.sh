@@ -13,7 +13,7 @@ cat >"$work/main.c" <<'C'
 int main(void) {
   int32_t type = 0;
   dlmap_error err;
-  if (!dlmap_device_type_from_name("kDLGPU", 6, &type) || type != DLMAP_DEVICE_CUDA) return 1;
+  if (!dlmap_device_type_parse("kDLGPU", 6, &type) || type != DLMAP_DEVICE_CUDA) return 1;
   const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, 4);
   dlmap_error_set(&err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &arg, 1);
   puts(err.message);

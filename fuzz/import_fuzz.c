@@ -233,7 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       const dlmap_device_info *source = report_pinned ? reported_info : own_info;
       FUZZ_CHECK(source != NULL);
       const bool direct = dlmap_memory_kind_host_accessible(source->memory) ||
-                          dlmap_platform_get(source->platform)->backend != DLMAP_BACKEND_NONE;
+                          dlmap_platform_find(source->platform)->backend != DLMAP_BACKEND_NONE;
       if (request.alignment > 1 && direct && region.count > 0) {
         FUZZ_CHECK(first % request.alignment == 0);
       }

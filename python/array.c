@@ -75,7 +75,7 @@ static void call_deleter(void *managed, bool versioned) {
 
 bool dlmap_py_gpu_device_type(int32_t device_type) {
   const dlmap_device_info *device = dlmap_device_type_find(device_type);
-  return device != NULL && dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_GPU;
+  return device != NULL && dlmap_platform_find(device->platform)->backend == DLMAP_BACKEND_GPU;
 }
 
 /* ---- imports that may wait on a GPU run without the GIL; the producer's deleter still runs with it ---------------- */

@@ -134,7 +134,7 @@ int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names
     Py_ssize_t len;
     const char *name = PyUnicode_AsUTF8AndSize(obj, &len);
     if (name == NULL) return -1;
-    if (!dlmap_device_type_from_name(name, (size_t)len, type)) {
+    if (!dlmap_device_type_parse(name, (size_t)len, type)) {
       DLMAP_PY_RAISE(DLMAP_ERR_NAME_UNKNOWN, dlmap_arg_str(DLMAP_ARG_WHAT, "device type"),
                      dlmap_arg_str(DLMAP_ARG_NAME, name));
       return -1;

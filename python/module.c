@@ -98,7 +98,7 @@ static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {
     dtype_name = PyUnicode_AsUTF8AndSize(dtype_obj, &dtype_len);
     if (dtype_name == NULL) return NULL;
   }
-  if (!dlmap_dtype_from_name(dtype_name, (size_t)dtype_len, &dtype)) {
+  if (!dlmap_dtype_parse(dtype_name, (size_t)dtype_len, &dtype)) {
     return DLMAP_PY_RAISE(DLMAP_ERR_NAME_UNKNOWN, dlmap_arg_str(DLMAP_ARG_WHAT, "data type"),
                           dlmap_arg_str(DLMAP_ARG_NAME, dtype_name));
   }
@@ -176,7 +176,7 @@ static bool exchange_tensor_usable(const DLPackExchangeAPI *api, const struct DL
 static PyObject *device_tuple(int32_t type, int32_t id) { return Py_BuildValue("(ii)", (int)type, (int)id); }
 
 /* Whether versioned capsules are accepted: not under a profile that asks for legacy ones only (JAX's name check). */
-static bool asked_versioned_ok(void) { return dlmap_profile()->request == DLMAP_REQUEST_VERSIONED_FIRST; }
+static bool asked_versioned_ok(void) { return dlmap_profile_current()->request == DLMAP_REQUEST_VERSIONED_FIRST; }
 
 /* The producer reports a device type the profile does not import from: the catalogue error, naming str(x). */
 static PyObject *unsupported_source(PyObject *x, int32_t device_type) {
@@ -208,13 +208,14 @@ static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_
   } else if (name != NULL && strcmp(name, DLMAP_PY_CAPSULE_LEGACY) == 0) {
     versioned = false;
   } else {
-    const char *got = name != NULL ? name : "NULL";
-    DLMAP_PY_RAISE(
-        DLMAP_ERR_CAPSULE_CONSUMED,
-        dlmap_arg_str(DLMAP_ARG_EXPECTED, asked_versioned ? DLMAP_PY_CAPSULE_VERSIONED : DLMAP_PY_CAPSULE_LEGACY),
-        dlmap_arg_str(DLMAP_ARG_GOT, got));
-    Py_DECREF(capsule); /* after the message is formatted: name belongs to the capsule */
-    return NULL;
+    /* The message is formatted before the capsule is released (name belongs to it) and raised after (its
+     * destructor may run Python code, which must not find an exception pending). */
+    dlmap_error err;
+    DLMAP_RAISE(&err, DLMAP_ERR_CAPSULE_CONSUMED,
+                dlmap_arg_str(DLMAP_ARG_EXPECTED, asked_versioned ? DLMAP_PY_CAPSULE_VERSIONED : DLMAP_PY_CAPSULE_LEGACY),
+                dlmap_arg_str(DLMAP_ARG_GOT, name != NULL ? name : "NULL"));
+    Py_DECREF(capsule);
+    return dlmap_py_raise(&err);
   }
   void *managed = PyCapsule_GetPointer(capsule, name);
   /* Renaming transfers ownership: from here dlmap calls the deleter exactly once, whatever happens. */
@@ -339,7 +340,7 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
                                      dlmap_import_request *request_in, PyObject *copy_obj, bool has_stream,
                                      int64_t stream) {
   dlmap_import_request request = *request_in;
-  const dlmap_profile_info *profile = dlmap_profile();
+  const dlmap_profile_info *profile = dlmap_profile_current();
   if (request.has_device) {
     /* A target the profile does not import onto is refused before the producer is asked for anything. */
     if (!dlmap_profile_device_policy(request.device_type).import_accepted) {
@@ -444,7 +445,7 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
 static PyObject *profile_name(PyObject *module, PyObject *unused) {
   (void)module;
   (void)unused;
-  return PyUnicode_FromString(dlmap_profile()->name);
+  return PyUnicode_FromString(dlmap_profile_current()->name);
 }
 
 /* ---- dlmap.platform_status ---------------------------------------------------------------------------------------- */
@@ -456,7 +457,7 @@ static PyObject *platform_status(PyObject *module, PyObject *arg) {
   const char *name = PyUnicode_AsUTF8AndSize(arg, &len);
   if (name == NULL) return NULL;
   dlmap_platform platform;
-  if (!dlmap_platform_from_name(name, (size_t)len, &platform)) {
+  if (!dlmap_platform_parse(name, (size_t)len, &platform)) {
     return DLMAP_PY_RAISE(DLMAP_ERR_NAME_UNKNOWN, dlmap_arg_str(DLMAP_ARG_WHAT, "platform"),
                           dlmap_arg_str(DLMAP_ARG_NAME, name));
   }
@@ -464,7 +465,7 @@ static PyObject *platform_status(PyObject *module, PyObject *arg) {
   Py_BEGIN_ALLOW_THREADS /* probing may load and start a GPU runtime */
   dlmap_platform_probe(platform, &status);
   Py_END_ALLOW_THREADS
-  return Py_BuildValue("{s:s,s:O,s:O,s:i,s:s}", "platform", dlmap_platform_get(platform)->name, "built",
+  return Py_BuildValue("{s:s,s:O,s:O,s:i,s:s}", "platform", dlmap_platform_find(platform)->name, "built",
                        status.built ? Py_True : Py_False, "available", status.available ? Py_True : Py_False,
                        "device_count", (int)status.device_count, "reason", status.reason);
 }
@@ -584,7 +585,7 @@ PyMODINIT_FUNC PyInit_dlmap(void) {
   /* The exchange table lives for the whole process; the capsule is published on the type (DLPack 1.3), where the
    * profile hands out versioned tensors at all (the exchange API speaks only DLManagedTensorVersioned). */
   dlmap_struct_kind newest_struct = DLMAP_STRUCT_NONE;
-  if (dlmap_profile_struct_for(true, dlmap_version_current(), &newest_struct, NULL) == DLMAP_OK &&
+  if (dlmap_profile_struct_lookup(true, dlmap_version_current(), &newest_struct, NULL) == DLMAP_OK &&
       newest_struct == DLMAP_STRUCT_VERSIONED) {
     PyObject *api = PyCapsule_New((void *)&dlmap_py_exchange_api, DLMAP_EXCHANGE_API_CAPSULE_NAME, NULL);
     if (api == NULL) return NULL;

@@ -92,7 +92,7 @@ const dlmap_device_info *dlmap_device_type_find(int32_t device_type) {
   }
 }
 
-int32_t dlmap_device_type_info(int32_t device_type, const dlmap_device_info **out, dlmap_error *err) {
+int32_t dlmap_device_type_lookup(int32_t device_type, const dlmap_device_info **out, dlmap_error *err) {
   const dlmap_device_info *info = dlmap_device_type_find(device_type);
   if (out != NULL) *out = info;
   if (info == NULL) {
@@ -129,7 +129,7 @@ const char *dlmap_stream_convention_rule(dlmap_stream_convention convention) {
 int32_t dlmap_stream_classify(int32_t device_type, bool has_stream, int64_t stream, dlmap_stream_meaning *out,
                               dlmap_error *err) {
   const dlmap_device_info *info;
-  int32_t status = dlmap_device_type_info(device_type, &info, err);
+  int32_t status = dlmap_device_type_lookup(device_type, &info, err);
   if (status != DLMAP_OK) return status;
   const convention_row *convention = &kConventions[info->stream];
   dlmap_stream_meaning meaning = DLMAP_STREAM_INVALID;

@@ -82,7 +82,7 @@ bool dlmap_dtype_width_valid(uint8_t code, uint8_t bits, dlmap_version *introduc
   return width != NULL;
 }
 
-size_t dlmap_dtype_valid_bits(uint8_t code, char *buf, size_t cap) {
+size_t dlmap_dtype_format_valid_bits(uint8_t code, char *buf, size_t cap) {
   dlmap__writer w;
   size_t n = 0;
   dlmap__writer_init(&w, buf, cap);
@@ -102,7 +102,7 @@ int32_t dlmap_dtype_validate(DLDataType dtype, dlmap_error *err) {
   }
   if (find_width(dtype.code, dtype.bits) == NULL) {
     char valid[128];
-    dlmap_dtype_valid_bits(dtype.code, valid, sizeof valid);
+    dlmap_dtype_format_valid_bits(dtype.code, valid, sizeof valid);
     return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_BITS_INVALID, dlmap_arg_str(DLMAP_ARG_CODE_NAME, code->name),
                        dlmap_arg_uint(DLMAP_ARG_BITS, dtype.bits), dlmap_arg_str(DLMAP_ARG_VALID_BITS, valid));
   }

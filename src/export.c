@@ -38,9 +38,10 @@ static void versioned_deleter(struct DLManagedTensorVersioned *self) { release_b
 
 /* The newest listed version below `until` (the version a legacy export speaks). */
 static dlmap_version newest_before(dlmap_version until) {
-  dlmap_version best = {0, 0}, v;
-  for (size_t i = 0; dlmap_version_at(i, &v, NULL); i++) {
-    if (dlmap_version_compare(v, until) < 0) best = v;
+  dlmap_version best = {0, 0};
+  const dlmap_version_info *listed;
+  for (size_t i = 0; (listed = dlmap_version_at(i)) != NULL; i++) {
+    if (dlmap_version_compare(listed->version, until) < 0) best = listed->version;
   }
   return best;
 }
@@ -64,7 +65,7 @@ static dlmap_version newest_legacy_version(void) {
  * tensor is stamped min(max_version, current); a legacy one speaks the newest legacy version up to max_version. */
 static int32_t negotiate(const dlmap_export_request *request, dlmap_struct_kind *structure, dlmap_version *version,
                          dlmap_error *err) {
-  const int32_t status = dlmap_profile_struct_for(request->has_max_version, request->max_version, structure, err);
+  const int32_t status = dlmap_profile_struct_lookup(request->has_max_version, request->max_version, structure, err);
   if (status != DLMAP_OK) return status;
   const dlmap_version newest = *structure == DLMAP_STRUCT_LEGACY ? newest_legacy_version() : dlmap_version_current();
   *version = request->has_max_version && dlmap_version_compare(request->max_version, newest) < 0 ? request->max_version
@@ -91,7 +92,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     return DLMAP_RAISE(err, DLMAP_ERR_TO_DLPACK_MULTI_DEVICE, dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, array->num_shards));
   }
   const dlmap_device_info *source;
-  status = dlmap_device_type_info(array->device_type, &source, err);
+  status = dlmap_device_type_lookup(array->device_type, &source, err);
   if (status != DLMAP_OK) return status;
   if (!dlmap__export_accepts_source(array->device_type)) {
     char device[96];
@@ -119,7 +120,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
 
   /* 3. The target device: dl_device, or the array's own; the profile says which device types dl_device may name
    * (and whether device type 0, being falsy, means no dl_device). */
-  const dlmap_profile_info *profile = dlmap_profile();
+  const dlmap_profile_info *profile = dlmap_profile_current();
   const dlmap_device_info *target = source;
   int32_t target_id = array->device_id;
   if (request->has_dl_device && !(request->dl_device_type == 0 && profile->dl_device_falsy_is_none)) {
@@ -133,7 +134,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
       dlmap_platform_status platform_status; /* the count the message states is the runtime's, not a guess */
       dlmap_platform_probe(target->platform, &platform_status);
       return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, dlmap_arg_int(DLMAP_ARG_DEVICE_ID, target_id),
-                         dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(target->platform)->name),
+                         dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(target->platform)->name),
                          dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, platform_status.device_count));
     }
   }
@@ -149,7 +150,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   if (status != DLMAP_OK) return status;
 
   /* Only a view of GPU-runtime memory has a stream to synchronise (dlmap__view_sync is a no-op otherwise). */
-  const bool source_on_gpu = dlmap_platform_get(source->platform)->backend == DLMAP_BACKEND_GPU;
+  const bool source_on_gpu = dlmap_platform_find(source->platform)->backend == DLMAP_BACKEND_GPU;
 
   /* 5. View or copy (placement.h): the host is one device whatever its id; host-accessible memory (pinned, managed)
    * is exported to the host without a copy, and to a GPU of its platform where the runtime confirms it. */

@@ -87,7 +87,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
                                dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, request->num_shards)));
   }
   const DLTensor *t = p->tensor;
-  const dlmap_profile_info *profile = dlmap_profile();
+  const dlmap_profile_info *profile = dlmap_profile_current();
 
   /* 1. Values: device type, dtype and flags known (and of the widths and lanes the profile imports), and
    * (versioned) expressible in the tensor's version; only then whether the profile imports from the device (a 1.1

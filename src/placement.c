@@ -9,18 +9,18 @@ bool dlmap__export_accepts_source(int32_t device_type) {
 
 bool dlmap__export_accepts_target(int32_t device_type, int32_t source_type) {
   return dlmap_profile_device_policy(device_type).export_target ||
-         (dlmap_profile()->dl_device_own_type && device_type == source_type);
+         (dlmap_profile_current()->dl_device_own_type && device_type == source_type);
 }
 
 bool dlmap__import_accepts(int32_t device_type) { return dlmap_profile_device_policy(device_type).import_accepted; }
 
 bool dlmap__on_host(const dlmap_device_info *device) {
-  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
+  return dlmap_platform_find(device->platform)->backend == DLMAP_BACKEND_CPU;
 }
 
 bool dlmap__direct_address(const dlmap_device_info *device) {
   return dlmap_memory_kind_host_accessible(device->memory) ||
-         dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_NONE;
+         dlmap_platform_find(device->platform)->backend != DLMAP_BACKEND_NONE;
 }
 
 dlmap__placement dlmap__place(const dlmap_device_info *source, int32_t source_id, const void *data,

@@ -20,12 +20,12 @@ static const dlmap_platform_info kPlatforms[] = {
 #undef DLMAP_PLATFORM
 };
 
-const dlmap_platform_info *dlmap_platform_get(dlmap_platform platform) {
+const dlmap_platform_info *dlmap_platform_find(dlmap_platform platform) {
   if ((unsigned)platform >= (unsigned)DLMAP_PLATFORM_COUNT) return NULL;
   return &kPlatforms[platform];
 }
 
-int32_t dlmap_platform_from_version(const char *platform_version, dlmap_platform *out, dlmap_error *err) {
+int32_t dlmap_platform_lookup_by_version(const char *platform_version, dlmap_platform *out, dlmap_error *err) {
   if (platform_version != NULL) {
     int found = dlmap__platform_from_words(platform_version, strlen(platform_version));
     if (found >= 0) {

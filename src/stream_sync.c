@@ -32,7 +32,7 @@ int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool ha
     int32_t status = dlmap_stream_classify(a->device_type, has_stream, stream, &meaning, err);
     if (status != DLMAP_OK) return status;
     const dlmap_device_info *device = dlmap_device_type_find(a->device_type);
-    if (dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_GPU || meaning == DLMAP_STREAM_NO_SYNC) {
+    if (dlmap_platform_find(device->platform)->backend != DLMAP_BACKEND_GPU || meaning == DLMAP_STREAM_NO_SYNC) {
       continue;
     }
     const batch_key key = {device->platform, a->device_id, a->producer_stream, meaning};
@@ -70,12 +70,12 @@ int32_t dlmap_stream_handle(int32_t device_type, bool has_stream, int64_t stream
 int32_t dlmap_memory_locate(int32_t device_type, const void *pointer, dlmap_memory_kind *kind, int32_t *device_id,
                             dlmap_error *err) {
   const dlmap_device_info *device;
-  int32_t status = dlmap_device_type_info(device_type, &device, err);
+  int32_t status = dlmap_device_type_lookup(device_type, &device, err);
   if (status != DLMAP_OK) return status;
-  if (dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_GPU) {
+  if (dlmap_platform_find(device->platform)->backend != DLMAP_BACKEND_GPU) {
     return DLMAP_RAISE(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
                        dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
-                       dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
+                       dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(device->platform)->name),
                        dlmap_arg_str(DLMAP_ARG_REASON, "only a GPU runtime can say where a pointer lives"));
   }
   const dlmap__gpu *gpu;

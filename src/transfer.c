@@ -7,11 +7,11 @@
 #include "src/transfer.h"
 
 static bool gpu_platform(const dlmap_device_info *device) {
-  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_GPU;
+  return dlmap_platform_find(device->platform)->backend == DLMAP_BACKEND_GPU;
 }
 
 static bool host_platform(const dlmap_device_info *device) {
-  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
+  return dlmap_platform_find(device->platform)->backend == DLMAP_BACKEND_CPU;
 }
 
 /* The platform's runtime when it is available here, else NULL (no error: nothing of it can be pending). */

@@ -2,13 +2,7 @@
  * device type, dtype or flag word can be expressed in a given version. */
 #include "src/internal.h"
 
-typedef struct version_row {
-  dlmap_version version;
-  dlmap_struct_kind structure;
-  const char *note;
-} version_row;
-
-static const version_row kVersions[] = {
+static const dlmap_version_info kVersions[] = {
 #define DLMAP_VERSION(major, minor, STRUCT, note) {{major, minor}, DLMAP_STRUCT_##STRUCT, note},
 #include "src/generated/versions.inc"
 #undef DLMAP_VERSION
@@ -61,11 +55,8 @@ dlmap_version dlmap_version_current(void) {
   return dlmap__version(DLMAP_ABI_CURRENT_MAJOR, DLMAP_ABI_CURRENT_MINOR);
 }
 
-bool dlmap_version_at(size_t index, dlmap_version *out, const char **note) {
-  if (index >= sizeof kVersions / sizeof kVersions[0]) return false;
-  if (out != NULL) *out = kVersions[index].version;
-  if (note != NULL) *note = kVersions[index].note;
-  return true;
+const dlmap_version_info *dlmap_version_at(size_t index) {
+  return index < sizeof kVersions / sizeof kVersions[0] ? &kVersions[index] : NULL;
 }
 
 bool dlmap_device_type_in_version(int32_t device_type, dlmap_version v) {
@@ -103,7 +94,7 @@ static int32_t check_in_version(const dlmap_device_info *device, DLDataType dtyp
 int32_t dlmap_check_representable(int32_t device_type, DLDataType dtype, uint64_t flags, dlmap_version v,
                                   dlmap_error *err) {
   const dlmap_device_info *device;
-  int32_t status = dlmap_device_type_info(device_type, &device, err);
+  int32_t status = dlmap_device_type_lookup(device_type, &device, err);
   if (status != DLMAP_OK) return status;
   return check_in_version(device, dtype, true, flags, v, err);
 }

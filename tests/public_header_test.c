@@ -81,10 +81,10 @@ int main(void) {
   expect(dlmap_device_type_find(5) == NULL, "no device type 5");
 
   int32_t value = 0;
-  expect(dlmap_device_type_from_name("kGPU", 4, &value) && value == 2, "kGPU by name");
+  expect(dlmap_device_type_parse("kGPU", 4, &value) && value == 2, "kGPU by name");
 
   DLDataType dtype;
-  expect(dlmap_dtype_from_name("bfloat16", 8, &dtype) && dtype.code == 4 && dtype.bits == 16 && dtype.lanes == 1,
+  expect(dlmap_dtype_parse("bfloat16", 8, &dtype) && dtype.code == 4 && dtype.bits == 16 && dtype.lanes == 1,
          "bfloat16 by name");
   expect(dlmap_dtype_validate(dtype, NULL) == DLMAP_OK, "bfloat16 validates");
 
@@ -107,7 +107,7 @@ int main(void) {
     char buf[128];
     args[0] = dlmap_arg_ints(DLMAP_ARG_SHAPE, shape, 2);
     args[1] = dlmap_arg_ints(DLMAP_ARG_STRIDES, NULL, 0);
-    dlmap_format_message(buf, sizeof buf, DLMAP_ERR_SIZE_OVERFLOW, args, 2);
+    dlmap_error_format(buf, sizeof buf, DLMAP_ERR_SIZE_OVERFLOW, args, 2);
     expect(strcmp(buf, "The DLPack tensor's element count or byte extent overflows (shape [2, 3], strides [(null)])") ==
                0,
            "ints argument");

@@ -47,7 +47,7 @@ static void show_outcome(const char *what, int32_t status, const dlmap_exported 
     show_error(what, status, err);
     return;
   }
-  printf("  %-44s accepted under profile %s\n", what, dlmap_profile()->name);
+  printf("  %-44s accepted under profile %s\n", what, dlmap_profile_current()->name);
   release_exported(exported);
 }
 
@@ -81,7 +81,7 @@ int cli_demo(int argc, char **argv) {
   int failures = 0;
   dlmap_error err;
 
-  printf("Profile %s\n\n", dlmap_profile()->name);
+  printf("Profile %s\n\n", dlmap_profile_current()->name);
   printf("1. Export a 2x3 float32 host array with max_version=(1, 3), import it back\n");
   dlmap_export_request request;
   memset(&request, 0, sizeof request);

@@ -132,7 +132,7 @@ static const char *const kOpNames[] = {
 #undef X
 };
 
-const char *dlmap_platform_runtime_symbol(dlmap_platform platform, size_t index, const char **op) {
+const char *dlmap_platform_runtime_symbol_at(dlmap_platform platform, size_t index, const char **op) {
   for (const symbol_row *row = kSymbols; row->symbol != NULL; row++) {
     if (row->platform != platform) continue;
     if (index-- == 0) {
@@ -294,7 +294,7 @@ static void read_tables(dlmap_platform platform, dlmap__gpu *gpu) {
  * none starts, the first that loaded is kept, not started, and the probe reports its vendor's reason. False (with
  * the reason) when no candidate loads. */
 static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason, size_t cap) {
-  const dlmap_platform_info *info = dlmap_platform_get(platform);
+  const dlmap_platform_info *info = dlmap_platform_find(platform);
   const char *absolute = toolkit_runtime(info->name);
   const char *names[GPU_MAX_CANDIDATES];
   int modes[GPU_MAX_CANDIDATES], n = 0;
@@ -375,7 +375,7 @@ static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason,
 }
 
 const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *reason, size_t cap) {
-  const dlmap_platform_info *info = dlmap_platform_get(platform);
+  const dlmap_platform_info *info = dlmap_platform_find(platform);
   /* Every platform whose spec entry describes a runtime is built: nothing of the vendor's is needed to build. */
   const bool has_support = info != NULL && info->device_count_symbol != NULL;
   if (built != NULL) *built = has_support;
@@ -439,7 +439,7 @@ int32_t dlmap__gpu_acquire(const dlmap_device_info *device, const dlmap__gpu **o
   if (gpu == NULL) {
     return DLMAP_RAISE(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
                        dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
-                       dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
+                       dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(device->platform)->name),
                        dlmap_arg_str(DLMAP_ARG_REASON, status.available ? "the runtime is not loaded" : status.reason));
   }
   *out = gpu;

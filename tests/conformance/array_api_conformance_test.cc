@@ -180,7 +180,7 @@ std::vector<Row> Rows() {
   return rows;
 }
 
-TEST(ArrayApiConformance, ProfileInForceIsArrayApi) { EXPECT_STREQ(dlmap_profile()->name, "array_api"); }
+TEST(ArrayApiConformance, ProfileInForceIsArrayApi) { EXPECT_STREQ(dlmap_profile_current()->name, "array_api"); }
 
 TEST(ArrayApiConformance, EveryRow) { conformance::RunRows(Rows()); }
 

@@ -328,7 +328,7 @@ std::vector<Row> Rows() {
   return rows;
 }
 
-TEST(JaxConformance, ProfileInForceIsJax) { EXPECT_STREQ(dlmap_profile()->name, "jax"); }
+TEST(JaxConformance, ProfileInForceIsJax) { EXPECT_STREQ(dlmap_profile_current()->name, "jax"); }
 
 TEST(JaxConformance, EveryRow) { conformance::RunRows(Rows()); }
 

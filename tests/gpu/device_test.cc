@@ -311,7 +311,7 @@ TEST_P(GpuExchange, DeviceIdOutOfRange) {
   dlmap_error err;
   EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE);
   EXPECT_EQ(std::string(err.message), "Device id " + std::to_string(status_.device_count) + " is out of range for platform " +
-                                          dlmap_platform_get(GetParam().platform)->name + ", which has " +
+                                          dlmap_platform_find(GetParam().platform)->name + ", which has " +
                                           std::to_string(status_.device_count) + " device(s).");
 }
 

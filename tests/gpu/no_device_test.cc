@@ -36,7 +36,7 @@ std::vector<Runtime> Runtimes() {
 
 // The runtime library the backend would load here: one of the spec's names the loader finds, else the toolkit's.
 std::string InstalledRuntime(const Runtime &r) {
-  for (const char *const *lib = dlmap_platform_get(r.platform)->libraries; *lib != nullptr; lib++) {
+  for (const char *const *lib = dlmap_platform_find(r.platform)->libraries; *lib != nullptr; lib++) {
     void *handle = dlopen(*lib, RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) return *lib;
   }
@@ -117,7 +117,7 @@ TEST_P(NoDevice, EveryRuntimeSymbolResolvesInTheInstalledLibrary) {
   ASSERT_NE(handle, nullptr) << dlerror();
   size_t n = 0;
   const char *op = nullptr;
-  for (const char *symbol; (symbol = dlmap_platform_runtime_symbol(r.platform, n, &op)) != nullptr; n++) {
+  for (const char *symbol; (symbol = dlmap_platform_runtime_symbol_at(r.platform, n, &op)) != nullptr; n++) {
     EXPECT_NE(dlsym(handle, symbol), nullptr) << path_ << " lacks " << symbol << " (op " << op << ")";
   }
   EXPECT_EQ(n, 19u) << "the spec's table has 19 ops";
@@ -284,17 +284,17 @@ TEST(GpuApi, LocateAnswersOnlyForGpuPlatforms) {
 TEST(GpuApi, TheSymbolTableIsTheSpecs) {
   // Hand-written from spec/platforms.yaml.
   const char *op = nullptr;
-  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CUDA, 0, &op), "cudaGetDeviceCount");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_CUDA, 0, &op), "cudaGetDeviceCount");
   EXPECT_STREQ(op, "device_count");
-  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CUDA, 6, &op), "cudaMalloc");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_CUDA, 6, &op), "cudaMalloc");
   EXPECT_STREQ(op, "malloc");
-  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CUDA, 16, &op), "cudaStreamWaitEvent");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_CUDA, 16, &op), "cudaStreamWaitEvent");
   EXPECT_STREQ(op, "stream_wait_event");
-  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_ROCM, 8, &op), "hipHostMalloc");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_ROCM, 8, &op), "hipHostMalloc");
   EXPECT_STREQ(op, "malloc_host");
-  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_ROCM, 18, nullptr), "hipPointerGetAttributes");
-  EXPECT_EQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_ROCM, 19, nullptr), nullptr);
-  EXPECT_EQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CPU, 0, nullptr), nullptr);
+  EXPECT_STREQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_ROCM, 18, nullptr), "hipPointerGetAttributes");
+  EXPECT_EQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_ROCM, 19, nullptr), nullptr);
+  EXPECT_EQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_CPU, 0, nullptr), nullptr);
 }
 
 }  // namespace

@@ -285,22 +285,22 @@ static void *bystander_main(void *arg) {
     const uint32_t r = next_random(&rng);
     const char *name = kNames[r % 8];
     int32_t type;
-    if (dlmap_device_type_from_name(name, strlen(name), &type)) CHECK(dlmap_device_type_find(type) != NULL);
+    if (dlmap_device_type_parse(name, strlen(name), &type)) CHECK(dlmap_device_type_find(type) != NULL);
     dlmap_platform platform;
-    (void)dlmap_platform_from_name(name, strlen(name), &platform);
+    (void)dlmap_platform_parse(name, strlen(name), &platform);
     DLDataType dtype;
     const char *dname = kDtypes[(r >> 3) % 6];
-    (void)dlmap_dtype_from_name(dname, strlen(dname), &dtype);
+    (void)dlmap_dtype_parse(dname, strlen(dname), &dtype);
     dlmap_error err;
-    (void)dlmap_platform_from_version(kVersions[(r >> 6) % 5], &platform, &err);
-    const dlmap_error_info *info = dlmap_error_info_at((r >> 9) % DLMAP_ERROR_COUNT);
+    (void)dlmap_platform_lookup_by_version(kVersions[(r >> 6) % 5], &platform, &err);
+    const dlmap_error_info *info = dlmap_error_at((r >> 9) % DLMAP_ERROR_COUNT);
     const int64_t dims[3] = {2, -1, 3};
     const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_REASON, "stress"), dlmap_arg_int(DLMAP_ARG_NDIM, (int64_t)r),
                               dlmap_arg_ints(DLMAP_ARG_SHAPE, dims, 3)};
     dlmap_error_set(&err, info->code, args, 3);
     CHECK(err.code == info->code && strlen(err.message) < DLMAP_MESSAGE_CAPACITY);
     char small[8];
-    dlmap_format_message(small, sizeof small, info->code, args, 3);
+    dlmap_error_format(small, sizeof small, info->code, args, 3);
     CHECK(strlen(small) < sizeof small);
     if (rounds % 16 == 0) {
       dlmap_platform_status status;

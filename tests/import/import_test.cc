@@ -1048,7 +1048,7 @@ TEST_P(ImportTable, Row) {
     EXPECT_EQ(code, status);
     EXPECT_EQ(code, err.code);
     EXPECT_STREQ(kind.c_str(), dlmap_error_kind_name(err.kind));
-    EXPECT_STREQ(dlmap_error_info_of(code)->id, err.id);
+    EXPECT_STREQ(dlmap_error_describe(code)->id, err.id);
     EXPECT_EQ(message, err.message);
     EXPECT_EQ(deleter_calls, c.owned->calls) << "dlmap owns the tensor on error: the deleter runs exactly once";
     EXPECT_EQ(0, counts.allocations) << "no allocation survives an error path";
@@ -1297,7 +1297,7 @@ TEST_F(ImportApi, KDLOneAPIIsExpressibleIn10ButHasNoBackend) {
 TEST_F(ImportApi, EveryErrorCodeOfTheTableIsInTheCatalogue) {
   for (const Row &r : Rows()) {
     if (r.outcome != Outcome::kError) continue;
-    const dlmap_error_info *info = dlmap_error_info_of(r.code);
+    const dlmap_error_info *info = dlmap_error_describe(r.code);
     EXPECT_STRNE("unknown", info->id) << r.name;
     EXPECT_STREQ(r.kind.c_str(), dlmap_error_kind_name(info->kind)) << r.name;
   }

@@ -57,7 +57,7 @@ static void round_trip(const char *name, const char *what, const dlmap_array *ar
 static void check(const char *name) {
   const int failures_before = failures;
   int32_t type;
-  if (!dlmap_device_type_from_name(name, strlen(name), &type)) {
+  if (!dlmap_device_type_parse(name, strlen(name), &type)) {
     fail(name, "not a device type name of this build's spec", NULL);
     return;
   }
@@ -91,7 +91,7 @@ static void check(const char *name) {
   request.dl_device_type = type;
   round_trip(name, "export from kDLCPU with dl_device, import", &array, &request, type, values);
   if (failures == failures_before) printf("PASS %s (%d): exported and imported in host memory under profile %s\n", name, type,
-                            dlmap_profile()->name);
+                            dlmap_profile_current()->name);
 }
 
 int main(int argc, char **argv) {
