@@ -22,8 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_input in = {data, size};
 
   /* ---- the array ---- */
-  dlmap_array array;
-  memset(&array, 0, sizeof array);
+  dlmap_array array = dlmap_array_default();
   array.device_type = fuzz_device_type(&in);
   array.device_id = (int32_t)fuzz_pick_i64(&in, kFuzzInterestingI64, 8);
   array.dtype = fuzz_dtype(&in);
@@ -60,8 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   array.release = owner_sel == 0xff ? NULL : owner_release; /* release may be NULL */
 
   /* ---- the request ---- */
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   const uint8_t r0 = fuzz_u8(&in), r1 = fuzz_u8(&in);
   request.has_max_version = (r0 & 1) != 0;
   if (request.has_max_version) request.max_version = fuzz_version(&in);

@@ -15,8 +15,7 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
    * very wide elements, which the strided copy does not serve, copy from a zeroed compact scratch buffer instead. */
   static const unsigned char zeros[256];
   int64_t strides[DLMAP_MAX_NDIM];
-  dlmap_array array;
-  memset(&array, 0, sizeof array);
+  dlmap_array array = dlmap_array_default();
   array.data = (void *)zeros; /* only read */
   array.device_type = DLMAP_DEVICE_CPU;
   array.dtype = dtype;
@@ -45,8 +44,7 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
       array.data = scratch;
     } /* otherwise dlmap_export reports the bad shape */
   }
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version = dlmap_version_current();
   request.has_dl_device = true;
@@ -235,8 +233,7 @@ static bool host_accessible(int32_t device_type) {
 
 int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out) {
   const DLTensor *t = &self->imported.tensor;
-  dlmap_array array;
-  memset(&array, 0, sizeof array);
+  dlmap_array array = dlmap_array_default();
   array.data = t->data;
   array.byte_offset = t->byte_offset;
   if (t->data != NULL && t->byte_offset != 0 && host_accessible((int32_t)t->device.device_type)) {
@@ -284,8 +281,7 @@ static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
                                    &copy)) {
     return NULL;
   }
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   if (dlmap_py_parse_stream(stream, "stream", &request.has_stream, &request.stream) < 0 ||
       dlmap_py_parse_version(max_version, "max_version", &request.has_max_version, &request.max_version) < 0 ||
       dlmap_py_parse_device(dl_device, "dl_device", false, NULL, &request.has_dl_device, &request.dl_device_type,

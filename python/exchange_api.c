@@ -40,8 +40,7 @@ static dlmap_py_array *as_array(void *py_object, const char *argument) {
 static int from_py_object(void *py_object, struct DLManagedTensorVersioned **out) {
   dlmap_py_array *array = as_array(py_object, "py_object");
   if (array == NULL) return -1;
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version = dlmap_version_current();
   request.copy = DLMAP_COPY_IF_NEEDED;

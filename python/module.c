@@ -1,47 +1,10 @@
 /* dlmap Python binding — the `dlmap` extension module: dlmap.empty, dlmap.from_dlpack (C exchange API, then the
- * Python protocol with versioned-first negotiation), the counted allocator, and the testing hooks. */
-#include <pthread.h>
-#include <stdatomic.h>
+ * Python protocol with versioned-first negotiation) and the module itself. The counted allocator is allocator.c, the
+ * testing hooks (dlmap._stats, …) testing_hooks.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "python/binding.h"
-
-/* ---- the counted allocator ----------------------------------------------------------------------------------------- */
-
-static atomic_llong live_allocations;
-static atomic_llong total_allocations;
-static atomic_llong live_exports;
-static atomic_llong failures_requested; /* the next N allocations fail (testing the out-of-memory paths) */
-static atomic_llong allocations_without_gil; /* testing: allocations made while the thread held no GIL */
-
-static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
-  (void)ctx;
-  long long pending = atomic_load(&failures_requested);
-  while (pending > 0) {
-    if (atomic_compare_exchange_weak(&failures_requested, &pending, pending - 1)) return NULL;
-  }
-  if (!PyGILState_Check()) atomic_fetch_add(&allocations_without_gil, 1); /* safe to ask without the GIL */
-  const dlmap_allocator *base = dlmap_allocator_default(); /* faster than aligned_alloc for small blocks */
-  void *pointer = base->allocate(base->ctx, size, alignment);
-  if (pointer != NULL) {
-    atomic_fetch_add(&live_allocations, 1);
-    atomic_fetch_add(&total_allocations, 1);
-  }
-  return pointer;
-}
-
-static void counted_release(void *ctx, void *pointer) {
-  (void)ctx;
-  if (pointer == NULL) return;
-  const dlmap_allocator *base = dlmap_allocator_default();
-  base->release(base->ctx, pointer);
-  atomic_fetch_sub(&live_allocations, 1);
-}
-
-const dlmap_allocator dlmap_py_allocator = {counted_allocate, counted_release, NULL};
-
-void dlmap_py_count_export(int delta) { atomic_fetch_add(&live_exports, delta); }
 
 /* ---- dlmap.empty --------------------------------------------------------------------------------------------------- */
 
@@ -146,7 +109,7 @@ int dlmap_py_names_init(void) {
 
 /* ---- dlmap.from_dlpack -------------------------------------------------------------------------------------------- */
 
-static void call_deleter(struct DLManagedTensorVersioned *tensor) {
+void dlmap_py_call_deleter(struct DLManagedTensorVersioned *tensor) {
   if (tensor->deleter != NULL) tensor->deleter(tensor);
 }
 
@@ -253,6 +216,8 @@ static PyObject *current_max_version, *kw_versioned, *kw_stream;
  * answers alike); a Python class is asked versioned-first every time. */
 static PyObject *legacy_only_types;
 
+Py_ssize_t dlmap_py_legacy_only_type_count(void) { return PySet_GET_SIZE(legacy_only_types); }
+
 static bool is_legacy_only(PyTypeObject *type) {
   return (type->tp_flags & Py_TPFLAGS_IMMUTABLETYPE) != 0 && PySet_GET_SIZE(legacy_only_types) > 0 &&
          PySet_Contains(legacy_only_types, (PyObject *)type) == 1;
@@ -309,8 +274,7 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
                                    &stream_obj)) {
     return NULL;
   }
-  dlmap_import_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_import_request request = dlmap_import_request_default();
   request.allocator = &dlmap_py_allocator;
   bool has_stream;
   int64_t stream;
@@ -372,14 +336,14 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
       dlmap_stream_meaning meaning;
       dlmap_error err;
       if (dlmap_stream_classify(tensor_device, has_stream, stream, &meaning, &err) != DLMAP_OK) {
-        call_deleter(tensor);
+        dlmap_py_call_deleter(tensor);
         return dlmap_py_raise(&err);
       }
     }
     if (exchange_tensor_usable(api, tensor, &request, has_stream, stream)) {
       return dlmap_py_import(tensor, true, &request, "c_exchange_api");
     }
-    call_deleter(tensor); /* needs synchronisation or a device move: the Python path asks the producer */
+    dlmap_py_call_deleter(tensor); /* needs synchronisation or a device move: the Python path asks the producer */
   }
 
   /* 2. The Python protocol: where the producer says the array lives, and whether the stream suits it. */
@@ -470,72 +434,6 @@ static PyObject *platform_status(PyObject *module, PyObject *arg) {
                        "device_count", (int)status.device_count, "reason", status.reason);
 }
 
-/* ---- testing hooks ------------------------------------------------------------------------------------------------ */
-
-static PyObject *stats(PyObject *module, PyObject *unused) {
-  (void)module;
-  (void)unused;
-  return Py_BuildValue("{s:L,s:L,s:L,s:n,s:L}", "live_allocations", (long long)atomic_load(&live_allocations),
-                       "total_allocations", (long long)atomic_load(&total_allocations), "live_exports",
-                       (long long)atomic_load(&live_exports), "legacy_only_types", PySet_GET_SIZE(legacy_only_types),
-                       "allocations_without_gil", (long long)atomic_load(&allocations_without_gil));
-}
-
-static PyObject *fail_allocations(PyObject *module, PyObject *arg) {
-  (void)module;
-  const long long n = PyLong_AsLongLong(arg);
-  if (n == -1 && PyErr_Occurred()) return NULL;
-  atomic_store(&failures_requested, n > 0 ? n : 0);
-  Py_RETURN_NONE;
-}
-
-typedef struct deleter_call {
-  void *managed;
-  bool versioned;
-} deleter_call;
-
-static void *run_deleter(void *arg) {
-  deleter_call *call = (deleter_call *)arg;
-  if (call->versioned) {
-    call_deleter((struct DLManagedTensorVersioned *)call->managed);
-  } else {
-    DLManagedTensor *t = (DLManagedTensor *)call->managed;
-    if (t->deleter != NULL) t->deleter(t);
-  }
-  return NULL;
-}
-
-/* Consumes an unconsumed capsule and calls its deleter on a new native thread that has never held the GIL, while
- * this thread waits with the GIL released: the deleter must take the GIL itself. */
-static PyObject *call_deleter_on_thread(PyObject *module, PyObject *capsule) {
-  (void)module;
-  deleter_call call = {NULL, false};
-  if (PyCapsule_IsValid(capsule, DLMAP_PY_CAPSULE_VERSIONED)) {
-    call.managed = PyCapsule_GetPointer(capsule, DLMAP_PY_CAPSULE_VERSIONED);
-    call.versioned = true;
-    if (PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_VERSIONED_USED) < 0) return NULL;
-  } else if (PyCapsule_IsValid(capsule, DLMAP_PY_CAPSULE_LEGACY)) {
-    call.managed = PyCapsule_GetPointer(capsule, DLMAP_PY_CAPSULE_LEGACY);
-    if (PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_LEGACY_USED) < 0) return NULL;
-  } else {
-    return DLMAP_PY_RAISE(DLMAP_ERR_CAPSULE_CONSUMED, dlmap_arg_str(DLMAP_ARG_EXPECTED, DLMAP_PY_CAPSULE_VERSIONED),
-                          dlmap_arg_str(DLMAP_ARG_GOT, PyCapsule_CheckExact(capsule) && PyCapsule_GetName(capsule)
-                                                           ? PyCapsule_GetName(capsule)
-                                                           : "NULL"));
-  }
-  pthread_t thread;
-  int rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = pthread_create(&thread, NULL, run_deleter, &call);
-  if (rc == 0) pthread_join(thread, NULL);
-  Py_END_ALLOW_THREADS
-  if (rc != 0) {
-    run_deleter(&call); /* no thread: still release exactly once */
-    return PyErr_Format(PyExc_RuntimeError, "pthread_create failed (%d)", rc);
-  }
-  Py_RETURN_NONE;
-}
-
 /* ---- the module --------------------------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
@@ -557,14 +455,6 @@ static PyMethodDef module_methods[] = {
      "platform_status(name, /)\n--\n\n"
      "Probes a platform (\"cpu\", \"cuda\", \"rocm\", …): {platform, built, available, device_count, reason}; reason "
      "is the vendor's text when it is not available."},
-    {"_stats", stats, METH_NOARGS,
-     "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, live exports, how many producer types "
-     "from_dlpack remembers as legacy-only, and how many allocations were made by a thread without the GIL."},
-    {"_fail_allocations", fail_allocations, METH_O,
-     "_fail_allocations(n)\n--\n\nTesting hook: the next n allocations through dlmap fail."},
-    {"_call_deleter_on_thread", call_deleter_on_thread, METH_O,
-     "_call_deleter_on_thread(capsule)\n--\n\nTesting hook: consumes the capsule and runs its deleter on a new native "
-     "thread without the GIL."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -605,6 +495,10 @@ PyMODINIT_FUNC PyInit_dlmap(void) {
 
   PyObject *module = PyModule_Create(&module_def);
   if (module == NULL) return NULL;
+  if (PyModule_AddFunctions(module, dlmap_py_testing_hooks) < 0) {
+    Py_DECREF(module);
+    return NULL;
+  }
   const dlmap_version current = dlmap_version_current();
   PyObject *version = Py_BuildValue("(II)", current.major, current.minor);
   const int added = version != NULL && PyModule_AddObjectRef(module, "DLPACK_VERSION", version) == 0 &&

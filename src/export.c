@@ -78,7 +78,9 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   if (array == NULL) return dlmap__invalid_argument(err, "array", "must not be NULL");
   if (request == NULL) return dlmap__invalid_argument(err, "request", "must not be NULL");
   if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
-  int32_t status = dlmap__check_copy_mode(request->copy, err);
+  int32_t status = DLMAP__CHECK_STRUCT_SIZE(array, dlmap_array, "array", err);
+  if (status == DLMAP_OK) status = DLMAP__CHECK_STRUCT_SIZE(request, dlmap_export_request, "request", err);
+  if (status == DLMAP_OK) status = dlmap__check_copy_mode(request->copy, err);
   if (status != DLMAP_OK) return status;
 
   /* 1. The version: which struct, and which DLPack version every value must be expressible in. */

@@ -66,12 +66,13 @@ static int32_t layout_error(const producer *p, dlmap_error *err, dlmap_layout_po
 
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
                              dlmap_error *err) {
-  static const dlmap_import_request kDefaults = {0};
+  static const dlmap_import_request kDefaults = {.struct_size = sizeof(dlmap_import_request)};
   if (request == NULL) request = &kDefaults;
   if (out == NULL) {
     return fail(p, dlmap__invalid_argument(err, "out", "must not be NULL"));
   }
-  int32_t status = dlmap__check_copy_mode(request->copy, err);
+  int32_t status = DLMAP__CHECK_STRUCT_SIZE(request, dlmap_import_request, "request", err);
+  if (status == DLMAP_OK) status = dlmap__check_copy_mode(request->copy, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (request->layout != DLMAP_LAYOUT_ANY && request->layout != DLMAP_LAYOUT_COMPACT_PERMUTATION &&
       request->layout != DLMAP_LAYOUT_ROW_MAJOR) {

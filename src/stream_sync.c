@@ -21,8 +21,11 @@ int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool ha
                                 size_t *waits, dlmap_error *err) {
   if (waits != NULL) *waits = 0;
   if (arrays == NULL && count > 0) {
-    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "arrays"),
-                       dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL when count > 0"));
+    return dlmap__invalid_argument(err, "arrays", "must not be NULL when count > 0");
+  }
+  /* The first element's size says the stride of the whole array of structs. */
+  if (count > 0 && DLMAP__CHECK_STRUCT_SIZE(&arrays[0], dlmap_array, "arrays", err) != DLMAP_OK) {
+    return DLMAP_ERR_INVALID_ARGUMENT;
   }
   batch_key seen[BATCH_DISTINCT];
   size_t distinct = 0, enqueued = 0;

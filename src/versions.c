@@ -55,6 +55,13 @@ dlmap_version dlmap_version_current(void) {
   return dlmap__version(DLMAP_ABI_CURRENT_MAJOR, DLMAP_ABI_CURRENT_MINOR);
 }
 
+#define DLMAP_STRINGIFY_(x) #x
+#define DLMAP_STRINGIFY(x) DLMAP_STRINGIFY_(x)
+const char *dlmap_version_string(void) {
+  return DLMAP_STRINGIFY(DLMAP_VERSION_MAJOR) "." DLMAP_STRINGIFY(DLMAP_VERSION_MINOR) "." DLMAP_STRINGIFY(
+      DLMAP_VERSION_PATCH);
+}
+
 const dlmap_version_info *dlmap_version_at(size_t index) {
   return index < sizeof kVersions / sizeof kVersions[0] ? &kVersions[index] : NULL;
 }

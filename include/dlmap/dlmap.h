@@ -30,6 +30,16 @@ extern "C" {
 
 struct dlmap_error; /* defined under "errors" below */
 
+/* ---- this library's own version (not a DLPack version) ------------------------------------------ */
+
+/* The version of this header; the distributable archive's pkg-config file reads its version from these lines. */
+#define DLMAP_VERSION_MAJOR 0
+#define DLMAP_VERSION_MINOR 1
+#define DLMAP_VERSION_PATCH 0
+
+/* The version of the library linked in, "MAJOR.MINOR.PATCH": a program built against another header can tell. */
+const char *dlmap_version_string(void);
+
 /* ---- versions ---------------------------------------------------------------------------------- */
 
 /* A DLPack version, major.minor (same layout as DLPackVersion). */

@@ -129,13 +129,13 @@ TEST_P(NoDevice, ExportOfAViewNeedsTheStreamWaitAndFails) {
   const Runtime &r = GetParam();
   float data[4] = {1, 2, 3, 4};
   const int64_t shape[1] = {4};
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = data;
   array.device_type = r.device;
   array.dtype = {kDLFloat, 32, 1};
   array.ndim = 1;
   array.shape = shape;
-  dlmap_export_request request = {};  // stream None: the consumer's default stream must wait
+  dlmap_export_request request = dlmap_export_request_default();  // stream None: the consumer's default stream must wait
   dlmap_exported out;
   dlmap_error err;
   EXPECT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);
@@ -153,13 +153,13 @@ TEST_P(NoDevice, CopiesToAndFromTheDeviceFail) {
   const Runtime &r = GetParam();
   float data[4] = {1, 2, 3, 4};
   const int64_t shape[1] = {4};
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = data;
   array.device_type = DLMAP_DEVICE_CPU;
   array.dtype = {kDLFloat, 32, 1};
   array.ndim = 1;
   array.shape = shape;
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = r.device;
   dlmap_exported out;
@@ -178,7 +178,7 @@ TEST_P(NoDevice, CopiesToAndFromTheDeviceFail) {
   managed.dl_tensor.dtype = {kDLFloat, 32, 1};
   managed.dl_tensor.shape = tshape;
   managed.deleter = [](DLManagedTensor *) { deleted++; };
-  dlmap_import_request want = {};
+  dlmap_import_request want = dlmap_import_request_default();
   want.copy = DLMAP_COPY_ALWAYS;
   dlmap_imported view;
   EXPECT_EQ(dlmap_import_legacy(&managed, &want, &view, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);
@@ -191,13 +191,13 @@ TEST_P(NoDevice, PinnedMemoryStaysReadableOnTheHost) {
   const Runtime &r = GetParam();
   float data[4] = {1, 2, 3, 4};
   const int64_t shape[1] = {4};
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = data;
   array.device_type = r.pinned;
   array.dtype = {kDLFloat, 32, 1};
   array.ndim = 1;
   array.shape = shape;
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CPU;
   dlmap_exported out;
@@ -210,7 +210,7 @@ TEST_P(NoDevice, PinnedMemoryStaysReadableOnTheHost) {
 
 TEST_P(NoDevice, BatchWaitAndPointerQueriesNeedTheRuntime) {
   const Runtime &r = GetParam();
-  std::vector<dlmap_array> arrays(3);
+  std::vector<dlmap_array> arrays(3, dlmap_array_default());
   for (auto &a : arrays) a.device_type = r.device;
   size_t waits = 99;
   dlmap_error err;
@@ -224,13 +224,13 @@ TEST_P(NoDevice, BatchWaitAndPointerQueriesNeedTheRuntime) {
   // A deferred export needs no runtime; the batch call that follows does.
   float data[2] = {1, 2};
   const int64_t shape[1] = {2};
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = data;
   array.device_type = r.device;
   array.dtype = {kDLFloat, 32, 1};
   array.ndim = 1;
   array.shape = shape;
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.defer_stream_sync = true;
   dlmap_exported out;
   ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
@@ -250,7 +250,7 @@ INSTANTIATE_TEST_SUITE_P(Runtimes, NoDevice, ::testing::ValuesIn(Runtimes()),
 // ---- independent of any runtime ----------------------------------------------------------------------------------
 
 TEST(GpuApi, HostArraysNeedNoWait) {
-  std::vector<dlmap_array> arrays(4);
+  std::vector<dlmap_array> arrays(4, dlmap_array_default());
   for (auto &a : arrays) a.device_type = DLMAP_DEVICE_CPU;
   size_t waits = 7;
   dlmap_error err;
@@ -260,7 +260,7 @@ TEST(GpuApi, HostArraysNeedNoWait) {
 }
 
 TEST(GpuApi, BatchChecksEveryStreamArgument) {
-  dlmap_array arrays[2] = {};
+  dlmap_array arrays[2] = {dlmap_array_default(), dlmap_array_default()};
   arrays[0].device_type = DLMAP_DEVICE_CPU;
   arrays[1].device_type = DLMAP_DEVICE_CUDA;
   dlmap_error err;

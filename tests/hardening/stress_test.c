@@ -158,8 +158,7 @@ static void *producer_main(void *arg) {
     const bool transposed = next_random(&rng) % 3 == 0;
     const int64_t shape[2] = {transposed ? cols : rows, transposed ? rows : cols};
     const int64_t strides[2] = {transposed ? 1 : cols, transposed ? cols : 1};
-    dlmap_array array;
-    memset(&array, 0, sizeof array);
+    dlmap_array array = dlmap_array_default();
     array.data = o->data;
     array.device_type = next_random(&rng) % 4 == 0 ? DLMAP_DEVICE_CUDAHOST : DLMAP_DEVICE_CPU;
     array.dtype.code = DLMAP_DTYPE_FLOAT;
@@ -170,8 +169,7 @@ static void *producer_main(void *arg) {
     array.strides = strides;
     array.owner = o;
     array.release = owner_release;
-    dlmap_export_request request;
-    memset(&request, 0, sizeof request);
+    dlmap_export_request request = dlmap_export_request_default();
     const uint32_t r = next_random(&rng);
     request.has_max_version = (r & 1) != 0;
     request.max_version.major = 1;
@@ -229,8 +227,7 @@ static void *consumer_main(void *arg) {
       free(p);
       continue;
     }
-    dlmap_import_request request;
-    memset(&request, 0, sizeof request);
+    dlmap_import_request request = dlmap_import_request_default();
     request.copy = (r >> 3) % 3 == 0 ? DLMAP_COPY_ALWAYS : DLMAP_COPY_IF_NEEDED;
     request.layout = (r >> 5) % 3 == 0 ? DLMAP_LAYOUT_ROW_MAJOR : DLMAP_LAYOUT_ANY;
     request.writable = (r >> 7) & 1;
