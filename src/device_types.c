@@ -88,12 +88,11 @@ const dlmap_device_info *dlmap_device_type_find(int32_t device_type) {
   }
 }
 
-int32_t dlmap_device_type_info(int32_t device_type, const dlmap_device_info **out, dlmap_error *err) {
+int32_t dlmap_device_type_lookup(int32_t device_type, const dlmap_device_info **out, dlmap_error *err) {
   const dlmap_device_info *info = dlmap_device_type_find(device_type);
   if (out != NULL) *out = info;
   if (info == NULL) {
-    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type);
-    return dlmap_error_set(err, DLMAP_ERR_DEVICE_TYPE_UNKNOWN, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_TYPE_UNKNOWN, dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type));
   }
   return DLMAP_OK;
 }
@@ -126,7 +125,7 @@ const char *dlmap_stream_convention_rule(dlmap_stream_convention convention) {
 int32_t dlmap_stream_classify(int32_t device_type, bool has_stream, int64_t stream, dlmap_stream_meaning *out,
                               dlmap_error *err) {
   const dlmap_device_info *info;
-  int32_t status = dlmap_device_type_info(device_type, &info, err);
+  int32_t status = dlmap_device_type_lookup(device_type, &info, err);
   if (status != DLMAP_OK) return status;
   const convention_row *convention = &kConventions[info->stream];
   dlmap_stream_meaning meaning = DLMAP_STREAM_INVALID;
@@ -142,11 +141,10 @@ int32_t dlmap_stream_classify(int32_t device_type, bool has_stream, int64_t stre
     }
   }
   if (meaning == DLMAP_STREAM_INVALID) {
-    const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_STREAM, stream),
-                              dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, info->name),
-                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
-                              dlmap_arg_str(DLMAP_ARG_RULE, convention->rule)};
-    return dlmap_error_set(err, DLMAP_ERR_STREAM_INVALID, args, 4);
+    return DLMAP_RAISE(err, DLMAP_ERR_STREAM_INVALID, dlmap_arg_int(DLMAP_ARG_STREAM, stream),
+                       dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, info->name),
+                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
+                       dlmap_arg_str(DLMAP_ARG_RULE, convention->rule));
   }
   if (out != NULL) *out = meaning;
   return DLMAP_OK;

@@ -82,7 +82,7 @@ bool dlmap_dtype_width_valid(uint8_t code, uint8_t bits, dlmap_version *introduc
   return width != NULL;
 }
 
-size_t dlmap_dtype_valid_bits(uint8_t code, char *buf, size_t cap) {
+size_t dlmap_dtype_format_valid_bits(uint8_t code, char *buf, size_t cap) {
   dlmap__writer w;
   size_t n = 0;
   dlmap__writer_init(&w, buf, cap);
@@ -98,20 +98,17 @@ size_t dlmap_dtype_valid_bits(uint8_t code, char *buf, size_t cap) {
 int32_t dlmap_dtype_validate(DLDataType dtype, dlmap_error *err) {
   const dlmap_dtype_code_info *code = dlmap_dtype_code_find(dtype.code);
   if (code == NULL) {
-    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_CODE, dtype.code);
-    return dlmap_error_set(err, DLMAP_ERR_DTYPE_CODE_UNKNOWN, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_CODE_UNKNOWN, dlmap_arg_uint(DLMAP_ARG_CODE, dtype.code));
   }
   if (find_width(dtype.code, dtype.bits) == NULL) {
     char valid[128];
-    dlmap_dtype_valid_bits(dtype.code, valid, sizeof valid);
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_CODE_NAME, code->name), dlmap_arg_uint(DLMAP_ARG_BITS, dtype.bits),
-                              dlmap_arg_str(DLMAP_ARG_VALID_BITS, valid)};
-    return dlmap_error_set(err, DLMAP_ERR_DTYPE_BITS_INVALID, args, 3);
+    dlmap_dtype_format_valid_bits(dtype.code, valid, sizeof valid);
+    return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_BITS_INVALID, dlmap_arg_str(DLMAP_ARG_CODE_NAME, code->name),
+                       dlmap_arg_uint(DLMAP_ARG_BITS, dtype.bits), dlmap_arg_str(DLMAP_ARG_VALID_BITS, valid));
   }
   if (dtype.lanes == 0 || (dtype.lanes > 1 && !code->vector_lanes)) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_CODE_NAME, code->name),
-                              dlmap_arg_uint(DLMAP_ARG_LANES, dtype.lanes)};
-    return dlmap_error_set(err, DLMAP_ERR_DTYPE_LANES_INVALID, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_LANES_INVALID, dlmap_arg_str(DLMAP_ARG_CODE_NAME, code->name),
+                       dlmap_arg_uint(DLMAP_ARG_LANES, dtype.lanes));
   }
   return DLMAP_OK;
 }

@@ -71,12 +71,12 @@ static int error_index(int32_t code) {
   }
 }
 
-const dlmap_error_info *dlmap_error_info_of(int32_t code) {
+const dlmap_error_info *dlmap_error_describe(int32_t code) {
   int index = error_index(code);
   return index < 0 ? &kUnknown : &kErrors[index];
 }
 
-const dlmap_error_info *dlmap_error_info_by_id(const char *id) {
+const dlmap_error_info *dlmap_error_find_by_id(const char *id) {
   if (id == NULL) return NULL;
   for (size_t i = 0; i < sizeof kErrors / sizeof kErrors[0]; i++) {
     if (strcmp(kErrors[i].id, id) == 0) return &kErrors[i];
@@ -84,7 +84,7 @@ const dlmap_error_info *dlmap_error_info_by_id(const char *id) {
   return NULL;
 }
 
-const dlmap_error_info *dlmap_error_info_at(size_t index) {
+const dlmap_error_info *dlmap_error_at(size_t index) {
   return index < sizeof kErrors / sizeof kErrors[0] ? &kErrors[index] : NULL;
 }
 
@@ -92,7 +92,7 @@ size_t dlmap_error_related(int32_t code, const dlmap_error_info **out, size_t ca
   size_t n = 0;
   for (size_t i = 0; i < sizeof kRelated / sizeof kRelated[0]; i++) {
     if (kRelated[i].code != code || code == DLMAP_OK) continue;
-    if (n < cap && out != NULL) out[n] = dlmap_error_info_of(kRelated[i].related);
+    if (n < cap && out != NULL) out[n] = dlmap_error_describe(kRelated[i].related);
     n++;
   }
   return n;
@@ -155,7 +155,7 @@ static void put_arg(dlmap__writer *w, const dlmap_arg *arg, bool styled) {
   dlmap__put_str(w, "(bad argument type)");
 }
 
-size_t dlmap_format_message(char *buf, size_t cap, int32_t code, const dlmap_arg *args, size_t nargs) {
+size_t dlmap_error_format(char *buf, size_t cap, int32_t code, const dlmap_arg *args, size_t nargs) {
   dlmap__writer w;
   int index = error_index(code);
   dlmap__writer_init(&w, buf, cap);
@@ -195,11 +195,11 @@ int32_t dlmap_error_set(dlmap_error *err, int32_t code, const dlmap_arg *args, s
     err->id = "ok";
     err->message[0] = '\0';
   } else if (err != NULL) {
-    const dlmap_error_info *info = dlmap_error_info_of(code);
+    const dlmap_error_info *info = dlmap_error_describe(code);
     err->code = code;
     err->kind = info->kind;
     err->id = info->id;
-    dlmap_format_message(err->message, sizeof err->message, code, args, nargs);
+    dlmap_error_format(err->message, sizeof err->message, code, args, nargs);
   }
   return code;
 }

@@ -22,12 +22,12 @@ static const dlmap_platform_info kPlatforms[] = {
 #undef DLMAP_PLATFORM
 };
 
-const dlmap_platform_info *dlmap_platform_get(dlmap_platform platform) {
+const dlmap_platform_info *dlmap_platform_find(dlmap_platform platform) {
   if ((unsigned)platform >= (unsigned)DLMAP_PLATFORM_COUNT) return NULL;
   return &kPlatforms[platform];
 }
 
-int32_t dlmap_platform_from_version(const char *platform_version, dlmap_platform *out, dlmap_error *err) {
+int32_t dlmap_platform_lookup_by_version(const char *platform_version, dlmap_platform *out, dlmap_error *err) {
   if (platform_version != NULL) {
     int found = dlmap__platform_from_words(platform_version, strlen(platform_version));
     if (found >= 0) {
@@ -35,6 +35,5 @@ int32_t dlmap_platform_from_version(const char *platform_version, dlmap_platform
       return DLMAP_OK;
     }
   }
-  const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM_VERSION, platform_version);
-  return dlmap_error_set(err, DLMAP_ERR_UNKNOWN_GPU_PLATFORM, &arg, 1);
+  return DLMAP_RAISE(err, DLMAP_ERR_UNKNOWN_GPU_PLATFORM, dlmap_arg_str(DLMAP_ARG_PLATFORM_VERSION, platform_version));
 }

@@ -42,7 +42,7 @@ static const dlmap_profile_info kProfile[] = {
 };
 #undef DLMAP_PROFILE
 
-const dlmap_profile_info *dlmap_profile(void) { return &kProfile[0]; }
+const dlmap_profile_info *dlmap_profile_current(void) { return &kProfile[0]; }
 
 /* ---- per device type, in the device table's order ---- */
 
@@ -52,7 +52,7 @@ const dlmap_profile_info *dlmap_profile(void) { return &kProfile[0]; }
   {value, {export_target, export_source, import_accepted}},
 typedef struct device_row {
   int32_t value;
-  dlmap_profile_device policy;
+  dlmap_device_policy policy;
 } device_row;
 static const device_row kDevices[] = {
 #include "src/generated/profile.inc"
@@ -60,10 +60,10 @@ static const device_row kDevices[] = {
 #undef DLMAP_PROFILE_DEVICE
 #define DLMAP_PROFILE_DEVICE(...)
 
-dlmap_profile_device dlmap_profile_device_policy(int32_t device_type) {
+dlmap_device_policy dlmap_profile_device_policy(int32_t device_type) {
   /* The rows follow the device table, so the entry's index in it is the row's. */
   const dlmap_device_info *device = dlmap_device_type_find(device_type);
-  const dlmap_profile_device none = {false, false, false};
+  const dlmap_device_policy none = {false, false, false};
   if (device == NULL) return none;
   const size_t index = (size_t)(device - dlmap_device_type_at(0));
   return index < sizeof kDevices / sizeof kDevices[0] && kDevices[index].value == device_type ? kDevices[index].policy
@@ -87,7 +87,7 @@ static const version_range kRanges[] = {
 #undef DLMAP_PROFILE_VERSION_RANGE
 #define DLMAP_PROFILE_VERSION_RANGE(...)
 
-int32_t dlmap_profile_struct_for(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
+int32_t dlmap_profile_struct_lookup(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
                                  dlmap_error *err) {
   if (!has_max_version) {
     *out = kProfile[0].absent_struct;
@@ -101,9 +101,9 @@ int32_t dlmap_profile_struct_for(bool has_max_version, dlmap_version max_version
       continue;
     }
     if (range->error != DLMAP_OK) {
-      const dlmap_arg args[] = {dlmap_arg_version(DLMAP_ARG_MIN_VERSION, range->has_until ? range->until : from),
-                                dlmap_arg_version(DLMAP_ARG_MAX_VERSION, max_version)};
-      return dlmap_error_set(err, range->error, args, 2);
+      return DLMAP_RAISE(err, range->error,
+                         dlmap_arg_version(DLMAP_ARG_MIN_VERSION, range->has_until ? range->until : from),
+                         dlmap_arg_version(DLMAP_ARG_MAX_VERSION, max_version));
     }
     *out = range->structure;
     return DLMAP_OK;
@@ -122,8 +122,6 @@ static const dlmap_device_rule kRules[] = {
     {DLMAP_PLATFORM_COUNT, DLMAP_MATCH_ANY, -1, DLMAP_OK} /* sentinel: a profile may have no rules */
 };
 
-bool dlmap_profile_device_rule_at(size_t index, dlmap_device_rule *out) {
-  if (index + 1 >= sizeof kRules / sizeof kRules[0]) return false;
-  *out = kRules[index];
-  return true;
+const dlmap_device_rule *dlmap_profile_device_rule_at(size_t index) {
+  return index + 1 < sizeof kRules / sizeof kRules[0] ? &kRules[index] : NULL; /* the last row ends the list */
 }
