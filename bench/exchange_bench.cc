@@ -136,14 +136,14 @@ ExportAllocation MeasureExportAllocation(int ndim) {
   const std::vector<int64_t> shape = ShapeOf(ndim), strides = CompactStrides(shape);
   CountingAllocator counting;
   counting.Bind();
-  dlmap_array array{};
+  dlmap_array array = dlmap_array_default();
   array.data = g_data;
   array.device_type = kDLCPU;
   array.dtype = Float32();
   array.ndim = ndim;
   array.shape = shape.data();
   array.strides = strides.data();
-  dlmap_export_request request{};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version = dlmap_version_current();
   request.allocator = &counting.api;
@@ -171,8 +171,8 @@ struct ExportOp {
   bool versioned;
   int ndim;
   std::vector<int64_t> shape, strides;
-  dlmap_array array{};
-  dlmap_export_request request{};
+  dlmap_array array = dlmap_array_default();
+  dlmap_export_request request = dlmap_export_request_default();
   dlmap_exported out{};
   dlmap_error err{};
   uint64_t releases = 0, allocs0 = 0, frees0 = 0, releases0 = 0;
@@ -181,7 +181,7 @@ struct ExportOp {
   void Setup() {
     shape = ShapeOf(ndim);
     strides = CompactStrides(shape);  // a framework passes its strides (NumPy, PyTorch and JAX always do)
-    array = dlmap_array{};
+    array = dlmap_array_default();
     array.data = g_data;
     array.device_type = kDLCPU;
     array.dtype = Float32();
@@ -190,7 +190,7 @@ struct ExportOp {
     array.strides = strides.data();
     array.owner = &releases;
     array.release = [](void *owner) { ++*static_cast<uint64_t *>(owner); };
-    request = dlmap_export_request{};
+    request = dlmap_export_request_default();
     request.has_max_version = versioned;  // None: a legacy DLManagedTensor; (1, 3): versioned
     if (versioned) request.max_version = dlmap_version_current();
     const std::string failure = Check(dlmap_export(&array, &request, &out, &err), err);
@@ -295,7 +295,7 @@ struct ImportViewOp {
   bool permuted;
   std::vector<int64_t> shape, strides;
   struct DLManagedTensorVersioned tensor{};
-  dlmap_import_request request{};
+  dlmap_import_request request = dlmap_import_request_default();
   dlmap_imported out{};
   dlmap_error err{};
   CountingAllocator allocator;
@@ -319,7 +319,7 @@ struct ImportViewOp {
     tensor.dl_tensor.shape = shape.data();
     tensor.dl_tensor.strides = strides.data();
     allocator.Bind();
-    request = dlmap_import_request{};
+    request = dlmap_import_request_default();
     request.layout = DLMAP_LAYOUT_COMPACT_PERMUTATION;  // XLA's constraint: both layouts qualify, so a view
     request.allocator = &allocator.api;
     const std::string failure = Check(dlmap_import_versioned(&tensor, &request, &out, &err), err);
@@ -389,17 +389,17 @@ struct LookupOp {
     switch (table) {
       case Table::kDevice: {
         int32_t v = -1;
-        dlmap_device_type_from_name(names[i].name, lengths[i], &v);
+        dlmap_device_type_parse(names[i].name, lengths[i], &v);
         return v;
       }
       case Table::kDtype: {
         DLDataType t{};
-        if (!dlmap_dtype_from_name(names[i].name, lengths[i], &t)) return -1;
+        if (!dlmap_dtype_parse(names[i].name, lengths[i], &t)) return -1;
         return (int64_t)t.code << 8 | t.bits;
       }
       case Table::kPlatform: {
         dlmap_platform p = DLMAP_PLATFORM_NONE;
-        if (!dlmap_platform_from_name(names[i].name, lengths[i], &p)) return -1;
+        if (!dlmap_platform_parse(names[i].name, lengths[i], &p)) return -1;
         return p;
       }
     }
@@ -473,7 +473,7 @@ struct CopyOp {
   int64_t shape[2] = {0, 0}, strides[2] = {0, 0};
   size_t src_bytes = 0;
   struct DLManagedTensorVersioned tensor{};
-  dlmap_import_request request{};
+  dlmap_import_request request = dlmap_import_request_default();
   dlmap_imported out{};
   dlmap_error err{};
   char *dst_data = nullptr;
@@ -504,7 +504,7 @@ struct CopyOp {
     tensor.dl_tensor.ndim = 2;
     tensor.dl_tensor.shape = shape;
     tensor.dl_tensor.strides = strides;
-    request = dlmap_import_request{};
+    request = dlmap_import_request_default();
     request.allocator = &kArena;
     if (kind == CopyKind::kCompact) {
       request.copy = DLMAP_COPY_ALWAYS;  // copy=True

@@ -15,8 +15,8 @@ import spec
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", action="append", required=True, help="spec YAML file (repeatable, in order)")
-    for name in emit.C_OUTPUTS:
-        parser.add_argument("--" + name, metavar="OUT", help="write %s here" % name)
+    for name, path in emit.C_OUTPUT_PATHS.items():
+        parser.add_argument("--" + name, metavar="OUT", help="write %s (Bazel: <lib>_gen/%s) here" % (name, path))
     args = parser.parse_args(argv)
     try:
         loaded = spec.load(args.spec)

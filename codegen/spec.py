@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Tuple
 import yaml
 
 import spec_profile as profile_loader
+from names import enumerator, upper_snake  # noqa: F401  (spec.enumerator: emitters and tests use it)
 
 
 class SpecError(Exception):
@@ -502,11 +503,46 @@ def _entries(lists, section):
 
 
 def load(paths):
-    """Load, merge and validate spec files; returns a Spec or raises SpecError."""
-    lists, maps = _gather(paths)
+    """Load, merge and validate spec files; returns a Spec or raises SpecError.
 
-    # versions
-    versions, known = [], set()
+    One loader per section, in dependency order: each checks its entries and the references they make to the
+    sections loaded before it (a device type's platform, an error's kind), so a mistake names the entry that makes it.
+    """
+    lists, maps = _gather(paths)
+    versions = _load_versions(lists)
+    known = {v.version for v in versions}
+    abi = _load_abi(maps, versions, known)
+    flags = _load_flags(lists, known)
+    lookup = _load_lookup(maps)
+    platforms = _load_platforms(lists, lookup)
+    memory_kinds = _load_memory_kinds(lists)
+    _check_layout_memory_kinds(lists, memory_kinds)
+    conventions = _load_stream_conventions(lists)
+    devices = _load_device_types(lists, known, lookup, platforms, memory_kinds, conventions)
+    _check_runtime_streams(platforms, conventions, devices, lists)
+    codes = _load_dtype_codes(lists, known, lookup)
+    kinds = _load_exception_kinds(lists)
+    placeholders = _load_placeholders(lists)
+    errors = _load_errors(lists, kinds, placeholders)
+    spec = Spec(versions, abi, flags, platforms, memory_kinds, conventions, lookup, devices, codes, kinds,
+                placeholders, errors, list(paths))
+    source, body = maps["profile"]
+    if not isinstance(body, dict):
+        raise SpecError("%s: profile: must be a mapping, got %s" % (source, _type_name(body)))
+    # The profile loader checks fields with this module's helpers (passed in: this module may be loaded under
+    # another name, as gpu/yaml_standin_test does).
+    spec.profile = profile_loader.load_profile(source, body, spec, types.SimpleNamespace(**globals()))
+    return spec
+
+
+def _fold(lookup, kind, name):
+    """A lookup name as the lookup `kind` compares it (its case rule under `lookup`)."""
+    return name.lower() if lookup[kind] == "insensitive" else name
+
+
+def _load_versions(lists):
+    """versions: oldest first, each with the struct it uses."""
+    versions = []
     for where, e in _entries(lists, "versions"):
         _check_keys(where, e, ("version", "struct", "note"), ("requires",))
         version = _version(where, e, "version")
@@ -517,9 +553,11 @@ def load(paths):
         if versions and version <= versions[-1].version:
             where.fail("versions must be listed oldest first; %s follows %s" % (version, versions[-1].version))
         versions.append(VersionInfo(version, _choice(where, e, "struct", STRUCTS), _str(where, e, "note")))
-        known.add(version)
+    return versions
 
-    # abi
+
+def _load_abi(maps, versions, known):
+    """abi: the current version and the legacy and versioned ranges, consistent with the versions' structs."""
     source, body = maps["abi"]
     where = _Where(source, "abi")
     _check_keys(where, body, ("current", "legacy", "versioned"))
@@ -544,9 +582,11 @@ def load(paths):
         where.fail("the legacy range overlaps the versioned range")
     if not ranges["versioned"].introduced <= current < ranges["versioned"].until:
         where.fail("key 'current': %s is outside the versioned range" % current)
-    abi = Abi(current, ranges["legacy"], ranges["versioned"])
+    return Abi(current, ranges["legacy"], ranges["versioned"])
 
-    # flags
+
+def _load_flags(lists, known):
+    """flags: DLManagedTensorVersioned.flags bits, unique by name and bit."""
     flags, flag_names, flag_bits = [], _Unique("flag name"), _Unique("flag bit")
     for where, e in _entries(lists, "flags"):
         _check_keys(where, e, ("name", "bit", "introduced", "doc"))
@@ -556,17 +596,19 @@ def load(paths):
         _check_reserved(where, "flag", flag.name.upper())
         flag_bits.add(where, flag.bit, flag.bit)
         flags.append(flag)
+    return flags
 
-    # lookup case rules
+
+def _load_lookup(maps):
+    """lookup: the case rule of each name lookup."""
     source, body = maps["lookup"]
     where = _Where(source, "lookup")
     _check_keys(where, body, LOOKUPS)
-    lookup = {key: _choice(where, body, key, CASE_RULES) for key in LOOKUPS}
+    return {key: _choice(where, body, key, CASE_RULES) for key in LOOKUPS}
 
-    def fold(kind, name):
-        return name.lower() if lookup[kind] == "insensitive" else name
 
-    # platforms
+def _load_platforms(lists, lookup):
+    """platforms: names and aliases unique under the lookup's case rule, version words no prefix of another's."""
     platforms, platform_names, words = [], _Unique("platform lookup name"), _Unique("version word")
     word_owner = {}  # folded version word → platform name
     for where, e in _entries(lists, "platforms"):
@@ -585,9 +627,9 @@ def load(paths):
                             runtime, _str(where, e, "doc"))
         _check_reserved(where, "platform", name.upper())
         for text in [name] + platform.aliases:
-            platform_names.add(where, fold("platforms", text), text)
+            platform_names.add(where, _fold(lookup, "platforms", text), text)
         for word in platform.version_words:
-            folded = fold("platform_version", word)
+            folded = _fold(lookup, "platform_version", word)
             words.add(where, folded, word)
             for other, owner in word_owner.items():
                 if owner != name and (other.startswith(folded) or folded.startswith(other)):
@@ -598,11 +640,13 @@ def load(paths):
                                % (short, short_owner, long, long_owner))
             word_owner[folded] = name
         platforms.append(platform)
-    platform_set = {p.name for p in platforms}
-    if "cpu" not in platform_set:
+    if "cpu" not in {p.name for p in platforms}:
         raise SpecError("spec: platforms: the cpu platform is required (the CPU backend serves it)")
+    return platforms
 
-    # memory kinds
+
+def _load_memory_kinds(lists):
+    """memory_kinds: unique names."""
     memory_kinds, memory_names = [], _Unique("memory kind")
     for where, e in _entries(lists, "memory_kinds"):
         _check_keys(where, e, ("name", "host_accessible", "doc"))
@@ -611,16 +655,23 @@ def load(paths):
         memory_names.add(where, kind.name)
         _check_reserved(where, "memory kind", kind.name.upper())
         memory_kinds.append(kind)
+    return memory_kinds
 
+
+def _check_layout_memory_kinds(lists, memory_kinds):
+    """Every memory kind a runtime's pointer_attributes layout maps is a listed memory kind."""
+    names = {m.name for m in memory_kinds}
     for where, e in _entries(lists, "platforms"):
         runtime = e.get("runtime")
         for j, layout in enumerate(runtime["pointer_attributes"]["layouts"] if runtime else []):
             for kind in layout["memory_types"]:
-                if kind not in memory_names.seen:
+                if kind not in names:
                     _Where(where.source, "%s[%d].runtime.pointer_attributes.layouts" % (where.section, where.index),
                            j, e["name"]).fail("key 'memory_types': unknown memory kind '%s'" % kind)
 
-    # stream conventions
+
+def _load_stream_conventions(lists):
+    """stream_conventions: the meaning of each special `stream` value, and where handles begin."""
     conventions, convention_names = [], _Unique("stream convention")
     for where, e in _entries(lists, "stream_conventions"):
         _check_keys(where, e, ("name", "absent", "handles_above", "rule"), ("values",))
@@ -644,8 +695,14 @@ def load(paths):
         absent = _choice(where, e, "absent", [m for m in STREAM_MEANINGS if m not in ("handle", "invalid")])
         conventions.append(StreamConvention(name, absent, dict(sorted(values.items())), handles_above,
                                             _str(where, e, "rule")))
+    return conventions
 
-    # device types
+
+def _load_device_types(lists, known, lookup, platforms, memory_kinds, conventions):
+    """device_types: unique values, enumerators and lookup names; platform, memory kind and convention exist."""
+    platform_set = {p.name for p in platforms}
+    memory_set = {m.name for m in memory_kinds}
+    convention_set = {c.name for c in conventions}
     devices, device_values, device_names, enumerators = [], _Unique("device type value"), \
         _Unique("device type lookup name"), _Unique("C enumerator")
     for where, e in _entries(lists, "device_types"):
@@ -663,18 +720,19 @@ def load(paths):
         enumerators.add(where, enumerator(device.name), enumerator(device.name))
         _check_reserved(where, "device type", enumerator(device.name))
         for text in [device.name] + device.spellings + device.aliases:
-            device_names.add(where, fold("device_types", text), text)
+            device_names.add(where, _fold(lookup, "device_types", text), text)
         if device.platform not in platform_set:
             where.fail("unknown platform '%s'" % device.platform)
-        if device.memory not in memory_names.seen:
+        if device.memory not in memory_set:
             where.fail("unknown memory kind '%s'" % device.memory)
-        if device.stream not in convention_names.seen:
+        if device.stream not in convention_set:
             where.fail("unknown stream convention '%s'" % device.stream)
         devices.append(device)
+    return devices
 
-    _check_runtime_streams(platforms, conventions, devices, lists)
 
-    # data type codes
+def _load_dtype_codes(lists, known, lookup):
+    """dtype_codes: unique values and enumerators; each code's widths unique, named uniquely under the case rule."""
     codes, code_values, code_enums, dtype_names = [], _Unique("dtype code"), _Unique("C enumerator"), \
         _Unique("dtype lookup name")
     for where, e in _entries(lists, "dtype_codes"):
@@ -695,7 +753,7 @@ def load(paths):
                 sub.fail("key 'aliases' needs a 'name'")
             bits_seen.add(sub, width.bits, "%d bits" % width.bits)
             for text in ([width.name] if width.name else []) + width.aliases:
-                dtype_names.add(sub, fold("dtypes", text), text)
+                dtype_names.add(sub, _fold(lookup, "dtypes", text), text)
             widths.append(width)
         code = DtypeCode(_int(where, e, "value", 0, 255),
                          _str(where, e, "name", pattern=_IDENT, what="a C identifier"), introduced,
@@ -705,17 +763,25 @@ def load(paths):
         code_enums.add(where, enumerator(code.name), enumerator(code.name))
         _check_reserved(where, "dtype code", enumerator(code.name))
         codes.append(code)
+    return codes
 
-    # exception kinds and placeholders
+
+def _load_exception_kinds(lists):
+    """exception_kinds: Python class names, unique also as the C enumerators they become."""
     kinds, kind_names, kind_enums = [], _Unique("exception kind"), _Unique("C enumerator")
     for where, e in _entries(lists, "exception_kinds"):
         _check_keys(where, e, ("name", "doc"))
         kind = ExceptionKind(_str(where, e, "name", pattern=_IDENT, what="a Python class name"), _str(where, e, "doc"))
         kind_names.add(where, kind.name)
-        kind_enum = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", kind.name).upper()  # as emit.upper_snake
+        kind_enum = upper_snake(kind.name)
         kind_enums.add(where, kind_enum, "DLMAP_KIND_" + kind_enum)
         _check_reserved(where, "exception kind", kind_enum)
         kinds.append(kind)
+    return kinds
+
+
+def _load_placeholders(lists):
+    """placeholders: the named values a message can show, at most 64 (the C side's mask)."""
     placeholders, placeholder_names = [], _Unique("placeholder")
     for where, e in _entries(lists, "placeholders"):
         _check_keys(where, e, ("name", "type", "doc"))
@@ -726,8 +792,14 @@ def load(paths):
         placeholders.append(placeholder)
         if len(placeholders) > 64:
             where.fail("more than 64 placeholders; the C side tracks them in a 64-bit mask")
+    return placeholders
 
-    # errors
+
+def _load_errors(lists, kinds, placeholders):
+    """errors: unique ids and codes, a known kind, args among the placeholders, messages that use only the args,
+    related errors that exist."""
+    kind_set = {k.name for k in kinds}
+    placeholder_types = {p.name: p.type for p in placeholders}
     errors, error_ids, error_codes = [], _Unique("error id"), _Unique("error code")
     for where, e in _entries(lists, "errors"):
         _check_keys(where, e, ("id", "code", "kind", "message", "meaning", "when", "fix"), ("args", "related"))
@@ -738,13 +810,12 @@ def load(paths):
                       _str_list(where, e, "related", _WORD, "an error id"))
         error_ids.add(where, error.id)
         error_codes.add(where, error.code, error.code)
-        if error.kind not in kind_names.seen:
+        if error.kind not in kind_set:
             where.fail("key 'kind': unknown exception kind '%s'" % error.kind)
         for arg in error.args:
-            if arg not in placeholder_names.seen:
+            if arg not in placeholder_types:
                 where.fail("key 'args': '%s' is not a declared placeholder" % arg)
         errors.append(error)
-    placeholder_types = {p.name: p.type for p in placeholders}
     for (where, _), error in zip(_entries(lists, "errors"), errors):
         error.parts = _split_message(where, error, placeholder_types)
     for where, e in _entries(lists, "errors"):
@@ -753,16 +824,7 @@ def load(paths):
                 where.fail("key 'related': unknown error id '%s'" % related)
             if related == e["id"]:
                 where.fail("key 'related': an error cannot be related to itself")
-
-    spec = Spec(versions, abi, flags, platforms, memory_kinds, conventions, lookup, devices, codes, kinds,
-                placeholders, errors, list(paths))
-    source, body = maps["profile"]
-    if not isinstance(body, dict):
-        raise SpecError("%s: profile: must be a mapping, got %s" % (source, _type_name(body)))
-    # The profile loader checks fields with this module's helpers (passed in: this module may be loaded under
-    # another name, as gpu/yaml_standin_test does).
-    spec.profile = profile_loader.load_profile(source, body, spec, types.SimpleNamespace(**globals()))
-    return spec
+    return errors
 
 
 def _int_map(where, entry, key, names, low, high, distinct=False):
@@ -935,8 +997,3 @@ def _check_reserved(where, what, c_name):
     if c_name in RESERVED[what]:
         where.fail("the %s name gives the C name %s, which dlmap reserves for a table size" % (what, c_name))
 
-
-def enumerator(name):
-    """The C enumerator suffix of a DLPack name: kDLCUDAHost → CUDAHOST, kDLFloat8_e4m3fn → FLOAT8_E4M3FN."""
-    stem = name[3:] if name.startswith("kDL") else name
-    return stem.upper()

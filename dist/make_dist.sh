@@ -18,10 +18,12 @@ for f in "$@"; do
     */docs/*|docs/*) cp "$f" "$root/share/doc/dlmap/" ;;
   esac
 done
-# The pkg-config file names its own directory, so the archive works wherever it is unpacked; its version is the DLPack
-# version the library stamps (the spec's abi.current, from the generated header).
-version=$(sed -n 's/^#define DLMAP_ABI_CURRENT_MAJOR \([0-9]*\)u$/\1/p' "$spec_h").$(sed -n \
-  's/^#define DLMAP_ABI_CURRENT_MINOR \([0-9]*\)u$/\1/p' "$spec_h")
+# The pkg-config file names its own directory, so the archive works wherever it is unpacked; its version is the
+# library's own, read from the DLMAP_VERSION_* lines of dlmap.h (the one place it is written).
+version=$(for part in MAJOR MINOR PATCH; do
+  sed -n "s/^#define DLMAP_VERSION_$part \([0-9]*\)$/\1/p" "$root/include/dlmap/dlmap.h"
+done | paste -sd.)
+case "$version" in [0-9]*.[0-9]*.[0-9]*) ;; *) echo "make_dist.sh: no DLMAP_VERSION_* in dlmap.h" >&2; exit 1 ;; esac
 sed -e 's|^prefix=@PREFIX@$|prefix=${pcfiledir}/../..|' -e "s|@VERSION@|$version|" "$pc_in" >"$root/lib/pkgconfig/dlmap.pc"
 # Deterministic archive: fixed order, owner and time.
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$stage" -czf "$out" dlmap

@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const uint8_t code_sel = fuzz_u8(&in);
   int32_t code;
   if (code_sel < 200) {
-    code = dlmap_error_info_at(code_sel % DLMAP_ERROR_COUNT)->code;
+    code = dlmap_error_at(code_sel % DLMAP_ERROR_COUNT)->code;
   } else {
     static const int64_t kCodes[] = {0, -1, 1, 100, 199, 600, 604, 65535, 65536, INT32_MAX, INT32_MIN, 700};
     code = (int32_t)fuzz_pick_i64(&in, kCodes, sizeof kCodes / sizeof kCodes[0]);
@@ -124,13 +124,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < nargs; i++) fill_arg(&in, &h.args[i], &h, list_limit);
   const dlmap_arg *args = null_args ? NULL : h.args;
 
-  /* ---- dlmap_format_message: the full text, then the same into exactly cap bytes ---- */
+  /* ---- dlmap_error_format: the full text, then the same into exactly cap bytes ---- */
   char *full = exact_buffer(FULL_CAP);
-  const size_t full_len = dlmap_format_message(full, FULL_CAP, code, args, nargs);
+  const size_t full_len = dlmap_error_format(full, FULL_CAP, code, args, nargs);
   check_output(full, FULL_CAP, full_len);
   char *buf = exact_buffer(cap);
   const bool null_buf = cap == 0 && (cap_sel & 1);
-  const size_t n = dlmap_format_message(null_buf ? NULL : buf, cap, code, args, nargs);
+  const size_t n = dlmap_error_format(null_buf ? NULL : buf, cap, code, args, nargs);
   check_output(buf, cap, n);
   if (cap == 0) FUZZ_CHECK(buf[0] == 'Z'); /* nothing written */
   if (cap > 0 && full_len < FULL_CAP - 1) {
@@ -150,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_CHECK(dlmap_error_set(&err, code, args, nargs) == code);
   FUZZ_CHECK(memchr(err.message, '\0', sizeof err.message) != NULL);
   FUZZ_CHECK(err.code == code && err.id != NULL);
-  const dlmap_error_info *info = dlmap_error_info_of(code);
+  const dlmap_error_info *info = dlmap_error_describe(code);
   FUZZ_CHECK(info != NULL && info->id != NULL);
   if (code == DLMAP_OK) {
     FUZZ_CHECK(err.message[0] == '\0'); /* success clears the error object */
@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_CHECK(known_placeholder == (dlmap_placeholder_name((dlmap_placeholder)raw) != NULL));
   FUZZ_CHECK(dlmap_memory_kind_name((dlmap_memory_kind)raw) != NULL || raw < 0 || raw >= DLMAP_MEMORY_KIND_COUNT);
   (void)dlmap_stream_convention_rule((dlmap_stream_convention)raw);
-  (void)dlmap_platform_get((dlmap_platform)raw);
+  (void)dlmap_platform_find((dlmap_platform)raw);
   (void)dlmap_device_type_name(raw);
 
   /* ---- the other bounded writers: dtype names and valid widths, into exactly cap bytes ---- */
@@ -185,7 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dtype.lanes = fuzz_u16(&in);
   char *dbuf = exact_buffer(cap);
   check_output(dbuf, cap, dlmap_dtype_format(dtype, dbuf, cap));
-  check_output(dbuf, cap, dlmap_dtype_valid_bits(dtype.code, dbuf, cap));
+  check_output(dbuf, cap, dlmap_dtype_format_valid_bits(dtype.code, dbuf, cap));
   free(dbuf);
   const int32_t vstatus = dlmap_dtype_validate(dtype, &err);
   if (vstatus != DLMAP_OK) fuzz_check_error(&err, vstatus);
@@ -200,7 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   /* ---- lookup by id with an arbitrary string ---- */
   char *id = fuzz_string(&in);
-  const dlmap_error_info *by_id = dlmap_error_info_by_id(id);
+  const dlmap_error_info *by_id = dlmap_error_find_by_id(id);
   if (by_id != NULL) FUZZ_CHECK(id != NULL && strcmp(by_id->id, id) == 0);
   free(id);
 

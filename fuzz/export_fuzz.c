@@ -22,8 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_input in = {data, size};
 
   /* ---- the array ---- */
-  dlmap_array array;
-  memset(&array, 0, sizeof array);
+  dlmap_array array = dlmap_array_default();
   array.device_type = fuzz_device_type(&in);
   array.device_id = (int32_t)fuzz_pick_i64(&in, kFuzzInterestingI64, 8);
   array.dtype = fuzz_dtype(&in);
@@ -60,8 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   array.release = owner_sel == 0xff ? NULL : owner_release; /* release may be NULL */
 
   /* ---- the request ---- */
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   const uint8_t r0 = fuzz_u8(&in), r1 = fuzz_u8(&in);
   request.has_max_version = (r0 & 1) != 0;
   if (request.has_max_version) request.max_version = fuzz_version(&in);
@@ -143,10 +141,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       FUZZ_CHECK(out.legacy != NULL && out.versioned == NULL);
       FUZZ_CHECK(out.legacy->deleter != NULL);
       dlmap_struct_kind expected = DLMAP_STRUCT_NONE; /* the profile's answer to this max_version */
-      FUZZ_CHECK(dlmap_profile_struct_for(request.has_max_version, request.max_version, &expected, NULL) == DLMAP_OK &&
+      FUZZ_CHECK(dlmap_profile_struct_lookup(request.has_max_version, request.max_version, &expected, NULL) == DLMAP_OK &&
                  expected == DLMAP_STRUCT_LEGACY);
       /* A legacy tensor cannot say read-only: refused, unless the profile drops the flag. */
-      FUZZ_CHECK(!(array.read_only && !out.copied) || dlmap_profile()->legacy_drops_read_only);
+      FUZZ_CHECK(!(array.read_only && !out.copied) || dlmap_profile_current()->legacy_drops_read_only);
       t = &out.legacy->dl_tensor;
     }
     if (request.copy == DLMAP_COPY_ALWAYS) FUZZ_CHECK(out.copied);
@@ -157,7 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(t->ndim == 0 || (t->shape != NULL && t->strides != NULL));
     for (int32_t i = 0; i < t->ndim; i++) FUZZ_CHECK(t->shape[i] == shape_copy[i]);
     /* dl_device names the target, except device type 0 where the profile reads it as None (falsy). */
-    const bool dl_device = request.has_dl_device && !(request.dl_device_type == 0 && dlmap_profile()->dl_device_falsy_is_none);
+    const bool dl_device = request.has_dl_device && !(request.dl_device_type == 0 && dlmap_profile_current()->dl_device_falsy_is_none);
     const int32_t target = dl_device ? request.dl_device_type : array.device_type;
     FUZZ_CHECK((int32_t)t->device.device_type == target);
     if (out.copied) {

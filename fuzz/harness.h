@@ -264,7 +264,7 @@ static inline void fuzz_check_error(const dlmap_error *err, int32_t status) {
   FUZZ_CHECK(err->id != NULL);
   FUZZ_CHECK(memchr(err->message, '\0', sizeof err->message) != NULL);
   FUZZ_CHECK(strlen(err->message) > 0);
-  const dlmap_error_info *info = dlmap_error_info_of(status);
+  const dlmap_error_info *info = dlmap_error_describe(status);
   FUZZ_CHECK(info->code == status); /* every status dlmap returns is in its catalogue */
   FUZZ_CHECK(err->kind == info->kind && strcmp(err->id, info->id) == 0);
   if (status == DLMAP_ERR_OUT_OF_MEMORY) FUZZ_CHECK(err->kind == DLMAP_KIND_MEMORY_ERROR);

@@ -90,8 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (dims_ok && t.ndim > 0 && strides != NULL) memcpy(strides_copy, strides, (size_t)t.ndim * sizeof(int64_t));
 
   /* ---- the request ---- */
-  dlmap_import_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_import_request request = dlmap_import_request_default();
   const uint8_t r0 = fuzz_u8(&in), r1 = fuzz_u8(&in);
   request.has_device = (r0 & 1) != 0;
   request.device_type = request.has_device ? fuzz_device_type(&in) : 0;
@@ -233,7 +232,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       const dlmap_device_info *source = report_pinned ? reported_info : own_info;
       FUZZ_CHECK(source != NULL);
       const bool direct = dlmap_memory_kind_host_accessible(source->memory) ||
-                          dlmap_platform_get(source->platform)->backend != DLMAP_BACKEND_NONE;
+                          dlmap_platform_find(source->platform)->backend != DLMAP_BACKEND_NONE;
       if (request.alignment > 1 && direct && region.count > 0) {
         FUZZ_CHECK(first % request.alignment == 0);
       }

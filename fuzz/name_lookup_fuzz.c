@@ -1,11 +1,11 @@
 /* dlmap fuzz target — every name lookup: device type, platform and dtype names (the re2c matchers) and the
  * platform_version word scan, each on a heap buffer of exactly the input's length with no NUL terminator, so ASan
- * reports any read past its end; also the NUL-terminated entry points (dlmap_platform_from_version and
+ * reports any read past its end; also the NUL-terminated entry points (dlmap_platform_lookup_by_version and
  * __dlpack_device__'s query). Invariants: a hit names a value the spec defines, a miss leaves the output alone, and
  * the same name always gives the same answer. */
 #include "fuzz/harness.h"
 
-/* The word scan behind dlmap_platform_from_version, called here on non-terminated text (see src/name_lookup.h). */
+/* The word scan behind dlmap_platform_lookup_by_version, called here on non-terminated text (see src/name_lookup.h). */
 int dlmap__platform_from_words(const char *text, size_t len);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -14,24 +14,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *text = name;
 
   int32_t device_type = -12345;
-  if (dlmap_device_type_from_name(text, size, &device_type)) {
+  if (dlmap_device_type_parse(text, size, &device_type)) {
     const dlmap_device_info *info = dlmap_device_type_find(device_type);
     FUZZ_CHECK(info != NULL && info->value == device_type);
     int32_t again = -1;
-    FUZZ_CHECK(dlmap_device_type_from_name(text, size, &again) && again == device_type);
+    FUZZ_CHECK(dlmap_device_type_parse(text, size, &again) && again == device_type);
   } else {
     FUZZ_CHECK(device_type == -12345);
   }
 
   dlmap_platform platform = (dlmap_platform)-7;
-  if (dlmap_platform_from_name(text, size, &platform)) {
-    FUZZ_CHECK(dlmap_platform_get(platform) != NULL);
+  if (dlmap_platform_parse(text, size, &platform)) {
+    FUZZ_CHECK(dlmap_platform_find(platform) != NULL);
   } else {
     FUZZ_CHECK((int)platform == -7);
   }
 
   DLDataType dtype = {0xEE, 0xEE, 0xEEEE};
-  if (dlmap_dtype_from_name(text, size, &dtype)) {
+  if (dlmap_dtype_parse(text, size, &dtype)) {
     FUZZ_CHECK(dtype.lanes == 1 && dlmap_dtype_width_valid(dtype.code, dtype.bits, NULL));
     FUZZ_CHECK(dlmap_dtype_validate(dtype, NULL) == DLMAP_OK);
   } else {
@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const size_t len = strlen(terminated);
   dlmap_platform from_version = (dlmap_platform)-3;
   dlmap_error err;
-  const int32_t status = dlmap_platform_from_version(terminated, &from_version, &err);
+  const int32_t status = dlmap_platform_lookup_by_version(terminated, &from_version, &err);
   const int expected = dlmap__platform_from_words(terminated, len);
   if (status == DLMAP_OK) {
     FUZZ_CHECK((int)from_version == expected);

@@ -155,8 +155,7 @@ static void expected_bytes(const layout *l, const unsigned char *buffer, unsigne
 }
 
 static dlmap_array array_of(const layout *l, void *data, int32_t device_type, int32_t device_id) {
-  dlmap_array a;
-  memset(&a, 0, sizeof a);
+  dlmap_array a = dlmap_array_default();
   a.data = data;
   a.device_type = device_type;
   a.device_id = device_id;
@@ -182,8 +181,7 @@ static bool holds(DLTensor *t, const unsigned char *want, size_t bytes) {
 /* One copy through dlmap_export: array (on its device) to (type, id), copy=True, the consumer on the legacy
  * default stream where the target takes a stream. */
 static bool export_copy(const dlmap_array *array, int32_t type, int32_t id, dlmap_exported *out, dlmap_error *err) {
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version.major = 1;
   request.max_version.minor = 3;
@@ -248,8 +246,7 @@ static void check_copies(int devices) {
       managed.dl_tensor.shape = (int64_t *)l->shape;
       managed.dl_tensor.strides = l->ndim > 0 ? (int64_t *)l->strides : NULL;
       managed.dl_tensor.byte_offset = sources[1].array.byte_offset;
-      dlmap_import_request want_request;
-      memset(&want_request, 0, sizeof want_request);
+      dlmap_import_request want_request = dlmap_import_request_default();
       want_request.copy = DLMAP_COPY_ALWAYS;
       want_request.has_device = target == 0;
       want_request.device_type = DLMAP_DEVICE_CPU;
@@ -375,8 +372,7 @@ static void *context_thread(void *arg) {
   p->before = p->get(&context) == 0 && context != NULL;
   float data[16] = {0};
   const int64_t shape[1] = {16};
-  dlmap_array array;
-  memset(&array, 0, sizeof array);
+  dlmap_array array = dlmap_array_default();
   array.data = data;
   array.device_type = DLMAP_DEVICE_CPU;
   array.dtype.code = kDLFloat;
@@ -384,8 +380,7 @@ static void *context_thread(void *arg) {
   array.dtype.lanes = 1;
   array.ndim = 1;
   array.shape = shape;
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CUDA;
   request.dl_device_id = p->target;
@@ -493,8 +488,7 @@ static void check_zero_copy(void) {
     tensor.dl_tensor.dtype.bits = 32;
     tensor.dl_tensor.dtype.lanes = 1;
     tensor.dl_tensor.shape = (int64_t *)shape;
-    dlmap_import_request want;
-    memset(&want, 0, sizeof want);
+    dlmap_import_request want = dlmap_import_request_default();
     want.has_device = true;
     want.device_type = DLMAP_DEVICE_CUDA;
     want.copy = DLMAP_COPY_NEVER;
@@ -509,15 +503,13 @@ static void check_zero_copy(void) {
     dlmap_imported_release(&view);
 
     /* export: __dlpack__(dl_device=cuda:0, copy=False), the GPU writes, the host reads in place */
-    dlmap_array array;
-    memset(&array, 0, sizeof array);
+    dlmap_array array = dlmap_array_default();
     array.data = cases[c].data;
     array.device_type = cases[c].type;
     array.dtype = tensor.dl_tensor.dtype;
     array.ndim = 1;
     array.shape = shape;
-    dlmap_export_request request;
-    memset(&request, 0, sizeof request);
+    dlmap_export_request request = dlmap_export_request_default();
     request.has_dl_device = true;
     request.dl_device_type = DLMAP_DEVICE_CUDA;
     request.copy = DLMAP_COPY_NEVER;
@@ -581,8 +573,7 @@ static void check_bandwidth(void) {
       double best_dlmap = 1e30, best_cuda = 1e30;
       bool failed = false;
       for (int rep = 0; rep < 5; rep++) {
-        dlmap_array array;
-        memset(&array, 0, sizeof array);
+        dlmap_array array = dlmap_array_default();
         array.data = direction == 0 ? pinned : device;
         array.device_type = direction == 0 ? DLMAP_DEVICE_CPU : DLMAP_DEVICE_CUDA;
         array.dtype.code = kDLUInt;
@@ -592,8 +583,7 @@ static void check_bandwidth(void) {
         array.shape = shape;
         fixed_block block = {(char *)pinned, bytes + (1 << 20)};
         const dlmap_allocator hook = {fixed_allocate, fixed_release, &block};
-        dlmap_export_request request;
-        memset(&request, 0, sizeof request);
+        dlmap_export_request request = dlmap_export_request_default();
         request.has_dl_device = true;
         request.dl_device_type = direction == 1 ? DLMAP_DEVICE_CPU : DLMAP_DEVICE_CUDA;
         request.copy = DLMAP_COPY_ALWAYS;
@@ -657,8 +647,7 @@ static void check_exchange_cost(void) {
   cudaStream_t producer, consumer;
   CUDA(cudaStreamCreate(&producer));
   CUDA(cudaStreamCreate(&consumer));
-  dlmap_array array;
-  memset(&array, 0, sizeof array);
+  dlmap_array array = dlmap_array_default();
   array.data = data;
   array.device_type = DLMAP_DEVICE_CUDA;
   array.dtype.code = DLMAP_DTYPE_FLOAT;
@@ -675,8 +664,7 @@ static void check_exchange_cost(void) {
                {"stream=consumer (event + wait)", true, (int64_t)(intptr_t)consumer},
                {"stream=None (legacy default)", false, 0}};
   for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-    dlmap_export_request request;
-    memset(&request, 0, sizeof request);
+    dlmap_export_request request = dlmap_export_request_default();
     request.has_max_version = true;
     request.max_version.major = 1;
     request.max_version.minor = 3;

@@ -48,7 +48,7 @@ void check_ordering_run(const check_device *device, check_wait_mode mode, unsign
   const int64_t shape[1] = {(int64_t)n};
   dlmap_array arrays[64];
   for (int i = 0; i < 64; i++) {
-    memset(&arrays[i], 0, sizeof arrays[i]);
+    arrays[i] = dlmap_array_default();
     arrays[i].data = buf;
     arrays[i].device_type = device->device_type;
     arrays[i].dtype.code = kDLUInt;
@@ -69,8 +69,7 @@ void check_ordering_run(const check_device *device, check_wait_mode mode, unsign
     const unsigned value = 0x1000u + (unsigned)it;
     if (it > 0) DEVICE(device->stream_wait_event(producer, read_done));
     DEVICE(device->slow_fill(buf, n, value, producer));
-    dlmap_export_request request;
-    memset(&request, 0, sizeof request);
+    dlmap_export_request request = dlmap_export_request_default();
     request.has_stream = mode != CHECK_WAIT_LEGACY; /* None: the legacy default stream */
     request.stream = mode == CHECK_WAIT_NONE ? -1 : (int64_t)(intptr_t)consumer;
     request.defer_stream_sync = mode == CHECK_WAIT_BATCH;
@@ -89,8 +88,7 @@ void check_ordering_run(const check_device *device, check_wait_mode mode, unsign
     }
     const unsigned *read = buf;
     if (mode == CHECK_WAIT_IMPORT_COPY && exported[0].legacy != NULL) {
-      dlmap_import_request want;
-      memset(&want, 0, sizeof want);
+      dlmap_import_request want = dlmap_import_request_default();
       want.copy = DLMAP_COPY_ALWAYS;
       want.stream = consumer;
       if (dlmap_import_legacy(exported[0].legacy, &want, &copy, &err) != DLMAP_OK) {

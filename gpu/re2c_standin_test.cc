@@ -70,16 +70,16 @@ TEST(Re2cStandin, AnswersEveryLookupAsRe2cDoes) {
   size_t found = 0;
   for (const std::string &s : Inputs()) {
     int32_t a = -7, b = -7;
-    const bool ra = dlmap_device_type_from_name(s.data(), s.size(), &a);
+    const bool ra = dlmap_device_type_parse(s.data(), s.size(), &a);
     const bool rb = standin_device_type_from_name(s.data(), s.size(), &b);
     ASSERT_EQ(ra, rb) << "device type '" << s << "'";
     if (ra) ASSERT_EQ(a, b) << s;
     dlmap_platform pa = DLMAP_PLATFORM_COUNT, pb = DLMAP_PLATFORM_COUNT;
-    ASSERT_EQ(dlmap_platform_from_name(s.data(), s.size(), &pa), standin_platform_from_name(s.data(), s.size(), &pb))
+    ASSERT_EQ(dlmap_platform_parse(s.data(), s.size(), &pa), standin_platform_from_name(s.data(), s.size(), &pb))
         << "platform '" << s << "'";
     ASSERT_EQ(pa, pb) << s;
     DLDataType da = {}, db = {};
-    const bool ta = dlmap_dtype_from_name(s.data(), s.size(), &da), tb = standin_dtype_from_name(s.data(), s.size(), &db);
+    const bool ta = dlmap_dtype_parse(s.data(), s.size(), &da), tb = standin_dtype_from_name(s.data(), s.size(), &db);
     ASSERT_EQ(ta, tb) << "dtype '" << s << "'";
     if (ta) ASSERT_TRUE(da.code == db.code && da.bits == db.bits && da.lanes == db.lanes) << s;
     ASSERT_EQ(dlmap__platform_from_words(s.data(), s.size()), standin_platform_from_words(s.data(), s.size()))

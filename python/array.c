@@ -15,8 +15,7 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
    * very wide elements, which the strided copy does not serve, copy from a zeroed compact scratch buffer instead. */
   static const unsigned char zeros[256];
   int64_t strides[DLMAP_MAX_NDIM];
-  dlmap_array array;
-  memset(&array, 0, sizeof array);
+  dlmap_array array = dlmap_array_default();
   array.data = (void *)zeros; /* only read */
   array.device_type = DLMAP_DEVICE_CPU;
   array.dtype = dtype;
@@ -39,15 +38,13 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
     if (sized && !__builtin_mul_overflow(count, element_bits, &bits) && bits <= (uint64_t)INT64_MAX) {
       scratch = calloc((size_t)(bits / 8) + 1, 1);
       if (scratch == NULL) {
-        const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, bits / 8 + 1),
-                                  dlmap_arg_str(DLMAP_ARG_WHAT, "a zero-filled source")};
-        return dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+        return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, bits / 8 + 1),
+                           dlmap_arg_str(DLMAP_ARG_WHAT, "a zero-filled source"));
       }
       array.data = scratch;
     } /* otherwise dlmap_export reports the bad shape */
   }
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version = dlmap_version_current();
   request.has_dl_device = true;
@@ -76,7 +73,7 @@ static void call_deleter(void *managed, bool versioned) {
 
 bool dlmap_py_gpu_device_type(int32_t device_type) {
   const dlmap_device_info *device = dlmap_device_type_find(device_type);
-  return device != NULL && dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_GPU;
+  return device != NULL && dlmap_platform_find(device->platform)->backend == DLMAP_BACKEND_GPU;
 }
 
 /* ---- imports that may wait on a GPU run without the GIL; the producer's deleter still runs with it ---------------- */
@@ -236,8 +233,7 @@ static bool host_accessible(int32_t device_type) {
 
 int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out) {
   const DLTensor *t = &self->imported.tensor;
-  dlmap_array array;
-  memset(&array, 0, sizeof array);
+  dlmap_array array = dlmap_array_default();
   array.data = t->data;
   array.byte_offset = t->byte_offset;
   if (t->data != NULL && t->byte_offset != 0 && host_accessible((int32_t)t->device.device_type)) {
@@ -285,8 +281,7 @@ static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
                                    &copy)) {
     return NULL;
   }
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   if (dlmap_py_parse_stream(stream, "stream", &request.has_stream, &request.stream) < 0 ||
       dlmap_py_parse_version(max_version, "max_version", &request.has_max_version, &request.max_version) < 0 ||
       dlmap_py_parse_device(dl_device, "dl_device", false, NULL, &request.has_dl_device, &request.dl_device_type,
@@ -391,11 +386,10 @@ static int set_readonly(PyObject *op, PyObject *value, void *closure) {
     return -1;
   }
   if (value == Py_False && SELF->source_read_only) {
-    const dlmap_arg args[] = {
-        dlmap_arg_str(DLMAP_ARG_ARGUMENT, "readonly"),
-        dlmap_arg_str(DLMAP_ARG_REASON, "the producer marked the data read-only; use dlmap.from_dlpack(x, copy=True) "
-                                        "for a writable copy")};
-    dlmap_py_raise_code(DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    DLMAP_PY_RAISE(DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "readonly"),
+                   dlmap_arg_str(DLMAP_ARG_REASON,
+                                 "the producer marked the data read-only; use dlmap.from_dlpack(x, copy=True) "
+                                 "for a writable copy"));
     return -1;
   }
   SELF->read_only = value == Py_True;
@@ -473,8 +467,7 @@ static const char *buffer_format(DLDataType dtype) {
 }
 
 static int buffer_not_implemented(const char *what) {
-  const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, what);
-  dlmap_py_raise_code(DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+  DLMAP_PY_RAISE(DLMAP_ERR_NOT_IMPLEMENTED, dlmap_arg_str(DLMAP_ARG_WHAT, what));
   return -1;
 }
 

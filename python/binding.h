@@ -74,6 +74,8 @@ int dlmap_py_raise_int(const dlmap_error *err);
 
 /* Raises catalogue error `code` with the given args. Returns NULL. */
 PyObject *dlmap_py_raise_code(int32_t code, const dlmap_arg *args, size_t nargs);
+/* DLMAP_PY_RAISE(code, arg...): raises the catalogue error with its arguments counted (see DLMAP_RAISE); NULL. */
+#define DLMAP_PY_RAISE(...) dlmap_py_raise_code(DLMAP_CODE_AND_ARGS(__VA_ARGS__))
 
 /* argument_type_invalid: "{argument} must be {expected}, got {got}", got being the type name of `got`. */
 PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got);
@@ -98,6 +100,22 @@ extern const dlmap_allocator dlmap_py_allocator;
 
 /* Live exports (tensors handed out that still hold a reference to their Array). */
 void dlmap_py_count_export(int delta);
+
+/* What the counted allocator has seen (testing_hooks.c's dlmap._stats), and making its next n allocations fail. */
+typedef struct dlmap_py_allocation_stats {
+  long long live, total, live_exports, without_gil;
+} dlmap_py_allocation_stats;
+dlmap_py_allocation_stats dlmap_py_allocations(void);
+void dlmap_py_fail_next_allocations(long long n);
+
+/* ---- module.c, for the testing hooks ------------------------------------------------------------------------------ */
+
+/* Calls a versioned tensor's deleter (when it has one). */
+void dlmap_py_call_deleter(struct DLManagedTensorVersioned *tensor);
+/* How many producer types from_dlpack remembers as legacy-only. */
+Py_ssize_t dlmap_py_legacy_only_type_count(void);
+/* dlmap._stats, dlmap._fail_allocations, dlmap._call_deleter_on_thread (testing_hooks.c). */
+extern PyMethodDef dlmap_py_testing_hooks[];
 
 /* ---- interned names ----------------------------------------------------------------------------------------------- */
 

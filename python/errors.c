@@ -46,14 +46,14 @@ PyObject *dlmap_py_raise_code(int32_t code, const dlmap_arg *args, size_t nargs)
 }
 
 PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got) {
-  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument), dlmap_arg_str(DLMAP_ARG_EXPECTED, expected),
-                            dlmap_arg_str(DLMAP_ARG_GOT, Py_TYPE(got)->tp_name)};
-  return dlmap_py_raise_code(DLMAP_ERR_ARGUMENT_TYPE_INVALID, args, 3);
+  return DLMAP_PY_RAISE(DLMAP_ERR_ARGUMENT_TYPE_INVALID, dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument),
+                        dlmap_arg_str(DLMAP_ARG_EXPECTED, expected),
+                        dlmap_arg_str(DLMAP_ARG_GOT, Py_TYPE(got)->tp_name));
 }
 
 static int invalid_value(const char *argument, const char *reason) {
-  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument), dlmap_arg_str(DLMAP_ARG_REASON, reason)};
-  dlmap_py_raise_code(DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+  DLMAP_PY_RAISE(DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument),
+                 dlmap_arg_str(DLMAP_ARG_REASON, reason));
   return -1;
 }
 
@@ -134,9 +134,9 @@ int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names
     Py_ssize_t len;
     const char *name = PyUnicode_AsUTF8AndSize(obj, &len);
     if (name == NULL) return -1;
-    if (!dlmap_device_type_from_name(name, (size_t)len, type)) {
-      const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_WHAT, "device type"), dlmap_arg_str(DLMAP_ARG_NAME, name)};
-      dlmap_py_raise_code(DLMAP_ERR_NAME_UNKNOWN, args, 2);
+    if (!dlmap_device_type_parse(name, (size_t)len, type)) {
+      DLMAP_PY_RAISE(DLMAP_ERR_NAME_UNKNOWN, dlmap_arg_str(DLMAP_ARG_WHAT, "device type"),
+                     dlmap_arg_str(DLMAP_ARG_NAME, name));
       return -1;
     }
     *id = 0;

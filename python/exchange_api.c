@@ -13,9 +13,9 @@ static int allocator(DLTensor *prototype, struct DLManagedTensorVersioned **out,
   dlmap_error err;
   int32_t status;
   if (prototype == NULL || out == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, prototype == NULL ? "prototype" : "out"),
-                              dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
-    status = dlmap_error_set(&err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    status = DLMAP_RAISE(&err, DLMAP_ERR_INVALID_ARGUMENT,
+                         dlmap_arg_str(DLMAP_ARG_ARGUMENT, prototype == NULL ? "prototype" : "out"),
+                         dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL"));
   } else {
     /* Published only where the profile hands out versioned tensors (PyInit_dlmap), so this one is versioned. */
     dlmap_exported tensor;
@@ -40,8 +40,7 @@ static dlmap_py_array *as_array(void *py_object, const char *argument) {
 static int from_py_object(void *py_object, struct DLManagedTensorVersioned **out) {
   dlmap_py_array *array = as_array(py_object, "py_object");
   if (array == NULL) return -1;
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version = dlmap_version_current();
   request.copy = DLMAP_COPY_IF_NEEDED;
@@ -60,8 +59,8 @@ static int from_py_object(void *py_object, struct DLManagedTensorVersioned **out
 
 static int to_py_object(struct DLManagedTensorVersioned *tensor, void **out_py_object) {
   if (tensor == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
-    dlmap_py_raise_code(DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    DLMAP_PY_RAISE(DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"),
+                   dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL"));
     return -1;
   }
   PyObject *array = dlmap_py_import(tensor, true, NULL, "managed_tensor_to_py_object");
@@ -76,7 +75,7 @@ static int dltensor_from_py_object(void *py_object, DLTensor *out) {
   if (array->read_only) {
     /* A bare DLTensor has no flags: a consumer could write to it. */
     dlmap_error err;
-    dlmap_error_set(&err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED, NULL, 0);
+    DLMAP_RAISE(&err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED);
     return dlmap_py_raise_int(&err);
   }
   *out = array->imported.tensor; /* shape and strides point into the array, valid while it lives */

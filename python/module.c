@@ -1,47 +1,10 @@
 /* dlmap Python binding — the `dlmap` extension module: dlmap.empty, dlmap.from_dlpack (C exchange API, then the
- * Python protocol with versioned-first negotiation), the counted allocator, and the testing hooks. */
-#include <pthread.h>
-#include <stdatomic.h>
+ * Python protocol with versioned-first negotiation) and the module itself. The counted allocator is allocator.c, the
+ * testing hooks (dlmap._stats, …) testing_hooks.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "python/binding.h"
-
-/* ---- the counted allocator ----------------------------------------------------------------------------------------- */
-
-static atomic_llong live_allocations;
-static atomic_llong total_allocations;
-static atomic_llong live_exports;
-static atomic_llong failures_requested; /* the next N allocations fail (testing the out-of-memory paths) */
-static atomic_llong allocations_without_gil; /* testing: allocations made while the thread held no GIL */
-
-static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
-  (void)ctx;
-  long long pending = atomic_load(&failures_requested);
-  while (pending > 0) {
-    if (atomic_compare_exchange_weak(&failures_requested, &pending, pending - 1)) return NULL;
-  }
-  if (!PyGILState_Check()) atomic_fetch_add(&allocations_without_gil, 1); /* safe to ask without the GIL */
-  const dlmap_allocator *base = dlmap_allocator_default(); /* faster than aligned_alloc for small blocks */
-  void *pointer = base->allocate(base->ctx, size, alignment);
-  if (pointer != NULL) {
-    atomic_fetch_add(&live_allocations, 1);
-    atomic_fetch_add(&total_allocations, 1);
-  }
-  return pointer;
-}
-
-static void counted_release(void *ctx, void *pointer) {
-  (void)ctx;
-  if (pointer == NULL) return;
-  const dlmap_allocator *base = dlmap_allocator_default();
-  base->release(base->ctx, pointer);
-  atomic_fetch_sub(&live_allocations, 1);
-}
-
-const dlmap_allocator dlmap_py_allocator = {counted_allocate, counted_release, NULL};
-
-void dlmap_py_count_export(int delta) { atomic_fetch_add(&live_exports, delta); }
 
 /* ---- dlmap.empty --------------------------------------------------------------------------------------------------- */
 
@@ -62,8 +25,8 @@ static int parse_shape(PyObject *obj, int32_t *ndim, int64_t *shape) {
   const Py_ssize_t n = PyTuple_GET_SIZE(items);
   int status = 0;
   if (n > DLMAP_MAX_NDIM) {
-    const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_NDIM, n), dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM)};
-    dlmap_py_raise_code(DLMAP_ERR_NDIM_TOO_LARGE, args, 2);
+    DLMAP_PY_RAISE(DLMAP_ERR_NDIM_TOO_LARGE, dlmap_arg_int(DLMAP_ARG_NDIM, n),
+                   dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM));
     status = -1;
   }
   for (Py_ssize_t i = 0; i < n && status == 0; i++) {
@@ -98,9 +61,9 @@ static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {
     dtype_name = PyUnicode_AsUTF8AndSize(dtype_obj, &dtype_len);
     if (dtype_name == NULL) return NULL;
   }
-  if (!dlmap_dtype_from_name(dtype_name, (size_t)dtype_len, &dtype)) {
-    const dlmap_arg args2[] = {dlmap_arg_str(DLMAP_ARG_WHAT, "data type"), dlmap_arg_str(DLMAP_ARG_NAME, dtype_name)};
-    return dlmap_py_raise_code(DLMAP_ERR_NAME_UNKNOWN, args2, 2);
+  if (!dlmap_dtype_parse(dtype_name, (size_t)dtype_len, &dtype)) {
+    return DLMAP_PY_RAISE(DLMAP_ERR_NAME_UNKNOWN, dlmap_arg_str(DLMAP_ARG_WHAT, "data type"),
+                          dlmap_arg_str(DLMAP_ARG_NAME, dtype_name));
   }
   bool has_device;
   int32_t device_type = DLMAP_DEVICE_CPU, device_id = 0;
@@ -146,7 +109,7 @@ int dlmap_py_names_init(void) {
 
 /* ---- dlmap.from_dlpack -------------------------------------------------------------------------------------------- */
 
-static void call_deleter(struct DLManagedTensorVersioned *tensor) {
+void dlmap_py_call_deleter(struct DLManagedTensorVersioned *tensor) {
   if (tensor->deleter != NULL) tensor->deleter(tensor);
 }
 
@@ -176,7 +139,7 @@ static bool exchange_tensor_usable(const DLPackExchangeAPI *api, const struct DL
 static PyObject *device_tuple(int32_t type, int32_t id) { return Py_BuildValue("(ii)", (int)type, (int)id); }
 
 /* Whether versioned capsules are accepted: not under a profile that asks for legacy ones only (JAX's name check). */
-static bool asked_versioned_ok(void) { return dlmap_profile()->request == DLMAP_REQUEST_VERSIONED_FIRST; }
+static bool asked_versioned_ok(void) { return dlmap_profile_current()->request == DLMAP_REQUEST_VERSIONED_FIRST; }
 
 /* The producer reports a device type the profile does not import from: the catalogue error, naming str(x). */
 static PyObject *unsupported_source(PyObject *x, int32_t device_type) {
@@ -187,9 +150,8 @@ static PyObject *unsupported_source(PyObject *x, int32_t device_type) {
     Py_DECREF(text);
     return NULL;
   }
-  const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
-                            dlmap_arg_str(DLMAP_ARG_ARRAY, described)};
-  dlmap_py_raise_code(DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+  DLMAP_PY_RAISE(DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
+                 dlmap_arg_str(DLMAP_ARG_ARRAY, described));
   Py_DECREF(text);
   return NULL;
 }
@@ -209,11 +171,14 @@ static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_
   } else if (name != NULL && strcmp(name, DLMAP_PY_CAPSULE_LEGACY) == 0) {
     versioned = false;
   } else {
-    const dlmap_arg args[] = {
-        dlmap_arg_str(DLMAP_ARG_EXPECTED, asked_versioned ? DLMAP_PY_CAPSULE_VERSIONED : DLMAP_PY_CAPSULE_LEGACY),
-        dlmap_arg_str(DLMAP_ARG_GOT, name != NULL ? name : "NULL")};
+    /* The message is formatted before the capsule is released (name belongs to it) and raised after (its
+     * destructor may run Python code, which must not find an exception pending). */
+    dlmap_error err;
+    DLMAP_RAISE(&err, DLMAP_ERR_CAPSULE_CONSUMED,
+                dlmap_arg_str(DLMAP_ARG_EXPECTED, asked_versioned ? DLMAP_PY_CAPSULE_VERSIONED : DLMAP_PY_CAPSULE_LEGACY),
+                dlmap_arg_str(DLMAP_ARG_GOT, name != NULL ? name : "NULL"));
     Py_DECREF(capsule);
-    return dlmap_py_raise_code(DLMAP_ERR_CAPSULE_CONSUMED, args, 2);
+    return dlmap_py_raise(&err);
   }
   void *managed = PyCapsule_GetPointer(capsule, name);
   /* Renaming transfers ownership: from here dlmap calls the deleter exactly once, whatever happens. */
@@ -250,6 +215,8 @@ static PyObject *current_max_version, *kw_versioned, *kw_stream;
  * without an exception per call. Only immutable types are remembered (their methods cannot change, so every instance
  * answers alike); a Python class is asked versioned-first every time. */
 static PyObject *legacy_only_types;
+
+Py_ssize_t dlmap_py_legacy_only_type_count(void) { return PySet_GET_SIZE(legacy_only_types); }
 
 static bool is_legacy_only(PyTypeObject *type) {
   return (type->tp_flags & Py_TPFLAGS_IMMUTABLETYPE) != 0 && PySet_GET_SIZE(legacy_only_types) > 0 &&
@@ -307,8 +274,7 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
                                    &stream_obj)) {
     return NULL;
   }
-  dlmap_import_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_import_request request = dlmap_import_request_default();
   request.allocator = &dlmap_py_allocator;
   bool has_stream;
   int64_t stream;
@@ -325,7 +291,7 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
   if (method == NULL || lookup_attr(x, dlmap_py_name.dlpack_device, &device_method) < 0 || device_method == NULL) {
     const bool failed = PyErr_Occurred() != NULL;
     Py_XDECREF(method);
-    return failed ? NULL : dlmap_py_raise_code(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS, NULL, 0);
+    return failed ? NULL : DLMAP_PY_RAISE(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS);
   }
   PyObject *result = from_dlpack_methods(x, method, device_method, &request, copy_obj, has_stream, stream);
   Py_DECREF(method);
@@ -338,12 +304,12 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
                                      dlmap_import_request *request_in, PyObject *copy_obj, bool has_stream,
                                      int64_t stream) {
   dlmap_import_request request = *request_in;
-  const dlmap_profile_info *profile = dlmap_profile();
+  const dlmap_profile_info *profile = dlmap_profile_current();
   if (request.has_device) {
     /* A target the profile does not import onto is refused before the producer is asked for anything. */
     if (!dlmap_profile_device_policy(request.device_type).import_accepted) {
-      const dlmap_arg a[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request.device_type)};
-      return dlmap_py_raise_code(DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE, a, 1);
+      return DLMAP_PY_RAISE(DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE,
+                            dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request.device_type));
     }
   }
 
@@ -355,10 +321,10 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
     struct DLManagedTensorVersioned *tensor = NULL;
     if (api->managed_tensor_from_py_object_no_sync(x, &tensor) != 0 || tensor == NULL) {
       if (!PyErr_Occurred()) {
-        const dlmap_arg a[] = {dlmap_arg_str(DLMAP_ARG_PLATFORM, "the producer's C exchange API"),
-                               dlmap_arg_str(DLMAP_ARG_CALL, "managed_tensor_from_py_object_no_sync"),
-                               dlmap_arg_str(DLMAP_ARG_REASON, "it failed without setting an exception")};
-        return dlmap_py_raise_code(DLMAP_ERR_BACKEND_CALL_FAILED, a, 3);
+        return DLMAP_PY_RAISE(DLMAP_ERR_BACKEND_CALL_FAILED,
+                              dlmap_arg_str(DLMAP_ARG_PLATFORM, "the producer's C exchange API"),
+                              dlmap_arg_str(DLMAP_ARG_CALL, "managed_tensor_from_py_object_no_sync"),
+                              dlmap_arg_str(DLMAP_ARG_REASON, "it failed without setting an exception"));
       }
       return NULL;
     }
@@ -370,14 +336,14 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
       dlmap_stream_meaning meaning;
       dlmap_error err;
       if (dlmap_stream_classify(tensor_device, has_stream, stream, &meaning, &err) != DLMAP_OK) {
-        call_deleter(tensor);
+        dlmap_py_call_deleter(tensor);
         return dlmap_py_raise(&err);
       }
     }
     if (exchange_tensor_usable(api, tensor, &request, has_stream, stream)) {
       return dlmap_py_import(tensor, true, &request, "c_exchange_api");
     }
-    call_deleter(tensor); /* needs synchronisation or a device move: the Python path asks the producer */
+    dlmap_py_call_deleter(tensor); /* needs synchronisation or a device move: the Python path asks the producer */
   }
 
   /* 2. The Python protocol: where the producer says the array lives, and whether the stream suits it. */
@@ -443,7 +409,7 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
 static PyObject *profile_name(PyObject *module, PyObject *unused) {
   (void)module;
   (void)unused;
-  return PyUnicode_FromString(dlmap_profile()->name);
+  return PyUnicode_FromString(dlmap_profile_current()->name);
 }
 
 /* ---- dlmap.platform_status ---------------------------------------------------------------------------------------- */
@@ -455,84 +421,17 @@ static PyObject *platform_status(PyObject *module, PyObject *arg) {
   const char *name = PyUnicode_AsUTF8AndSize(arg, &len);
   if (name == NULL) return NULL;
   dlmap_platform platform;
-  if (!dlmap_platform_from_name(name, (size_t)len, &platform)) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_WHAT, "platform"), dlmap_arg_str(DLMAP_ARG_NAME, name)};
-    return dlmap_py_raise_code(DLMAP_ERR_NAME_UNKNOWN, args, 2);
+  if (!dlmap_platform_parse(name, (size_t)len, &platform)) {
+    return DLMAP_PY_RAISE(DLMAP_ERR_NAME_UNKNOWN, dlmap_arg_str(DLMAP_ARG_WHAT, "platform"),
+                          dlmap_arg_str(DLMAP_ARG_NAME, name));
   }
   dlmap_platform_status status;
   Py_BEGIN_ALLOW_THREADS /* probing may load and start a GPU runtime */
   dlmap_platform_probe(platform, &status);
   Py_END_ALLOW_THREADS
-  return Py_BuildValue("{s:s,s:O,s:O,s:i,s:s}", "platform", dlmap_platform_get(platform)->name, "built",
+  return Py_BuildValue("{s:s,s:O,s:O,s:i,s:s}", "platform", dlmap_platform_find(platform)->name, "built",
                        status.built ? Py_True : Py_False, "available", status.available ? Py_True : Py_False,
                        "device_count", (int)status.device_count, "reason", status.reason);
-}
-
-/* ---- testing hooks ------------------------------------------------------------------------------------------------ */
-
-static PyObject *stats(PyObject *module, PyObject *unused) {
-  (void)module;
-  (void)unused;
-  return Py_BuildValue("{s:L,s:L,s:L,s:n,s:L}", "live_allocations", (long long)atomic_load(&live_allocations),
-                       "total_allocations", (long long)atomic_load(&total_allocations), "live_exports",
-                       (long long)atomic_load(&live_exports), "legacy_only_types", PySet_GET_SIZE(legacy_only_types),
-                       "allocations_without_gil", (long long)atomic_load(&allocations_without_gil));
-}
-
-static PyObject *fail_allocations(PyObject *module, PyObject *arg) {
-  (void)module;
-  const long long n = PyLong_AsLongLong(arg);
-  if (n == -1 && PyErr_Occurred()) return NULL;
-  atomic_store(&failures_requested, n > 0 ? n : 0);
-  Py_RETURN_NONE;
-}
-
-typedef struct deleter_call {
-  void *managed;
-  bool versioned;
-} deleter_call;
-
-static void *run_deleter(void *arg) {
-  deleter_call *call = (deleter_call *)arg;
-  if (call->versioned) {
-    call_deleter((struct DLManagedTensorVersioned *)call->managed);
-  } else {
-    DLManagedTensor *t = (DLManagedTensor *)call->managed;
-    if (t->deleter != NULL) t->deleter(t);
-  }
-  return NULL;
-}
-
-/* Consumes an unconsumed capsule and calls its deleter on a new native thread that has never held the GIL, while
- * this thread waits with the GIL released: the deleter must take the GIL itself. */
-static PyObject *call_deleter_on_thread(PyObject *module, PyObject *capsule) {
-  (void)module;
-  deleter_call call = {NULL, false};
-  if (PyCapsule_IsValid(capsule, DLMAP_PY_CAPSULE_VERSIONED)) {
-    call.managed = PyCapsule_GetPointer(capsule, DLMAP_PY_CAPSULE_VERSIONED);
-    call.versioned = true;
-    if (PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_VERSIONED_USED) < 0) return NULL;
-  } else if (PyCapsule_IsValid(capsule, DLMAP_PY_CAPSULE_LEGACY)) {
-    call.managed = PyCapsule_GetPointer(capsule, DLMAP_PY_CAPSULE_LEGACY);
-    if (PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_LEGACY_USED) < 0) return NULL;
-  } else {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_EXPECTED, DLMAP_PY_CAPSULE_VERSIONED),
-                              dlmap_arg_str(DLMAP_ARG_GOT, PyCapsule_CheckExact(capsule) && PyCapsule_GetName(capsule)
-                                                               ? PyCapsule_GetName(capsule)
-                                                               : "NULL")};
-    return dlmap_py_raise_code(DLMAP_ERR_CAPSULE_CONSUMED, args, 2);
-  }
-  pthread_t thread;
-  int rc;
-  Py_BEGIN_ALLOW_THREADS
-  rc = pthread_create(&thread, NULL, run_deleter, &call);
-  if (rc == 0) pthread_join(thread, NULL);
-  Py_END_ALLOW_THREADS
-  if (rc != 0) {
-    run_deleter(&call); /* no thread: still release exactly once */
-    return PyErr_Format(PyExc_RuntimeError, "pthread_create failed (%d)", rc);
-  }
-  Py_RETURN_NONE;
 }
 
 /* ---- the module --------------------------------------------------------------------------------------------------- */
@@ -556,14 +455,6 @@ static PyMethodDef module_methods[] = {
      "platform_status(name, /)\n--\n\n"
      "Probes a platform (\"cpu\", \"cuda\", \"rocm\", …): {platform, built, available, device_count, reason}; reason "
      "is the vendor's text when it is not available."},
-    {"_stats", stats, METH_NOARGS,
-     "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, live exports, how many producer types "
-     "from_dlpack remembers as legacy-only, and how many allocations were made by a thread without the GIL."},
-    {"_fail_allocations", fail_allocations, METH_O,
-     "_fail_allocations(n)\n--\n\nTesting hook: the next n allocations through dlmap fail."},
-    {"_call_deleter_on_thread", call_deleter_on_thread, METH_O,
-     "_call_deleter_on_thread(capsule)\n--\n\nTesting hook: consumes the capsule and runs its deleter on a new native "
-     "thread without the GIL."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -584,7 +475,7 @@ PyMODINIT_FUNC PyInit_dlmap(void) {
   /* The exchange table lives for the whole process; the capsule is published on the type (DLPack 1.3), where the
    * profile hands out versioned tensors at all (the exchange API speaks only DLManagedTensorVersioned). */
   dlmap_struct_kind newest_struct = DLMAP_STRUCT_NONE;
-  if (dlmap_profile_struct_for(true, dlmap_version_current(), &newest_struct, NULL) == DLMAP_OK &&
+  if (dlmap_profile_struct_lookup(true, dlmap_version_current(), &newest_struct, NULL) == DLMAP_OK &&
       newest_struct == DLMAP_STRUCT_VERSIONED) {
     PyObject *api = PyCapsule_New((void *)&dlmap_py_exchange_api, DLMAP_EXCHANGE_API_CAPSULE_NAME, NULL);
     if (api == NULL) return NULL;
@@ -604,6 +495,10 @@ PyMODINIT_FUNC PyInit_dlmap(void) {
 
   PyObject *module = PyModule_Create(&module_def);
   if (module == NULL) return NULL;
+  if (PyModule_AddFunctions(module, dlmap_py_testing_hooks) < 0) {
+    Py_DECREF(module);
+    return NULL;
+  }
   const dlmap_version current = dlmap_version_current();
   PyObject *version = Py_BuildValue("(II)", current.major, current.minor);
   const int added = version != NULL && PyModule_AddObjectRef(module, "DLPACK_VERSION", version) == 0 &&

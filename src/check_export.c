@@ -11,10 +11,7 @@
 #include "dlmap/profile.h"
 
 /* The rules, by id; the Python checker's RULES use the same ids. */
-static const struct {
-  const char *id;
-  const char *text;
-} kRules[] = {
+static const dlmap_check_rule_info kRules[] = {
     {"P-answer", "the callback answers with exactly one tensor or an error kind"},
     {"P-raised", "the call must succeed when no rule of the spec or profile calls for an error"},
     {"P-no-error", "the call must fail when the spec or profile calls for an error"},
@@ -30,10 +27,10 @@ static const struct {
     {"P-consistent", "every export has the shape and dtype of the plain export"},
 };
 
-const char *dlmap_check_rule_text(const char *rule) {
-  if (rule == NULL) return NULL;
+const dlmap_check_rule_info *dlmap_check_rule_find(const char *id) {
+  if (id == NULL) return NULL;
   for (size_t i = 0; i < sizeof kRules / sizeof kRules[0]; i++) {
-    if (strcmp(kRules[i].id, rule) == 0) return kRules[i].text;
+    if (strcmp(kRules[i].id, id) == 0) return &kRules[i];
   }
   return NULL;
 }
@@ -124,11 +121,11 @@ static void add_code(expectation *e, int32_t code) {
 
 static expectation expect(const dlmap_check_request *r, const dlmap_check_source *s, dlmap_struct_kind *profile_struct) {
   expectation e = {false, {0}, 0};
-  const dlmap_profile_info *profile = dlmap_profile();
+  const dlmap_profile_info *profile = dlmap_profile_current();
   dlmap_error err;
   int32_t target = r->has_dl_device ? r->dl_device_type : s->device_type;
   *profile_struct = DLMAP_STRUCT_NONE;
-  if (dlmap_profile_struct_for(r->has_max_version, r->max_version, profile_struct, &err) != DLMAP_OK) {
+  if (dlmap_profile_struct_lookup(r->has_max_version, r->max_version, profile_struct, &err) != DLMAP_OK) {
     e.must_fail = true;
     add_code(&e, err.code);
   }
@@ -161,16 +158,17 @@ static expectation expect(const dlmap_check_request *r, const dlmap_check_source
 
 /* The newest version whose struct is legacy: what a legacy tensor's values are judged in under strict gating. */
 static dlmap_version newest_legacy(void) {
-  dlmap_version v, best = {0, 0};
-  for (size_t i = 0; dlmap_version_at(i, &v, NULL); i++) {
-    if (dlmap_version_struct(v) == DLMAP_STRUCT_LEGACY) best = v;
+  dlmap_version best = {0, 0};
+  const dlmap_version_info *v;
+  for (size_t i = 0; (v = dlmap_version_at(i)) != NULL; i++) {
+    if (v->structure == DLMAP_STRUCT_LEGACY) best = v->version;
   }
   return best;
 }
 
 static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_view *a, dlmap_struct_kind wanted,
                          const baseline *base) {
-  const dlmap_profile_info *profile = dlmap_profile();
+  const dlmap_profile_info *profile = dlmap_profile_current();
   const DLTensor *t = a->t;
   dlmap_error err;
   if (a->kind == DLMAP_STRUCT_VERSIONED) {
@@ -296,7 +294,7 @@ static int32_t other_device(int32_t own) {
   bool want_device = mine == NULL || mine->memory == DLMAP_MEMORY_HOST;
   for (size_t i = 0; dlmap_device_type_at(i) != NULL; i++) {
     const dlmap_device_info *d = dlmap_device_type_at(i);
-    const dlmap_platform_info *p = dlmap_platform_get(d->platform);
+    const dlmap_platform_info *p = dlmap_platform_find(d->platform);
     if (d->value != own && p != NULL && p->backend != DLMAP_BACKEND_NONE &&
         d->memory == (want_device ? DLMAP_MEMORY_DEVICE : DLMAP_MEMORY_HOST)) {
       return d->value;
@@ -308,9 +306,14 @@ static int32_t other_device(int32_t own) {
 int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_check_source *source,
                            dlmap_check_row *rows, size_t capacity, size_t *count, size_t *requests, dlmap_error *err) {
   if (fn == NULL || source == NULL || count == NULL) {
-    dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, fn == NULL ? "fn" : source == NULL ? "source" : "count"),
-                        dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
-    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT,
+                       dlmap_arg_str(DLMAP_ARG_ARGUMENT, fn == NULL ? "fn" : source == NULL ? "source" : "count"),
+                       dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL"));
+  }
+  if (source->struct_size != sizeof *source) {
+    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "source->struct_size"),
+                       dlmap_arg_str(DLMAP_ARG_REASON, "not sizeof(dlmap_check_source): start from "
+                                                       "dlmap_check_source_default()"));
   }
   checker c;
   baseline base;
@@ -342,12 +345,13 @@ int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_
     }
   }
   /* The newest listed version the profile refuses, when it refuses any. */
-  dlmap_version listed, refused = {0, 0};
+  dlmap_version refused = {0, 0};
   dlmap_struct_kind kind;
   bool any_refused = false;
-  for (size_t i = 0; dlmap_version_at(i, &listed, NULL); i++) {
-    if (dlmap_profile_struct_for(true, listed, &kind, NULL) != DLMAP_OK) {
-      refused = listed;
+  const dlmap_version_info *listed;
+  for (size_t i = 0; (listed = dlmap_version_at(i)) != NULL; i++) {
+    if (dlmap_profile_struct_lookup(true, listed->version, &kind, NULL) != DLMAP_OK) {
+      refused = listed->version;
       any_refused = true;
     }
   }

@@ -3,26 +3,25 @@
 #include "src/internal.h"
 
 /* Per-device NULL-terminated name lists, one array per entry of the generated list. */
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
-                          spellings, aliases)                                                                  \
-  static const char *const kSpellings_##ENUM[] = {DLMAP_UNPAREN spellings NULL};                               \
+#define DLMAP_DEVICE_TYPE(value, ENUM, spellings, aliases, ...)                  \
+  static const char *const kSpellings_##ENUM[] = {DLMAP_UNPAREN spellings NULL}; \
   static const char *const kAliases_##ENUM[] = {DLMAP_UNPAREN aliases NULL};
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
 
 static const dlmap_device_info kDevices[] = {
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
-                          spellings, aliases)                                                                  \
-  {value,                                                                                                      \
-   name,                                                                                                       \
-   kSpellings_##ENUM,                                                                                          \
-   kAliases_##ENUM,                                                                                            \
-   DLMAP_PLATFORM_##PLATFORM,                                                                                  \
-   DLMAP_MEMORY_##MEMORY,                                                                                      \
-   DLMAP_STREAM_CONVENTION_##STREAM,                                                                           \
-   {major, minor},                                                                                             \
-   doc,                                                                                                        \
-   note,                                                                                                       \
+#define DLMAP_DEVICE_TYPE(value, ENUM, spellings, aliases, name, PLATFORM, MEMORY, STREAM, major, minor, \
+                          upstream_main, doc, note, ...)                                                 \
+  {value,                                                                                                \
+   name,                                                                                                 \
+   kSpellings_##ENUM,                                                                                    \
+   kAliases_##ENUM,                                                                                      \
+   DLMAP_PLATFORM_##PLATFORM,                                                                            \
+   DLMAP_MEMORY_##MEMORY,                                                                                \
+   DLMAP_STREAM_CONVENTION_##STREAM,                                                                     \
+   {major, minor},                                                                                       \
+   doc,                                                                                                  \
+   note,                                                                                                 \
    upstream_main},
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
@@ -34,7 +33,7 @@ typedef struct memory_row {
 } memory_row;
 
 static const memory_row kMemoryKinds[] = {
-#define DLMAP_MEMORY_KIND(ENUM, name, host_accessible, doc) {name, host_accessible},
+#define DLMAP_MEMORY_KIND(ENUM, name, host_accessible, ...) {name, host_accessible},
 #include "src/generated/memory_kinds.inc"
 #undef DLMAP_MEMORY_KIND
 };
@@ -48,7 +47,7 @@ typedef struct convention_row {
 } convention_row;
 
 static const convention_row kConventions[] = {
-#define DLMAP_STREAM_CONVENTION(ENUM, name, ABSENT, has_handles, handles_above, rule) \
+#define DLMAP_STREAM_CONVENTION(ENUM, name, ABSENT, has_handles, handles_above, rule, ...) \
   {name, DLMAP_STREAM_##ABSENT, has_handles, handles_above, rule},
 #include "src/generated/stream_conventions.inc"
 #undef DLMAP_STREAM_CONVENTION
@@ -61,7 +60,7 @@ typedef struct stream_value_row {
 } stream_value_row;
 
 static const stream_value_row kStreamValues[] = {
-#define DLMAP_STREAM_VALUE(CONVENTION, value, MEANING) \
+#define DLMAP_STREAM_VALUE(CONVENTION, value, MEANING, ...) \
   {DLMAP_STREAM_CONVENTION_##CONVENTION, value, DLMAP_STREAM_##MEANING},
 #include "src/generated/stream_values.inc"
 #undef DLMAP_STREAM_VALUE
@@ -70,9 +69,7 @@ static const stream_value_row kStreamValues[] = {
 
 /* Index of each entry in kDevices. */
 enum {
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
-                          spellings, aliases)                                                                  \
-  DEVICE_INDEX_##ENUM,
+#define DLMAP_DEVICE_TYPE(value, ENUM, ...) DEVICE_INDEX_##ENUM,
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
   DEVICE_INDEX_END
@@ -81,9 +78,8 @@ enum {
 const dlmap_device_info *dlmap_device_type_find(int32_t device_type) {
   /* The values are DLPack's and sparse (no 5 or 6; vendors add large ones): a switch, not an index. */
   switch (device_type) {
-#define DLMAP_DEVICE_TYPE(value, ENUM, name, PLATFORM, MEMORY, STREAM, major, minor, upstream_main, doc, note, \
-                          spellings, aliases)                                                                  \
-  case value:                                                                                                  \
+#define DLMAP_DEVICE_TYPE(value, ENUM, ...) \
+  case value:                               \
     return &kDevices[DEVICE_INDEX_##ENUM];
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
@@ -92,12 +88,11 @@ const dlmap_device_info *dlmap_device_type_find(int32_t device_type) {
   }
 }
 
-int32_t dlmap_device_type_info(int32_t device_type, const dlmap_device_info **out, dlmap_error *err) {
+int32_t dlmap_device_type_lookup(int32_t device_type, const dlmap_device_info **out, dlmap_error *err) {
   const dlmap_device_info *info = dlmap_device_type_find(device_type);
   if (out != NULL) *out = info;
   if (info == NULL) {
-    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type);
-    return dlmap_error_set(err, DLMAP_ERR_DEVICE_TYPE_UNKNOWN, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_TYPE_UNKNOWN, dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type));
   }
   return DLMAP_OK;
 }
@@ -130,7 +125,7 @@ const char *dlmap_stream_convention_rule(dlmap_stream_convention convention) {
 int32_t dlmap_stream_classify(int32_t device_type, bool has_stream, int64_t stream, dlmap_stream_meaning *out,
                               dlmap_error *err) {
   const dlmap_device_info *info;
-  int32_t status = dlmap_device_type_info(device_type, &info, err);
+  int32_t status = dlmap_device_type_lookup(device_type, &info, err);
   if (status != DLMAP_OK) return status;
   const convention_row *convention = &kConventions[info->stream];
   dlmap_stream_meaning meaning = DLMAP_STREAM_INVALID;
@@ -146,11 +141,10 @@ int32_t dlmap_stream_classify(int32_t device_type, bool has_stream, int64_t stre
     }
   }
   if (meaning == DLMAP_STREAM_INVALID) {
-    const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_STREAM, stream),
-                              dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, info->name),
-                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
-                              dlmap_arg_str(DLMAP_ARG_RULE, convention->rule)};
-    return dlmap_error_set(err, DLMAP_ERR_STREAM_INVALID, args, 4);
+    return DLMAP_RAISE(err, DLMAP_ERR_STREAM_INVALID, dlmap_arg_int(DLMAP_ARG_STREAM, stream),
+                       dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, info->name),
+                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
+                       dlmap_arg_str(DLMAP_ARG_RULE, convention->rule));
   }
   if (out != NULL) *out = meaning;
   return DLMAP_OK;

@@ -4,7 +4,8 @@
 
 load("@dlmap_config//:build_defs.bzl", "PYTHON_BIN")
 
-# Generator flag → path of its output under <name>_gen/. Every generated path contains generated/.
+# Generator flag → path of its output under <name>_gen/. Every generated path contains generated/. A copy of
+# codegen/emit.py's OUTPUTS (Bazel 4.2.3 cannot load a generated .bzl); //codegen/tests:emit_test compares them.
 _C_OUTPUTS = {
     "spec_h": "include/dlmap/generated/dlmap_spec.h",
     "device_types_inc": "src/generated/device_types.inc",

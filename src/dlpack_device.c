@@ -7,41 +7,39 @@
 int32_t dlmap_dlpack_device(const dlmap_device_query *query, int32_t *device_type, int32_t *device_id,
                             dlmap_error *err) {
   if (query == NULL || query->platform == NULL || device_type == NULL || device_id == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "query"),
-                              dlmap_arg_str(DLMAP_ARG_REASON, "query, its platform and both outputs must not be NULL")};
-    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "query"),
+                       dlmap_arg_str(DLMAP_ARG_REASON, "query, its platform and both outputs must not be NULL"));
   }
-  if (query->num_shards > 1) return dlmap_error_set(err, DLMAP_ERR_DLPACK_SHARDED, NULL, 0);
+  if (query->num_shards > 1) return DLMAP_RAISE(err, DLMAP_ERR_DLPACK_SHARDED);
 
   /* JAX's generic "gpu" platform is told apart by the runtime's platform_version string. */
   dlmap_platform platform;
   if (strcmp(query->platform, "gpu") == 0) {
-    int32_t status = dlmap_platform_from_version(query->platform_version, &platform, err);
+    int32_t status = dlmap_platform_lookup_by_version(query->platform_version, &platform, err);
     if (status != DLMAP_OK) return status;
-  } else if (!dlmap_platform_from_name(query->platform, strlen(query->platform), &platform)) {
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM, query->platform);
-    return dlmap_error_set(err, dlmap_profile()->dlpack_device_otherwise, &arg, 1);
+  } else if (!dlmap_platform_parse(query->platform, strlen(query->platform), &platform)) {
+    return DLMAP_RAISE(err, dlmap_profile_current()->dlpack_device_otherwise,
+                       dlmap_arg_str(DLMAP_ARG_PLATFORM, query->platform));
   }
 
   /* The profile's rules, first match wins: a device type, or that platform's error. */
-  dlmap_device_rule rule;
+  const dlmap_device_rule *rule = NULL;
   bool matched = false;
-  for (size_t i = 0; !matched && dlmap_profile_device_rule_at(i, &rule); i++) {
-    matched = rule.platform == platform &&
-              (rule.memory == DLMAP_MATCH_ANY || (rule.memory == DLMAP_MATCH_PINNED) == query->pinned_host);
+  for (size_t i = 0; !matched && (rule = dlmap_profile_device_rule_at(i)) != NULL; i++) {
+    matched = rule->platform == platform &&
+              (rule->memory == DLMAP_MATCH_ANY || (rule->memory == DLMAP_MATCH_PINNED) == query->pinned_host);
   }
   if (!matched) { /* named as the caller named it, as JAX prints its platform */
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM, query->platform);
-    return dlmap_error_set(err, dlmap_profile()->dlpack_device_otherwise, &arg, 1);
+    return DLMAP_RAISE(err, dlmap_profile_current()->dlpack_device_otherwise,
+                       dlmap_arg_str(DLMAP_ARG_PLATFORM, query->platform));
   }
-  if (rule.error != DLMAP_OK) {
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(platform)->name);
-    return dlmap_error_set(err, rule.error, &arg, 1);
+  if (rule->error != DLMAP_OK) {
+    return DLMAP_RAISE(err, rule->error, dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(platform)->name));
   }
-  const dlmap_device_info *found = dlmap_device_type_find(rule.device_type);
+  const dlmap_device_info *found = dlmap_device_type_find(rule->device_type);
   /* The host is one device: its id is 0 whatever the query says. */
-  const bool host = dlmap_platform_get(found->platform)->backend == DLMAP_BACKEND_CPU;
-  if (!host && !query->has_local_hardware_id) return dlmap_error_set(err, DLMAP_ERR_NO_LOCAL_HARDWARE_ID, NULL, 0);
+  const bool host = dlmap_platform_find(found->platform)->backend == DLMAP_BACKEND_CPU;
+  if (!host && !query->has_local_hardware_id) return DLMAP_RAISE(err, DLMAP_ERR_NO_LOCAL_HARDWARE_ID);
   *device_type = found->value;
   *device_id = host ? 0 : query->local_hardware_id;
   return DLMAP_OK;

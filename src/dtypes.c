@@ -3,7 +3,7 @@
 #include "src/internal.h"
 
 static const dlmap_dtype_code_info kCodes[] = {
-#define DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, upstream_main, LANES, doc) \
+#define DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, upstream_main, LANES, doc, ...) \
   {value, name, {major, minor}, DLMAP_LANES_##LANES, doc, upstream_main},
 #define DLMAP_LANES_VECTOR true
 #define DLMAP_LANES_SCALAR false
@@ -21,7 +21,7 @@ typedef struct width_row {
 } width_row;
 
 static const width_row kWidths[] = {
-#define DLMAP_DTYPE_WIDTH(code, bits, name, major, minor) {code, bits, name, {major, minor}},
+#define DLMAP_DTYPE_WIDTH(code, bits, name, major, minor, ...) {code, bits, name, {major, minor}},
 #include "src/generated/dtype_widths.inc"
 #undef DLMAP_DTYPE_WIDTH
     {0, 0, NULL, {0, 0}} /* sentinel: bits 0 is never valid */
@@ -30,14 +30,14 @@ static const width_row kWidths[] = {
 /* code → index in kCodes, or -1; built at compile time from the generated list. */
 static int code_index(uint8_t code) {
   enum {
-#define DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, upstream_main, LANES, doc) CODE_INDEX_##ENUM,
+#define DLMAP_DTYPE_CODE(value, ENUM, ...) CODE_INDEX_##ENUM,
 #include "src/generated/dtype_codes.inc"
 #undef DLMAP_DTYPE_CODE
     CODE_INDEX_END
   };
   switch (code) {
-#define DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, upstream_main, LANES, doc) \
-  case value:                                                                        \
+#define DLMAP_DTYPE_CODE(value, ENUM, ...) \
+  case value:                              \
     return CODE_INDEX_##ENUM;
 #include "src/generated/dtype_codes.inc"
 #undef DLMAP_DTYPE_CODE
@@ -50,15 +50,15 @@ static int code_index(uint8_t code) {
  * code_index (every dtype check goes through here, three times per export or import). */
 static const width_row *find_width(uint8_t code, uint8_t bits) {
   enum {
-#define DLMAP_DTYPE_WIDTH(code, bits, name, major, minor) WIDTH_INDEX_##code##_##bits,
+#define DLMAP_DTYPE_WIDTH(code, bits, ...) WIDTH_INDEX_##code##_##bits,
 #include "src/generated/dtype_widths.inc"
 #undef DLMAP_DTYPE_WIDTH
     WIDTH_INDEX_END
   };
   if (bits == 0) return NULL;
   switch ((unsigned)code << 8 | bits) {
-#define DLMAP_DTYPE_WIDTH(code, bits, name, major, minor) \
-  case (unsigned)(code) << 8 | (unsigned)(bits):           \
+#define DLMAP_DTYPE_WIDTH(code, bits, ...)       \
+  case (unsigned)(code) << 8 | (unsigned)(bits): \
     return &kWidths[WIDTH_INDEX_##code##_##bits];
 #include "src/generated/dtype_widths.inc"
 #undef DLMAP_DTYPE_WIDTH
@@ -82,7 +82,7 @@ bool dlmap_dtype_width_valid(uint8_t code, uint8_t bits, dlmap_version *introduc
   return width != NULL;
 }
 
-size_t dlmap_dtype_valid_bits(uint8_t code, char *buf, size_t cap) {
+size_t dlmap_dtype_format_valid_bits(uint8_t code, char *buf, size_t cap) {
   dlmap__writer w;
   size_t n = 0;
   dlmap__writer_init(&w, buf, cap);
@@ -98,20 +98,17 @@ size_t dlmap_dtype_valid_bits(uint8_t code, char *buf, size_t cap) {
 int32_t dlmap_dtype_validate(DLDataType dtype, dlmap_error *err) {
   const dlmap_dtype_code_info *code = dlmap_dtype_code_find(dtype.code);
   if (code == NULL) {
-    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_CODE, dtype.code);
-    return dlmap_error_set(err, DLMAP_ERR_DTYPE_CODE_UNKNOWN, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_CODE_UNKNOWN, dlmap_arg_uint(DLMAP_ARG_CODE, dtype.code));
   }
   if (find_width(dtype.code, dtype.bits) == NULL) {
     char valid[128];
-    dlmap_dtype_valid_bits(dtype.code, valid, sizeof valid);
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_CODE_NAME, code->name), dlmap_arg_uint(DLMAP_ARG_BITS, dtype.bits),
-                              dlmap_arg_str(DLMAP_ARG_VALID_BITS, valid)};
-    return dlmap_error_set(err, DLMAP_ERR_DTYPE_BITS_INVALID, args, 3);
+    dlmap_dtype_format_valid_bits(dtype.code, valid, sizeof valid);
+    return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_BITS_INVALID, dlmap_arg_str(DLMAP_ARG_CODE_NAME, code->name),
+                       dlmap_arg_uint(DLMAP_ARG_BITS, dtype.bits), dlmap_arg_str(DLMAP_ARG_VALID_BITS, valid));
   }
   if (dtype.lanes == 0 || (dtype.lanes > 1 && !code->vector_lanes)) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_CODE_NAME, code->name),
-                              dlmap_arg_uint(DLMAP_ARG_LANES, dtype.lanes)};
-    return dlmap_error_set(err, DLMAP_ERR_DTYPE_LANES_INVALID, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_LANES_INVALID, dlmap_arg_str(DLMAP_ARG_CODE_NAME, code->name),
+                       dlmap_arg_uint(DLMAP_ARG_LANES, dtype.lanes));
   }
   return DLMAP_OK;
 }

@@ -6,7 +6,7 @@
 #include "src/internal.h"
 
 static const dlmap_error_info kErrors[] = {
-#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) \
+#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix, ...) \
   {code, id, DLMAP_KIND_##KIND, template_text, meaning, when, fix, mask},
 #include "src/generated/errors.inc"
 #undef DLMAP_ERROR
@@ -14,7 +14,7 @@ static const dlmap_error_info kErrors[] = {
 
 /* The compiled templates, in the same order as kErrors. */
 static const char *const kCompiled[] = {
-#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) compiled,
+#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, ...) compiled,
 #include "src/generated/errors.inc"
 #undef DLMAP_ERROR
 };
@@ -30,14 +30,14 @@ typedef struct related_row {
 } related_row;
 
 static const related_row kRelated[] = {
-#define DLMAP_ERROR_RELATED(ENUM, RELATED) {DLMAP_ERR_##ENUM, DLMAP_ERR_##RELATED},
+#define DLMAP_ERROR_RELATED(ENUM, RELATED, ...) {DLMAP_ERR_##ENUM, DLMAP_ERR_##RELATED},
 #include "src/generated/error_related.inc"
 #undef DLMAP_ERROR_RELATED
     {0, 0} /* sentinel: a spec may relate no errors; code 0 is never an error */
 };
 
 static const char *const kKindNames[] = {
-#define DLMAP_EXCEPTION_KIND(ENUM, name, doc) name,
+#define DLMAP_EXCEPTION_KIND(ENUM, name, ...) name,
 #include "src/generated/exception_kinds.inc"
 #undef DLMAP_EXCEPTION_KIND
 };
@@ -48,7 +48,7 @@ typedef struct placeholder_row {
 } placeholder_row;
 
 static const placeholder_row kPlaceholders[] = {
-#define DLMAP_PLACEHOLDER(ENUM, name, TYPE, doc) {name, DLMAP_ARG_TYPE_##TYPE},
+#define DLMAP_PLACEHOLDER(ENUM, name, TYPE, ...) {name, DLMAP_ARG_TYPE_##TYPE},
 #include "src/generated/placeholders.inc"
 #undef DLMAP_PLACEHOLDER
 };
@@ -56,13 +56,13 @@ static const placeholder_row kPlaceholders[] = {
 /* Index of a code in kErrors, or -1. The switch compiles to a jump table or binary search. */
 static int error_index(int32_t code) {
   enum {
-#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) INDEX_##ENUM,
+#define DLMAP_ERROR(ENUM, ...) INDEX_##ENUM,
 #include "src/generated/errors.inc"
 #undef DLMAP_ERROR
   };
   switch (code) {
-#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix) \
-  case code:                                                                                  \
+#define DLMAP_ERROR(ENUM, code, ...) \
+  case code:                         \
     return INDEX_##ENUM;
 #include "src/generated/errors.inc"
 #undef DLMAP_ERROR
@@ -71,12 +71,12 @@ static int error_index(int32_t code) {
   }
 }
 
-const dlmap_error_info *dlmap_error_info_of(int32_t code) {
+const dlmap_error_info *dlmap_error_describe(int32_t code) {
   int index = error_index(code);
   return index < 0 ? &kUnknown : &kErrors[index];
 }
 
-const dlmap_error_info *dlmap_error_info_by_id(const char *id) {
+const dlmap_error_info *dlmap_error_find_by_id(const char *id) {
   if (id == NULL) return NULL;
   for (size_t i = 0; i < sizeof kErrors / sizeof kErrors[0]; i++) {
     if (strcmp(kErrors[i].id, id) == 0) return &kErrors[i];
@@ -84,7 +84,7 @@ const dlmap_error_info *dlmap_error_info_by_id(const char *id) {
   return NULL;
 }
 
-const dlmap_error_info *dlmap_error_info_at(size_t index) {
+const dlmap_error_info *dlmap_error_at(size_t index) {
   return index < sizeof kErrors / sizeof kErrors[0] ? &kErrors[index] : NULL;
 }
 
@@ -92,7 +92,7 @@ size_t dlmap_error_related(int32_t code, const dlmap_error_info **out, size_t ca
   size_t n = 0;
   for (size_t i = 0; i < sizeof kRelated / sizeof kRelated[0]; i++) {
     if (kRelated[i].code != code || code == DLMAP_OK) continue;
-    if (n < cap && out != NULL) out[n] = dlmap_error_info_of(kRelated[i].related);
+    if (n < cap && out != NULL) out[n] = dlmap_error_describe(kRelated[i].related);
     n++;
   }
   return n;
@@ -155,7 +155,7 @@ static void put_arg(dlmap__writer *w, const dlmap_arg *arg, bool styled) {
   dlmap__put_str(w, "(bad argument type)");
 }
 
-size_t dlmap_format_message(char *buf, size_t cap, int32_t code, const dlmap_arg *args, size_t nargs) {
+size_t dlmap_error_format(char *buf, size_t cap, int32_t code, const dlmap_arg *args, size_t nargs) {
   dlmap__writer w;
   int index = error_index(code);
   dlmap__writer_init(&w, buf, cap);
@@ -195,11 +195,11 @@ int32_t dlmap_error_set(dlmap_error *err, int32_t code, const dlmap_arg *args, s
     err->id = "ok";
     err->message[0] = '\0';
   } else if (err != NULL) {
-    const dlmap_error_info *info = dlmap_error_info_of(code);
+    const dlmap_error_info *info = dlmap_error_describe(code);
     err->code = code;
     err->kind = info->kind;
     err->id = info->id;
-    dlmap_format_message(err->message, sizeof err->message, code, args, nargs);
+    dlmap_error_format(err->message, sizeof err->message, code, args, nargs);
   }
   return code;
 }

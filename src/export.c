@@ -7,6 +7,7 @@
 
 #include "src/layout.h"
 #include "src/memory.h"
+#include "src/placement.h"
 #include "src/transfer.h"
 
 /* One allocation per export. The managed tensor comes first, so the deleter's argument is the block. */
@@ -37,9 +38,10 @@ static void versioned_deleter(struct DLManagedTensorVersioned *self) { release_b
 
 /* The newest listed version below `until` (the version a legacy export speaks). */
 static dlmap_version newest_before(dlmap_version until) {
-  dlmap_version best = {0, 0}, v;
-  for (size_t i = 0; dlmap_version_at(i, &v, NULL); i++) {
-    if (dlmap_version_compare(v, until) < 0) best = v;
+  dlmap_version best = {0, 0};
+  const dlmap_version_info *listed;
+  for (size_t i = 0; (listed = dlmap_version_at(i)) != NULL; i++) {
+    if (dlmap_version_compare(listed->version, until) < 0) best = listed->version;
   }
   return best;
 }
@@ -63,7 +65,7 @@ static dlmap_version newest_legacy_version(void) {
  * tensor is stamped min(max_version, current); a legacy one speaks the newest legacy version up to max_version. */
 static int32_t negotiate(const dlmap_export_request *request, dlmap_struct_kind *structure, dlmap_version *version,
                          dlmap_error *err) {
-  const int32_t status = dlmap_profile_struct_for(request->has_max_version, request->max_version, structure, err);
+  const int32_t status = dlmap_profile_struct_lookup(request->has_max_version, request->max_version, structure, err);
   if (status != DLMAP_OK) return status;
   const dlmap_version newest = *structure == DLMAP_STRUCT_LEGACY ? newest_legacy_version() : dlmap_version_current();
   *version = request->has_max_version && dlmap_version_compare(request->max_version, newest) < 0 ? request->max_version
@@ -71,43 +73,33 @@ static int32_t negotiate(const dlmap_export_request *request, dlmap_struct_kind 
   return DLMAP_OK;
 }
 
-static bool is_host_platform(const dlmap_device_info *device) {
-  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
-}
-
-static int32_t invalid_argument(dlmap_error *err, const char *argument, const char *reason) {
-  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument), dlmap_arg_str(DLMAP_ARG_REASON, reason)};
-  return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
-}
-
 int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
                      dlmap_error *err) {
-  if (array == NULL) return invalid_argument(err, "array", "must not be NULL");
-  if (request == NULL) return invalid_argument(err, "request", "must not be NULL");
-  if (out == NULL) return invalid_argument(err, "out", "must not be NULL");
-  if (request->copy != DLMAP_COPY_IF_NEEDED && request->copy != DLMAP_COPY_ALWAYS && request->copy != DLMAP_COPY_NEVER) {
-    return invalid_argument(err, "copy", "must be DLMAP_COPY_IF_NEEDED, DLMAP_COPY_ALWAYS or DLMAP_COPY_NEVER");
-  }
+  if (array == NULL) return dlmap__invalid_argument(err, "array", "must not be NULL");
+  if (request == NULL) return dlmap__invalid_argument(err, "request", "must not be NULL");
+  if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
+  int32_t status = DLMAP__CHECK_STRUCT_SIZE(array, dlmap_array, "array", err);
+  if (status == DLMAP_OK) status = DLMAP__CHECK_STRUCT_SIZE(request, dlmap_export_request, "request", err);
+  if (status == DLMAP_OK) status = dlmap__check_copy_mode(request->copy, err);
+  if (status != DLMAP_OK) return status;
 
   /* 1. The version: which struct, and which DLPack version every value must be expressible in. */
   dlmap_struct_kind structure = DLMAP_STRUCT_LEGACY; /* negotiate() sets it; -O2 cannot tell (maybe-uninitialized) */
   dlmap_version version;
-  int32_t status = negotiate(request, &structure, &version, err);
+  status = negotiate(request, &structure, &version, err);
   if (status != DLMAP_OK) return status;
 
   /* 2. The array itself: one device, of a type the profile exports from. */
   if (array->num_shards > 1) {
-    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, array->num_shards);
-    return dlmap_error_set(err, DLMAP_ERR_TO_DLPACK_MULTI_DEVICE, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_TO_DLPACK_MULTI_DEVICE, dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, array->num_shards));
   }
   const dlmap_device_info *source;
-  status = dlmap_device_type_info(array->device_type, &source, err);
+  status = dlmap_device_type_lookup(array->device_type, &source, err);
   if (status != DLMAP_OK) return status;
-  if (!dlmap_profile_device_policy(array->device_type).export_source) {
+  if (!dlmap__export_accepts_source(array->device_type)) {
     char device[96];
     dlmap__describe_device(device, sizeof device, array->device_type, array->device_id);
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DEVICE, device);
-    return dlmap_error_set(err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, dlmap_arg_str(DLMAP_ARG_DEVICE, device));
   }
   status = dlmap_dtype_validate(array->dtype, err);
   if (status != DLMAP_OK) return status;
@@ -120,36 +112,32 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   const uint64_t element_bits = padded ? 8 : extent.element_bits;
   const uint64_t data_bytes = padded ? extent.count : extent.compact_bytes;
   if (array->data == NULL && extent.count > 0) {
-    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_NBYTES, data_bytes);
-    return dlmap_error_set(err, DLMAP_ERR_DATA_NULL, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_DATA_NULL, dlmap_arg_uint(DLMAP_ARG_NBYTES, data_bytes));
   }
   if (array->subbyte_padded && extent.element_bits >= 8) {
     char name[64];
     dlmap_dtype_format(array->dtype, name, sizeof name);
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DTYPE, name);
-    return dlmap_error_set(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, dlmap_arg_str(DLMAP_ARG_DTYPE, name));
   }
 
   /* 3. The target device: dl_device, or the array's own; the profile says which device types dl_device may name
    * (and whether device type 0, being falsy, means no dl_device). */
-  const dlmap_profile_info *profile = dlmap_profile();
+  const dlmap_profile_info *profile = dlmap_profile_current();
   const dlmap_device_info *target = source;
   int32_t target_id = array->device_id;
   if (request->has_dl_device && !(request->dl_device_type == 0 && profile->dl_device_falsy_is_none)) {
     target = dlmap_device_type_find(request->dl_device_type);
-    if (target == NULL || !(dlmap_profile_device_policy(request->dl_device_type).export_target ||
-                            (profile->dl_device_own_type && request->dl_device_type == array->device_type))) {
-      const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->dl_device_type);
-      return dlmap_error_set(err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &arg, 1);
+    if (target == NULL || !dlmap__export_accepts_target(request->dl_device_type, array->device_type)) {
+      return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE,
+                         dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->dl_device_type));
     }
     target_id = request->dl_device_id;
     if (target_id < 0) {
       dlmap_platform_status platform_status; /* the count the message states is the runtime's, not a guess */
       dlmap_platform_probe(target->platform, &platform_status);
-      const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DEVICE_ID, target_id),
-                                dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(target->platform)->name),
-                                dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, platform_status.device_count)};
-      return dlmap_error_set(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, args, 3);
+      return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, dlmap_arg_int(DLMAP_ARG_DEVICE_ID, target_id),
+                         dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(target->platform)->name),
+                         dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, platform_status.device_count));
     }
   }
 
@@ -158,29 +146,26 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   dlmap_stream_meaning stream;
   status = dlmap_stream_classify(target->value, request->has_stream, request->stream, &stream, err);
   if (status != DLMAP_OK && profile->stream == DLMAP_STREAM_POLICY_PASS_THROUGH) {
-    status = dlmap_error_set(err, DLMAP_OK, NULL, 0);
+    status = DLMAP_RAISE(err, DLMAP_OK);
     stream = DLMAP_STREAM_HOST_SYNC;
   }
   if (status != DLMAP_OK) return status;
 
   /* Only a view of GPU-runtime memory has a stream to synchronise (dlmap__view_sync is a no-op otherwise). */
-  const bool source_on_gpu = dlmap_platform_get(source->platform)->backend == DLMAP_BACKEND_GPU;
+  const bool source_on_gpu = dlmap_platform_find(source->platform)->backend == DLMAP_BACKEND_GPU;
 
-  /* 5. View or copy. The host is one device whatever its id; host-accessible memory (pinned,
-   * managed) is exported to the host without a copy, and to a GPU of its platform where the runtime
-   * confirms it. */
-  const bool same_device = target == source && (is_host_platform(target) || target_id == array->device_id);
-  const bool host_view = !same_device && is_host_platform(target) && dlmap_memory_kind_host_accessible(source->memory);
-  void *gpu_view_data = NULL;
-  const bool gpu_view = !same_device && !host_view && request->copy != DLMAP_COPY_ALWAYS &&
-                        dlmap__gpu_zero_copy(source, target, target_id, array->data, &gpu_view_data);
-  const bool need_copy = request->copy == DLMAP_COPY_ALWAYS || (!same_device && !host_view && !gpu_view);
+  /* 5. View or copy (placement.h): the host is one device whatever its id; host-accessible memory (pinned, managed)
+   * is exported to the host without a copy, and to a GPU of its platform where the runtime confirms it. */
+  const dlmap__placement placement =
+      dlmap__place(source, array->device_id, array->data, target, target_id, request->copy == DLMAP_COPY_ALWAYS);
+  const bool gpu_view = placement.kind == DLMAP__PLACE_GPU_VIEW;
+  const bool need_copy = placement.kind == DLMAP__PLACE_COPY;
   if (need_copy && request->copy == DLMAP_COPY_NEVER) {
     char device[96], source_device[96];
     dlmap__describe_device(device, sizeof device, target->value, target_id);
     dlmap__describe_device(source_device, sizeof source_device, array->device_type, array->device_id);
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE, device), dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source_device)};
-    return dlmap_error_set(err, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN, dlmap_arg_str(DLMAP_ARG_DEVICE, device),
+                       dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source_device));
   }
   /* The CPU backend copies between host-accessible memories; anything else needs the GPU backend, as
    * does making the consumer's stream wait for a view of GPU memory (checked here, done last). */
@@ -190,8 +175,8 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     status = dlmap__transfer_plan(source, array->device_id, array->producer_stream, target, target_id, &transfer, err);
     if (status != DLMAP_OK) return status;
     if (element_bits % 8 != 0 && !dlmap__is_row_major(array->ndim, array->shape, array->strides)) {
-      const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data");
-      return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+      return DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED,
+                         dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data"));
     }
   } else if (!request->defer_stream_sync && source_on_gpu) {
     status = dlmap__view_sync(source, array->device_id, array->producer_stream, gpu_view ? target_id : array->device_id,
@@ -207,7 +192,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   if (array->read_only && !need_copy && !(legacy && profile->legacy_drops_read_only)) flags |= DLMAP_FLAG_READ_ONLY;
   if (need_copy) flags |= DLMAP_FLAG_IS_COPIED;
   if (array->subbyte_padded) flags |= DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED;
-  if (legacy && (flags & DLMAP_FLAG_READ_ONLY)) return dlmap_error_set(err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED, NULL, 0);
+  if (legacy && (flags & DLMAP_FLAG_READ_ONLY)) return DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED);
   if (!legacy || profile->gating == DLMAP_GATING_STRICT) {
     /* IS_COPIED is informational: a legacy consumer simply owns the copy without being told. */
     const uint64_t must_express = legacy ? (flags & ~DLMAP_FLAG_IS_COPIED) : flags;
@@ -220,14 +205,14 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   size_t header, total;
   if (!dlmap__align_size(sizeof(export_block) + 2 * (size_t)ndim * sizeof(int64_t), &header) ||
       (need_copy && data_bytes > SIZE_MAX - header)) {
-    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, UINT64_MAX), dlmap_arg_str(DLMAP_ARG_WHAT, "an export")};
-    return dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, UINT64_MAX),
+                       dlmap_arg_str(DLMAP_ARG_WHAT, "an export"));
   }
   total = header + (need_copy && !gpu_copy ? (size_t)data_bytes : 0);
   export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, total), dlmap_arg_str(DLMAP_ARG_WHAT, "an export")};
-    return dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, total),
+                       dlmap_arg_str(DLMAP_ARG_WHAT, "an export"));
   }
   memset(block, 0, sizeof *block);
   block->allocator = *dlmap__allocator_or_default(request->allocator);
@@ -250,7 +235,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   tensor->strides = ndim > 0 ? strides : NULL;
   tensor->dtype = array->dtype;
   tensor->device.device_type = (DLDeviceType)target->value;
-  tensor->device.device_id = is_host_platform(target) ? 0 : target_id;
+  tensor->device.device_id = dlmap__on_host(target) ? 0 : target_id;
   if (need_copy) {
     char *copy = (char *)block + header;
     if (gpu_copy) {
@@ -284,7 +269,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   } else {
     /* byte_offset is kept, not folded into data: on handle-based devices (OpenCL, Metal) data is an
      * opaque handle that must not be offset. */
-    tensor->data = gpu_view ? gpu_view_data : array->data;
+    tensor->data = gpu_view ? placement.gpu_view_data : array->data;
     tensor->byte_offset = array->byte_offset;
     if (!request->defer_stream_sync && source_on_gpu) {
       status = dlmap__view_sync(source, array->device_id, array->producer_stream,

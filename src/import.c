@@ -6,6 +6,7 @@
 
 #include "src/layout.h"
 #include "src/memory.h"
+#include "src/placement.h"
 #include "src/transfer.h"
 
 /* The producer's tensor, whichever struct it came in. */
@@ -34,26 +35,6 @@ static int32_t fail(const producer *p, int32_t status) {
   return status;
 }
 
-static int32_t fail_with(const producer *p, dlmap_error *err, int32_t code, const dlmap_arg *args, size_t n) {
-  return fail(p, dlmap_error_set(err, code, args, n));
-}
-
-static bool is_host(const dlmap_device_info *device) {
-  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
-}
-
-/* Whether data is a plain address (so byte_offset and alignment mean bytes in memory): host-accessible
- * memory and the GPU backends' device memory. OpenCL buffers, Metal buffers and the like are handles. */
-static bool direct_address(const dlmap_device_info *device) {
-  return dlmap_memory_kind_host_accessible(device->memory) ||
-         dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_NONE;
-}
-
-static int32_t invalid_request(const producer *p, dlmap_error *err, const char *argument, const char *reason) {
-  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument), dlmap_arg_str(DLMAP_ARG_REASON, reason)};
-  return fail_with(p, err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
-}
-
 static int32_t unsupported_device(const producer *p, dlmap_error *err, int32_t device_type, const char *name) {
   char array[96];
   dlmap__writer w;
@@ -62,8 +43,9 @@ static int32_t unsupported_device(const producer *p, dlmap_error *err, int32_t d
   dlmap__put_str(&w, " tensor of ndim ");
   dlmap__put_int(&w, p->tensor->ndim);
   dlmap__writer_finish(&w);
-  const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type), dlmap_arg_str(DLMAP_ARG_ARRAY, array)};
-  return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+  return fail(p,
+              DLMAP_RAISE(err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE,
+                          dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type), dlmap_arg_str(DLMAP_ARG_ARRAY, array)));
 }
 
 /* Whether the tensor's strides fit a layout policy (NULL strides are row-major). */
@@ -76,37 +58,37 @@ static bool layout_fits(dlmap_layout_policy layout, const DLTensor *t) {
 static int32_t layout_error(const producer *p, dlmap_error *err, dlmap_layout_policy layout) {
   const DLTensor *t = p->tensor;
   const int32_t shown = t->ndim < 16 ? t->ndim : 16;
-  const dlmap_arg args[] = {dlmap_arg_ints(DLMAP_ARG_SHAPE, t->shape, shown),
-                            dlmap_arg_ints(DLMAP_ARG_STRIDES, t->strides, shown)};
-  return fail_with(p, err, layout == DLMAP_LAYOUT_ROW_MAJOR ? DLMAP_ERR_STRIDES_NOT_ROW_MAJOR : DLMAP_ERR_STRIDES_NOT_COMPACT,
-                   args, 2);
+  return fail(
+      p, DLMAP_RAISE(
+             err, layout == DLMAP_LAYOUT_ROW_MAJOR ? DLMAP_ERR_STRIDES_NOT_ROW_MAJOR : DLMAP_ERR_STRIDES_NOT_COMPACT,
+             dlmap_arg_ints(DLMAP_ARG_SHAPE, t->shape, shown), dlmap_arg_ints(DLMAP_ARG_STRIDES, t->strides, shown)));
 }
 
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
                              dlmap_error *err) {
-  static const dlmap_import_request kDefaults = {0};
+  static const dlmap_import_request kDefaults = {.struct_size = sizeof(dlmap_import_request)};
   if (request == NULL) request = &kDefaults;
   if (out == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "out"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
-    return fail_with(p, err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return fail(p, dlmap__invalid_argument(err, "out", "must not be NULL"));
   }
-  if (request->copy != DLMAP_COPY_IF_NEEDED && request->copy != DLMAP_COPY_ALWAYS && request->copy != DLMAP_COPY_NEVER) {
-    return invalid_request(p, err, "copy", "must be DLMAP_COPY_IF_NEEDED, DLMAP_COPY_ALWAYS or DLMAP_COPY_NEVER");
-  }
+  int32_t status = DLMAP__CHECK_STRUCT_SIZE(request, dlmap_import_request, "request", err);
+  if (status == DLMAP_OK) status = dlmap__check_copy_mode(request->copy, err);
+  if (status != DLMAP_OK) return fail(p, status);
   if (request->layout != DLMAP_LAYOUT_ANY && request->layout != DLMAP_LAYOUT_COMPACT_PERMUTATION &&
       request->layout != DLMAP_LAYOUT_ROW_MAJOR) {
-    return invalid_request(p, err, "layout",
-                           "must be DLMAP_LAYOUT_ANY, DLMAP_LAYOUT_COMPACT_PERMUTATION or DLMAP_LAYOUT_ROW_MAJOR");
+    return fail(
+        p, dlmap__invalid_argument(
+               err, "layout", "must be DLMAP_LAYOUT_ANY, DLMAP_LAYOUT_COMPACT_PERMUTATION or DLMAP_LAYOUT_ROW_MAJOR"));
   }
   if ((request->alignment & (request->alignment - 1)) != 0) {
-    return invalid_request(p, err, "alignment", "must be 0 or a power of two");
+    return fail(p, dlmap__invalid_argument(err, "alignment", "must be 0 or a power of two"));
   }
   if (request->num_shards > 1) {
-    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, request->num_shards);
-    return fail_with(p, err, DLMAP_ERR_FROM_DLPACK_MULTI_DEVICE, &arg, 1);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_FROM_DLPACK_MULTI_DEVICE,
+                               dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, request->num_shards)));
   }
   const DLTensor *t = p->tensor;
-  const dlmap_profile_info *profile = dlmap_profile();
+  const dlmap_profile_info *profile = dlmap_profile_current();
 
   /* 1. Values: device type, dtype and flags known (and of the widths and lanes the profile imports), and
    * (versioned) expressible in the tensor's version; only then whether the profile imports from the device (a 1.1
@@ -121,31 +103,30 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
         reported->memory != DLMAP_MEMORY_HOST_PINNED) {
       char source[96];
       dlmap__describe_device(source, sizeof source, device_type, t->device.device_id);
-      const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME,
-                                              dlmap_device_type_name(request->reported_device_type)),
-                                dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->reported_device_type),
-                                dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)};
-      return fail_with(p, err, DLMAP_ERR_DEVICE_REPORT_MISMATCH, args, 3);
+      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DEVICE_REPORT_MISMATCH,
+                                 dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME,
+                                               dlmap_device_type_name(request->reported_device_type)),
+                                 dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->reported_device_type),
+                                 dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
     }
     device_type = request->reported_device_type;
   }
   const dlmap_device_info *device = dlmap_device_type_find(device_type);
   if (device == NULL) return unsupported_device(p, err, device_type, NULL);
   if (profile->whole_bytes && t->dtype.bits % 8 != 0) {
-    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_BITS, t->dtype.bits);
-    return fail_with(p, err, DLMAP_ERR_DTYPE_BITS_NOT_WHOLE_BYTES, &arg, 1);
+    return fail(p,
+                DLMAP_RAISE(err, DLMAP_ERR_DTYPE_BITS_NOT_WHOLE_BYTES, dlmap_arg_uint(DLMAP_ARG_BITS, t->dtype.bits)));
   }
   if (profile->scalar && t->dtype.lanes != 1) {
-    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_LANES, t->dtype.lanes);
-    return fail_with(p, err, DLMAP_ERR_DTYPE_LANES_NOT_ONE, &arg, 1);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DTYPE_LANES_NOT_ONE, dlmap_arg_uint(DLMAP_ARG_LANES, t->dtype.lanes)));
   }
-  int32_t status = dlmap_dtype_validate(t->dtype, err);
+  status = dlmap_dtype_validate(t->dtype, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (p->versioned) {
     status = dlmap__check_in_version(device, t->dtype, p->flags, p->version, err);
     if (status != DLMAP_OK) return fail(p, status);
   }
-  if (!dlmap_profile_device_policy(device_type).import_accepted) {
+  if (!dlmap__import_accepts(device_type)) {
     return unsupported_device(p, err, device_type, device->name);
   }
 
@@ -164,22 +145,21 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   if (padded && dtype_bits >= 8) {
     char name[64];
     dlmap_dtype_format(t->dtype, name, sizeof name);
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DTYPE, name);
-    return fail_with(p, err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, &arg, 1);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, dlmap_arg_str(DLMAP_ARG_DTYPE, name)));
   }
   if (t->data == NULL && extent.count > 0) {
-    const dlmap_arg arg = dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes);
-    return fail_with(p, err, DLMAP_ERR_DATA_NULL, &arg, 1);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DATA_NULL, dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes)));
   }
   const uintptr_t base = (uintptr_t)t->data;
   uintptr_t first = base;
-  if (direct_address(device) && extent.count > 0) {
+  if (dlmap__direct_address(device) && extent.count > 0) {
     /* data + byte_offset + every byte the strides reach must stay inside the address space. */
     uintptr_t last;
     if (t->byte_offset > UINTPTR_MAX - base || (first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-extent.lo_bytes ||
         (uint64_t)extent.hi_bytes > UINTPTR_MAX - first || __builtin_add_overflow(first, (uintptr_t)extent.hi_bytes, &last)) {
-      const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_BYTE_OFFSET, t->byte_offset), dlmap_arg_ptr(DLMAP_ARG_POINTER, t->data)};
-      return fail_with(p, err, DLMAP_ERR_BYTE_OFFSET_OVERFLOW, args, 2);
+      return fail(
+          p, DLMAP_RAISE(err, DLMAP_ERR_BYTE_OFFSET_OVERFLOW, dlmap_arg_uint(DLMAP_ARG_BYTE_OFFSET, t->byte_offset),
+                         dlmap_arg_ptr(DLMAP_ARG_POINTER, t->data)));
     }
   }
 
@@ -188,47 +168,43 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   int32_t target_id = t->device.device_id;
   if (request->has_device) {
     target = dlmap_device_type_find(request->device_type);
-    if (target == NULL || !dlmap_profile_device_policy(request->device_type).import_accepted) {
-      const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type)};
-      return fail_with(p, err, DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE, args, 1);
+    if (target == NULL || !dlmap__import_accepts(request->device_type)) {
+      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE,
+                                 dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type)));
     }
     target_id = request->device_id;
   }
-  const bool same_device = target == device && (is_host(target) || target_id == t->device.device_id);
-  const bool host_view = !same_device && is_host(target) && dlmap_memory_kind_host_accessible(device->memory);
-  /* Pinned and managed memory read by a GPU of its platform without a copy, where the runtime confirms it. */
-  void *gpu_view_data = NULL;
-  const bool gpu_view = !same_device && !host_view && request->copy != DLMAP_COPY_ALWAYS &&
-                        dlmap__gpu_zero_copy(device, target, target_id, t->data, &gpu_view_data);
-  const bool moves = !same_device && !host_view && !gpu_view;
+  const dlmap__placement placement =
+      dlmap__place(device, t->device.device_id, t->data, target, target_id, request->copy == DLMAP_COPY_ALWAYS);
+  const bool moves = placement.moves;
   /* The strides a view may have: the caller's layout and the profile's; a profile may refuse the others even with
    * a copy (JAX: only a permutation of a compact layout; a tensor without elements has no layout to refuse). */
   const bool profile_layout_ok = layout_fits(profile->view_layout, t);
   if (!profile_layout_ok && profile->other_layouts_refused) return layout_error(p, err, profile->view_layout);
   const bool layout_ok = profile_layout_ok && layout_fits(request->layout, t);
   const uint64_t alignment = request->alignment > profile->alignment ? request->alignment : profile->alignment;
-  const bool aligned = alignment <= 1 || !direct_address(device) || extent.count == 0 || first % alignment == 0;
+  const bool aligned = alignment <= 1 || !dlmap__direct_address(device) || extent.count == 0 || first % alignment == 0;
   const bool read_only = (p->flags & DLMAP_FLAG_READ_ONLY) != 0;
-  const bool need_copy = request->copy == DLMAP_COPY_ALWAYS || moves || !layout_ok || !aligned ||
-                         (read_only && request->writable);
+  const bool need_copy =
+      placement.kind == DLMAP__PLACE_COPY || !layout_ok || !aligned || (read_only && request->writable);
 
   if (need_copy && request->copy == DLMAP_COPY_NEVER) {
     if (moves) {
       char wanted[96], source[96];
       dlmap__describe_device(wanted, sizeof wanted, target->value, target_id);
       dlmap__describe_device(source, sizeof source, device->value, t->device.device_id);
-      const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE, wanted), dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)};
-      return fail_with(p, err, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN, args, 2);
+      return fail(p,
+                  DLMAP_RAISE(err, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN, dlmap_arg_str(DLMAP_ARG_DEVICE, wanted),
+                              dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
     }
     if (!layout_ok) {
       return layout_error(p, err, profile_layout_ok ? request->layout : profile->view_layout);
     }
     if (!aligned) {
-      const dlmap_arg args[] = {dlmap_arg_ptr(DLMAP_ARG_POINTER, (const void *)first),
-                                dlmap_arg_uint(DLMAP_ARG_ALIGNMENT, alignment)};
-      return fail_with(p, err, DLMAP_ERR_UNALIGNED_DATA, args, 2);
+      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_UNALIGNED_DATA, dlmap_arg_ptr(DLMAP_ARG_POINTER, (const void *)first),
+                                 dlmap_arg_uint(DLMAP_ARG_ALIGNMENT, alignment)));
     }
-    return fail_with(p, err, DLMAP_ERR_READ_ONLY_NOT_WRITABLE, NULL, 0);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NOT_WRITABLE));
   }
 
   memset(out, 0, offsetof(dlmap_imported, strides_)); /* strides_ is written only when used */
@@ -241,11 +217,11 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
       dlmap__compact_strides(t->ndim, t->shape, out->strides_);
       out->tensor.strides = out->strides_;
     }
-    if (host_view) {
+    if (placement.kind == DLMAP__PLACE_HOST_VIEW) {
       out->tensor.device.device_type = (DLDeviceType)target->value;
       out->tensor.device.device_id = 0;
-    } else if (gpu_view) {
-      out->tensor.data = gpu_view_data;
+    } else if (placement.kind == DLMAP__PLACE_GPU_VIEW) {
+      out->tensor.data = placement.gpu_view_data;
       out->tensor.device.device_type = (DLDeviceType)target->value;
       out->tensor.device.device_id = target_id;
     } else if (request->has_reported_device) {
@@ -261,31 +237,29 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
    * memory, else into host memory (reported as kDLCPU). The CPU backend copies host-readable memory, the
    * GPU backend the rest, on the consumer's stream, and the copy is complete before the producer's tensor
    * is released (its memory may be reused as soon as the deleter runs). */
-  const bool gpu_destination = !dlmap_memory_kind_host_accessible(target->memory) || (moves && !is_host(target));
+  const bool gpu_destination = !dlmap_memory_kind_host_accessible(target->memory) || (moves && !dlmap__on_host(target));
   const dlmap_device_info *destination = gpu_destination ? target : dlmap_device_type_find(DLMAP_DEVICE_CPU);
   const int32_t destination_id = gpu_destination ? target_id : 0;
   dlmap__transfer transfer;
   status = dlmap__transfer_plan(device, t->device.device_id, request->stream, destination, destination_id, &transfer, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (extent.element_bits % 8 != 0 && !dlmap__is_row_major(t->ndim, t->shape, t->strides)) {
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data");
-    return fail_with(p, err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+    return fail(
+        p, DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED, dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data")));
   }
   /* One allocation: shape and strides (the producer's are released below), then the aligned data. */
   const size_t copy_alignment = alignment > DLMAP_DATA_ALIGNMENT ? (size_t)alignment : DLMAP_DATA_ALIGNMENT;
   const size_t dims_bytes = 2 * (size_t)t->ndim * sizeof(int64_t);
   const size_t header = (dims_bytes + copy_alignment - 1) / copy_alignment * copy_alignment;
   if (extent.compact_bytes > SIZE_MAX - header) {
-    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes),
-                              dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")};
-    return fail_with(p, err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes),
+                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")));
   }
   const uint64_t host_bytes = gpu_destination ? 0 : extent.compact_bytes;
   char *block = (char *)dlmap__allocate(request->allocator, header + (size_t)host_bytes, copy_alignment);
   if (block == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, header + host_bytes),
-                              dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")};
-    return fail_with(p, err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, header + host_bytes),
+                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")));
   }
   char *data = block + header;
   void *gpu_copy = NULL;
@@ -332,15 +306,14 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
 int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
                                dlmap_imported *out, dlmap_error *err) {
   if (tensor == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
-    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return dlmap__invalid_argument(err, "tensor", "must not be NULL");
   }
   producer p = {tensor, true, NULL, 0, {tensor->version.major, tensor->version.minor}};
   /* The major version first, and nothing else read before it (the ABI's rule). */
   if (dlmap_version_struct(p.version) != DLMAP_STRUCT_VERSIONED) {
-    const dlmap_arg args[] = {dlmap_arg_version(DLMAP_ARG_VERSION, p.version),
-                              dlmap_arg_version(DLMAP_ARG_SUPPORTED_VERSION, dlmap_version_current())};
-    return fail_with(&p, err, DLMAP_ERR_VERSION_MAJOR_UNSUPPORTED, args, 2);
+    return fail(&p,
+                DLMAP_RAISE(err, DLMAP_ERR_VERSION_MAJOR_UNSUPPORTED, dlmap_arg_version(DLMAP_ARG_VERSION, p.version),
+                            dlmap_arg_version(DLMAP_ARG_SUPPORTED_VERSION, dlmap_version_current())));
   }
   p.tensor = &tensor->dl_tensor;
   p.flags = tensor->flags;
@@ -350,8 +323,7 @@ int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dl
 int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request *request, dlmap_imported *out,
                             dlmap_error *err) {
   if (tensor == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"), dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL")};
-    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return dlmap__invalid_argument(err, "tensor", "must not be NULL");
   }
   producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
   return import_tensor(&p, request, out, err);

@@ -30,6 +30,27 @@ void dlmap__put_version(dlmap__writer *w, dlmap_version v);
 /* Replaces the last bytes with "..." when anything was cut; returns the final length. */
 size_t dlmap__writer_finish(dlmap__writer *w);
 
+/* invalid_argument ("{argument} {reason}"): a caller passed a value the API does not take. */
+static inline int32_t dlmap__invalid_argument(dlmap_error *err, const char *argument, const char *reason) {
+  return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument),
+                     dlmap_arg_str(DLMAP_ARG_REASON, reason));
+}
+
+/* The struct_size a caller's struct starts with: one the library knows, else invalid_argument. Every public struct
+ * that carries it has one layout so far, so the only size accepted is this header's; when a field is added, the
+ * sizes of the earlier layouts are accepted too and the library reads fields past struct_size as zero. */
+#define DLMAP__CHECK_STRUCT_SIZE(object, type, argument, err)                                                     \
+  ((object)->struct_size == sizeof(type)                                                                         \
+       ? DLMAP_OK                                                                                                \
+       : dlmap__invalid_argument((err), argument "->struct_size",                                                \
+                                 "is not sizeof(" #type ") in this library's header: start from " #type "_default()"))
+
+/* A dlmap_copy_mode field: one of the three values, else invalid_argument. */
+static inline int32_t dlmap__check_copy_mode(int32_t copy, dlmap_error *err) {
+  if (copy == DLMAP_COPY_IF_NEEDED || copy == DLMAP_COPY_ALWAYS || copy == DLMAP_COPY_NEVER) return DLMAP_OK;
+  return dlmap__invalid_argument(err, "copy", "must be DLMAP_COPY_IF_NEEDED, DLMAP_COPY_ALWAYS or DLMAP_COPY_NEVER");
+}
+
 /* Writes a device as messages show it: "(kDLCUDA, 0)". */
 void dlmap__describe_device(char *buf, size_t cap, int32_t device_type, int32_t device_id);
 

@@ -4,32 +4,29 @@
 
 static int32_t overflow(int32_t ndim, const int64_t *shape, const int64_t *strides, dlmap_error *err) {
   const int32_t shown = ndim < 16 ? ndim : 16; /* the message lists the first 16 dimensions */
-  const dlmap_arg args[] = {dlmap_arg_ints(DLMAP_ARG_SHAPE, shape, shown),
-                            strides != NULL ? dlmap_arg_ints(DLMAP_ARG_STRIDES, strides, shown)
-                                            : dlmap_arg_str(DLMAP_ARG_STRIDES, "none: compact row-major")};
-  return dlmap_error_set(err, DLMAP_ERR_SIZE_OVERFLOW, args, 2);
+  return DLMAP_RAISE(err, DLMAP_ERR_SIZE_OVERFLOW, dlmap_arg_ints(DLMAP_ARG_SHAPE, shape, shown),
+                     strides != NULL ? dlmap_arg_ints(DLMAP_ARG_STRIDES, strides, shown)
+                                     : dlmap_arg_str(DLMAP_ARG_STRIDES, "none: compact row-major"));
 }
 
 int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype,
                            dlmap__extent *out, dlmap_error *err) {
   if (ndim < 0) {
-    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_NDIM, ndim);
-    return dlmap_error_set(err, DLMAP_ERR_NDIM_NEGATIVE, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_NDIM_NEGATIVE, dlmap_arg_int(DLMAP_ARG_NDIM, ndim));
   }
   if (ndim > DLMAP_MAX_NDIM) {
-    const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_NDIM, ndim), dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM)};
-    return dlmap_error_set(err, DLMAP_ERR_NDIM_TOO_LARGE, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_NDIM_TOO_LARGE, dlmap_arg_int(DLMAP_ARG_NDIM, ndim),
+                       dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM));
   }
   if (ndim > 0 && shape == NULL) {
-    const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_NDIM, ndim);
-    return dlmap_error_set(err, DLMAP_ERR_SHAPE_NULL, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_SHAPE_NULL, dlmap_arg_int(DLMAP_ARG_NDIM, ndim));
   }
   uint64_t count = 1;
   bool overflowed = false, empty = false;
   for (int32_t i = 0; i < ndim; i++) {
     if (shape[i] < 0) {
-      const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DIM, i), dlmap_arg_int(DLMAP_ARG_EXTENT, shape[i])};
-      return dlmap_error_set(err, DLMAP_ERR_DIM_NEGATIVE, args, 2);
+      return DLMAP_RAISE(err, DLMAP_ERR_DIM_NEGATIVE, dlmap_arg_int(DLMAP_ARG_DIM, i),
+                         dlmap_arg_int(DLMAP_ARG_EXTENT, shape[i]));
     }
     empty = empty || shape[i] == 0;
     overflowed = overflowed || __builtin_mul_overflow(count, (uint64_t)shape[i], &count) || count > (uint64_t)INT64_MAX;

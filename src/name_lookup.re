@@ -71,21 +71,21 @@ static int match_word(const char *cur, const char *lim, int64_t *out) {
   */
 }
 
-bool dlmap_device_type_from_name(const char *name, size_t len, int32_t *out) {
+bool dlmap_device_type_parse(const char *name, size_t len, int32_t *out) {
   int64_t value;
   if (name == NULL || !match_device(name, name + len, &value)) return false;
   *out = (int32_t)value;
   return true;
 }
 
-bool dlmap_platform_from_name(const char *name, size_t len, dlmap_platform *out) {
+bool dlmap_platform_parse(const char *name, size_t len, dlmap_platform *out) {
   int64_t value;
   if (name == NULL || !match_platform(name, name + len, &value)) return false;
   *out = (dlmap_platform)value;
   return true;
 }
 
-bool dlmap_dtype_from_name(const char *name, size_t len, DLDataType *out) {
+bool dlmap_dtype_parse(const char *name, size_t len, DLDataType *out) {
   int64_t key;
   if (name == NULL || !match_dtype(name, name + len, &key)) return false;
   out->code = (uint8_t)(key >> 8);

@@ -15,7 +15,7 @@ static void set_reason(dlmap_platform_status *out, const char *a, const char *b,
 }
 
 void dlmap_platform_probe(dlmap_platform platform, dlmap_platform_status *out) {
-  const dlmap_platform_info *info = dlmap_platform_get(platform);
+  const dlmap_platform_info *info = dlmap_platform_find(platform);
   memset(out, 0, sizeof *out);
   if (info == NULL) {
     set_reason(out, "not a platform of this build's spec", NULL, NULL);

@@ -5,27 +5,29 @@
 #include "src/internal.h"
 #include "src/name_lookup.h"
 
-#define DLMAP_PLATFORM(ENUM, name, BACKEND, doc, aliases, words, libraries, device_count, error_string) \
-  static const char *const kAliases_##ENUM[] = {DLMAP_UNPAREN aliases NULL};                         \
-  static const char *const kWords_##ENUM[] = {DLMAP_UNPAREN words NULL};                             \
+#define DLMAP_PLATFORM(ENUM, aliases, words, libraries, ...)                 \
+  static const char *const kAliases_##ENUM[] = {DLMAP_UNPAREN aliases NULL}; \
+  static const char *const kWords_##ENUM[] = {DLMAP_UNPAREN words NULL};     \
   static const char *const kLibraries_##ENUM[] = {DLMAP_UNPAREN libraries NULL};
 #include "src/generated/platforms.inc"
 #undef DLMAP_PLATFORM
 
 static const dlmap_platform_info kPlatforms[] = {
-#define DLMAP_PLATFORM(ENUM, name, BACKEND, doc, aliases, words, libraries, device_count, error_string)     \
-  {DLMAP_PLATFORM_##ENUM, name,          DLMAP_BACKEND_##BACKEND, doc, kAliases_##ENUM, kWords_##ENUM, \
-   kLibraries_##ENUM,     device_count, error_string},
+#define DLMAP_PLATFORM(ENUM, aliases, words, libraries, name, BACKEND, doc, device_count, error_string, ...) \
+  {                                                                                                          \
+      DLMAP_PLATFORM_##ENUM, name,          DLMAP_BACKEND_##BACKEND, doc,                                    \
+      kAliases_##ENUM,       kWords_##ENUM, kLibraries_##ENUM,       device_count,                           \
+      error_string},
 #include "src/generated/platforms.inc"
 #undef DLMAP_PLATFORM
 };
 
-const dlmap_platform_info *dlmap_platform_get(dlmap_platform platform) {
+const dlmap_platform_info *dlmap_platform_find(dlmap_platform platform) {
   if ((unsigned)platform >= (unsigned)DLMAP_PLATFORM_COUNT) return NULL;
   return &kPlatforms[platform];
 }
 
-int32_t dlmap_platform_from_version(const char *platform_version, dlmap_platform *out, dlmap_error *err) {
+int32_t dlmap_platform_lookup_by_version(const char *platform_version, dlmap_platform *out, dlmap_error *err) {
   if (platform_version != NULL) {
     int found = dlmap__platform_from_words(platform_version, strlen(platform_version));
     if (found >= 0) {
@@ -33,6 +35,5 @@ int32_t dlmap_platform_from_version(const char *platform_version, dlmap_platform
       return DLMAP_OK;
     }
   }
-  const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM_VERSION, platform_version);
-  return dlmap_error_set(err, DLMAP_ERR_UNKNOWN_GPU_PLATFORM, &arg, 1);
+  return DLMAP_RAISE(err, DLMAP_ERR_UNKNOWN_GPU_PLATFORM, dlmap_arg_str(DLMAP_ARG_PLATFORM_VERSION, platform_version));
 }

@@ -5,26 +5,26 @@
 /* The rows write ERROR as an error enumerator suffix, and OK where there is none. */
 #define DLMAP_ERR_OK DLMAP_OK
 
-#define DLMAP_PROFILE_DEVICE(value, export_target, export_source, import_accepted)
-#define DLMAP_PROFILE_VERSION_RANGE(has_until, until_major, until_minor, STRUCT, ERROR)
-#define DLMAP_PROFILE_DEVICE_RULE(PLATFORM, MEMORY, device_type, ERROR)
-#define DLMAP_PROFILE(name, doc, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE,   \
-                      REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment, whole_bytes, scalar)          \
-  {name,                                                                                                            \
-   doc,                                                                                                             \
-   DLMAP_PROFILE_OWN_TYPE_##OWN_TYPE,                                                                               \
-   DLMAP_PROFILE_FALSY_##FALSY_TYPE,                                                                                \
-   DLMAP_STRUCT_##ABSENT_STRUCT,                                                                                    \
-   DLMAP_GATING_##GATING,                                                                                           \
-   DLMAP_PROFILE_READ_ONLY_##LEGACY_READ_ONLY,                                                                      \
-   DLMAP_STREAM_POLICY_##STREAM,                                                                                    \
-   DLMAP_ERR_##OTHERWISE,                                                                                           \
-   DLMAP_REQUEST_##REQUEST,                                                                                         \
-   DLMAP_PROFILE_HOST_STREAM_##HOST_STREAM,                                                                         \
-   DLMAP_LAYOUT_##VIEW_LAYOUT,                                                                                      \
-   DLMAP_PROFILE_LAYOUT_##OTHERWISE_LAYOUT,                                                                         \
-   alignment,                                                                                                       \
-   whole_bytes,                                                                                                     \
+#define DLMAP_PROFILE_DEVICE(...)
+#define DLMAP_PROFILE_VERSION_RANGE(...)
+#define DLMAP_PROFILE_DEVICE_RULE(...)
+#define DLMAP_PROFILE(name, doc, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
+                      REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment, whole_bytes, scalar, ...)    \
+  {name,                                                                                                           \
+   doc,                                                                                                            \
+   DLMAP_PROFILE_OWN_TYPE_##OWN_TYPE,                                                                              \
+   DLMAP_PROFILE_FALSY_##FALSY_TYPE,                                                                               \
+   DLMAP_STRUCT_##ABSENT_STRUCT,                                                                                   \
+   DLMAP_GATING_##GATING,                                                                                          \
+   DLMAP_PROFILE_READ_ONLY_##LEGACY_READ_ONLY,                                                                     \
+   DLMAP_STREAM_POLICY_##STREAM,                                                                                   \
+   DLMAP_ERR_##OTHERWISE,                                                                                          \
+   DLMAP_REQUEST_##REQUEST,                                                                                        \
+   DLMAP_PROFILE_HOST_STREAM_##HOST_STREAM,                                                                        \
+   DLMAP_LAYOUT_##VIEW_LAYOUT,                                                                                     \
+   DLMAP_PROFILE_LAYOUT_##OTHERWISE_LAYOUT,                                                                        \
+   alignment,                                                                                                      \
+   whole_bytes,                                                                                                    \
    scalar},
 /* The profile's words for each boolean setting. */
 #define DLMAP_PROFILE_OWN_TYPE_ACCEPT true
@@ -42,28 +42,28 @@ static const dlmap_profile_info kProfile[] = {
 };
 #undef DLMAP_PROFILE
 
-const dlmap_profile_info *dlmap_profile(void) { return &kProfile[0]; }
+const dlmap_profile_info *dlmap_profile_current(void) { return &kProfile[0]; }
 
 /* ---- per device type, in the device table's order ---- */
 
 #undef DLMAP_PROFILE_DEVICE
 #define DLMAP_PROFILE(...)
-#define DLMAP_PROFILE_DEVICE(value, export_target, export_source, import_accepted) \
+#define DLMAP_PROFILE_DEVICE(value, export_target, export_source, import_accepted, ...) \
   {value, {export_target, export_source, import_accepted}},
 typedef struct device_row {
   int32_t value;
-  dlmap_profile_device policy;
+  dlmap_device_policy policy;
 } device_row;
 static const device_row kDevices[] = {
 #include "src/generated/profile.inc"
 };
 #undef DLMAP_PROFILE_DEVICE
-#define DLMAP_PROFILE_DEVICE(value, export_target, export_source, import_accepted)
+#define DLMAP_PROFILE_DEVICE(...)
 
-dlmap_profile_device dlmap_profile_device_policy(int32_t device_type) {
+dlmap_device_policy dlmap_profile_device_policy(int32_t device_type) {
   /* The rows follow the device table, so the entry's index in it is the row's. */
   const dlmap_device_info *device = dlmap_device_type_find(device_type);
-  const dlmap_profile_device none = {false, false, false};
+  const dlmap_device_policy none = {false, false, false};
   if (device == NULL) return none;
   const size_t index = (size_t)(device - dlmap_device_type_at(0));
   return index < sizeof kDevices / sizeof kDevices[0] && kDevices[index].value == device_type ? kDevices[index].policy
@@ -79,15 +79,15 @@ typedef struct version_range {
   int32_t error;
 } version_range;
 #undef DLMAP_PROFILE_VERSION_RANGE
-#define DLMAP_PROFILE_VERSION_RANGE(has_until, until_major, until_minor, STRUCT, ERROR) \
+#define DLMAP_PROFILE_VERSION_RANGE(has_until, until_major, until_minor, STRUCT, ERROR, ...) \
   {has_until, {until_major, until_minor}, DLMAP_STRUCT_##STRUCT, DLMAP_ERR_##ERROR},
 static const version_range kRanges[] = {
 #include "src/generated/profile.inc"
 };
 #undef DLMAP_PROFILE_VERSION_RANGE
-#define DLMAP_PROFILE_VERSION_RANGE(has_until, until_major, until_minor, STRUCT, ERROR)
+#define DLMAP_PROFILE_VERSION_RANGE(...)
 
-int32_t dlmap_profile_struct_for(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
+int32_t dlmap_profile_struct_lookup(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
                                  dlmap_error *err) {
   if (!has_max_version) {
     *out = kProfile[0].absent_struct;
@@ -101,9 +101,9 @@ int32_t dlmap_profile_struct_for(bool has_max_version, dlmap_version max_version
       continue;
     }
     if (range->error != DLMAP_OK) {
-      const dlmap_arg args[] = {dlmap_arg_version(DLMAP_ARG_MIN_VERSION, range->has_until ? range->until : from),
-                                dlmap_arg_version(DLMAP_ARG_MAX_VERSION, max_version)};
-      return dlmap_error_set(err, range->error, args, 2);
+      return DLMAP_RAISE(err, range->error,
+                         dlmap_arg_version(DLMAP_ARG_MIN_VERSION, range->has_until ? range->until : from),
+                         dlmap_arg_version(DLMAP_ARG_MAX_VERSION, max_version));
     }
     *out = range->structure;
     return DLMAP_OK;
@@ -115,15 +115,13 @@ int32_t dlmap_profile_struct_for(bool has_max_version, dlmap_version max_version
 /* ---- __dlpack_device__ rules ---- */
 
 #undef DLMAP_PROFILE_DEVICE_RULE
-#define DLMAP_PROFILE_DEVICE_RULE(PLATFORM, MEMORY, device_type, ERROR) \
+#define DLMAP_PROFILE_DEVICE_RULE(PLATFORM, MEMORY, device_type, ERROR, ...) \
   {DLMAP_PLATFORM_##PLATFORM, DLMAP_MATCH_##MEMORY, device_type, DLMAP_ERR_##ERROR},
 static const dlmap_device_rule kRules[] = {
 #include "src/generated/profile.inc"
     {DLMAP_PLATFORM_COUNT, DLMAP_MATCH_ANY, -1, DLMAP_OK} /* sentinel: a profile may have no rules */
 };
 
-bool dlmap_profile_device_rule_at(size_t index, dlmap_device_rule *out) {
-  if (index + 1 >= sizeof kRules / sizeof kRules[0]) return false;
-  *out = kRules[index];
-  return true;
+const dlmap_device_rule *dlmap_profile_device_rule_at(size_t index) {
+  return index + 1 < sizeof kRules / sizeof kRules[0] ? &kRules[index] : NULL; /* the last row ends the list */
 }

@@ -21,9 +21,11 @@ int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool ha
                                 size_t *waits, dlmap_error *err) {
   if (waits != NULL) *waits = 0;
   if (arrays == NULL && count > 0) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_ARGUMENT, "arrays"),
-                              dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL when count > 0")};
-    return dlmap_error_set(err, DLMAP_ERR_INVALID_ARGUMENT, args, 2);
+    return dlmap__invalid_argument(err, "arrays", "must not be NULL when count > 0");
+  }
+  /* The first element's size says the stride of the whole array of structs. */
+  if (count > 0 && DLMAP__CHECK_STRUCT_SIZE(&arrays[0], dlmap_array, "arrays", err) != DLMAP_OK) {
+    return DLMAP_ERR_INVALID_ARGUMENT;
   }
   batch_key seen[BATCH_DISTINCT];
   size_t distinct = 0, enqueued = 0;
@@ -33,7 +35,7 @@ int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool ha
     int32_t status = dlmap_stream_classify(a->device_type, has_stream, stream, &meaning, err);
     if (status != DLMAP_OK) return status;
     const dlmap_device_info *device = dlmap_device_type_find(a->device_type);
-    if (dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_GPU || meaning == DLMAP_STREAM_NO_SYNC) {
+    if (dlmap_platform_find(device->platform)->backend != DLMAP_BACKEND_GPU || meaning == DLMAP_STREAM_NO_SYNC) {
       continue;
     }
     const batch_key key = {device->platform, a->device_id, a->producer_stream, meaning};
@@ -71,14 +73,13 @@ int32_t dlmap_stream_handle(int32_t device_type, bool has_stream, int64_t stream
 int32_t dlmap_memory_locate(int32_t device_type, const void *pointer, dlmap_memory_kind *kind, int32_t *device_id,
                             dlmap_error *err) {
   const dlmap_device_info *device;
-  int32_t status = dlmap_device_type_info(device_type, &device, err);
+  int32_t status = dlmap_device_type_lookup(device_type, &device, err);
   if (status != DLMAP_OK) return status;
-  if (dlmap_platform_get(device->platform)->backend != DLMAP_BACKEND_GPU) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
-                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
-                              dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
-                              dlmap_arg_str(DLMAP_ARG_REASON, "only a GPU runtime can say where a pointer lives")};
-    return dlmap_error_set(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, args, 4);
+  if (dlmap_platform_find(device->platform)->backend != DLMAP_BACKEND_GPU) {
+    return DLMAP_RAISE(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
+                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
+                       dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(device->platform)->name),
+                       dlmap_arg_str(DLMAP_ARG_REASON, "only a GPU runtime can say where a pointer lives"));
   }
   const dlmap__gpu *gpu;
   status = dlmap__gpu_acquire(device, &gpu, err);

@@ -7,11 +7,11 @@
 #include "src/transfer.h"
 
 static bool gpu_platform(const dlmap_device_info *device) {
-  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_GPU;
+  return dlmap_platform_find(device->platform)->backend == DLMAP_BACKEND_GPU;
 }
 
 static bool host_platform(const dlmap_device_info *device) {
-  return dlmap_platform_get(device->platform)->backend == DLMAP_BACKEND_CPU;
+  return dlmap_platform_find(device->platform)->backend == DLMAP_BACKEND_CPU;
 }
 
 /* The platform's runtime when it is available here, else NULL (no error: nothing of it can be pending). */
@@ -68,8 +68,8 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
     return DLMAP_OK;
   }
   if (source_gpu != NULL && out->dst_gpu != NULL && source_gpu != out->dst_gpu) {
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_WHAT, "Copying between two GPU platforms");
-    return dlmap_error_set(err, DLMAP_ERR_NOT_IMPLEMENTED, &arg, 1);
+    return DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED,
+                       dlmap_arg_str(DLMAP_ARG_WHAT, "Copying between two GPU platforms"));
   }
   out->gpu = source_gpu != NULL ? source_gpu : out->dst_gpu;
   if (source_gpu == NULL) { /* host memory into a GPU: on the target device's default stream */

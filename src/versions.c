@@ -2,14 +2,8 @@
  * device type, dtype or flag word can be expressed in a given version. */
 #include "src/internal.h"
 
-typedef struct version_row {
-  dlmap_version version;
-  dlmap_struct_kind structure;
-  const char *note;
-} version_row;
-
-static const version_row kVersions[] = {
-#define DLMAP_VERSION(major, minor, STRUCT, note) {{major, minor}, DLMAP_STRUCT_##STRUCT, note},
+static const dlmap_version_info kVersions[] = {
+#define DLMAP_VERSION(major, minor, STRUCT, note, ...) {{major, minor}, DLMAP_STRUCT_##STRUCT, note},
 #include "src/generated/versions.inc"
 #undef DLMAP_VERSION
 };
@@ -21,7 +15,7 @@ typedef struct flag_row {
 } flag_row;
 
 static const flag_row kFlags[] = {
-#define DLMAP_FLAG_ROW(NAME, bit, major, minor, doc) {UINT64_C(1) << (bit), #NAME, {major, minor}},
+#define DLMAP_FLAG_ROW(NAME, bit, major, minor, ...) {UINT64_C(1) << (bit), #NAME, {major, minor}},
 #include "src/generated/flags.inc"
 #undef DLMAP_FLAG_ROW
 };
@@ -42,7 +36,7 @@ bool dlmap_version_is_known(dlmap_version v) {
 dlmap_struct_kind dlmap_version_struct(dlmap_version v) {
   /* A switch over the listed versions rather than a walk of kVersions: import asks this of every tensor. */
   switch ((uint64_t)v.major << 32 | v.minor) {
-#define DLMAP_VERSION(major, minor, STRUCT, note) \
+#define DLMAP_VERSION(major, minor, STRUCT, ...)    \
   case (uint64_t)(major) << 32 | (uint64_t)(minor): \
     return DLMAP_STRUCT_##STRUCT;
 #include "src/generated/versions.inc"
@@ -61,11 +55,15 @@ dlmap_version dlmap_version_current(void) {
   return dlmap__version(DLMAP_ABI_CURRENT_MAJOR, DLMAP_ABI_CURRENT_MINOR);
 }
 
-bool dlmap_version_at(size_t index, dlmap_version *out, const char **note) {
-  if (index >= sizeof kVersions / sizeof kVersions[0]) return false;
-  if (out != NULL) *out = kVersions[index].version;
-  if (note != NULL) *note = kVersions[index].note;
-  return true;
+#define DLMAP_STRINGIFY_(x) #x
+#define DLMAP_STRINGIFY(x) DLMAP_STRINGIFY_(x)
+const char *dlmap_version_string(void) {
+  return DLMAP_STRINGIFY(DLMAP_VERSION_MAJOR) "." DLMAP_STRINGIFY(DLMAP_VERSION_MINOR) "." DLMAP_STRINGIFY(
+      DLMAP_VERSION_PATCH);
+}
+
+const dlmap_version_info *dlmap_version_at(size_t index) {
+  return index < sizeof kVersions / sizeof kVersions[0] ? &kVersions[index] : NULL;
 }
 
 bool dlmap_device_type_in_version(int32_t device_type, dlmap_version v) {
@@ -103,7 +101,7 @@ static int32_t check_in_version(const dlmap_device_info *device, DLDataType dtyp
 int32_t dlmap_check_representable(int32_t device_type, DLDataType dtype, uint64_t flags, dlmap_version v,
                                   dlmap_error *err) {
   const dlmap_device_info *device;
-  int32_t status = dlmap_device_type_info(device_type, &device, err);
+  int32_t status = dlmap_device_type_lookup(device_type, &device, err);
   if (status != DLMAP_OK) return status;
   return check_in_version(device, dtype, true, flags, v, err);
 }
@@ -117,11 +115,10 @@ int32_t dlmap__check_in_version(const dlmap_device_info *device, DLDataType dtyp
 static int32_t check_in_version(const dlmap_device_info *device, DLDataType dtype, bool validate_dtype,
                                 uint64_t flags, dlmap_version v, dlmap_error *err) {
   if (!dlmap__version_le(device->introduced, v)) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
-                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
-                              dlmap_arg_version(DLMAP_ARG_VERSION, v),
-                              dlmap_arg_version(DLMAP_ARG_INTRODUCED, device->introduced)};
-    return dlmap_error_set(err, DLMAP_ERR_DEVICE_TYPE_NOT_IN_VERSION, args, 4);
+    return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_TYPE_NOT_IN_VERSION,
+                       dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
+                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value), dlmap_arg_version(DLMAP_ARG_VERSION, v),
+                       dlmap_arg_version(DLMAP_ARG_INTRODUCED, device->introduced));
   }
   if (validate_dtype) {
     const int32_t status = dlmap_dtype_validate(dtype, err);
@@ -134,20 +131,18 @@ static int32_t check_in_version(const dlmap_device_info *device, DLDataType dtyp
       introduced = width;
     }
     dlmap_dtype_format(dtype, name, sizeof name);
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DTYPE, name), dlmap_arg_version(DLMAP_ARG_VERSION, v),
-                              dlmap_arg_version(DLMAP_ARG_INTRODUCED, introduced)};
-    return dlmap_error_set(err, DLMAP_ERR_DTYPE_NOT_IN_VERSION, args, 3);
+    return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_NOT_IN_VERSION, dlmap_arg_str(DLMAP_ARG_DTYPE, name),
+                       dlmap_arg_version(DLMAP_ARG_VERSION, v), dlmap_arg_version(DLMAP_ARG_INTRODUCED, introduced));
   }
   const flag_row *bad;
   if (first_bad_flag(flags, v, &bad)) {
     if (bad != NULL) {
-      const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_FLAG, bad->name), dlmap_arg_version(DLMAP_ARG_VERSION, v),
-                                dlmap_arg_version(DLMAP_ARG_INTRODUCED, bad->introduced)};
-      return dlmap_error_set(err, DLMAP_ERR_FLAG_NOT_IN_VERSION, args, 3);
+      return DLMAP_RAISE(err, DLMAP_ERR_FLAG_NOT_IN_VERSION, dlmap_arg_str(DLMAP_ARG_FLAG, bad->name),
+                         dlmap_arg_version(DLMAP_ARG_VERSION, v),
+                         dlmap_arg_version(DLMAP_ARG_INTRODUCED, bad->introduced));
     }
-    const dlmap_arg args[] = {dlmap_arg_hex(DLMAP_ARG_FLAGS, flags),
-                              dlmap_arg_hex(DLMAP_ARG_UNKNOWN_FLAGS, flags & ~DLMAP_FLAGS_KNOWN)};
-    return dlmap_error_set(err, DLMAP_ERR_FLAGS_UNKNOWN, args, 2);
+    return DLMAP_RAISE(err, DLMAP_ERR_FLAGS_UNKNOWN, dlmap_arg_hex(DLMAP_ARG_FLAGS, flags),
+                       dlmap_arg_hex(DLMAP_ARG_UNKNOWN_FLAGS, flags & ~DLMAP_FLAGS_KNOWN));
   }
   return DLMAP_OK;
 }

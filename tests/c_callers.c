@@ -24,6 +24,6 @@ const char *c_stream_convention_rule(int convention) {
   return dlmap_stream_convention_rule((dlmap_stream_convention)convention);
 }
 
-const dlmap_platform_info *c_platform_get(int platform) { return dlmap_platform_get((dlmap_platform)platform); }
+const dlmap_platform_info *c_platform_get(int platform) { return dlmap_platform_find((dlmap_platform)platform); }
 
 void c_platform_probe(int platform, dlmap_platform_status *out) { dlmap_platform_probe((dlmap_platform)platform, out); }

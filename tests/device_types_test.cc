@@ -83,7 +83,7 @@ std::string Lower(std::string s) {
 }
 
 bool FromName(const std::string &name, int32_t *out) {
-  return dlmap_device_type_from_name(name.data(), name.size(), out);
+  return dlmap_device_type_parse(name.data(), name.size(), out);
 }
 
 // Whether `have` starts with the names of `want`, in order (a spec may append aliases, never drop one).
@@ -224,14 +224,14 @@ TEST(DeviceTypes, UnknownValues) {
     const dlmap_device_info *info = dlmap_device_type_find(1);
     dlmap_error err;
     memset(&err, 0, sizeof err);
-    EXPECT_EQ(dlmap_device_type_info(value, &info, &err), DLMAP_ERR_DEVICE_TYPE_UNKNOWN);
+    EXPECT_EQ(dlmap_device_type_lookup(value, &info, &err), DLMAP_ERR_DEVICE_TYPE_UNKNOWN);
     EXPECT_EQ(info, nullptr);
     EXPECT_EQ(err.code, DLMAP_ERR_DEVICE_TYPE_UNKNOWN);
     EXPECT_EQ(err.kind, DLMAP_KIND_VALUE_ERROR);
     EXPECT_STREQ(err.id, "device_type_unknown");
     EXPECT_EQ(std::string(err.message), "Unknown DLPack device type " + std::to_string(value) +
                                             ": the spec this build was generated from does not define it.");
-    EXPECT_EQ(dlmap_device_type_info(value, nullptr, nullptr), DLMAP_ERR_DEVICE_TYPE_UNKNOWN);
+    EXPECT_EQ(dlmap_device_type_lookup(value, nullptr, nullptr), DLMAP_ERR_DEVICE_TYPE_UNKNOWN);
   }
 }
 
@@ -239,11 +239,11 @@ TEST(DeviceTypes, InfoSuccess) {
   const dlmap_device_info *info = nullptr;
   dlmap_error err;
   memset(&err, 0, sizeof err);
-  EXPECT_EQ(dlmap_device_type_info(10, &info, &err), DLMAP_OK);
+  EXPECT_EQ(dlmap_device_type_lookup(10, &info, &err), DLMAP_OK);
   ASSERT_NE(info, nullptr);
   EXPECT_STREQ(info->name, "kDLROCM");
   EXPECT_EQ(err.code, DLMAP_OK) << "err untouched on success";
-  EXPECT_EQ(dlmap_device_type_info(10, nullptr, nullptr), DLMAP_OK);
+  EXPECT_EQ(dlmap_device_type_lookup(10, nullptr, nullptr), DLMAP_OK);
 }
 
 TEST(DeviceTypes, ByIndex) {
@@ -441,11 +441,11 @@ TEST(DeviceTypes, EveryEntry) {
     EXPECT_EQ(dlmap_device_type_find(info->value), info);
     EXPECT_STREQ(dlmap_device_type_name(info->value), info->name);
     const dlmap_device_info *out = nullptr;
-    EXPECT_EQ(dlmap_device_type_info(info->value, &out, nullptr), DLMAP_OK);
+    EXPECT_EQ(dlmap_device_type_lookup(info->value, &out, nullptr), DLMAP_OK);
     EXPECT_EQ(out, info);
 
     EXPECT_LT(static_cast<unsigned>(info->platform), static_cast<unsigned>(DLMAP_PLATFORM_COUNT));
-    EXPECT_NE(dlmap_platform_get(info->platform), nullptr);
+    EXPECT_NE(dlmap_platform_find(info->platform), nullptr);
     EXPECT_NE(dlmap_memory_kind_name(info->memory), nullptr);
     EXPECT_NE(dlmap_stream_convention_name(info->stream), nullptr);
     EXPECT_TRUE(dlmap_version_is_known(info->introduced));
@@ -503,7 +503,7 @@ TEST(DeviceTypes, EverySpecEntryInSpecOrder) {
       EXPECT_TRUE(FromName(name, &value)) << name;
       EXPECT_EQ(value, f.value) << name;
     }
-    EXPECT_STREQ(dlmap_platform_get(info->platform)->name, f.platform);
+    EXPECT_STREQ(dlmap_platform_find(info->platform)->name, f.platform);
     EXPECT_STREQ(dlmap_memory_kind_name(info->memory), f.memory);
     EXPECT_STREQ(dlmap_stream_convention_name(info->stream), f.stream);
     EXPECT_EQ(info->introduced.major, f.introduced.major);

@@ -162,7 +162,7 @@ std::string FormatDtype(DLDataType d, size_t cap = 64) {
 
 std::string ValidBits(uint8_t code, size_t cap = 128) {
   std::vector<char> buf(cap + 1, '\x7f');
-  const size_t n = dlmap_dtype_valid_bits(code, buf.data(), cap);
+  const size_t n = dlmap_dtype_format_valid_bits(code, buf.data(), cap);
   const std::string text(buf.data());
   EXPECT_EQ(n, text.size());
   return text;
@@ -215,7 +215,7 @@ TEST(DtypeCodes, HandWrittenWidths) {
     EXPECT_STREQ(dlmap_dtype_width_name(w.code, w.bits), w.name);
     for (const std::string &alias : w.aliases) {
       DLDataType d = D(99, 99, 99);
-      EXPECT_TRUE(dlmap_dtype_from_name(alias.data(), alias.size(), &d)) << alias;
+      EXPECT_TRUE(dlmap_dtype_parse(alias.data(), alias.size(), &d)) << alias;
       EXPECT_EQ(d.code, w.code) << alias;
       EXPECT_EQ(d.bits, w.bits) << alias;
     }
@@ -268,7 +268,7 @@ TEST(DtypeCodes, ValidBitsTruncates) {
   EXPECT_EQ(ValidBits(1, 4), "...");
   EXPECT_EQ(ValidBits(1, 2), "1");
   EXPECT_EQ(ValidBits(1, 1), "");
-  EXPECT_EQ(dlmap_dtype_valid_bits(1, nullptr, 0), 0u);
+  EXPECT_EQ(dlmap_dtype_format_valid_bits(1, nullptr, 0), 0u);
   EXPECT_EQ(ValidBits(0, 20), "2, 4, 8, 16, 32, 64");
   EXPECT_EQ(ValidBits(0, 19), "2, 4, 8, 16, 32...");
 }
@@ -420,7 +420,7 @@ TEST(DtypeNames, Aliases) {
                          Row{"i8", 0, 8}, Row{"F32", 2, 32}, Row{"BFloat16", 4, 16}}) {
     SCOPED_TRACE(row.name);
     DLDataType d = D(99, 99, 99);
-    ASSERT_TRUE(dlmap_dtype_from_name(row.name, strlen(row.name), &d));
+    ASSERT_TRUE(dlmap_dtype_parse(row.name, strlen(row.name), &d));
     EXPECT_EQ(d.code, row.code);
     EXPECT_EQ(d.bits, row.bits);
     EXPECT_EQ(d.lanes, 1);
@@ -466,7 +466,7 @@ TEST(DtypeWidths, EveryCodeAndWidth) {
       for (const std::string &name : names) {
         for (const std::string &variant : {name, Upper(name)}) {
           DLDataType d = D(99, 99, 99);
-          ASSERT_TRUE(dlmap_dtype_from_name(variant.data(), variant.size(), &d)) << variant;
+          ASSERT_TRUE(dlmap_dtype_parse(variant.data(), variant.size(), &d)) << variant;
           EXPECT_EQ(d.code, c) << variant;
           EXPECT_EQ(d.bits, b) << variant;
           EXPECT_EQ(d.lanes, 1) << variant;

@@ -17,7 +17,7 @@ namespace {
 // Formats code with args into a buffer of cap bytes and returns the text; checks the returned length.
 std::string Format(int32_t code, const std::vector<dlmap_arg> &args, size_t cap = DLMAP_MESSAGE_CAPACITY) {
   std::vector<char> buf(cap + 1, '\x7f');
-  const size_t n = dlmap_format_message(buf.data(), cap, code, args.empty() ? nullptr : args.data(), args.size());
+  const size_t n = dlmap_error_format(buf.data(), cap, code, args.empty() ? nullptr : args.data(), args.size());
   std::string text(buf.data());
   EXPECT_EQ(n, text.size()) << "return value must be the length written";
   return text;
@@ -125,7 +125,7 @@ dlmap_arg ArgFor(dlmap_placeholder p) {
 // ---- lookup -------------------------------------------------------------------------------------
 
 TEST(ErrorInfo, ByCode) {
-  const dlmap_error_info *info = dlmap_error_info_of(DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE);
+  const dlmap_error_info *info = dlmap_error_describe(DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE);
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->code, 201);
   EXPECT_STREQ(info->id, "export_unsupported_device_type");
@@ -138,11 +138,11 @@ TEST(ErrorInfo, ByCode) {
                "The dl_device requested from __dlpack__ names a device type this build's spec does not know or maps "
                "to no platform.");
 
-  info = dlmap_error_info_of(DLMAP_ERR_DLPACK_SHARDED);
+  info = dlmap_error_describe(DLMAP_ERR_DLPACK_SHARDED);
   EXPECT_STREQ(info->id, "dlpack_sharded");
   EXPECT_EQ(info->args_mask, 0u);
 
-  info = dlmap_error_info_of(704);
+  info = dlmap_error_describe(704);
   EXPECT_STREQ(info->id, "name_unknown");
   EXPECT_EQ(info->kind, DLMAP_KIND_VALUE_ERROR);
 }
@@ -172,27 +172,27 @@ TEST(ErrorInfo, NumericCodesAreStable) {
 }
 
 TEST(ErrorInfo, ById) {
-  const dlmap_error_info *info = dlmap_error_info_by_id("unknown_gpu_platform");
+  const dlmap_error_info *info = dlmap_error_find_by_id("unknown_gpu_platform");
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->code, 206);
-  EXPECT_EQ(info, dlmap_error_info_of(206));
-  EXPECT_EQ(dlmap_error_info_by_id("stream_invalid")->code, 502);
-  EXPECT_EQ(dlmap_error_info_by_id("nope"), nullptr);
-  EXPECT_EQ(dlmap_error_info_by_id(""), nullptr);
-  EXPECT_EQ(dlmap_error_info_by_id("unknown"), nullptr) << "the fallback is not a catalogue entry";
-  EXPECT_EQ(dlmap_error_info_by_id("STREAM_INVALID"), nullptr) << "ids are exact";
-  EXPECT_EQ(dlmap_error_info_by_id("stream_invalid "), nullptr);
-  EXPECT_EQ(dlmap_error_info_by_id(nullptr), nullptr);
+  EXPECT_EQ(info, dlmap_error_describe(206));
+  EXPECT_EQ(dlmap_error_find_by_id("stream_invalid")->code, 502);
+  EXPECT_EQ(dlmap_error_find_by_id("nope"), nullptr);
+  EXPECT_EQ(dlmap_error_find_by_id(""), nullptr);
+  EXPECT_EQ(dlmap_error_find_by_id("unknown"), nullptr) << "the fallback is not a catalogue entry";
+  EXPECT_EQ(dlmap_error_find_by_id("STREAM_INVALID"), nullptr) << "ids are exact";
+  EXPECT_EQ(dlmap_error_find_by_id("stream_invalid "), nullptr);
+  EXPECT_EQ(dlmap_error_find_by_id(nullptr), nullptr);
 }
 
 TEST(ErrorInfo, ByIndex) {
-  ASSERT_NE(dlmap_error_info_at(0), nullptr);
-  EXPECT_EQ(dlmap_error_info_at(0)->code, 101);
-  EXPECT_STREQ(dlmap_error_info_at(0)->id, "max_version_too_old");
-  ASSERT_NE(dlmap_error_info_at(DLMAP_ERROR_COUNT - 1), nullptr);
-  EXPECT_STREQ(dlmap_error_info_at(DLMAP_ERROR_COUNT - 1)->id, spec_facts_errors[SPEC_FACTS_ERROR_COUNT - 1].id);
-  EXPECT_EQ(dlmap_error_info_at(DLMAP_ERROR_COUNT), nullptr);
-  EXPECT_EQ(dlmap_error_info_at(SIZE_MAX), nullptr);
+  ASSERT_NE(dlmap_error_at(0), nullptr);
+  EXPECT_EQ(dlmap_error_at(0)->code, 101);
+  EXPECT_STREQ(dlmap_error_at(0)->id, "max_version_too_old");
+  ASSERT_NE(dlmap_error_at(DLMAP_ERROR_COUNT - 1), nullptr);
+  EXPECT_STREQ(dlmap_error_at(DLMAP_ERROR_COUNT - 1)->id, spec_facts_errors[SPEC_FACTS_ERROR_COUNT - 1].id);
+  EXPECT_EQ(dlmap_error_at(DLMAP_ERROR_COUNT), nullptr);
+  EXPECT_EQ(dlmap_error_at(SIZE_MAX), nullptr);
 }
 
 // Whether the spec's catalogue has an error with this code.
@@ -207,7 +207,7 @@ TEST(ErrorInfo, UnknownCodeFallback) {
   for (int32_t code : {0, -1, 1, 100, 108, 200, 299, 999, 65535, INT32_MIN, INT32_MAX}) {
     if (SpecCode(code)) continue;
     SCOPED_TRACE(code);
-    const dlmap_error_info *info = dlmap_error_info_of(code);
+    const dlmap_error_info *info = dlmap_error_describe(code);
     ASSERT_NE(info, nullptr);
     EXPECT_STREQ(info->id, "unknown");
     EXPECT_EQ(info->kind, DLMAP_KIND_COUNT);
@@ -284,16 +284,16 @@ TEST(ErrorKind, Names) {
 }
 
 TEST(ErrorKind, OfErrors) {
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE)->kind, DLMAP_KIND_BUFFER_ERROR);
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS)->kind, DLMAP_KIND_ATTRIBUTE_ERROR);
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_DEVICE_TYPE_UNKNOWN)->kind, DLMAP_KIND_VALUE_ERROR);
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_STREAM_INVALID)->kind, DLMAP_KIND_VALUE_ERROR);
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_STREAM_SYNC_FAILED)->kind, DLMAP_KIND_RUNTIME_ERROR);
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_OUT_OF_MEMORY)->kind, DLMAP_KIND_MEMORY_ERROR);
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_NOT_IMPLEMENTED)->kind, DLMAP_KIND_NOT_IMPLEMENTED_ERROR);
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_ARGUMENT_TYPE_INVALID)->kind, DLMAP_KIND_TYPE_ERROR);
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN)->kind, DLMAP_KIND_VALUE_ERROR);
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN)->kind, DLMAP_KIND_BUFFER_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE)->kind, DLMAP_KIND_BUFFER_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS)->kind, DLMAP_KIND_ATTRIBUTE_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_DEVICE_TYPE_UNKNOWN)->kind, DLMAP_KIND_VALUE_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_STREAM_INVALID)->kind, DLMAP_KIND_VALUE_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_STREAM_SYNC_FAILED)->kind, DLMAP_KIND_RUNTIME_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_OUT_OF_MEMORY)->kind, DLMAP_KIND_MEMORY_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_NOT_IMPLEMENTED)->kind, DLMAP_KIND_NOT_IMPLEMENTED_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_ARGUMENT_TYPE_INVALID)->kind, DLMAP_KIND_TYPE_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN)->kind, DLMAP_KIND_VALUE_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN)->kind, DLMAP_KIND_BUFFER_ERROR);
 }
 
 TEST(Placeholder, NamesAndTypes) {
@@ -364,7 +364,7 @@ TEST(Placeholder, OutOfRange) {
 TEST(FormatMessage, SeedExportUnsupportedDeviceType) {
   const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, 200);
   char buf[DLMAP_MESSAGE_CAPACITY];
-  const size_t n = dlmap_format_message(buf, sizeof buf, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &arg, 1);
+  const size_t n = dlmap_error_format(buf, sizeof buf, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &arg, 1);
   const char *expected =
       "The device specification passed to to_dlpack contains an unsupported device type (DLDeviceType: 200)";
   EXPECT_STREQ(buf, expected);
@@ -523,10 +523,10 @@ TEST(FormatArgs, MissingArgShowsPlaceholder) {
             "{introduced}.");
   // args == NULL with nargs > 0, and args != NULL with nargs == 0, both mean "no arguments".
   char buf[256];
-  dlmap_format_message(buf, sizeof buf, DLMAP_ERR_UNKNOWN_GPU_PLATFORM, nullptr, 3);
+  dlmap_error_format(buf, sizeof buf, DLMAP_ERR_UNKNOWN_GPU_PLATFORM, nullptr, 3);
   EXPECT_STREQ(buf, "Unknown GPU platform for __dlpack__: {platform_version}");
   const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_PLATFORM_VERSION, "cuda");
-  dlmap_format_message(buf, sizeof buf, DLMAP_ERR_UNKNOWN_GPU_PLATFORM, &arg, 0);
+  dlmap_error_format(buf, sizeof buf, DLMAP_ERR_UNKNOWN_GPU_PLATFORM, &arg, 0);
   EXPECT_STREQ(buf, "Unknown GPU platform for __dlpack__: {platform_version}");
 }
 
@@ -539,7 +539,7 @@ constexpr char kCanary = '\xA5';
 std::string FormatGuarded(size_t cap, int32_t code, const std::vector<dlmap_arg> &args, size_t *returned) {
   std::vector<char> block(kGuard + cap + kGuard, kCanary);
   char *buf = block.data() + kGuard;
-  *returned = dlmap_format_message(buf, cap, code, args.empty() ? nullptr : args.data(), args.size());
+  *returned = dlmap_error_format(buf, cap, code, args.empty() ? nullptr : args.data(), args.size());
   for (size_t i = 0; i < kGuard; i++) {
     EXPECT_EQ(block[i], kCanary) << "write before the buffer at -" << (kGuard - i) << " (cap " << cap << ")";
     EXPECT_EQ(block[kGuard + cap + i], kCanary) << "write past the buffer at +" << i << " (cap " << cap << ")";
@@ -596,8 +596,8 @@ TEST(Truncation, ExactCapacities) {
 
 TEST(Truncation, NullBufferWithZeroCapacity) {
   const dlmap_arg arg = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, 200);
-  EXPECT_EQ(dlmap_format_message(nullptr, 0, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &arg, 1), 0u);
-  EXPECT_EQ(dlmap_format_message(nullptr, 0, 9999, nullptr, 0), 0u);
+  EXPECT_EQ(dlmap_error_format(nullptr, 0, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &arg, 1), 0u);
+  EXPECT_EQ(dlmap_error_format(nullptr, 0, 9999, nullptr, 0), 0u);
 }
 
 TEST(Truncation, EveryCapacityOfEveryArgumentType) {
@@ -705,8 +705,8 @@ TEST(Catalogue, EveryEntry) {
   std::set<std::string> ids;
   std::set<int32_t> codes;
   size_t count = 0;
-  for (size_t i = 0; dlmap_error_info_at(i) != nullptr; i++) {
-    const dlmap_error_info *e = dlmap_error_info_at(i);
+  for (size_t i = 0; dlmap_error_at(i) != nullptr; i++) {
+    const dlmap_error_info *e = dlmap_error_at(i);
     count++;
     ASSERT_NE(e->id, nullptr);
     SCOPED_TRACE(e->id);
@@ -733,8 +733,8 @@ TEST(Catalogue, EveryEntry) {
     EXPECT_EQ(e->args_mask >> DLMAP_ARG_COUNT, 0u) << "args_mask names a placeholder that does not exist";
 
     // Lookups lead back to the same entry.
-    EXPECT_EQ(dlmap_error_info_of(e->code), e);
-    EXPECT_EQ(dlmap_error_info_by_id(e->id), e);
+    EXPECT_EQ(dlmap_error_describe(e->code), e);
+    EXPECT_EQ(dlmap_error_find_by_id(e->id), e);
 
     // The template uses only placeholders the C side supplies (args_mask).
     for (const std::string &name : TemplatePlaceholders(e->message_template)) {
@@ -764,7 +764,7 @@ TEST(Catalogue, EveryEntry) {
     // No arguments: the template with its placeholders as {name} (and "{{" / "}}" unescaped).
     EXPECT_EQ(Format(e->code, {}, 8192), Unescape(e->message_template));
 
-    // dlmap_error_set agrees with the entry and with dlmap_format_message.
+    // dlmap_error_set agrees with the entry and with dlmap_error_format.
     dlmap_error err;
     memset(&err, 0, sizeof err);
     EXPECT_EQ(dlmap_error_set(&err, e->code, all.data(), all.size()), e->code);
@@ -795,12 +795,12 @@ TEST(Catalogue, EverySpecError) {
   for (size_t i = 0; i < SPEC_FACTS_ERROR_COUNT; i++) {
     const spec_facts_error &f = spec_facts_errors[i];
     SCOPED_TRACE(f.id);
-    const dlmap_error_info *e = dlmap_error_info_at(i);
+    const dlmap_error_info *e = dlmap_error_at(i);
     ASSERT_NE(e, nullptr);
     EXPECT_STREQ(e->id, f.id);
     EXPECT_EQ(e->code, f.code);
-    EXPECT_EQ(dlmap_error_info_of(f.code), e);
-    EXPECT_EQ(dlmap_error_info_by_id(f.id), e);
+    EXPECT_EQ(dlmap_error_describe(f.code), e);
+    EXPECT_EQ(dlmap_error_find_by_id(f.id), e);
     EXPECT_STREQ(dlmap_error_kind_name(e->kind), f.kind);
     EXPECT_STREQ(e->message_template, f.message);
 
@@ -829,8 +829,8 @@ TEST(Catalogue, EverySpecError) {
 TEST(Threads, FormattingIsStateless) {
   // Nothing in the catalogue keeps state: many threads formatting at once get exactly the single-threaded text.
   std::vector<std::string> expected;
-  for (size_t i = 0; dlmap_error_info_at(i) != nullptr; i++) {
-    expected.push_back(Format(dlmap_error_info_at(i)->code, {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, 7)}));
+  for (size_t i = 0; dlmap_error_at(i) != nullptr; i++) {
+    expected.push_back(Format(dlmap_error_at(i)->code, {dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, 7)}));
   }
   std::vector<int> mismatches(4, 0);
   std::vector<std::thread> threads;
@@ -840,7 +840,7 @@ TEST(Threads, FormattingIsStateless) {
       for (int round = 0; round < 200; round++) {
         for (size_t i = 0; i < expected.size(); i++) {
           dlmap_error err;
-          dlmap_error_set(&err, dlmap_error_info_at(i)->code, &arg, 1);
+          dlmap_error_set(&err, dlmap_error_at(i)->code, &arg, 1);
           if (expected[i] != err.message) mismatches[t]++;
         }
       }

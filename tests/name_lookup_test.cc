@@ -42,7 +42,7 @@ constexpr int32_t kUntouched = -777;
 int32_t Device(const std::string &name) {
   const Unterminated copy(name);
   int32_t value = kUntouched;
-  const bool found = dlmap_device_type_from_name(copy.data(), copy.size(), &value);
+  const bool found = dlmap_device_type_parse(copy.data(), copy.size(), &value);
   EXPECT_EQ(found, value != kUntouched) << "out written only on success: " << name;
   return value;
 }
@@ -52,8 +52,8 @@ int32_t Device(const std::string &name) {
 int Platform(const std::string &name) {
   const Unterminated copy(name);
   dlmap_platform first = DLMAP_PLATFORM_CPU, second = DLMAP_PLATFORM_NONE;
-  const bool found = dlmap_platform_from_name(copy.data(), copy.size(), &first);
-  EXPECT_EQ(dlmap_platform_from_name(copy.data(), copy.size(), &second), found) << name;
+  const bool found = dlmap_platform_parse(copy.data(), copy.size(), &first);
+  EXPECT_EQ(dlmap_platform_parse(copy.data(), copy.size(), &second), found) << name;
   if (!found) {
     EXPECT_EQ(first, DLMAP_PLATFORM_CPU) << "out untouched: " << name;
     EXPECT_EQ(second, DLMAP_PLATFORM_NONE) << "out untouched: " << name;
@@ -70,7 +70,7 @@ std::string Dtype(const std::string &name) {
   d.code = 99;
   d.bits = 99;
   d.lanes = 99;
-  if (!dlmap_dtype_from_name(copy.data(), copy.size(), &d)) {
+  if (!dlmap_dtype_parse(copy.data(), copy.size(), &d)) {
     EXPECT_EQ(d.code, 99) << "out untouched: " << name;
     EXPECT_EQ(d.bits, 99) << name;
     EXPECT_EQ(d.lanes, 99) << name;
@@ -129,30 +129,30 @@ TEST(DeviceName, EmbeddedNul) {
   EXPECT_EQ(Device(std::string("kDLCPU\0", 7)), kUntouched);
   EXPECT_EQ(Device(std::string("\0kDLCPU", 7)), kUntouched);
   int32_t value = kUntouched;
-  EXPECT_TRUE(dlmap_device_type_from_name(with_nul.data(), 6, &value));
+  EXPECT_TRUE(dlmap_device_type_parse(with_nul.data(), 6, &value));
   EXPECT_EQ(value, 1);
 }
 
 TEST(DeviceName, LengthBoundsTheName) {
   int32_t value = kUntouched;
   const char *text = "kDLCUDAHost";
-  EXPECT_TRUE(dlmap_device_type_from_name(text, 7, &value));  // "kDLCUDA"
+  EXPECT_TRUE(dlmap_device_type_parse(text, 7, &value));  // "kDLCUDA"
   EXPECT_EQ(value, 2);
-  EXPECT_TRUE(dlmap_device_type_from_name(text, 11, &value));
+  EXPECT_TRUE(dlmap_device_type_parse(text, 11, &value));
   EXPECT_EQ(value, 3);
   value = kUntouched;
-  EXPECT_FALSE(dlmap_device_type_from_name(text, 10, &value));
-  EXPECT_FALSE(dlmap_device_type_from_name(text, 0, &value));
+  EXPECT_FALSE(dlmap_device_type_parse(text, 10, &value));
+  EXPECT_FALSE(dlmap_device_type_parse(text, 0, &value));
   EXPECT_EQ(value, kUntouched);
-  EXPECT_TRUE(dlmap_device_type_from_name("cudax", 4, &value));
+  EXPECT_TRUE(dlmap_device_type_parse("cudax", 4, &value));
   EXPECT_EQ(value, 2);
 }
 
 TEST(DeviceName, EmptyAndNull) {
   int32_t value = kUntouched;
-  EXPECT_FALSE(dlmap_device_type_from_name("", 0, &value));
-  EXPECT_FALSE(dlmap_device_type_from_name(nullptr, 0, &value));
-  EXPECT_FALSE(dlmap_device_type_from_name(nullptr, 6, &value));
+  EXPECT_FALSE(dlmap_device_type_parse("", 0, &value));
+  EXPECT_FALSE(dlmap_device_type_parse(nullptr, 0, &value));
+  EXPECT_FALSE(dlmap_device_type_parse(nullptr, 6, &value));
   EXPECT_EQ(value, kUntouched);
   EXPECT_EQ(Device(""), kUntouched);
 }
@@ -213,16 +213,16 @@ TEST(PlatformName, NonNames) {
   }
   EXPECT_EQ(Platform(std::string("cuda\0", 5)), kUntouched);
   dlmap_platform platform = DLMAP_PLATFORM_TPU;
-  EXPECT_FALSE(dlmap_platform_from_name(nullptr, 0, &platform));
-  EXPECT_FALSE(dlmap_platform_from_name(nullptr, 4, &platform));
+  EXPECT_FALSE(dlmap_platform_parse(nullptr, 0, &platform));
+  EXPECT_FALSE(dlmap_platform_parse(nullptr, 4, &platform));
   EXPECT_EQ(platform, DLMAP_PLATFORM_TPU);
-  EXPECT_TRUE(dlmap_platform_from_name("rocmx", 4, &platform));
+  EXPECT_TRUE(dlmap_platform_parse("rocmx", 4, &platform));
   EXPECT_EQ(platform, DLMAP_PLATFORM_ROCM);
 }
 
 TEST(PlatformName, EveryPlatform) {
   for (int p = 0; p < DLMAP_PLATFORM_COUNT; p++) {
-    const dlmap_platform_info *info = dlmap_platform_get(static_cast<dlmap_platform>(p));
+    const dlmap_platform_info *info = dlmap_platform_find(static_cast<dlmap_platform>(p));
     ASSERT_NE(info, nullptr);
     std::vector<std::string> names = {info->name};
     for (const char *const *a = info->aliases; *a != nullptr; a++) names.push_back(*a);
@@ -267,25 +267,25 @@ TEST(DtypeName, NonNames) {
   EXPECT_EQ(Dtype(std::string("float32\0", 8)), "none");
   DLDataType d = {};
   d.code = 99;
-  EXPECT_FALSE(dlmap_dtype_from_name(nullptr, 0, &d));
-  EXPECT_FALSE(dlmap_dtype_from_name(nullptr, 7, &d));
+  EXPECT_FALSE(dlmap_dtype_parse(nullptr, 0, &d));
+  EXPECT_FALSE(dlmap_dtype_parse(nullptr, 7, &d));
   EXPECT_EQ(d.code, 99);
-  EXPECT_TRUE(dlmap_dtype_from_name("float16x8", 7, &d));
+  EXPECT_TRUE(dlmap_dtype_parse("float16x8", 7, &d));
   EXPECT_EQ(d.code, 2);
   EXPECT_EQ(d.bits, 16);
-  EXPECT_FALSE(dlmap_dtype_from_name("float32", 5, &d)) << "\"float\" is no name";
+  EXPECT_FALSE(dlmap_dtype_parse("float32", 5, &d)) << "\"float\" is no name";
 }
 
 // ---- platform_version words --------------------------------------------------------------------------------------------
 
-// The platform dlmap_platform_from_version finds, or kUntouched; the message when it fails.
+// The platform dlmap_platform_lookup_by_version finds, or kUntouched; the message when it fails.
 int FromVersion(const char *text, std::string *message = nullptr) {
   dlmap_platform first = DLMAP_PLATFORM_CPU, second = DLMAP_PLATFORM_NONE;
   dlmap_error err;
   memset(&err, 0, sizeof err);
-  const int32_t status = dlmap_platform_from_version(text, &first, &err);
-  EXPECT_EQ(dlmap_platform_from_version(text, &second, nullptr), status);
-  EXPECT_EQ(dlmap_platform_from_version(text, nullptr, nullptr), status);
+  const int32_t status = dlmap_platform_lookup_by_version(text, &first, &err);
+  EXPECT_EQ(dlmap_platform_lookup_by_version(text, &second, nullptr), status);
+  EXPECT_EQ(dlmap_platform_lookup_by_version(text, nullptr, nullptr), status);
   if (message != nullptr) *message = err.message;
   if (status != DLMAP_OK) {
     EXPECT_EQ(status, DLMAP_ERR_UNKNOWN_GPU_PLATFORM);

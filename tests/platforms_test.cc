@@ -98,7 +98,7 @@ dlmap_platform_status Probe(int platform) {
 TEST(Platforms, HandWrittenTable) {
   for (const Expected &e : Table()) {
     SCOPED_TRACE(e.name);
-    const dlmap_platform_info *info = dlmap_platform_get(e.platform);
+    const dlmap_platform_info *info = dlmap_platform_find(e.platform);
     ASSERT_NE(info, nullptr);
     EXPECT_EQ(info->platform, e.platform);
     EXPECT_STREQ(info->name, e.name);
@@ -120,7 +120,7 @@ TEST(Platforms, EverySpecPlatformInSpecOrder) {
   for (int p = 0; p < DLMAP_PLATFORM_COUNT; p++) {
     const spec_facts_platform &f = spec_facts_platforms[p];
     SCOPED_TRACE(f.name);
-    const dlmap_platform_info *info = dlmap_platform_get(static_cast<dlmap_platform>(p));
+    const dlmap_platform_info *info = dlmap_platform_find(static_cast<dlmap_platform>(p));
     ASSERT_NE(info, nullptr);
     EXPECT_STREQ(info->name, f.name);
     const std::string backend = f.backend;
@@ -132,14 +132,14 @@ TEST(Platforms, EverySpecPlatformInSpecOrder) {
     EXPECT_EQ(std::vector<std::string>(names.begin() + 1, names.end()), aliases);
     for (const std::string &name : names) {
       dlmap_platform found = DLMAP_PLATFORM_COUNT;
-      EXPECT_TRUE(dlmap_platform_from_name(name.data(), name.size(), &found)) << name;
+      EXPECT_TRUE(dlmap_platform_parse(name.data(), name.size(), &found)) << name;
       EXPECT_EQ(static_cast<int>(found), p) << name;
     }
   }
 }
 
 TEST(Platforms, OutOfRange) {
-  EXPECT_EQ(dlmap_platform_get(DLMAP_PLATFORM_COUNT), nullptr);
+  EXPECT_EQ(dlmap_platform_find(DLMAP_PLATFORM_COUNT), nullptr);
   for (int p : {-1, static_cast<int>(DLMAP_PLATFORM_COUNT) + 1, 1000, INT_MIN, INT_MAX}) {
     EXPECT_EQ(c_platform_get(p), nullptr) << p;
   }
@@ -149,7 +149,7 @@ TEST(Platforms, OutOfRange) {
 
 TEST(Platforms, EveryEntry) {
   for (int p = 0; p < DLMAP_PLATFORM_COUNT; p++) {
-    const dlmap_platform_info *info = dlmap_platform_get(static_cast<dlmap_platform>(p));
+    const dlmap_platform_info *info = dlmap_platform_find(static_cast<dlmap_platform>(p));
     ASSERT_NE(info, nullptr);
     SCOPED_TRACE(info->name);
     EXPECT_EQ(static_cast<int>(info->platform), p);
@@ -160,11 +160,11 @@ TEST(Platforms, EveryEntry) {
     EXPECT_EQ(!List(info->libraries).empty(), has_runtime);
     // The platform's name and version words lead back to it.
     dlmap_platform found = DLMAP_PLATFORM_COUNT;
-    EXPECT_TRUE(dlmap_platform_from_name(info->name, strlen(info->name), &found));
+    EXPECT_TRUE(dlmap_platform_parse(info->name, strlen(info->name), &found));
     EXPECT_EQ(static_cast<int>(found), p);
     for (const std::string &word : List(info->version_words)) {
       found = DLMAP_PLATFORM_COUNT;
-      EXPECT_EQ(dlmap_platform_from_version(("runtime " + word + " 1.0").c_str(), &found, nullptr), DLMAP_OK);
+      EXPECT_EQ(dlmap_platform_lookup_by_version(("runtime " + word + " 1.0").c_str(), &found, nullptr), DLMAP_OK);
       EXPECT_EQ(static_cast<int>(found), p) << word;
     }
   }
@@ -217,7 +217,7 @@ TEST(PlatformProbe, OutOfRange) {
 // CUDA and ROCm: the toolkit may be present without a GPU or driver; the probe must be honest either way.
 void ExpectHonestGpuProbe(dlmap_platform platform) {
   const dlmap_platform_status status = Probe(platform);
-  std::cout << "[ probe    ] " << dlmap_platform_get(platform)->name << ": built=" << status.built
+  std::cout << "[ probe    ] " << dlmap_platform_find(platform)->name << ": built=" << status.built
             << " available=" << status.available << " device_count=" << status.device_count << " reason=\""
             << status.reason << "\"" << std::endl;
   if (status.available) {

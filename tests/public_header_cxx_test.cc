@@ -45,9 +45,9 @@ static_assert(DLPACK_FLAG_BITMASK_READ_ONLY == 1 && DLPACK_FLAG_BITMASK_IS_COPIE
               "flag bits");
 
 // The API has C linkage: these exact function types exist.
-static_assert(std::is_same<decltype(&dlmap_format_message),
+static_assert(std::is_same<decltype(&dlmap_error_format),
                            size_t (*)(char *, size_t, int32_t, const dlmap_arg *, size_t)>::value,
-              "dlmap_format_message signature");
+              "dlmap_error_format signature");
 static_assert(std::is_same<decltype(&dlmap_device_type_find), const dlmap_device_info *(*)(int32_t)>::value,
               "dlmap_device_type_find signature");
 
@@ -64,13 +64,13 @@ TEST(PublicHeaderCxx, CallsAcrossTheCBoundary) {
   EXPECT_STREQ(err.message, "Unknown GPU platform for __dlpack__: cuda-ish");
 
   DLDataType dtype{};
-  ASSERT_TRUE(dlmap_dtype_from_name("float8_e4m3fn", 13, &dtype));
+  ASSERT_TRUE(dlmap_dtype_parse("float8_e4m3fn", 13, &dtype));
   char name[32];
   dlmap_dtype_format(dtype, name, sizeof name);
   EXPECT_EQ(std::string(name), "float8_e4m3fn");
 
   dlmap_platform platform = DLMAP_PLATFORM_NONE;
-  EXPECT_EQ(dlmap_platform_from_version("cuda 12.4", &platform, nullptr), DLMAP_OK);
+  EXPECT_EQ(dlmap_platform_lookup_by_version("cuda 12.4", &platform, nullptr), DLMAP_OK);
   EXPECT_EQ(platform, DLMAP_PLATFORM_CUDA);
 }
 

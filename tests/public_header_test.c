@@ -81,10 +81,10 @@ int main(void) {
   expect(dlmap_device_type_find(5) == NULL, "no device type 5");
 
   int32_t value = 0;
-  expect(dlmap_device_type_from_name("kGPU", 4, &value) && value == 2, "kGPU by name");
+  expect(dlmap_device_type_parse("kGPU", 4, &value) && value == 2, "kGPU by name");
 
   DLDataType dtype;
-  expect(dlmap_dtype_from_name("bfloat16", 8, &dtype) && dtype.code == 4 && dtype.bits == 16 && dtype.lanes == 1,
+  expect(dlmap_dtype_parse("bfloat16", 8, &dtype) && dtype.code == 4 && dtype.bits == 16 && dtype.lanes == 1,
          "bfloat16 by name");
   expect(dlmap_dtype_validate(dtype, NULL) == DLMAP_OK, "bfloat16 validates");
 
@@ -101,13 +101,78 @@ int main(void) {
          "seed message");
   expect(strcmp(dlmap_error_kind_name(err.kind), "BufferError") == 0, "BufferError");
 
+  /* DLMAP_RAISE counts its arguments (none, one, several) under strict C99 / C11. */
+  expect(DLMAP_RAISE(&err, DLMAP_ERR_NO_LOCAL_HARDWARE_ID) == DLMAP_ERR_NO_LOCAL_HARDWARE_ID, "RAISE, no arguments");
+  expect(strchr(err.message, '{') == NULL, "RAISE, no arguments: nothing left unfilled");
+  expect(DLMAP_RAISE(&err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, 200)) ==
+             201,
+         "RAISE, one argument");
+  expect(strstr(err.message, "(DLDeviceType: 200)") != NULL, "RAISE, one argument: filled");
+  DLMAP_RAISE(&err, DLMAP_ERR_NDIM_TOO_LARGE, dlmap_arg_int(DLMAP_ARG_NDIM, 70), dlmap_arg_int(DLMAP_ARG_MAX_NDIM, 64));
+  expect(strstr(err.message, "70") != NULL && strstr(err.message, "64") != NULL, "RAISE, two arguments: both filled");
+
+  /* The library's own version: the header's numbers, and the linked library reports the same. */
+  {
+    char header_version[32];
+    snprintf(header_version, sizeof header_version, "%d.%d.%d", DLMAP_VERSION_MAJOR, DLMAP_VERSION_MINOR,
+             DLMAP_VERSION_PATCH);
+    expect(strcmp(dlmap_version_string(), header_version) == 0, "dlmap_version_string() matches DLMAP_VERSION_*");
+  }
+
+  /* struct_size: the _default() values carry this header's size; any other size is invalid_argument, and import
+   * still releases the producer's tensor. */
+  {
+    dlmap_array array = dlmap_array_default();
+    dlmap_export_request request = dlmap_export_request_default();
+    dlmap_import_request want = dlmap_import_request_default();
+    expect(array.struct_size == sizeof array && request.struct_size == sizeof request &&
+               want.struct_size == sizeof want && array.data == NULL && request.copy == DLMAP_COPY_IF_NEEDED,
+           "_default(): struct_size set, the rest zero");
+    float value = 1.0f;
+    array.data = &value;
+    array.device_type = DLMAP_DEVICE_CPU;
+    array.dtype.code = kDLFloat;
+    array.dtype.bits = 32;
+    array.dtype.lanes = 1;
+    dlmap_exported out;
+    const uint32_t wrong_sizes[] = {0, (uint32_t)sizeof array - 8, (uint32_t)sizeof array + 8};
+    for (size_t i = 0; i < sizeof wrong_sizes / sizeof wrong_sizes[0]; i++) {
+      dlmap_array stale = array;
+      stale.struct_size = wrong_sizes[i];
+      expect(dlmap_export(&stale, &request, &out, &err) == DLMAP_ERR_INVALID_ARGUMENT &&
+                 strstr(err.message, "array->struct_size") != NULL,
+             "export: a wrong array struct_size is invalid_argument");
+      dlmap_export_request stale_request = request;
+      stale_request.struct_size = wrong_sizes[i];
+      expect(dlmap_export(&array, &stale_request, &out, &err) == DLMAP_ERR_INVALID_ARGUMENT &&
+                 strstr(err.message, "request->struct_size") != NULL,
+             "export: a wrong request struct_size is invalid_argument");
+      expect(dlmap_stream_wait_batch(&stale, 1, false, 0, NULL, &err) == DLMAP_ERR_INVALID_ARGUMENT,
+             "stream_wait_batch: a wrong array struct_size is invalid_argument");
+    }
+    request.has_max_version = true;
+    request.max_version = dlmap_version_current();
+    const int32_t exported = dlmap_export(&array, &request, &out, &err);
+    if (exported != DLMAP_OK) fprintf(stderr, "%s\n", err.message);
+    expect(exported == DLMAP_OK, "export with the default structs");
+    dlmap_imported imported;
+    want.struct_size = 0;
+    if (out.structure == DLMAP_STRUCT_VERSIONED) {
+      expect(dlmap_import_versioned(out.versioned, &want, &imported, &err) == DLMAP_ERR_INVALID_ARGUMENT,
+             "import: a wrong request struct_size is invalid_argument (the tensor is released: LSan/valgrind see it)");
+    } else {
+      expect(dlmap_import_legacy(out.legacy, &want, &imported, &err) == DLMAP_ERR_INVALID_ARGUMENT,
+             "import: a wrong request struct_size is invalid_argument (the tensor is released: LSan/valgrind see it)");
+    }
+  }
+
   {
     const int64_t shape[] = {2, 3};
     dlmap_arg args[2];
     char buf[128];
     args[0] = dlmap_arg_ints(DLMAP_ARG_SHAPE, shape, 2);
     args[1] = dlmap_arg_ints(DLMAP_ARG_STRIDES, NULL, 0);
-    dlmap_format_message(buf, sizeof buf, DLMAP_ERR_SIZE_OVERFLOW, args, 2);
+    dlmap_error_format(buf, sizeof buf, DLMAP_ERR_SIZE_OVERFLOW, args, 2);
     expect(strcmp(buf, "The DLPack tensor's element count or byte extent overflows (shape [2, 3], strides [(null)])") ==
                0,
            "ints argument");

@@ -117,29 +117,23 @@ TEST(Versions, ListInOrder) {
   EXPECT_EQ(DLMAP_VERSION_COUNT, SPEC_FACTS_VERSION_COUNT);
   size_t i = 0;
   for (const spec_facts_version_entry &f : spec_facts_versions) {
-    dlmap_version v = V(99, 99);
-    const char *note = nullptr;
-    ASSERT_TRUE(dlmap_version_at(i, &v, &note)) << i;
-    EXPECT_EQ(v.major, f.version.major);
-    EXPECT_EQ(v.minor, f.version.minor);
-    ASSERT_NE(note, nullptr);
-    EXPECT_STRNE(note, "");
+    const dlmap_version_info *listed = dlmap_version_at(i);
+    ASSERT_NE(listed, nullptr) << i;
+    EXPECT_EQ(listed->version.major, f.version.major);
+    EXPECT_EQ(listed->version.minor, f.version.minor);
+    EXPECT_EQ(listed->structure, dlmap_version_struct(listed->version));
+    ASSERT_NE(listed->note, nullptr);
+    EXPECT_STRNE(listed->note, "");
     if (i > 0) {
-      dlmap_version previous;
-      ASSERT_TRUE(dlmap_version_at(i - 1, &previous, nullptr));
-      EXPECT_LT(dlmap_version_compare(previous, v), 0) << "oldest first";
+      ASSERT_NE(dlmap_version_at(i - 1), nullptr);
+      EXPECT_LT(dlmap_version_compare(dlmap_version_at(i - 1)->version, listed->version), 0) << "oldest first";
     }
     i++;
   }
-  dlmap_version v = V(99, 99);
-  const char *note = "untouched";
-  EXPECT_FALSE(dlmap_version_at(i, &v, &note));
-  EXPECT_FALSE(dlmap_version_at(SIZE_MAX, &v, &note));
-  EXPECT_EQ(v.major, 99u);
-  EXPECT_STREQ(note, "untouched");
-  EXPECT_TRUE(dlmap_version_at(0, nullptr, nullptr));
-  ASSERT_TRUE(dlmap_version_at(4, nullptr, &note));
-  EXPECT_STREQ(note,
+  EXPECT_EQ(dlmap_version_at(i), nullptr);
+  EXPECT_EQ(dlmap_version_at(SIZE_MAX), nullptr);
+  ASSERT_NE(dlmap_version_at(4), nullptr);
+  EXPECT_STREQ(dlmap_version_at(4)->note,
                "Renames only \xE2\x80\x94 kDLGPU becomes kDLCUDA, kDLCPUPinned becomes kDLCUDAHost; ABI unchanged. "
                "DLPACK_VERSION 050 (an octal literal, 40).");
 }

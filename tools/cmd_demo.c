@@ -47,7 +47,7 @@ static void show_outcome(const char *what, int32_t status, const dlmap_exported 
     show_error(what, status, err);
     return;
   }
-  printf("  %-44s accepted under profile %s\n", what, dlmap_profile()->name);
+  printf("  %-44s accepted under profile %s\n", what, dlmap_profile_current()->name);
   release_exported(exported);
 }
 
@@ -68,8 +68,7 @@ int cli_demo(int argc, char **argv) {
   }
   float values[6] = {0, 1, 2, 3, 4, 5};
   const int64_t shape[2] = {2, 3};
-  dlmap_array array;
-  memset(&array, 0, sizeof array);
+  dlmap_array array = dlmap_array_default();
   array.data = values;
   array.device_type = DLMAP_DEVICE_CPU;
   array.dtype.code = DLMAP_DTYPE_FLOAT;
@@ -81,10 +80,9 @@ int cli_demo(int argc, char **argv) {
   int failures = 0;
   dlmap_error err;
 
-  printf("Profile %s\n\n", dlmap_profile()->name);
+  printf("Profile %s\n\n", dlmap_profile_current()->name);
   printf("1. Export a 2x3 float32 host array with max_version=(1, 3), import it back\n");
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version.major = 1;
   request.max_version.minor = 3;
@@ -143,8 +141,7 @@ int cli_demo(int argc, char **argv) {
                {DLMAP_LAYOUT_ROW_MAJOR, DLMAP_COPY_IF_NEEDED, "row-major, copy=None"},
                {DLMAP_LAYOUT_ROW_MAJOR, DLMAP_COPY_NEVER, "row-major, copy=False"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    dlmap_import_request import_request;
-    memset(&import_request, 0, sizeof import_request);
+    dlmap_import_request import_request = dlmap_import_request_default();
     import_request.layout = cases[i].layout;
     import_request.copy = cases[i].copy;
     status = dlmap_export(&array, &request, &exported, &err);

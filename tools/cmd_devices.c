@@ -35,7 +35,7 @@ int cli_devices(int argc, char **argv) {
   for (int p = 0; p < DLMAP_PLATFORM_COUNT; p++) dlmap_platform_probe((dlmap_platform)p, &status[p]);
 
   const dlmap_version current = dlmap_version_current();
-  const dlmap_profile_info *profile = dlmap_profile();
+  const dlmap_profile_info *profile = dlmap_profile_current();
   printf("DLPack device types (spec: DLPack %u.%u, %d types; profile %s)\n\n", current.major, current.minor,
          DLMAP_DEVICE_TYPE_COUNT, profile->name);
   printf("%5s  %-15s %-8s %-12s %-7s %-6s %-16s %s\n", "value", "enumerator", "platform", "memory", "stream", "since",
@@ -43,11 +43,11 @@ int cli_devices(int argc, char **argv) {
   int upstream_main = 0;
   for (size_t i = 0; dlmap_device_type_at(i) != NULL; i++) {
     const dlmap_device_info *d = dlmap_device_type_at(i);
-    const dlmap_platform_info *platform = dlmap_platform_get(d->platform);
+    const dlmap_platform_info *platform = dlmap_platform_find(d->platform);
     char since[16];
     snprintf(since, sizeof since, "%u.%u%s", d->introduced.major, d->introduced.minor, d->upstream_main ? "*" : "");
     upstream_main += d->upstream_main;
-    const dlmap_profile_device policy = dlmap_profile_device_policy(d->value);
+    const dlmap_device_policy policy = dlmap_profile_device_policy(d->value);
     printf("%5d  %-15s %-8s %-12s %-7s %-6s %-16s %-3s / %-3s / %s\n", d->value, d->name, platform->name,
            dlmap_memory_kind_name(d->memory), dlmap_stream_convention_name(d->stream), since,
            serving(&status[d->platform], platform), yes_no(policy.export_target), yes_no(policy.export_source),
@@ -57,7 +57,7 @@ int cli_devices(int argc, char **argv) {
 
   printf("\nPlatforms on this build and machine\n\n");
   for (int p = 0; p < DLMAP_PLATFORM_COUNT; p++) {
-    const dlmap_platform_info *platform = dlmap_platform_get((dlmap_platform)p);
+    const dlmap_platform_info *platform = dlmap_platform_find((dlmap_platform)p);
     char state[320];
     if (status[p].available) {
       snprintf(state, sizeof state, "available (%d device%s)", status[p].device_count,
@@ -71,14 +71,14 @@ int cli_devices(int argc, char **argv) {
   printf("\nProfile %s\n\n", profile->name);
   cli_wrap(stdout, "  ", profile->doc);
   printf("\n  __dlpack_device__ (first match wins):\n");
-  dlmap_device_rule rule;
-  for (size_t i = 0; dlmap_profile_device_rule_at(i, &rule); i++) {
-    printf("    %-8s %-22s -> %s\n", dlmap_platform_get(rule.platform)->name,
-           rule.memory == DLMAP_MATCH_PINNED ? "pinned host memory" : rule.memory == DLMAP_MATCH_UNPINNED ? "other memory"
+  const dlmap_device_rule *rule;
+  for (size_t i = 0; (rule = dlmap_profile_device_rule_at(i)) != NULL; i++) {
+    printf("    %-8s %-22s -> %s\n", dlmap_platform_find(rule->platform)->name,
+           rule->memory == DLMAP_MATCH_PINNED ? "pinned host memory" : rule->memory == DLMAP_MATCH_UNPINNED ? "other memory"
                                                                                                             : "any memory",
-           rule.error == DLMAP_OK ? dlmap_device_type_name(rule.device_type) : dlmap_error_info_of(rule.error)->id);
+           rule->error == DLMAP_OK ? dlmap_device_type_name(rule->device_type) : dlmap_error_describe(rule->error)->id);
   }
-  printf("    %-31s -> %s\n", "any other platform", dlmap_error_info_of(profile->dlpack_device_otherwise)->id);
+  printf("    %-31s -> %s\n", "any other platform", dlmap_error_describe(profile->dlpack_device_otherwise)->id);
   printf("\n`dlmap explain <value or name>` shows one entry and the errors its exchange can raise.\n");
   return CLI_OK;
 }

@@ -28,7 +28,7 @@ static void explain_profile(const dlmap_device_info *d, const dlmap_platform_inf
 
 /* The device entry, whether this machine serves it, and what the profile in force does with it. */
 static void explain_device(const dlmap_device_info *d) {
-  const dlmap_platform_info *platform = dlmap_platform_get(d->platform);
+  const dlmap_platform_info *platform = dlmap_platform_find(d->platform);
   dlmap_platform_status status;
   dlmap_platform_probe(d->platform, &status);
 
@@ -59,8 +59,8 @@ static void explain_device(const dlmap_device_info *d) {
 /* What the profile in force does with a device type in each direction, and the error each refusal raises. */
 static void explain_profile(const dlmap_device_info *d, const dlmap_platform_info *platform,
                             const dlmap_platform_status *status) {
-  const dlmap_profile_device policy = dlmap_profile_device_policy(d->value);
-  printf("\nUnder profile %s:\n", dlmap_profile()->name);
+  const dlmap_device_policy policy = dlmap_profile_device_policy(d->value);
+  printf("\nUnder profile %s:\n", dlmap_profile_current()->name);
   printf("  %-30s%s\n", "export to it (dl_device):",
          policy.export_target ? "accepted" : "refused (export_unsupported_device_type)");
   if (policy.export_target) printf("  %-30splatform %s\n", "  maps to:", platform->name);
@@ -69,12 +69,12 @@ static void explain_profile(const dlmap_device_info *d, const dlmap_platform_inf
          policy.import_accepted ? "accepted" : "refused (import_unsupported_device_type)");
   printf("  %-30s", "__dlpack_device__ reports it:");
   int rules = 0;
-  dlmap_device_rule rule;
-  for (size_t i = 0; dlmap_profile_device_rule_at(i, &rule); i++) {
-    if (rule.device_type != d->value) continue;
-    printf("%sfor platform %s%s", rules++ ? "; " : "", dlmap_platform_get(rule.platform)->name,
-           rule.memory == DLMAP_MATCH_PINNED ? " in pinned host memory"
-           : rule.memory == DLMAP_MATCH_UNPINNED ? " outside pinned host memory" : "");
+  const dlmap_device_rule *rule;
+  for (size_t i = 0; (rule = dlmap_profile_device_rule_at(i)) != NULL; i++) {
+    if (rule->device_type != d->value) continue;
+    printf("%sfor platform %s%s", rules++ ? "; " : "", dlmap_platform_find(rule->platform)->name,
+           rule->memory == DLMAP_MATCH_PINNED ? " in pinned host memory"
+           : rule->memory == DLMAP_MATCH_UNPINNED ? " outside pinned host memory" : "");
   }
   printf("%s\n", rules ? "" : "never");
   if ((policy.export_target || policy.import_accepted) && !status->available) {
@@ -85,30 +85,28 @@ static void explain_profile(const dlmap_device_info *d, const dlmap_platform_inf
   const dlmap_arg device = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, d->value);
   dlmap_error err;
   if (!policy.export_target) {
-    dlmap_error_set(&err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, &device, 1);
+    DLMAP_RAISE(&err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, device);
     printf("\nExporting to it (__dlpack__ with dl_device=(%d, 0)) raises %s:\n", d->value, dlmap_error_kind_name(err.kind));
-    cli_print_error_page(stdout, dlmap_error_info_of(err.code), err.message);
+    cli_print_error_page(stdout, dlmap_error_describe(err.code), err.message);
   }
   if (!policy.export_source) {
     char described[64];
     snprintf(described, sizeof described, "(%s, 0)", d->name);
-    const dlmap_arg arg = dlmap_arg_str(DLMAP_ARG_DEVICE, described);
-    dlmap_error_set(&err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, &arg, 1);
+    DLMAP_RAISE(&err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, dlmap_arg_str(DLMAP_ARG_DEVICE, described));
     printf("\nExporting an array on it (__dlpack__) raises %s:\n", dlmap_error_kind_name(err.kind));
-    cli_print_error_page(stdout, dlmap_error_info_of(err.code), err.message);
+    cli_print_error_page(stdout, dlmap_error_describe(err.code), err.message);
   }
   if (!policy.import_accepted) {
     char array[64];
     snprintf(array, sizeof array, "a %s tensor", d->name);
-    const dlmap_arg args[] = {device, dlmap_arg_str(DLMAP_ARG_ARRAY, array)};
-    dlmap_error_set(&err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, args, 2);
+    DLMAP_RAISE(&err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, device, dlmap_arg_str(DLMAP_ARG_ARRAY, array));
     printf("\nImporting a tensor on it (from_dlpack) raises %s:\n", dlmap_error_kind_name(err.kind));
-    cli_print_error_page(stdout, dlmap_error_info_of(err.code), err.message);
+    cli_print_error_page(stdout, dlmap_error_describe(err.code), err.message);
   }
 }
 
 static void explain_platform(dlmap_platform p) {
-  const dlmap_platform_info *platform = dlmap_platform_get(p);
+  const dlmap_platform_info *platform = dlmap_platform_find(p);
   dlmap_platform_status status;
   dlmap_platform_probe(p, &status);
   printf("Platform %s\n", platform->name);
@@ -137,7 +135,7 @@ static void explain_dtype(DLDataType dtype) {
   dlmap_version since = code->introduced;
   dlmap_dtype_width_valid(dtype.code, dtype.bits, &since);
   dlmap_dtype_format(dtype, name, sizeof name);
-  dlmap_dtype_valid_bits(dtype.code, valid, sizeof valid);
+  dlmap_dtype_format_valid_bits(dtype.code, valid, sizeof valid);
   printf("Data type %s: code %u (%s), bits %u, lanes %u\n", name, dtype.code, code->name, dtype.bits, dtype.lanes);
   cli_wrap(stdout, "  ", code->doc);
   print_since(since, code->upstream_main);
@@ -174,7 +172,7 @@ int cli_explain(int argc, char **argv) {
       explain_device(dlmap_device_type_find((int32_t)number));
       found++;
     }
-    const dlmap_error_info *info = dlmap_error_info_of(number >= INT32_MIN && number <= INT32_MAX ? (int32_t)number : -1);
+    const dlmap_error_info *info = dlmap_error_describe(number >= INT32_MIN && number <= INT32_MAX ? (int32_t)number : -1);
     if (info->code > 0) {
       if (found++) printf("\n");
       cli_print_error_page(stdout, info, NULL);
@@ -182,26 +180,26 @@ int cli_explain(int argc, char **argv) {
     if (!found && number >= INT32_MIN && number <= INT32_MAX) {
       /* An unknown value is what a producer from a newer DLPack would send: show what dlmap says. */
       dlmap_error err;
-      dlmap_device_type_info((int32_t)number, NULL, &err);
+      dlmap_device_type_lookup((int32_t)number, NULL, &err);
       printf("%d is neither a device type nor an error code of this build's spec.\n\n", (int)number);
       printf("As a device type it is rejected with %s:\n", dlmap_error_kind_name(err.kind));
-      cli_print_error_page(stdout, dlmap_error_info_of(err.code), err.message);
+      cli_print_error_page(stdout, dlmap_error_describe(err.code), err.message);
       return CLI_FAILED;
     }
   } else {
-    if (dlmap_device_type_from_name(what, len, &device_type)) {
+    if (dlmap_device_type_parse(what, len, &device_type)) {
       explain_device(dlmap_device_type_find(device_type));
       found++;
     }
-    if (dlmap_platform_from_name(what, len, &platform)) {
+    if (dlmap_platform_parse(what, len, &platform)) {
       if (found++) printf("\n");
       explain_platform(platform);
     }
-    if (dlmap_dtype_from_name(what, len, &dtype)) {
+    if (dlmap_dtype_parse(what, len, &dtype)) {
       if (found++) printf("\n");
       explain_dtype(dtype);
     }
-    const dlmap_error_info *info = dlmap_error_info_by_id(what);
+    const dlmap_error_info *info = dlmap_error_find_by_id(what);
     if (info != NULL) {
       if (found++) printf("\n");
       cli_print_error_page(stdout, info, NULL);
@@ -209,9 +207,9 @@ int cli_explain(int argc, char **argv) {
   }
   if (!found) {
     dlmap_error err;
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_WHAT, "device type, platform, data type or error"),
-                              dlmap_arg_str(DLMAP_ARG_NAME, what)};
-    dlmap_error_set(&err, DLMAP_ERR_NAME_UNKNOWN, args, 2);
+    DLMAP_RAISE(&err, DLMAP_ERR_NAME_UNKNOWN,
+                dlmap_arg_str(DLMAP_ARG_WHAT, "device type, platform, data type or error"),
+                dlmap_arg_str(DLMAP_ARG_NAME, what));
     fprintf(stderr, "dlmap: %s: %s\n", dlmap_error_kind_name(err.kind), err.message);
     return CLI_FAILED;
   }

@@ -75,7 +75,7 @@ int cli_spec(int argc, char **argv, const char *argv0) {
     }
     for (size_t i = 0; i < defaults.gl_pathc; i++) child[n++] = defaults.gl_pathv[i];
     /* The facts, then the profile this CLI was built with (spec/profiles/<name>.yaml). */
-    snprintf(profile, sizeof profile, "%s/profiles/%s.yaml", spec_dir, dlmap_profile()->name);
+    snprintf(profile, sizeof profile, "%s/profiles/%s.yaml", spec_dir, dlmap_profile_current()->name);
     child[n++] = profile;
   }
   for (int i = 0; i < argc; i++) child[n++] = argv[i];

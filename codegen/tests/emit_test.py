@@ -6,6 +6,7 @@ Run by hand:  cd codegen && /usr/bin/python3 -B tests/emit_test.py
 Under Bazel:  bazel test //codegen/tests:emit_test
 """
 
+import ast
 import copy
 import os
 import re
@@ -20,11 +21,13 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 CODEGEN_DIR = os.environ.get("DLMAP_CODEGEN_DIR") or os.path.dirname(HERE)
 SPEC_DIR = os.environ.get("DLMAP_SPEC_DIR") or os.path.join(os.path.dirname(CODEGEN_DIR), "spec")
+SRC_DIR = os.path.join(os.path.dirname(CODEGEN_DIR), "src")  # the hand-written C and src/dlmap_library.bzl
 TESTDATA = os.path.join(HERE, "testdata")
 PYTHON = os.environ.get("DLMAP_PYTHON") or sys.executable or "/usr/bin/python3"
 sys.path.insert(0, CODEGEN_DIR)
 
 import emit  # noqa: E402
+import names  # noqa: E402
 import spec  # noqa: E402
 
 DEFAULT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml", "profiles/array_api.yaml")
@@ -58,9 +61,48 @@ def yaml_aliases(name, section, entry):
 
 
 def rows(text):
-    """The lines of an emitted file after its one-line generated-by comment."""
+    """The lines of an emitted file after its leading comments (generated-by line, row signatures)."""
     lines = text.splitlines()
-    return lines[1:]
+    while lines and lines[0].startswith(("/*", " *", "//")):
+        lines.pop(0)
+    return lines
+
+
+def row_signatures(text):
+    """{macro: columns} from the signature comments at the top of an emitted X-macro list, read as plain text."""
+    comment = []
+    for line in text.splitlines():
+        if not line.startswith(("/*", " *")):
+            break
+        comment.append(line[3:])
+    found = re.findall(r"(DLMAP_\w+)\(((?:[^()]|\([^()]*\))*)\)", " ".join(" ".join(comment).split()))
+    return {macro: columns.split(", ") for macro, columns in found}
+
+
+def top_level_args(row):
+    """The arguments of one row MACRO(a, "b, c", (d, e), f) as written: ['a', '"b, c"', '(d, e)', 'f']."""
+    body = row[row.index("(") + 1:]
+    assert body.endswith(")"), row
+    args, depth, quoted, start, i = [], 0, False, 0, 0
+    while i < len(body) - 1:
+        char = body[i]
+        if quoted:
+            if char == "\\":
+                i += 1
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "," and depth == 0:
+            args.append(body[start:i].strip())
+            start = i + 1
+        i += 1
+    args.append(body[start:i].strip())
+    return args
 
 
 # ==== helpers: C strings, names, compiled messages =================================================
@@ -110,16 +152,26 @@ class CString(unittest.TestCase):
 class Names(unittest.TestCase):
 
     def test_upper_snake(self):
-        self.assertEqual(emit.upper_snake("BufferError"), "BUFFER_ERROR")
-        self.assertEqual(emit.upper_snake("NotImplementedError"), "NOT_IMPLEMENTED_ERROR")
-        self.assertEqual(emit.upper_snake("cuda"), "CUDA")
-        self.assertEqual(emit.upper_snake("Float8Error"), "FLOAT8_ERROR")
+        self.assertEqual(names.upper_snake("BufferError"), "BUFFER_ERROR")
+        self.assertEqual(names.upper_snake("NotImplementedError"), "NOT_IMPLEMENTED_ERROR")
+        self.assertEqual(names.upper_snake("cuda"), "CUDA")
+        self.assertEqual(names.upper_snake("Float8Error"), "FLOAT8_ERROR")
 
     def test_enumerator(self):
-        self.assertEqual(spec.enumerator("kDLCUDAHost"), "CUDAHOST")
-        self.assertEqual(spec.enumerator("kDLFloat8_e4m3fn"), "FLOAT8_E4M3FN")
-        self.assertEqual(spec.enumerator("kDLROCMHost"), "ROCMHOST")
-        self.assertEqual(spec.enumerator("MyDevice"), "MYDEVICE")
+        self.assertEqual(names.enumerator("kDLCUDAHost"), "CUDAHOST")
+        self.assertEqual(names.enumerator("kDLFloat8_e4m3fn"), "FLOAT8_E4M3FN")
+        self.assertEqual(names.enumerator("kDLROCMHost"), "ROCMHOST")
+        self.assertEqual(names.enumerator("MyDevice"), "MYDEVICE")
+
+    def test_status_enumerator(self):
+        self.assertEqual(names.status_enumerator("max_version_too_old"), "DLMAP_ERR_MAX_VERSION_TOO_OLD")
+
+    def test_loader_and_emitters_share_one_rule(self):
+        # The loader checks the C names the emitters write; both must ask the same functions.
+        self.assertIs(spec.enumerator, names.enumerator)
+        self.assertIs(spec.upper_snake, names.upper_snake)
+        self.assertIs(emit.enumerator, names.enumerator)
+        self.assertIs(emit.upper_snake, names.upper_snake)
 
 
 class CompiledMessages(unittest.TestCase):
@@ -191,160 +243,161 @@ class MinimalSpecFiles(unittest.TestCase):
 
     def assertRows(self, function, expected):
         text = function(self.spec)
-        self.assertEqual(text, C_HEADER + "".join(line + "\n" for line in expected))
+        self.assertTrue(text.startswith(C_HEADER), text)
+        self.assertEqual(rows(text), expected)
 
     def test_versions(self):
         self.assertRows(emit.emit_versions, [
-            'DLMAP_VERSION(0, 9, LEGACY, "Old.")',
-            r'DLMAP_VERSION(1, 0, VERSIONED, "Quote \" backslash \\ newline\n\303\274n\303\257code\077 done.")',
+            'DLMAP_VERSION(0, 9, LEGACY, "Old.", _)',
+            r'DLMAP_VERSION(1, 0, VERSIONED, "Quote \" backslash \\ newline\n\303\274n\303\257code\077 done.", _)',
         ])
 
     def test_flags(self):
         self.assertRows(emit.emit_flags, [
-            'DLMAP_FLAG_ROW(READ_ONLY, 0, 1, 0, "Read only.")',
-            'DLMAP_FLAG_ROW(LATE_BIT, 5, 1, 0, "A sparse bit.")',
+            'DLMAP_FLAG_ROW(READ_ONLY, 0, 1, 0, "Read only.", _)',
+            'DLMAP_FLAG_ROW(LATE_BIT, 5, 1, 0, "A sparse bit.", _)',
         ])
 
     def test_platforms(self):
         self.assertRows(emit.emit_platforms, [
-            'DLMAP_PLATFORM(CPU, "cpu", CPU, "Host.", (), (), (), NULL, NULL)',
-            'DLMAP_PLATFORM(GPU, "gpu", GPU, "A GPU.", ("Accel", ), ("gpuword", "gpu2", ), '
-            '("libgpu.so.1", "libgpu.so", ), "gpuCount", "gpuError")',
+            'DLMAP_PLATFORM(CPU, (), (), (), "cpu", CPU, "Host.", NULL, NULL, _)',
+            'DLMAP_PLATFORM(GPU, ("Accel", ), ("gpuword", "gpu2", ), ("libgpu.so.1", "libgpu.so", ), "gpu", GPU, '
+            '"A GPU.", "gpuCount", "gpuError", _)',
         ])
 
     def test_runtime_symbols_in_op_order(self):
         self.assertRows(emit.emit_runtime_symbols, [
-            'DLMAP_RUNTIME_SYMBOL(GPU, DEVICE_COUNT, "gpuCount")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, ERROR_STRING, "gpuError")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, GET_LAST_ERROR, "gpuLastError")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, RUNTIME_VERSION, "gpuVersion")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, GET_DEVICE, "gpuGetDevice")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, SET_DEVICE, "gpuSetDevice")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, MALLOC, "gpuMalloc")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, FREE, "gpuFree")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, MALLOC_HOST, "gpuHostAlloc")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, FREE_HOST, "gpuHostFree")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, MALLOC_MANAGED, "gpuManagedAlloc")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, MEMCPY_ASYNC, "gpuCopy")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, MEMCPY_2D_ASYNC, "gpuCopy2D")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_CREATE, "gpuEventCreate")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_RECORD, "gpuEventRecord")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_DESTROY, "gpuEventDestroy")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, STREAM_WAIT_EVENT, "gpuWaitEvent")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, STREAM_SYNCHRONIZE, "gpuSync")',
-            'DLMAP_RUNTIME_SYMBOL(GPU, POINTER_ATTRIBUTES, "gpuPointerInfo")',
+            'DLMAP_RUNTIME_SYMBOL(GPU, DEVICE_COUNT, "gpuCount", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, ERROR_STRING, "gpuError", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, GET_LAST_ERROR, "gpuLastError", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, RUNTIME_VERSION, "gpuVersion", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, GET_DEVICE, "gpuGetDevice", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, SET_DEVICE, "gpuSetDevice", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, MALLOC, "gpuMalloc", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, FREE, "gpuFree", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, MALLOC_HOST, "gpuHostAlloc", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, FREE_HOST, "gpuHostFree", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, MALLOC_MANAGED, "gpuManagedAlloc", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, MEMCPY_ASYNC, "gpuCopy", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, MEMCPY_2D_ASYNC, "gpuCopy2D", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_CREATE, "gpuEventCreate", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_RECORD, "gpuEventRecord", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_DESTROY, "gpuEventDestroy", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, STREAM_WAIT_EVENT, "gpuWaitEvent", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, STREAM_SYNCHRONIZE, "gpuSync", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, POINTER_ATTRIBUTES, "gpuPointerInfo", _)',
         ])
 
     def test_runtime_values(self):
         self.assertRows(emit.emit_runtime_values, [
-            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_HOST_TO_DEVICE, 10)",
-            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_DEVICE_TO_HOST, 11)",
-            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_DEVICE_TO_DEVICE, 12)",
-            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_DEFAULT, 13)",
-            "DLMAP_RUNTIME_VALUE(GPU, FLAG_EVENT_DISABLE_TIMING, 4)",
-            "DLMAP_RUNTIME_VALUE(GPU, FLAG_MALLOC_HOST, 0)",
-            "DLMAP_RUNTIME_VALUE(GPU, FLAG_MALLOC_MANAGED, 8)",
-            "DLMAP_RUNTIME_VALUE(GPU, STATUS_INVALID_VALUE, 3)",
-            "DLMAP_RUNTIME_VALUE(GPU, DEVICE_OFFSET, 8)",
-            "DLMAP_RUNTIME_VALUE(GPU, DEVICE_POINTER_OFFSET, 16)",
-            "DLMAP_RUNTIME_VALUE(GPU, MANAGED_OFFSET, 12)",
+            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_HOST_TO_DEVICE, 10, _)",
+            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_DEVICE_TO_HOST, 11, _)",
+            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_DEVICE_TO_DEVICE, 12, _)",
+            "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_DEFAULT, 13, _)",
+            "DLMAP_RUNTIME_VALUE(GPU, FLAG_EVENT_DISABLE_TIMING, 4, _)",
+            "DLMAP_RUNTIME_VALUE(GPU, FLAG_MALLOC_HOST, 0, _)",
+            "DLMAP_RUNTIME_VALUE(GPU, FLAG_MALLOC_MANAGED, 8, _)",
+            "DLMAP_RUNTIME_VALUE(GPU, STATUS_INVALID_VALUE, 3, _)",
+            "DLMAP_RUNTIME_VALUE(GPU, DEVICE_OFFSET, 8, _)",
+            "DLMAP_RUNTIME_VALUE(GPU, DEVICE_POINTER_OFFSET, 16, _)",
+            "DLMAP_RUNTIME_VALUE(GPU, MANAGED_OFFSET, 12, _)",
         ])
 
     def test_runtime_values_without_managed_offset(self):
         self.spec.platforms[1].runtime.pointer_attributes.managed_offset = None
-        self.assertNotIn("MANAGED_OFFSET", emit.emit_runtime_values(self.spec))
+        self.assertNotIn("MANAGED_OFFSET", "\n".join(rows(emit.emit_runtime_values(self.spec))))
 
     def test_runtime_streams_in_meaning_order(self):
         self.assertRows(emit.emit_runtime_streams, [
-            "DLMAP_RUNTIME_STREAM(GPU, PER_THREAD_DEFAULT, 7)",
-            "DLMAP_RUNTIME_STREAM(GPU, DEFAULT, 0)",
+            "DLMAP_RUNTIME_STREAM(GPU, PER_THREAD_DEFAULT, 7, _)",
+            "DLMAP_RUNTIME_STREAM(GPU, DEFAULT, 0, _)",
         ])
 
     def test_runtime_contexts(self):
         self.assertRows(emit.emit_runtime_contexts, [
-            'DLMAP_RUNTIME_CONTEXT(GPU, "libgpudriver.so.1", "gpuCtxGet", "gpuCtxSet")',
+            'DLMAP_RUNTIME_CONTEXT(GPU, "libgpudriver.so.1", "gpuCtxGet", "gpuCtxSet", _)',
         ])
 
     def test_runtime_without_context_gives_no_context_row(self):
         self.spec.platforms[1].runtime.context = None
-        self.assertEqual(emit.emit_runtime_contexts(self.spec), C_HEADER)
+        self.assertEqual(rows(emit.emit_runtime_contexts(self.spec)), [])
 
     def test_runtime_memory_types_oldest_layout_first(self):
         self.assertRows(emit.emit_runtime_memory_types, [
-            "DLMAP_RUNTIME_MEMORY_TYPE(GPU, 100, DEVICE, 5)",
-            "DLMAP_RUNTIME_MEMORY_TYPE(GPU, 200, HOST, 0)",
-            "DLMAP_RUNTIME_MEMORY_TYPE(GPU, 200, DEVICE, 1)",
+            "DLMAP_RUNTIME_MEMORY_TYPE(GPU, 100, DEVICE, 5, _)",
+            "DLMAP_RUNTIME_MEMORY_TYPE(GPU, 200, HOST, 0, _)",
+            "DLMAP_RUNTIME_MEMORY_TYPE(GPU, 200, DEVICE, 1, _)",
         ])
 
     def test_no_runtime_gives_header_only(self):
         self.spec.platforms[1].runtime = None
         for function in (emit.emit_runtime_symbols, emit.emit_runtime_values, emit.emit_runtime_streams,
                          emit.emit_runtime_memory_types, emit.emit_runtime_contexts):
-            self.assertEqual(function(self.spec), C_HEADER)
+            self.assertEqual(rows(function(self.spec)), [])
 
     def test_memory_kinds(self):
         self.assertRows(emit.emit_memory_kinds, [
-            'DLMAP_MEMORY_KIND(HOST, "host", 1, "Host memory.")',
-            'DLMAP_MEMORY_KIND(DEVICE, "device", 0, "Device memory.")',
+            'DLMAP_MEMORY_KIND(HOST, "host", 1, "Host memory.", _)',
+            'DLMAP_MEMORY_KIND(DEVICE, "device", 0, "Device memory.", _)',
         ])
 
     def test_stream_conventions(self):
         self.assertRows(emit.emit_stream_conventions, [
-            'DLMAP_STREAM_CONVENTION(NONE, "none", HOST_SYNC, 0, 0, "No stream.")',
-            'DLMAP_STREAM_CONVENTION(GPU, "gpu", DEFAULT, 1, 2, "A stream.")',
+            'DLMAP_STREAM_CONVENTION(NONE, "none", HOST_SYNC, 0, 0, "No stream.", _)',
+            'DLMAP_STREAM_CONVENTION(GPU, "gpu", DEFAULT, 1, 2, "A stream.", _)',
         ])
 
     def test_stream_values_sorted(self):
         self.assertRows(emit.emit_stream_values, [
-            "DLMAP_STREAM_VALUE(GPU, -1, NO_SYNC)",
-            "DLMAP_STREAM_VALUE(GPU, 2, PER_THREAD_DEFAULT)",
+            "DLMAP_STREAM_VALUE(GPU, -1, NO_SYNC, _)",
+            "DLMAP_STREAM_VALUE(GPU, 2, PER_THREAD_DEFAULT, _)",
         ])
 
     def test_device_types(self):
         self.assertRows(emit.emit_device_types, [
-            'DLMAP_DEVICE_TYPE(1, CPU, "kDLCPU", CPU, HOST, NONE, 0, 9, false, "CPU.", "", (), ("cpu", ))',
-            r'DLMAP_DEVICE_TYPE(2, GPU, "kDLGPU", GPU, DEVICE, GPU, 1, 0, false, "GPU \"device\" memory.", '
-            r'"Caf\303\251\077", ("kGPU", ), ("gpu", "accel", ))',
+            'DLMAP_DEVICE_TYPE(1, CPU, (), ("cpu", ), "kDLCPU", CPU, HOST, NONE, 0, 9, false, "CPU.", "", _)',
+            r'DLMAP_DEVICE_TYPE(2, GPU, ("kGPU", ), ("gpu", "accel", ), "kDLGPU", GPU, DEVICE, GPU, 1, 0, false, '
+            r'"GPU \"device\" memory.", "Caf\303\251\077", _)',
         ])
 
     def test_dtype_codes(self):
         self.assertRows(emit.emit_dtype_codes, [
-            'DLMAP_DTYPE_CODE(0, INT, "kDLInt", 0, 9, false, VECTOR, "Integer.")',
-            'DLMAP_DTYPE_CODE(3, OPAQUEHANDLE, "kDLOpaqueHandle", 0, 9, false, SCALAR, "Opaque.")',
+            'DLMAP_DTYPE_CODE(0, INT, "kDLInt", 0, 9, false, VECTOR, "Integer.", _)',
+            'DLMAP_DTYPE_CODE(3, OPAQUEHANDLE, "kDLOpaqueHandle", 0, 9, false, SCALAR, "Opaque.", _)',
         ])
 
     def test_dtype_widths_sorted_by_bits_and_unnamed_is_null(self):
         self.assertRows(emit.emit_dtype_widths, [
-            "DLMAP_DTYPE_WIDTH(0, 4, NULL, 1, 0)",
-            'DLMAP_DTYPE_WIDTH(0, 8, "int8", 0, 9)',
-            'DLMAP_DTYPE_WIDTH(0, 32, "int32", 0, 9)',
+            "DLMAP_DTYPE_WIDTH(0, 4, NULL, 1, 0, _)",
+            'DLMAP_DTYPE_WIDTH(0, 8, "int8", 0, 9, _)',
+            'DLMAP_DTYPE_WIDTH(0, 32, "int32", 0, 9, _)',
         ])
 
     def test_exception_kinds(self):
         self.assertRows(emit.emit_exception_kinds, [
-            'DLMAP_EXCEPTION_KIND(VALUE_ERROR, "ValueError", "Bad value.")',
-            'DLMAP_EXCEPTION_KIND(NOT_IMPLEMENTED_ERROR, "NotImplementedError", "Not yet.")',
+            'DLMAP_EXCEPTION_KIND(VALUE_ERROR, "ValueError", "Bad value.", _)',
+            'DLMAP_EXCEPTION_KIND(NOT_IMPLEMENTED_ERROR, "NotImplementedError", "Not yet.", _)',
         ])
 
     def test_placeholders(self):
         self.assertRows(emit.emit_placeholders, [
-            'DLMAP_PLACEHOLDER(WHAT, "what", STR, "A thing.")',
-            'DLMAP_PLACEHOLDER(NUMBER, "number", INT, "A number.")',
-            'DLMAP_PLACEHOLDER(VERSION, "version", VERSION, "A version.")',
+            'DLMAP_PLACEHOLDER(WHAT, "what", STR, "A thing.", _)',
+            'DLMAP_PLACEHOLDER(NUMBER, "number", INT, "A number.", _)',
+            'DLMAP_PLACEHOLDER(VERSION, "version", VERSION, "A version.", _)',
         ])
 
     def test_errors(self):
         self.assertRows(emit.emit_errors, [
             r'DLMAP_ERROR(FIRST_ERROR, 1, "first_error", VALUE_ERROR, "Bad {what}: {{literal}} {version}.", '
-            r'"Bad \001\001: {literal} \001\003.", UINT64_C(0x5), "First.", "Always.", "Never.")',
+            r'"Bad \001\001: {literal} \001\003.", UINT64_C(0x5), "First.", "Always.", "Never.", _)',
             'DLMAP_ERROR(SECOND_ERROR, 65535, "second_error", NOT_IMPLEMENTED_ERROR, "No args here.", '
-            '"No args here.", UINT64_C(0x0), "Second.", "Sometimes.", "Later.")',
+            '"No args here.", UINT64_C(0x0), "Second.", "Sometimes.", "Later.", _)',
         ])
 
     def test_error_related(self):
         self.assertRows(emit.emit_error_related, [
-            "DLMAP_ERROR_RELATED(FIRST_ERROR, SECOND_ERROR)",
-            "DLMAP_ERROR_RELATED(SECOND_ERROR, FIRST_ERROR)",
+            "DLMAP_ERROR_RELATED(FIRST_ERROR, SECOND_ERROR, _)",
+            "DLMAP_ERROR_RELATED(SECOND_ERROR, FIRST_ERROR, _)",
         ])
 
     def test_empty_lists_give_header_only(self):
@@ -352,8 +405,8 @@ class MinimalSpecFiles(unittest.TestCase):
             error.related = []
         for convention in self.spec.stream_conventions:
             convention.values = {}
-        self.assertEqual(emit.emit_error_related(self.spec), C_HEADER)
-        self.assertEqual(emit.emit_stream_values(self.spec), C_HEADER)
+        self.assertEqual(rows(emit.emit_error_related(self.spec)), [])
+        self.assertEqual(rows(emit.emit_stream_values(self.spec)), [])
 
     def test_device_names_re_insensitive(self):
         self.assertEqual(emit.emit_device_names_re(self.spec),
@@ -497,21 +550,23 @@ class DefaultSpecRows(unittest.TestCase):
 
     def test_device_type_rocm_host(self):
         self.assertRow(emit.emit_device_types,
-                       'DLMAP_DEVICE_TYPE(11, ROCMHOST, "kDLROCMHost", ROCM, HOST_PINNED, NONE, 0, 6, false, '
-                       '"Pinned ROCm host memory (hipMallocHost).", "", (), '
-                       + yaml_aliases("devices.yaml", "device_types", "kDLROCMHost") + ")")
+                       'DLMAP_DEVICE_TYPE(11, ROCMHOST, (), '
+                       + yaml_aliases("devices.yaml", "device_types", "kDLROCMHost")
+                       + ', "kDLROCMHost", ROCM, HOST_PINNED, NONE, 0, 6, false, '
+                       '"Pinned ROCm host memory (hipMallocHost).", "", _)')
 
     def test_device_type_on_upstream_main(self):
         self.assertRow(emit.emit_device_types,
-                       'DLMAP_DEVICE_TYPE(19, TPU, "kDLTPU", TPU, DEVICE, OPAQUE, 1, 3, true, "TPU device memory.", '
-                       '"Added to DLPack main after the v1.3 tag (PR #188); headers there still say 1.3.", (), '
-                       + yaml_aliases("devices.yaml", "device_types", "kDLTPU") + ")")
+                       'DLMAP_DEVICE_TYPE(19, TPU, (), ' + yaml_aliases("devices.yaml", "device_types", "kDLTPU")
+                       + ', "kDLTPU", TPU, DEVICE, OPAQUE, 1, 3, true, "TPU device memory.", '
+                       '"Added to DLPack main after the v1.3 tag (PR #188); headers there still say 1.3.", _)')
 
     def test_device_type_cuda_with_spellings_and_note(self):
         self.assertRow(emit.emit_device_types,
-                       'DLMAP_DEVICE_TYPE(2, CUDA, "kDLCUDA", CUDA, DEVICE, CUDA, 0, 1, false, "CUDA device memory.", '
-                       '"Spelled kGPU in 0.1, kDLGPU from 0.2, kDLCUDA from 0.5; the value never changed.", '
-                       '("kGPU", "kDLGPU", ), ' + yaml_aliases("devices.yaml", "device_types", "kDLCUDA") + ")")
+                       'DLMAP_DEVICE_TYPE(2, CUDA, ("kGPU", "kDLGPU", ), '
+                       + yaml_aliases("devices.yaml", "device_types", "kDLCUDA")
+                       + ', "kDLCUDA", CUDA, DEVICE, CUDA, 0, 1, false, "CUDA device memory.", '
+                       '"Spelled kGPU in 0.1, kDLGPU from 0.2, kDLCUDA from 0.5; the value never changed.", _)')
 
     def test_device_types_in_spec_order(self):
         values = [int(re.match(r"DLMAP_DEVICE_TYPE\((\d+),", line).group(1))
@@ -521,77 +576,80 @@ class DefaultSpecRows(unittest.TestCase):
 
     def test_platform_with_runtime(self):
         self.assertRow(emit.emit_platforms,
-                       'DLMAP_PLATFORM(CUDA, "cuda", GPU, "NVIDIA GPUs through the CUDA runtime.", '
-                       + yaml_aliases("platforms.yaml", "platforms", "cuda") + ', '
+                       'DLMAP_PLATFORM(CUDA, ' + yaml_aliases("platforms.yaml", "platforms", "cuda") + ', '
                        '("cuda", ), ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11", "libcudart.so", ), '
-                       '"cudaGetDeviceCount", "cudaGetErrorString")')
+                       '"cuda", GPU, "NVIDIA GPUs through the CUDA runtime.", '
+                       '"cudaGetDeviceCount", "cudaGetErrorString", _)')
 
     def test_runtime_rows_of_cuda_and_rocm(self):
         spec_ = default_spec()
-        self.assertIn('DLMAP_RUNTIME_SYMBOL(CUDA, STREAM_WAIT_EVENT, "cudaStreamWaitEvent")',
+        self.assertIn('DLMAP_RUNTIME_SYMBOL(CUDA, STREAM_WAIT_EVENT, "cudaStreamWaitEvent", _)',
                       rows(emit.emit_runtime_symbols(spec_)))
-        self.assertIn('DLMAP_RUNTIME_SYMBOL(ROCM, MALLOC_HOST, "hipHostMalloc")', rows(emit.emit_runtime_symbols(spec_)))
-        self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, MEMCPY_DEFAULT, 4)", rows(emit.emit_runtime_values(spec_)))
-        self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, FLAG_EVENT_DISABLE_TIMING, 2)", rows(emit.emit_runtime_values(spec_)))
-        self.assertIn("DLMAP_RUNTIME_VALUE(ROCM, MANAGED_OFFSET, 24)", rows(emit.emit_runtime_values(spec_)))
+        self.assertIn('DLMAP_RUNTIME_SYMBOL(ROCM, MALLOC_HOST, "hipHostMalloc", _)',
+                      rows(emit.emit_runtime_symbols(spec_)))
+        self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, MEMCPY_DEFAULT, 4, _)", rows(emit.emit_runtime_values(spec_)))
+        self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, FLAG_EVENT_DISABLE_TIMING, 2, _)",
+                      rows(emit.emit_runtime_values(spec_)))
+        self.assertIn("DLMAP_RUNTIME_VALUE(ROCM, MANAGED_OFFSET, 24, _)", rows(emit.emit_runtime_values(spec_)))
         # cudaErrorInvalidValue and hipErrorInvalidValue: unregistered memory for pointer_attributes
-        self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, STATUS_INVALID_VALUE, 1)", rows(emit.emit_runtime_values(spec_)))
-        self.assertIn("DLMAP_RUNTIME_VALUE(ROCM, STATUS_INVALID_VALUE, 1)", rows(emit.emit_runtime_values(spec_)))
+        self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, STATUS_INVALID_VALUE, 1, _)", rows(emit.emit_runtime_values(spec_)))
+        self.assertIn("DLMAP_RUNTIME_VALUE(ROCM, STATUS_INVALID_VALUE, 1, _)", rows(emit.emit_runtime_values(spec_)))
         self.assertEqual(rows(emit.emit_runtime_contexts(spec_)), [
-            'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent")',
+            'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent", _)',
         ])
         self.assertEqual(rows(emit.emit_runtime_streams(spec_)), [
-            "DLMAP_RUNTIME_STREAM(CUDA, LEGACY_DEFAULT, 1)",
-            "DLMAP_RUNTIME_STREAM(CUDA, PER_THREAD_DEFAULT, 2)",
-            "DLMAP_RUNTIME_STREAM(ROCM, DEFAULT, 0)",
+            "DLMAP_RUNTIME_STREAM(CUDA, LEGACY_DEFAULT, 1, _)",
+            "DLMAP_RUNTIME_STREAM(CUDA, PER_THREAD_DEFAULT, 2, _)",
+            "DLMAP_RUNTIME_STREAM(ROCM, DEFAULT, 0, _)",
         ])
         memory_types = rows(emit.emit_runtime_memory_types(spec_))
-        self.assertIn("DLMAP_RUNTIME_MEMORY_TYPE(CUDA, 11000, MANAGED, 3)", memory_types)
-        self.assertIn("DLMAP_RUNTIME_MEMORY_TYPE(ROCM, 0, HOST_PINNED, 0)", memory_types)
-        self.assertIn("DLMAP_RUNTIME_MEMORY_TYPE(ROCM, 60000000, HOST_PINNED, 1)", memory_types)
+        self.assertIn("DLMAP_RUNTIME_MEMORY_TYPE(CUDA, 11000, MANAGED, 3, _)", memory_types)
+        self.assertIn("DLMAP_RUNTIME_MEMORY_TYPE(ROCM, 0, HOST_PINNED, 0, _)", memory_types)
+        self.assertIn("DLMAP_RUNTIME_MEMORY_TYPE(ROCM, 60000000, HOST_PINNED, 1, _)", memory_types)
 
     def test_platform_without_runtime(self):
         self.assertRow(emit.emit_platforms,
-                       'DLMAP_PLATFORM(CPU, "cpu", CPU, "Host memory served by the always-built CPU backend.", '
-                       '("host", ), (), (), NULL, NULL)')
+                       'DLMAP_PLATFORM(CPU, ("host", ), (), (), "cpu", CPU, '
+                       '"Host memory served by the always-built CPU backend.", NULL, NULL, _)')
 
     def test_stream_values_cuda(self):
         text = emit.emit_stream_values(default_spec())
-        self.assertIn("DLMAP_STREAM_VALUE(CUDA, -1, NO_SYNC)\n"
-                      "DLMAP_STREAM_VALUE(CUDA, 0, INVALID)\n"
-                      "DLMAP_STREAM_VALUE(CUDA, 1, LEGACY_DEFAULT)\n"
-                      "DLMAP_STREAM_VALUE(CUDA, 2, PER_THREAD_DEFAULT)\n", text)
+        self.assertIn("DLMAP_STREAM_VALUE(CUDA, -1, NO_SYNC, _)\n"
+                      "DLMAP_STREAM_VALUE(CUDA, 0, INVALID, _)\n"
+                      "DLMAP_STREAM_VALUE(CUDA, 1, LEGACY_DEFAULT, _)\n"
+                      "DLMAP_STREAM_VALUE(CUDA, 2, PER_THREAD_DEFAULT, _)\n", text)
 
     def test_stream_convention_negative_handles_above(self):
         self.assertRow(emit.emit_stream_conventions,
                        'DLMAP_STREAM_CONVENTION(OPAQUE, "opaque", HOST_SYNC, 1, -1, "this device type\'s stream is '
-                       'an opaque queue handle that dlmap passes through; values below -1 are invalid.")')
+                       'an opaque queue handle that dlmap passes through; values below -1 are invalid.", _)')
         self.assertRow(emit.emit_stream_conventions,
                        'DLMAP_STREAM_CONVENTION(NONE, "none", HOST_SYNC, 0, 0, '
-                       '"this device type takes no stream, so stream must be None.")')
+                       '"this device type takes no stream, so stream must be None.", _)')
 
     def test_dtype_rows(self):
         self.assertRow(emit.emit_dtype_codes,
                        'DLMAP_DTYPE_CODE(10, FLOAT8_E4M3FN, "kDLFloat8_e4m3fn", 1, 1, false, VECTOR, '
-                       '"8-bit float, 4 exponent and 3 mantissa bits, finite only (OCP E4M3).")')
+                       '"8-bit float, 4 exponent and 3 mantissa bits, finite only (OCP E4M3).", _)')
         self.assertRow(emit.emit_dtype_codes,
                        'DLMAP_DTYPE_CODE(18, BCOMPLEX, "kDLBcomplex", 1, 3, true, VECTOR, '
-                       '"Complex number of two bfloat16 parts; added to DLPack main after the v1.3 tag (PR #187).")')
-        self.assertRow(emit.emit_dtype_widths, 'DLMAP_DTYPE_WIDTH(0, 2, "int2", 1, 1)')
-        self.assertRow(emit.emit_dtype_widths, 'DLMAP_DTYPE_WIDTH(0, 8, "int8", 0, 1)')
+                       '"Complex number of two bfloat16 parts; added to DLPack main after the v1.3 tag (PR #187).", _)')
+        self.assertRow(emit.emit_dtype_widths, 'DLMAP_DTYPE_WIDTH(0, 2, "int2", 1, 1, _)')
+        self.assertRow(emit.emit_dtype_widths, 'DLMAP_DTYPE_WIDTH(0, 8, "int8", 0, 1, _)')
 
     def test_version_and_flag_rows(self):
         self.assertRow(emit.emit_versions,
                        'DLMAP_VERSION(0, 5, LEGACY, "Renames only \\342\\200\\224 kDLGPU becomes kDLCUDA, '
-                       'kDLCPUPinned becomes kDLCUDAHost; ABI unchanged. DLPACK_VERSION 050 (an octal literal, 40).")')
+                       'kDLCPUPinned becomes kDLCUDAHost; ABI unchanged. DLPACK_VERSION 050 (an octal literal, 40).", '
+                       '_)')
         self.assertRow(emit.emit_flags,
                        'DLMAP_FLAG_ROW(IS_SUBBYTE_TYPE_PADDED, 2, 1, 1, "Sub-byte elements (float4, float6, int4, '
-                       '\\342\\200\\246) are padded to one byte each instead of packed.")')
+                       '\\342\\200\\246) are padded to one byte each instead of packed.", _)')
 
     def test_exception_kind_row(self):
         self.assertRow(emit.emit_exception_kinds,
                        'DLMAP_EXCEPTION_KIND(NOT_IMPLEMENTED_ERROR, "NotImplementedError", '
-                       '"The operation is valid DLPack but dlmap does not implement it yet.")')
+                       '"The operation is valid DLPack but dlmap does not implement it yet.", _)')
 
     def test_error_row(self):
         found = [line for line in rows(emit.emit_errors(default_spec()))
@@ -604,7 +662,8 @@ class DefaultSpecRows(unittest.TestCase):
             r'\001\015 was requested.", UINT64_C(0x1800), "'), found[0])
 
     def test_error_related_row(self):
-        self.assertRow(emit.emit_error_related, "DLMAP_ERROR_RELATED(MAX_VERSION_TOO_OLD, VERSION_MAJOR_UNSUPPORTED)")
+        self.assertRow(emit.emit_error_related,
+                       "DLMAP_ERROR_RELATED(MAX_VERSION_TOO_OLD, VERSION_MAJOR_UNSUPPORTED, _)")
 
     def test_re2c_rows(self):
         self.assertRow(emit.emit_device_names_re, "'kDLROCMHost' { DLMAP_FOUND(11); }")
@@ -631,6 +690,141 @@ class DefaultSpecRows(unittest.TestCase):
                      "#define DLMAP_ABI_VERSIONED_UNTIL_MAJOR 2u",
                      "#define DLMAP_DEVICE_TYPE_COUNT %d" % len(default_spec().device_types)):
             self.assertIn(line + "\n", text)
+
+
+# ==== row signatures: each X-macro list states its rows' shape; the C expansions follow the rule ===============
+
+def x_macro_outputs():
+    return [name for name in emit.C_OUTPUTS if name.endswith("_inc")]
+
+
+class RowSignatures(unittest.TestCase):
+    maxDiff = None
+
+    def test_device_type_signature(self):
+        self.assertEqual(row_signatures(emit.emit_device_types(minimal_spec())), {"DLMAP_DEVICE_TYPE": [
+            "value", "ENUM", "(spellings)", "(aliases)", "name", "PLATFORM", "MEMORY", "STREAM", "major", "minor",
+            "upstream_main", "doc", "note", "_"]})
+
+    def test_error_signature(self):
+        self.assertEqual(row_signatures(emit.emit_errors(minimal_spec())), {"DLMAP_ERROR": [
+            "ENUM", "code", "id", "KIND", "template", "compiled", "args_mask", "meaning", "when", "fix", "_"]})
+
+    def test_platform_signature(self):
+        self.assertEqual(row_signatures(emit.emit_platforms(minimal_spec())), {"DLMAP_PLATFORM": [
+            "ENUM", "(aliases)", "(version_words)", "(libraries)", "name", "BACKEND", "doc", "device_count",
+            "error_string", "_"]})
+
+    def test_profile_has_four_signatures(self):
+        signatures = row_signatures(emit.emit_profile(default_spec()))
+        self.assertEqual(list(signatures), ["DLMAP_PROFILE", "DLMAP_PROFILE_DEVICE", "DLMAP_PROFILE_VERSION_RANGE",
+                                            "DLMAP_PROFILE_DEVICE_RULE"])
+        self.assertEqual(signatures["DLMAP_PROFILE_DEVICE"],
+                         ["value", "export_target", "export_source", "import_accepted", "_"])
+
+    def test_signature_comment_text(self):
+        # The whole head of one file, written out: the generated-by line, the signature wrapped under its
+        # parenthesis, what a row is, and the legend of column kinds.
+        text = emit.emit_stream_values(minimal_spec())
+        self.assertEqual(text[:text.index("DLMAP_STREAM_VALUE(GPU")], C_HEADER + (
+            "/* DLMAP_STREAM_VALUE(CONVENTION, value, MEANING, _)\n"
+            " * The special `stream` values of each convention, ascending. */\n"
+            '/* Columns: UPPER is an identifier suffix to paste, lower a C expression, (list) a list ("a", "b", ) for\n'
+            " * DLMAP_UNPAREN. `_` ends every row: expand as #define MACRO(leading columns, ...). */\n"))
+
+    def test_long_signature_wraps_under_its_parenthesis(self):
+        head = emit.emit_device_types(minimal_spec()).splitlines()[1:3]
+        self.assertTrue(head[0].startswith("/* DLMAP_DEVICE_TYPE(value, ENUM, "), head)
+        self.assertTrue(head[1].startswith(" *" + " " * len(" DLMAP_DEVICE_TYPE(") + "doc, note, _)"), head)
+        for name in x_macro_outputs():
+            head = [line for line in emit.C_OUTPUTS[name](default_spec()).splitlines() if line.startswith(("/*", " *"))]
+            self.assertEqual([line for line in head if len(line) > 118], [], name)
+
+    def test_every_row_has_the_columns_of_its_signature(self):
+        for loaded in (default_spec(), minimal_spec()):
+            for name in x_macro_outputs():
+                with self.subTest(output=name, spec=loaded.sources[0]):
+                    text = emit.C_OUTPUTS[name](loaded)
+                    signatures = row_signatures(text)
+                    self.assertTrue(signatures, "no signature")
+                    for columns in signatures.values():
+                        self.assertEqual(columns[-1], "_")
+                    for row in rows(text):
+                        macro = row[:row.index("(")]
+                        self.assertIn(macro, signatures, row)
+                        args = top_level_args(row)
+                        self.assertEqual(len(args), len(signatures[macro]), row)
+                        self.assertEqual(args[-1], "_", row)
+
+    def test_signatures_are_whole_c_comments(self):
+        for name in x_macro_outputs():
+            with self.subTest(output=name):
+                head = emit.C_OUTPUTS[name](default_spec()).split("\nDLMAP_", 1)[0] + "\n"
+                self.assertRegex(head, r"^(/\*([^*]|\*(?!/))*\*/\n)+$")
+
+    def test_row_checks_its_column_count(self):
+        row = emit.Row("DLMAP_THING", "ENUM value", "A thing.")
+        self.assertEqual(row("ONE", 1), "DLMAP_THING(ONE, 1, _)")
+        self.assertEqual(row.signature(), "DLMAP_THING(ENUM, value, _)")
+        with self.assertRaises(ValueError):
+            row("ONE")
+        with self.assertRaises(ValueError):
+            row("ONE", 1, 2)
+
+
+def c_row_expansions():
+    """(file, macro, parameters) of every #define of a generated row macro in the hand-written C."""
+    macros = set()
+    for name in x_macro_outputs():
+        macros.update(row_signatures(emit.C_OUTPUTS[name](default_spec())))
+    found = []
+    for directory, _, files in os.walk(SRC_DIR):
+        for file in sorted(files):
+            if not file.endswith(".c"):
+                continue
+            path = os.path.join(directory, file)
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read().replace("\\\n", " ")
+            for macro, params in re.findall(r"^\s*#\s*define\s+(DLMAP_\w+)\(([^)]*)\)", text, re.M):
+                if macro in macros:
+                    found.append((os.path.relpath(path, SRC_DIR), macro, [p.strip() for p in params.split(",")]))
+    return found
+
+
+class Expansions(unittest.TestCase):
+    """The rule the signatures state, checked on src/*.c: an expansion names leading columns and ends with `...`,
+    so appending a column touches only the expansions that read it."""
+
+    def test_every_expansion_takes_the_rest_as_ellipsis(self):
+        signatures = {}
+        for name in x_macro_outputs():
+            signatures.update(row_signatures(emit.C_OUTPUTS[name](default_spec())))
+        expansions = c_row_expansions()
+        self.assertGreaterEqual(len({macro for _, macro, _ in expansions}), 15, expansions)
+        for file, macro, params in expansions:
+            with self.subTest(file=file, macro=macro, params=params):
+                self.assertEqual(params[-1], "...")
+                # Fewer named columns than the row has before `_`, so `...` always receives `_` at least.
+                self.assertLessEqual(len(params) - 1, len(signatures[macro]) - 1)
+
+
+class Outputs(unittest.TestCase):
+    maxDiff = None
+
+    def test_bazel_macro_lists_the_same_outputs(self):
+        # src/dlmap_library.bzl's _C_OUTPUTS (flag → path) is the Starlark copy of emit.OUTPUTS.
+        with open(os.path.join(SRC_DIR, "dlmap_library.bzl"), encoding="utf-8") as handle:
+            text = handle.read()
+        found = re.search(r"^_C_OUTPUTS = (\{.*?^\})", text, re.M | re.S)
+        self.assertIsNotNone(found, "no _C_OUTPUTS = {...} in src/dlmap_library.bzl")
+        bazel = ast.literal_eval(found.group(1))
+        self.assertEqual(list(bazel.items()), list(emit.C_OUTPUT_PATHS.items()),
+                         "src/dlmap_library.bzl's _C_OUTPUTS differs from codegen/emit.py's OUTPUTS")
+
+    def test_every_path_says_generated(self):
+        for flag, path in emit.C_OUTPUT_PATHS.items():
+            self.assertIn("generated/", path, flag)
+        self.assertEqual(len(set(emit.C_OUTPUT_PATHS.values())), len(emit.OUTPUTS))
 
 
 # ==== every emitter: header comment, determinism, the command line =================================

@@ -13,18 +13,18 @@ TEST(AcmeDlmap, VendorDeviceType) {
   EXPECT_STREQ(info->name, "kDLAcmeNPU");
   EXPECT_EQ(info->platform, DLMAP_PLATFORM_ACME);
   int32_t value = 0;
-  ASSERT_TRUE(dlmap_device_type_from_name("acme_npu", 8, &value));
+  ASSERT_TRUE(dlmap_device_type_parse("acme_npu", 8, &value));
   EXPECT_EQ(value, 201);
   dlmap_platform platform;
-  ASSERT_EQ(dlmap_platform_from_version("acme-runtime 2.1", &platform, nullptr), DLMAP_OK);
+  ASSERT_EQ(dlmap_platform_lookup_by_version("acme-runtime 2.1", &platform, nullptr), DLMAP_OK);
   EXPECT_EQ(platform, DLMAP_PLATFORM_ACME);
 }
 
 TEST(AcmeDlmap, JaxExceptionKinds) {
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS)->kind, DLMAP_KIND_TYPE_ERROR);
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE)->kind, DLMAP_KIND_TYPE_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS)->kind, DLMAP_KIND_TYPE_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE)->kind, DLMAP_KIND_TYPE_ERROR);
   // Untouched errors keep the default spec's kinds.
-  EXPECT_EQ(dlmap_error_info_of(DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE)->kind, DLMAP_KIND_BUFFER_ERROR);
+  EXPECT_EQ(dlmap_error_describe(DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE)->kind, DLMAP_KIND_BUFFER_ERROR);
 }
 
 TEST(AcmeDlmap, ImportOfAcmeMemoryRaisesTypeError) {

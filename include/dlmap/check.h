@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dlmap/dlmap.h"
 
@@ -45,17 +46,28 @@ typedef struct dlmap_check_answer {
 /* The export under test: answers one request. `answer` arrives zeroed. */
 typedef void (*dlmap_check_export_fn)(void *context, const dlmap_check_request *request, dlmap_check_answer *answer);
 
-/* What the checker knows of the source array: where __dlpack_device__ says it is, and whether it is read-only. */
+/* What the checker knows of the source array: where __dlpack_device__ says it is, and whether it is read-only.
+ * Starts with struct_size, as every struct a caller fills in (exchange.h): start from dlmap_check_source_default(). */
 typedef struct dlmap_check_source {
+  uint32_t struct_size; /* sizeof(dlmap_check_source) */
   int32_t device_type;
   int32_t device_id;
   bool read_only;
 } dlmap_check_source;
 
+/* A source with struct_size set: host memory (kDLCPU, device 0), writable. */
+static inline dlmap_check_source dlmap_check_source_default(void) {
+  dlmap_check_source source;
+  memset(&source, 0, sizeof source);
+  source.struct_size = (uint32_t)sizeof source;
+  source.device_type = 1; /* kDLCPU */
+  return source;
+}
+
 /* One violation: the request's row id, the rule broken, what was sent and what came back, and why. */
 typedef struct dlmap_check_row {
   char id[8];          /* "P07": the request's number, in the order the checker sends them */
-  const char *rule;    /* the rule's id, e.g. "P-version" (static); dlmap_check_rule_text() explains it */
+  const char *rule;    /* the rule's id, e.g. "P-version" (static); dlmap_check_rule_find() explains it */
   char sent[128];      /* "__dlpack__(max_version=(1, 0), copy=True)" */
   char got[128];       /* "versioned (1, 3) kDLCPU:0" or "BufferError" */
   char detail[192];    /* what the rule expected */
@@ -65,12 +77,19 @@ typedef struct dlmap_check_row {
  * refuses, each stream value some convention names) and writes every violation found, in request order, to `rows`
  * (at most `capacity`; `*count` receives the total, which may exceed it). `*requests` (optional) receives the number
  * of requests sent. The checker runs the deleter of every tensor the callback returns exactly once, before the next
- * request. Errors: invalid_argument for a NULL fn, source or count. */
+ * request. Errors: invalid_argument for a NULL fn, source or count, or a source whose struct_size is not this
+ * header's. */
 int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_check_source *source,
                            dlmap_check_row *rows, size_t capacity, size_t *count, size_t *requests, dlmap_error *err);
 
-/* The rule's meaning, for a rule id dlmap_check_export reports (static); NULL for any other text. */
-const char *dlmap_check_rule_text(const char *rule);
+/* A rule dlmap_check_export reports: its id and what it means. */
+typedef struct dlmap_check_rule_info {
+  const char *id;
+  const char *text;
+} dlmap_check_rule_info;
+
+/* The rule with this id (static), or NULL for any other text. */
+const dlmap_check_rule_info *dlmap_check_rule_find(const char *id);
 
 #ifdef __cplusplus
 }

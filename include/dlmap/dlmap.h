@@ -9,6 +9,9 @@
  *   clean error (or NULL / false), never undefined behaviour.
  * - Nothing in this header allocates or keeps state; every function is safe to call from any thread.
  *
+ * - One lookup vocabulary (include/dlmap/NAMING.md): _find(key) → row or NULL, _at(index) → row or NULL,
+ *   _lookup(key, &out, err) → status, _parse(text, len, &out) → bool, _name(value) → static string.
+ *
  * Compiles as C99, C11 and C++ with -Wall -Wextra -Werror -pedantic.
  */
 #ifndef DLMAP_DLMAP_H_
@@ -26,6 +29,16 @@ extern "C" {
 #endif
 
 struct dlmap_error; /* defined under "errors" below */
+
+/* ---- this library's own version (not a DLPack version) ------------------------------------------ */
+
+/* The version of this header; the distributable archive's pkg-config file reads its version from these lines. */
+#define DLMAP_VERSION_MAJOR 0
+#define DLMAP_VERSION_MINOR 1
+#define DLMAP_VERSION_PATCH 0
+
+/* The version of the library linked in, "MAJOR.MINOR.PATCH": a program built against another header can tell. */
+const char *dlmap_version_string(void);
 
 /* ---- versions ---------------------------------------------------------------------------------- */
 
@@ -55,8 +68,15 @@ dlmap_struct_kind dlmap_version_struct(dlmap_version v);
 /* The version dlmap stamps on the tensors it produces (the spec's abi.current). */
 dlmap_version dlmap_version_current(void);
 
-/* Listed versions, oldest first: index 0 … DLMAP_VERSION_COUNT - 1; false past the end. */
-bool dlmap_version_at(size_t index, dlmap_version *out, const char **note);
+/* A version the spec lists. */
+typedef struct dlmap_version_info {
+  dlmap_version version;
+  dlmap_struct_kind structure; /* the struct it exchanges */
+  const char *note;            /* what changed in it */
+} dlmap_version_info;
+
+/* Listed versions, oldest first: index 0 … DLMAP_VERSION_COUNT - 1; NULL past the end. */
+const dlmap_version_info *dlmap_version_at(size_t index);
 
 /* Whether a tensor of version v can carry the value: false for values the spec does not know or that
  * were introduced after v. */
@@ -176,13 +196,13 @@ typedef struct dlmap_error_info {
 
 /* The catalogue entry for a code. Never NULL: an unknown code gets a static fallback entry whose id
  * is "unknown" and whose kind is DLMAP_KIND_COUNT (reported as RuntimeError). */
-const dlmap_error_info *dlmap_error_info_of(int32_t code);
+const dlmap_error_info *dlmap_error_describe(int32_t code);
 
 /* The catalogue entry with this id, or NULL. */
-const dlmap_error_info *dlmap_error_info_by_id(const char *id);
+const dlmap_error_info *dlmap_error_find_by_id(const char *id);
 
 /* Catalogue entries in spec order: index 0 … DLMAP_ERROR_COUNT - 1; NULL past the end. */
-const dlmap_error_info *dlmap_error_info_at(size_t index);
+const dlmap_error_info *dlmap_error_at(size_t index);
 
 /* Writes up to cap related entries of code into out; returns how many the entry has. */
 size_t dlmap_error_related(int32_t code, const dlmap_error_info **out, size_t cap);
@@ -197,12 +217,26 @@ bool dlmap_placeholder_type(dlmap_placeholder name, dlmap_arg_type *out);
 /* Formats the message of code with args into buf (cap bytes, always NUL-terminated when cap > 0),
  * truncating with "..." when it does not fit. A placeholder without a matching arg prints as
  * {name}. Returns the length of the message written, excluding the NUL. Never allocates. */
-size_t dlmap_format_message(char *buf, size_t cap, int32_t code, const dlmap_arg *args, size_t nargs);
+size_t dlmap_error_format(char *buf, size_t cap, int32_t code, const dlmap_arg *args, size_t nargs);
 
-/* Fills err (when not NULL) with code, kind, id and the formatted message; returns code, so an error
- * path reads `return dlmap_error_set(err, DLMAP_ERR_X, args, n);`. DLMAP_OK clears err (id "ok",
- * empty message). */
+/* Fills err (when not NULL) with code, kind, id and the formatted message; returns code. DLMAP_OK clears err
+ * (id "ok", empty message). C callers raise through DLMAP_RAISE below, which counts the arguments itself. */
 int32_t dlmap_error_set(dlmap_error *err, int32_t code, const dlmap_arg *args, size_t nargs);
+
+/* Raising an error in one expression, for C (the argument list is a C99 compound literal):
+ *   return DLMAP_RAISE(err, DLMAP_ERR_DIM_NEGATIVE, dlmap_arg_int(DLMAP_ARG_DIM, i), dlmap_arg_int(...));
+ *   return DLMAP_RAISE(err, DLMAP_ERR_NO_LOCAL_HARDWARE_ID);
+ * DLMAP_CODE_AND_ARGS(code, arg...) expands to `code, array, count` for any function taking that triple; the count
+ * is computed from the list, so it can never disagree with it. A terminating zero entry (never counted) keeps the
+ * list non-empty when a message has no placeholders, which ISO C requires of both the macro and the array. */
+#define DLMAP_CODE_AND_ARGS(...) DLMAP_CODE_AND_ARGS_(__VA_ARGS__, DLMAP_ARG_LIST_END_)
+#define DLMAP_CODE_AND_ARGS_(code, ...) \
+  (code), (const dlmap_arg[]){__VA_ARGS__}, (sizeof((const dlmap_arg[]){__VA_ARGS__}) / sizeof(dlmap_arg) - 1)
+#define DLMAP_ARG_LIST_END_                        \
+  {                                                \
+    (dlmap_placeholder)0, (dlmap_arg_type)0, { 0 } \
+  }
+#define DLMAP_RAISE(err, ...) dlmap_error_set((err), DLMAP_CODE_AND_ARGS(__VA_ARGS__))
 
 /* ---- platforms ---------------------------------------------------------------------------------- */
 
@@ -226,11 +260,11 @@ typedef struct dlmap_platform_info {
 } dlmap_platform_info;
 
 /* The platform's entry, or NULL when out of range. */
-const dlmap_platform_info *dlmap_platform_get(dlmap_platform platform);
+const dlmap_platform_info *dlmap_platform_find(dlmap_platform platform);
 
 /* The platform a runtime's platform_version string names (JAX's __dlpack_device__ rule: the first
  * platform whose word occurs in it). Error: unknown_gpu_platform. */
-int32_t dlmap_platform_from_version(const char *platform_version, dlmap_platform *out, dlmap_error *err);
+int32_t dlmap_platform_lookup_by_version(const char *platform_version, dlmap_platform *out, dlmap_error *err);
 
 /* Whether this build and machine can serve a platform, and if not, why. */
 typedef struct dlmap_platform_status {
@@ -247,7 +281,7 @@ void dlmap_platform_probe(dlmap_platform platform, dlmap_platform_status *out);
 /* The vendor entry points the GPU backend resolves in a platform's runtime (the spec's symbol table), in
  * spec order: index 0, 1, …; NULL past the end and for platforms without a runtime. *op (may be NULL)
  * receives the spec's name of the operation ("malloc", "stream_wait_event"). */
-const char *dlmap_platform_runtime_symbol(dlmap_platform platform, size_t index, const char **op);
+const char *dlmap_platform_runtime_symbol_at(dlmap_platform platform, size_t index, const char **op);
 
 /* ---- device types ------------------------------------------------------------------------------- */
 
@@ -280,7 +314,7 @@ typedef struct dlmap_device_info {
 const dlmap_device_info *dlmap_device_type_find(int32_t device_type);
 
 /* Same, as a status: DLMAP_ERR_DEVICE_TYPE_UNKNOWN for values the spec does not define. */
-int32_t dlmap_device_type_info(int32_t device_type, const dlmap_device_info **out, dlmap_error *err);
+int32_t dlmap_device_type_lookup(int32_t device_type, const dlmap_device_info **out, dlmap_error *err);
 
 /* Entries in spec order: index 0 … DLMAP_DEVICE_TYPE_COUNT - 1; NULL past the end. */
 const dlmap_device_info *dlmap_device_type_at(size_t index);
@@ -326,7 +360,7 @@ bool dlmap_dtype_width_valid(uint8_t code, uint8_t bits, dlmap_version *introduc
 int32_t dlmap_dtype_validate(DLDataType dtype, dlmap_error *err);
 
 /* Writes the valid widths of a code ("8, 16, 32, 64"; "none") into buf; returns the length. */
-size_t dlmap_dtype_valid_bits(uint8_t code, char *buf, size_t cap);
+size_t dlmap_dtype_format_valid_bits(uint8_t code, char *buf, size_t cap);
 
 /* The lookup name of (code, bits) ("float32"), or NULL when the width has none. Ignores lanes. */
 const char *dlmap_dtype_width_name(uint8_t code, uint8_t bits);
@@ -339,13 +373,13 @@ size_t dlmap_dtype_format(DLDataType dtype, char *buf, size_t cap);
  * false, leaving *out untouched, when the name is unknown. */
 
 /* Enumerators, earlier spellings and aliases: "kDLCUDA", "kDLGPU", "kGPU", "cuda", "gpu" → 2. */
-bool dlmap_device_type_from_name(const char *name, size_t len, int32_t *out);
+bool dlmap_device_type_parse(const char *name, size_t len, int32_t *out);
 
 /* Platform names and aliases: "cuda", "hip" → DLMAP_PLATFORM_ROCM. */
-bool dlmap_platform_from_name(const char *name, size_t len, dlmap_platform *out);
+bool dlmap_platform_parse(const char *name, size_t len, dlmap_platform *out);
 
 /* Data type names: "float32" → (kDLFloat, 32, 1); "bf16" → (kDLBfloat, 16, 1). */
-bool dlmap_dtype_from_name(const char *name, size_t len, DLDataType *out);
+bool dlmap_dtype_parse(const char *name, size_t len, DLDataType *out);
 
 #ifdef __cplusplus
 } /* extern "C" */

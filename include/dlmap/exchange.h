@@ -9,6 +9,8 @@
 #error "include <dlmap/dlmap.h>, which includes this header"
 #endif
 
+#include <string.h> /* memset, for the _default() initialisers */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -40,8 +42,13 @@ typedef enum dlmap_copy_mode {
 
 /* ---- export ------------------------------------------------------------------------------------- */
 
+/* Structs a caller fills in start with struct_size: sizeof the struct in the header the caller was built with, so
+ * the library can tell which fields it has. Start from the _default() value below, which sets it and zeroes the
+ * rest; a size the library does not know is invalid_argument, never a read past the caller's struct. */
+
 /* A framework's array, as export sees it. dlmap reads it during dlmap_export only. */
 typedef struct dlmap_array {
+  uint32_t struct_size;    /* sizeof(dlmap_array): start from dlmap_array_default() */
   void *data;              /* base pointer (or opaque handle on handle-based devices) */
   int32_t device_type;     /* DLDeviceType value */
   int32_t device_id;
@@ -62,12 +69,21 @@ typedef struct dlmap_array {
    * recorded here, never a host wait unless the stream argument means host_sync) and enqueues copies on it. */
   void *producer_stream;
   /* Devices the array is sharded over (JAX's Sharding): above 1 the export is refused (to_dlpack_multi_device);
-   * 0 and 1 mean one device. Last, so callers built against an older header leave it zero. */
+   * 0 and 1 mean one device. */
   int32_t num_shards;
 } dlmap_array;
 
+/* An array with struct_size set and every other field zero (host, no data, no owner). */
+static inline dlmap_array dlmap_array_default(void) {
+  dlmap_array array;
+  memset(&array, 0, sizeof array);
+  array.struct_size = (uint32_t)sizeof array;
+  return array;
+}
+
 /* What the consumer asked for: __dlpack__(*, stream, max_version, dl_device, copy). */
 typedef struct dlmap_export_request {
+  uint32_t struct_size;     /* sizeof(dlmap_export_request): start from dlmap_export_request_default() */
   bool has_max_version;     /* false: max_version=None, the consumer wants a legacy DLManagedTensor */
   dlmap_version max_version;
   bool has_dl_device;       /* false: dl_device=None, the array's own device */
@@ -81,6 +97,14 @@ typedef struct dlmap_export_request {
    * (out->stream says what it must do). Copies are still complete or ordered before the export returns. */
   bool defer_stream_sync;
 } dlmap_export_request;
+
+/* max_version=None, dl_device=None, copy=None, stream=None, the default allocator. */
+static inline dlmap_export_request dlmap_export_request_default(void) {
+  dlmap_export_request request;
+  memset(&request, 0, sizeof request);
+  request.struct_size = (uint32_t)sizeof request;
+  return request;
+}
 
 /* The exported tensor: exactly one of the two pointers is set, per `structure`. The consumer owns it
  * and releases it by calling its deleter exactly once (from any thread). */
@@ -152,9 +176,10 @@ typedef enum dlmap_layout_policy {
   DLMAP_LAYOUT_ROW_MAJOR = 2            /* C-contiguous */
 } dlmap_layout_policy;
 
-/* What the consumer needs: from_dlpack(x, *, device, copy) plus its own constraints. All-zero is a
- * valid request: own device, copy only when needed, any layout, read-only acceptable, no alignment. */
+/* What the consumer needs: from_dlpack(x, *, device, copy) plus its own constraints. The default (also what a NULL
+ * request means): own device, copy only when needed, any layout, read-only acceptable, no alignment. */
 typedef struct dlmap_import_request {
+  uint32_t struct_size;     /* sizeof(dlmap_import_request): start from dlmap_import_request_default() */
   bool has_device;          /* false: keep the tensor's device */
   int32_t device_type;      /* the target device (e.g. kDLCPU to read pinned/managed memory on the host) */
   int32_t device_id;
@@ -175,6 +200,13 @@ typedef struct dlmap_import_request {
    * (from_dlpack_multi_device); 0 and 1 mean one device. */
   int32_t num_shards;
 } dlmap_import_request;
+
+static inline dlmap_import_request dlmap_import_request_default(void) {
+  dlmap_import_request request;
+  memset(&request, 0, sizeof request);
+  request.struct_size = (uint32_t)sizeof request;
+  return request;
+}
 
 /* An imported tensor: a view of the producer's memory or a copy dlmap owns. Keep the struct in place
  * until released: shape and strides may point into it. */

@@ -30,7 +30,7 @@ typedef enum dlmap_import_request_style {
   DLMAP_REQUEST_LEGACY = 1           /* __dlpack__(stream=…) only; only legacy capsules are accepted (JAX) */
 } dlmap_import_request_style;
 
-/* The profile's settings; the per-device-type tables are read with dlmap_profile_device. */
+/* The profile's settings; the per-device-type tables are read with dlmap_device_policy. */
 typedef struct dlmap_profile_info {
   const char *name;                    /* "jax" */
   const char *doc;
@@ -54,25 +54,25 @@ typedef struct dlmap_profile_info {
 } dlmap_profile_info;
 
 /* The profile this library was generated with. Never NULL. */
-const dlmap_profile_info *dlmap_profile(void);
+const dlmap_profile_info *dlmap_profile_current(void);
 
 /* What the profile does with one device type. */
-typedef struct dlmap_profile_device {
+typedef struct dlmap_device_policy {
   bool export_target;   /* __dlpack__'s dl_device may name it (else export_unsupported_device_type) */
   bool export_source;   /* an array on it may be exported (else source_not_exchangeable) */
   bool import_accepted; /* a tensor on it may be imported (else import_unsupported_device_type) */
-} dlmap_profile_device;
+} dlmap_device_policy;
 
 /* The profile's row for a device type; all false for a value the spec does not define. */
-dlmap_profile_device dlmap_profile_device_policy(int32_t device_type);
+dlmap_device_policy dlmap_profile_device_policy(int32_t device_type);
 
 /* The struct an export answers max_version with (has_max_version false: None). Errors: the profile's error for the
  * range (max_version_too_old by default), with min_version and max_version. */
-int32_t dlmap_profile_struct_for(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
+int32_t dlmap_profile_struct_lookup(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
                                  dlmap_error *err);
 
 /* __dlpack_device__ rules, in order (first match wins): platform, which memory they match, and the device type, or
- * the error (device_type -1). index 0 …; false past the end. */
+ * the error (device_type -1). index 0 …; NULL past the end. */
 typedef enum dlmap_memory_match {
   DLMAP_MATCH_ANY = 0,      /* pinned or not */
   DLMAP_MATCH_PINNED = 1,   /* pinned host memory */
@@ -86,7 +86,7 @@ typedef struct dlmap_device_rule {
   int32_t error;            /* DLMAP_OK with a device type */
 } dlmap_device_rule;
 
-bool dlmap_profile_device_rule_at(size_t index, dlmap_device_rule *out);
+const dlmap_device_rule *dlmap_profile_device_rule_at(size_t index);
 
 #ifdef __cplusplus
 } /* extern "C" */

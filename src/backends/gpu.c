@@ -69,7 +69,7 @@ typedef struct symbol_row {
 } symbol_row;
 
 static const symbol_row kSymbols[] = {
-#define DLMAP_RUNTIME_SYMBOL(PLATFORM, OP, symbol) {DLMAP_PLATFORM_##PLATFORM, GPU_OP_##OP, symbol},
+#define DLMAP_RUNTIME_SYMBOL(PLATFORM, OP, symbol, ...) {DLMAP_PLATFORM_##PLATFORM, GPU_OP_##OP, symbol},
 #include "src/generated/runtime_symbols.inc"
 #undef DLMAP_RUNTIME_SYMBOL
     {DLMAP_PLATFORM_COUNT, 0, NULL} /* sentinel: a spec may describe no runtime */
@@ -82,7 +82,7 @@ typedef struct value_row {
 } value_row;
 
 static const value_row kValues[] = {
-#define DLMAP_RUNTIME_VALUE(PLATFORM, NAME, value) {DLMAP_PLATFORM_##PLATFORM, GPU_VALUE_##NAME, value},
+#define DLMAP_RUNTIME_VALUE(PLATFORM, NAME, value, ...) {DLMAP_PLATFORM_##PLATFORM, GPU_VALUE_##NAME, value},
 #include "src/generated/runtime_values.inc"
 #undef DLMAP_RUNTIME_VALUE
     {DLMAP_PLATFORM_COUNT, 0, 0}};
@@ -94,7 +94,8 @@ typedef struct stream_row {
 } stream_row;
 
 static const stream_row kStreams[] = {
-#define DLMAP_RUNTIME_STREAM(PLATFORM, MEANING, handle) {DLMAP_PLATFORM_##PLATFORM, DLMAP_STREAM_##MEANING, handle},
+#define DLMAP_RUNTIME_STREAM(PLATFORM, MEANING, handle, ...) \
+  {DLMAP_PLATFORM_##PLATFORM, DLMAP_STREAM_##MEANING, handle},
 #include "src/generated/runtime_streams.inc"
 #undef DLMAP_RUNTIME_STREAM
     {DLMAP_PLATFORM_COUNT, DLMAP_STREAM_INVALID, 0}};
@@ -107,7 +108,7 @@ typedef struct memory_type_row {
 } memory_type_row;
 
 static const memory_type_row kMemoryTypes[] = {
-#define DLMAP_RUNTIME_MEMORY_TYPE(PLATFORM, from_version, MEMORY, value) \
+#define DLMAP_RUNTIME_MEMORY_TYPE(PLATFORM, from_version, MEMORY, value, ...) \
   {DLMAP_PLATFORM_##PLATFORM, from_version, DLMAP_MEMORY_##MEMORY, value},
 #include "src/generated/runtime_memory_types.inc"
 #undef DLMAP_RUNTIME_MEMORY_TYPE
@@ -120,7 +121,7 @@ typedef struct context_row {
 } context_row;
 
 static const context_row kContexts[] = {
-#define DLMAP_RUNTIME_CONTEXT(PLATFORM, library, get_current, set_current) \
+#define DLMAP_RUNTIME_CONTEXT(PLATFORM, library, get_current, set_current, ...) \
   {DLMAP_PLATFORM_##PLATFORM, library, get_current, set_current},
 #include "src/generated/runtime_contexts.inc"
 #undef DLMAP_RUNTIME_CONTEXT
@@ -132,7 +133,7 @@ static const char *const kOpNames[] = {
 #undef X
 };
 
-const char *dlmap_platform_runtime_symbol(dlmap_platform platform, size_t index, const char **op) {
+const char *dlmap_platform_runtime_symbol_at(dlmap_platform platform, size_t index, const char **op) {
   for (const symbol_row *row = kSymbols; row->symbol != NULL; row++) {
     if (row->platform != platform) continue;
     if (index-- == 0) {
@@ -294,7 +295,7 @@ static void read_tables(dlmap_platform platform, dlmap__gpu *gpu) {
  * none starts, the first that loaded is kept, not started, and the probe reports its vendor's reason. False (with
  * the reason) when no candidate loads. */
 static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason, size_t cap) {
-  const dlmap_platform_info *info = dlmap_platform_get(platform);
+  const dlmap_platform_info *info = dlmap_platform_find(platform);
   const char *absolute = toolkit_runtime(info->name);
   const char *names[GPU_MAX_CANDIDATES];
   int modes[GPU_MAX_CANDIDATES], n = 0;
@@ -375,7 +376,7 @@ static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason,
 }
 
 const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *reason, size_t cap) {
-  const dlmap_platform_info *info = dlmap_platform_get(platform);
+  const dlmap_platform_info *info = dlmap_platform_find(platform);
   /* Every platform whose spec entry describes a runtime is built: nothing of the vendor's is needed to build. */
   const bool has_support = info != NULL && info->device_count_symbol != NULL;
   if (built != NULL) *built = has_support;
@@ -428,9 +429,8 @@ static int32_t call_failed(const dlmap__gpu *gpu, int op, int status, dlmap_erro
   dlmap__put_str(&w, ")");
   dlmap__writer_finish(&w);
   gpu->call.get_last_error();
-  const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name), dlmap_arg_str(DLMAP_ARG_CALL, gpu->symbol[op]),
-                            dlmap_arg_str(DLMAP_ARG_REASON, reason)};
-  return dlmap_error_set(err, DLMAP_ERR_BACKEND_CALL_FAILED, args, 3);
+  return DLMAP_RAISE(err, DLMAP_ERR_BACKEND_CALL_FAILED, dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
+                     dlmap_arg_str(DLMAP_ARG_CALL, gpu->symbol[op]), dlmap_arg_str(DLMAP_ARG_REASON, reason));
 }
 
 int32_t dlmap__gpu_acquire(const dlmap_device_info *device, const dlmap__gpu **out, dlmap_error *err) {
@@ -438,11 +438,10 @@ int32_t dlmap__gpu_acquire(const dlmap_device_info *device, const dlmap__gpu **o
   dlmap_platform_probe(device->platform, &status);
   const dlmap__gpu *gpu = status.available ? dlmap__gpu_loaded(device->platform) : NULL;
   if (gpu == NULL) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
-                              dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
-                              dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_get(device->platform)->name),
-                              dlmap_arg_str(DLMAP_ARG_REASON, status.available ? "the runtime is not loaded" : status.reason)};
-    return dlmap_error_set(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, args, 4);
+    return DLMAP_RAISE(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
+                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
+                       dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(device->platform)->name),
+                       dlmap_arg_str(DLMAP_ARG_REASON, status.available ? "the runtime is not loaded" : status.reason));
   }
   *out = gpu;
   return DLMAP_OK;
@@ -452,9 +451,8 @@ int32_t dlmap__gpu_check_device(const dlmap__gpu *gpu, int32_t device_id, dlmap_
   int count;
   dlmap__gpu_device_count(gpu, &count);
   if (device_id >= 0 && device_id < count) return DLMAP_OK;
-  const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_DEVICE_ID, device_id), dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
-                            dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, count)};
-  return dlmap_error_set(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, args, 3);
+  return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, dlmap_arg_int(DLMAP_ARG_DEVICE_ID, device_id),
+                     dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name), dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, count));
 }
 
 /* ---- the current device ---------------------------------------------------------------------------- */
@@ -528,11 +526,11 @@ static int32_t locate_here(const dlmap__gpu *gpu, const void *pointer, dlmap__gp
     return call_failed(gpu, GPU_OP_POINTER_ATTRIBUTES, status, err);
   }
   if (!gpu->has_layout) {
-    const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
-                              dlmap_arg_str(DLMAP_ARG_CALL, gpu->symbol[GPU_OP_POINTER_ATTRIBUTES]),
-                              dlmap_arg_str(DLMAP_ARG_REASON, "the spec lists no pointer-attributes layout for this "
-                                                              "runtime version")};
-    return dlmap_error_set(err, DLMAP_ERR_BACKEND_CALL_FAILED, args, 3);
+    return DLMAP_RAISE(err, DLMAP_ERR_BACKEND_CALL_FAILED, dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
+                       dlmap_arg_str(DLMAP_ARG_CALL, gpu->symbol[GPU_OP_POINTER_ATTRIBUTES]),
+                       dlmap_arg_str(DLMAP_ARG_REASON,
+                                     "the spec lists no pointer-attributes layout for this "
+                                     "runtime version"));
   }
   const int type = read_int(attributes, 0);
   out->kind = DLMAP_MEMORY_KIND_COUNT;
@@ -678,9 +676,8 @@ static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
   }
   goto done;
 out_of_memory: {
-  const dlmap_arg args[] = {dlmap_arg_uint(DLMAP_ARG_NBYTES, wanted),
-                            dlmap_arg_str(DLMAP_ARG_WHAT, "staging a strided GPU copy")};
-  result = dlmap_error_set(err, DLMAP_ERR_OUT_OF_MEMORY, args, 2);
+  result = DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, wanted),
+                       dlmap_arg_str(DLMAP_ARG_WHAT, "staging a strided GPU copy"));
 }
 done:
   free(staged);
@@ -802,9 +799,8 @@ static int32_t sync_failed(const dlmap__gpu *gpu, int64_t stream, int op, int st
   dlmap__put_str(&w, ")");
   dlmap__writer_finish(&w);
   gpu->call.get_last_error();
-  const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_STREAM, stream), dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
-                            dlmap_arg_str(DLMAP_ARG_REASON, reason)};
-  return dlmap_error_set(err, DLMAP_ERR_STREAM_SYNC_FAILED, args, 3);
+  return DLMAP_RAISE(err, DLMAP_ERR_STREAM_SYNC_FAILED, dlmap_arg_int(DLMAP_ARG_STREAM, stream),
+                     dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name), dlmap_arg_str(DLMAP_ARG_REASON, reason));
 }
 
 int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *producer, int32_t consumer_device,
@@ -817,9 +813,9 @@ int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *prod
   } else if ((unsigned)meaning <= (unsigned)DLMAP_STREAM_INVALID && gpu->has_stream[meaning]) {
     consumer = (void *)(intptr_t)gpu->stream[meaning];
   } else {
-    const dlmap_arg args[] = {dlmap_arg_int(DLMAP_ARG_STREAM, stream), dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
-                              dlmap_arg_str(DLMAP_ARG_REASON, "the spec gives this runtime no handle for that stream")};
-    return dlmap_error_set(err, DLMAP_ERR_STREAM_SYNC_FAILED, args, 3);
+    return DLMAP_RAISE(err, DLMAP_ERR_STREAM_SYNC_FAILED, dlmap_arg_int(DLMAP_ARG_STREAM, stream),
+                       dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
+                       dlmap_arg_str(DLMAP_ARG_REASON, "the spec gives this runtime no handle for that stream"));
   }
   if (consumer_device < 0) consumer_device = device;
   if (consumer == producer && consumer_device == device) return DLMAP_OK; /* one stream: its own order is the order */

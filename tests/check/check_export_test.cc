@@ -1,6 +1,6 @@
 // dlmap tests — dlmap_check_export (src/check_export.c): a hand-written producer that follows the library's profile
 // gets no row; producers that break one rule each get that rule's rows; every tensor's deleter runs exactly once.
-// Built against both profiles' libraries (tests/check/BUILD); the producer's policy follows dlmap_profile()->name.
+// Built against both profiles' libraries (tests/check/BUILD); the producer's policy follows dlmap_profile_current()->name.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -104,7 +104,7 @@ void produce(void *context, const dlmap_check_request *r, dlmap_check_answer *an
   }
 }
 
-bool jax_profile() { return std::strcmp(dlmap_profile()->name, "jax") == 0; }
+bool jax_profile() { return std::strcmp(dlmap_profile_current()->name, "jax") == 0; }
 
 // The producer that follows this library's profile.
 Producer following_the_profile() {
@@ -127,7 +127,8 @@ struct Result {
 Result check(Producer *p, bool read_only = false, size_t capacity = 512) {
   Result out;
   out.rows.resize(capacity);
-  dlmap_check_source source = {kDLCPU, 0, read_only};
+  dlmap_check_source source = dlmap_check_source_default();
+  source.read_only = read_only;
   dlmap_error err;
   EXPECT_EQ(dlmap_check_export(produce, p, &source, out.rows.data(), capacity, &out.count, &out.requests, &err),
             DLMAP_OK);
@@ -214,19 +215,27 @@ TEST(CheckExport, EveryViolationIsCountedBeyondCapacity) {
   EXPECT_EQ(two.count, all.count);
   ASSERT_EQ(two.rows.size(), 2u);
   EXPECT_STREQ(two.rows[1].id, all.rows[1].id);
-  for (const auto &row : all.rows) EXPECT_NE(dlmap_check_rule_text(row.rule), nullptr) << row.rule;
+  for (const auto &row : all.rows) {
+    ASSERT_NE(dlmap_check_rule_find(row.rule), nullptr) << row.rule;
+    EXPECT_STREQ(dlmap_check_rule_find(row.rule)->id, row.rule);
+  }
 }
 
 TEST(CheckExport, NullArgumentsAreCleanErrors) {
   size_t count = 0;
-  dlmap_check_source source = {kDLCPU, 0, false};
+  dlmap_check_source source = dlmap_check_source_default();
   dlmap_error err;
   EXPECT_EQ(dlmap_check_export(nullptr, nullptr, &source, nullptr, 0, &count, nullptr, &err),
             DLMAP_ERR_INVALID_ARGUMENT);
   EXPECT_STREQ(err.id, "invalid_argument");
   EXPECT_EQ(dlmap_check_export(produce, nullptr, nullptr, nullptr, 0, &count, nullptr, nullptr),
             DLMAP_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(dlmap_check_rule_text("no such rule"), nullptr);
+  EXPECT_EQ(dlmap_check_rule_find("no such rule"), nullptr);
+  dlmap_check_source older = dlmap_check_source_default();
+  older.struct_size -= 4;  // a caller built with a header whose struct was smaller
+  EXPECT_EQ(dlmap_check_export(produce, nullptr, &older, nullptr, 0, &count, nullptr, &err),
+            DLMAP_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(err.message).find("struct_size"), std::string::npos) << err.message;
 }
 
 }  // namespace

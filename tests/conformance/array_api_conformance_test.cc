@@ -50,7 +50,7 @@ std::vector<Row> Rows() {
   // ---- __dlpack__ ----
   rows.push_back({"A-E1 max_version=None: a legacy DLManagedTensor", [] {
                     HostArray a;
-                    return Export(a.array, {}, DLMAP_STRUCT_LEGACY);
+                    return Export(a.array, dlmap_export_request_default(), DLMAP_STRUCT_LEGACY);
                   },
                   nullptr, ""});
   rows.push_back({"A-E2 max_version below 1.0: legacy", [] {
@@ -116,7 +116,7 @@ std::vector<Row> Rows() {
   rows.push_back({"A-E11 read-only data to a legacy consumer, which cannot be told", [] {
                     HostArray a;
                     a.array.read_only = true;
-                    return Export(a.array, {}, DLMAP_STRUCT_LEGACY);
+                    return Export(a.array, dlmap_export_request_default(), DLMAP_STRUCT_LEGACY);
                   },
                   "BufferError",
                   "Cannot export a read-only array as a legacy DLManagedTensor, which cannot mark it read-only; pass "
@@ -124,7 +124,7 @@ std::vector<Row> Rows() {
   rows.push_back({"A-E12 a value newer than the negotiated version", [] {
                     HostArray a;
                     a.array.dtype = {DLMAP_DTYPE_FLOAT8_E4M3FN, 8, 1};
-                    return Export(a.array, {}, DLMAP_STRUCT_LEGACY);
+                    return Export(a.array, dlmap_export_request_default(), DLMAP_STRUCT_LEGACY);
                   },
                   "BufferError",
                   "Data type float8_e4m3fn cannot be expressed in DLPack 0.8; it was introduced in 1.1."});
@@ -149,14 +149,14 @@ std::vector<Row> Rows() {
   rows.push_back({"A-I1 any strides: a view", [] {
                     Legacy t;
                     t.strides[0] = 0;  // broadcast
-                    dlmap_import_request r{};
+                    dlmap_import_request r = dlmap_import_request_default();
                     r.copy = DLMAP_COPY_NEVER;
                     return Import(t, r);
                   },
                   nullptr, ""});
   rows.push_back({"A-I2 copy=False but the device differs: ValueError", [] {
                     Legacy t;
-                    dlmap_import_request r{};
+                    dlmap_import_request r = dlmap_import_request_default();
                     r.has_device = true;
                     r.device_type = DLMAP_DEVICE_CUDA;
                     r.copy = DLMAP_COPY_NEVER;
@@ -166,13 +166,13 @@ std::vector<Row> Rows() {
   rows.push_back({"A-I3 sub-byte and vector types are exchanged", [] {
                     Legacy t;
                     t.managed.dl_tensor.dtype = {DLMAP_DTYPE_FLOAT, 32, 2};
-                    return Import(t, {});
+                    return Import(t, dlmap_import_request_default());
                   },
                   nullptr, ""});
   rows.push_back({"A-I4 a device type no backend serves", [] {
                     Legacy t;
                     t.managed.dl_tensor.device.device_type = kDLVulkan;
-                    return Import(t, {});
+                    return Import(t, dlmap_import_request_default());
                   },
                   "BufferError",
                   "Array passed to from_dlpack is on unsupported device type (DLDeviceType: 7, array: kDLVulkan tensor "
@@ -180,7 +180,7 @@ std::vector<Row> Rows() {
   return rows;
 }
 
-TEST(ArrayApiConformance, ProfileInForceIsArrayApi) { EXPECT_STREQ(dlmap_profile()->name, "array_api"); }
+TEST(ArrayApiConformance, ProfileInForceIsArrayApi) { EXPECT_STREQ(dlmap_profile_current()->name, "array_api"); }
 
 TEST(ArrayApiConformance, EveryRow) { conformance::RunRows(Rows()); }
 

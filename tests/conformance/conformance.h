@@ -32,7 +32,7 @@ struct Row {
 struct HostArray {
   float values[6] = {0, 1, 2, 3, 4, 5};
   int64_t shape[2] = {2, 3};
-  dlmap_array array{};
+  dlmap_array array = dlmap_array_default();
   explicit HostArray(int32_t device_type = DLMAP_DEVICE_CPU) {
     array.data = values;
     array.device_type = device_type;
@@ -67,7 +67,7 @@ inline Outcome Export(const dlmap_array &array, const dlmap_export_request &requ
 }
 
 inline dlmap_export_request MaxVersion(uint32_t major, uint32_t minor) {
-  dlmap_export_request request{};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version = {major, minor};
   return request;

@@ -42,7 +42,7 @@ std::vector<Row> Rows() {
   rows.push_back({"J-E1", [] {
                     HostArray a;
                     a.array.num_shards = 4;
-                    return Export(a.array, {});
+                    return Export(a.array, dlmap_export_request_default());
                   },
                   "BufferError",
                   "to_dlpack can only pack a dlpack tensor from an array on a singular device, but an array with a "
@@ -50,7 +50,7 @@ std::vector<Row> Rows() {
   for (int32_t type : {13, 19, 4, 12}) {
     rows.push_back({"J-E3", [type] {
                       HostArray a;
-                      dlmap_export_request r{};
+                      dlmap_export_request r = dlmap_export_request_default();
                       r.has_dl_device = true;
                       r.dl_device_type = type;
                       return Export(a.array, r);
@@ -61,7 +61,7 @@ std::vector<Row> Rows() {
   }
   rows.push_back({"J-E3 (kDLCPU in the map)", [] {
                     HostArray a;
-                    dlmap_export_request r{};
+                    dlmap_export_request r = dlmap_export_request_default();
                     r.has_dl_device = true;
                     r.dl_device_type = DLMAP_DEVICE_CPU;
                     return Export(a.array, r, DLMAP_DEVICE_CPU);
@@ -69,7 +69,7 @@ std::vector<Row> Rows() {
                   nullptr, ""});
   rows.push_back({"J-E3a", [] {
                     HostArray a;
-                    dlmap_export_request r{};
+                    dlmap_export_request r = dlmap_export_request_default();
                     r.has_dl_device = true;
                     r.dl_device_type = 0;  // falsy: no dl_device
                     r.dl_device_id = 5;
@@ -82,7 +82,7 @@ std::vector<Row> Rows() {
   for (int32_t type : {20, 14}) {
     rows.push_back({"J-E3b", [type] {
                       HostArray a;
-                      dlmap_export_request r{};
+                      dlmap_export_request r = dlmap_export_request_default();
                       r.has_dl_device = true;
                       r.dl_device_type = type;
                       Outcome o = Export(a.array, r);
@@ -106,12 +106,12 @@ std::vector<Row> Rows() {
   }
   rows.push_back({"J-E4a (None)", [] {
                     HostArray a;
-                    return Export(a.array, {}, DLMAP_DEVICE_CPU);
+                    return Export(a.array, dlmap_export_request_default(), DLMAP_DEVICE_CPU);
                   },
                   nullptr, ""});
   rows.push_back({"J-E5", [] {
                     HostArray a;
-                    dlmap_export_request r{};
+                    dlmap_export_request r = dlmap_export_request_default();
                     r.has_dl_device = true;
                     r.dl_device_type = DLMAP_DEVICE_CUDA;
                     r.copy = DLMAP_COPY_NEVER;
@@ -120,7 +120,7 @@ std::vector<Row> Rows() {
                   "ValueError", J_E5_TEXT("(kDLCUDA, 0)", "(kDLCPU, 0)")});
   rows.push_back({"J-E6", [] {
                     HostArray a;
-                    dlmap_export_request r{};
+                    dlmap_export_request r = dlmap_export_request_default();
                     r.copy = DLMAP_COPY_ALWAYS;
                     return Export(a.array, r, DLMAP_DEVICE_CPU, /*want_copy=*/true);
                   },
@@ -128,7 +128,7 @@ std::vector<Row> Rows() {
   for (int64_t stream : {5, 0, -7}) {
     rows.push_back({"J-E7", [stream] {
                       HostArray a;
-                      dlmap_export_request r{};
+                      dlmap_export_request r = dlmap_export_request_default();
                       r.has_stream = true;
                       r.stream = stream;  // unchecked: the host already holds the data
                       return Export(a.array, r, DLMAP_DEVICE_CPU);
@@ -137,12 +137,12 @@ std::vector<Row> Rows() {
   }
   rows.push_back({"J-E8", [] {
                     HostArray a(DLMAP_DEVICE_CUDAHOST);  // pinned host memory keeps its pinned device type
-                    return Export(a.array, {}, DLMAP_DEVICE_CUDAHOST);
+                    return Export(a.array, dlmap_export_request_default(), DLMAP_DEVICE_CUDAHOST);
                   },
                   nullptr, ""});
   rows.push_back({"J-E9", [] {
                     HostArray a(DLMAP_DEVICE_VULKAN);
-                    return Export(a.array, {});
+                    return Export(a.array, dlmap_export_request_default());
                   },
                   "RuntimeError", "INVALID_ARGUMENT: Device (kDLVulkan, 0) cannot be used as a DLPack device."});
   for (DLDataType dtype : {DLDataType{DLMAP_DTYPE_FLOAT8_E4M3FN, 8, 1}, DLDataType{DLMAP_DTYPE_BFLOAT, 16, 1},
@@ -191,7 +191,7 @@ std::vector<Row> Rows() {
   // ---- import: jax.dlpack.from_dlpack ----
   rows.push_back({"J-I1", [] {
                     Legacy t;
-                    dlmap_import_request r{};
+                    dlmap_import_request r = dlmap_import_request_default();
                     r.num_shards = 2;
                     return Import(t, r);
                   },
@@ -202,7 +202,7 @@ std::vector<Row> Rows() {
     rows.push_back({"J-I3", [type] {
                       Legacy t;
                       t.managed.dl_tensor.device.device_type = (DLDeviceType)type;
-                      return Import(t, {});
+                      return Import(t, dlmap_import_request_default());
                     },
                     "TypeError",
                     "Array passed to from_dlpack is on unsupported device type (DLDeviceType: " + std::to_string(type) +
@@ -213,13 +213,13 @@ std::vector<Row> Rows() {
   rows.push_back({"J-I3 (kDLOneAPI, a view)", [] {
                     Legacy t;
                     t.managed.dl_tensor.device.device_type = (DLDeviceType)DLMAP_DEVICE_ONEAPI;
-                    return Import(t, {});
+                    return Import(t, dlmap_import_request_default());
                   },
                   nullptr, ""});
   rows.push_back({"J-I3 (kDLOneAPI, a copy)", [] {
                     Legacy t;
                     t.managed.dl_tensor.device.device_type = (DLDeviceType)DLMAP_DEVICE_ONEAPI;
-                    dlmap_import_request r{};
+                    dlmap_import_request r = dlmap_import_request_default();
                     r.has_device = true;
                     r.device_type = DLMAP_DEVICE_CPU;
                     Outcome o = Import(t, r);
@@ -230,7 +230,7 @@ std::vector<Row> Rows() {
                   nullptr, ""});
   rows.push_back({"J-I4", [] {
                     Legacy t;
-                    dlmap_import_request r{};
+                    dlmap_import_request r = dlmap_import_request_default();
                     r.has_device = true;
                     r.device_type = DLMAP_DEVICE_CUDA;
                     r.copy = DLMAP_COPY_NEVER;
@@ -240,7 +240,7 @@ std::vector<Row> Rows() {
   rows.push_back({"J-I6", [] {
                     // PyTorch reports a pinned tensor as kDLCUDAHost and stores kDLCPU: the report names the device.
                     Legacy t;
-                    dlmap_import_request r{};
+                    dlmap_import_request r = dlmap_import_request_default();
                     r.has_reported_device = true;
                     r.reported_device_type = DLMAP_DEVICE_CUDAHOST;
                     g_deleted = 0;
@@ -259,7 +259,7 @@ std::vector<Row> Rows() {
   rows.push_back({"J-I8", [] {
                     Legacy t;
                     t.managed.dl_tensor.ndim = -1;
-                    return Import(t, {});
+                    return Import(t, dlmap_import_request_default());
                   },
                   "RuntimeError",
                   "INVALID_ARGUMENT: Number of dimensions in DLManagedTensor must be nonnegative, got -1"});
@@ -267,7 +267,7 @@ std::vector<Row> Rows() {
     rows.push_back({"J-I9", [copy] {
                       Legacy t;
                       t.strides[0] = 1;  // (2, 3) with strides (1, 1): overlapping, not a permutation of compact
-                      dlmap_import_request r{};
+                      dlmap_import_request r = dlmap_import_request_default();
                       r.copy = copy;  // refused even with copy=True
                       return Import(t, r);
                     },
@@ -282,7 +282,7 @@ std::vector<Row> Rows() {
                     t.shape[1] = 2;
                     t.strides[0] = 1;
                     t.strides[1] = 3;
-                    dlmap_import_request r{};
+                    dlmap_import_request r = dlmap_import_request_default();
                     r.copy = DLMAP_COPY_NEVER;  // a permutation of compact: a view
                     return Import(t, r);
                   },
@@ -292,32 +292,32 @@ std::vector<Row> Rows() {
                     t.shape[0] = 0;
                     t.strides[0] = 0;
                     t.strides[1] = 0;
-                    return Import(t, {});
+                    return Import(t, dlmap_import_request_default());
                   },
                   nullptr, ""});
   rows.push_back({"J-I10", [] {
                     Legacy t;
                     t.managed.dl_tensor.dtype = {DLMAP_DTYPE_INT, 4, 1};
-                    return Import(t, {});
+                    return Import(t, dlmap_import_request_default());
                   },
                   "RuntimeError", "INVALID_ARGUMENT: Unsupported DLPack tensor dtype: bits should be a multiple of 8, got 4"});
   rows.push_back({"J-I11", [] {
                     Legacy t;
                     t.managed.dl_tensor.dtype = {DLMAP_DTYPE_FLOAT, 32, 4};
-                    return Import(t, {});
+                    return Import(t, dlmap_import_request_default());
                   },
                   "RuntimeError", "INVALID_ARGUMENT: Unsupported DLPack tensor dtype: lanes should be equal to 1, got 4"});
   rows.push_back({"J-I12 (unknown code)", [] {
                     Legacy t;
                     t.managed.dl_tensor.dtype = {99, 32, 1};
-                    return Import(t, {});
+                    return Import(t, dlmap_import_request_default());
                   },
                   "RuntimeError", "INVALID_ARGUMENT: Unknown or invalid DLPack type code 99"});
   rows.push_back({"J-I13", [] {
                     Legacy t;
                     t.managed.dl_tensor.data = reinterpret_cast<char *>(t.values) + 4;  // 4 bytes past a 64-aligned start
                     t.managed.dl_tensor.byte_offset = 0;
-                    dlmap_import_request r{};
+                    dlmap_import_request r = dlmap_import_request_default();
                     r.alignment = 64;  // the consumer's minimum alignment (XLA's MinAlign)
                     r.copy = DLMAP_COPY_NEVER;
                     return Import(t, r);
@@ -328,7 +328,7 @@ std::vector<Row> Rows() {
   return rows;
 }
 
-TEST(JaxConformance, ProfileInForceIsJax) { EXPECT_STREQ(dlmap_profile()->name, "jax"); }
+TEST(JaxConformance, ProfileInForceIsJax) { EXPECT_STREQ(dlmap_profile_current()->name, "jax"); }
 
 TEST(JaxConformance, EveryRow) { conformance::RunRows(Rows()); }
 

@@ -698,7 +698,7 @@ void Build(const ArraySpec &spec, Buffer *buffer, Owner *owner, Built *out) {
   out->strides = spec.strides;
   static const int64_t kNoDims[1] = {0};
   dlmap_array &a = out->array;
-  std::memset(&a, 0, sizeof a);
+  a = dlmap_array_default();
   a.data = spec.data_null ? nullptr : buffer->bytes;
   a.device_type = spec.device_type;
   a.device_id = spec.device_id;
@@ -714,8 +714,7 @@ void Build(const ArraySpec &spec, Buffer *buffer, Owner *owner, Built *out) {
 }
 
 dlmap_export_request MakeRequest(const RequestSpec &spec, const dlmap_allocator *allocator) {
-  dlmap_export_request r;
-  std::memset(&r, 0, sizeof r);
+  dlmap_export_request r = dlmap_export_request_default();
   r.has_max_version = spec.has_max;
   r.max_version.major = spec.major;
   r.max_version.minor = spec.minor;
@@ -941,8 +940,7 @@ INSTANTIATE_TEST_SUITE_P(EveryDeviceType, ExportTable, ::testing::ValuesIn(Sweep
 // ---- invariants beyond the table ----------------------------------------------------------------------------------
 
 dlmap_array CpuArray(void *data, const int64_t *shape, int32_t ndim, Owner *owner) {
-  dlmap_array a;
-  std::memset(&a, 0, sizeof a);
+  dlmap_array a = dlmap_array_default();
   a.data = data;
   a.device_type = DLMAP_DEVICE_CPU;
   a.dtype = kF32;
@@ -954,8 +952,7 @@ dlmap_array CpuArray(void *data, const int64_t *shape, int32_t ndim, Owner *owne
 }
 
 dlmap_export_request Request(bool versioned, dlmap_copy_mode copy, const dlmap_allocator *allocator) {
-  dlmap_export_request r;
-  std::memset(&r, 0, sizeof r);
+  dlmap_export_request r = dlmap_export_request_default();
   r.has_max_version = versioned;
   r.max_version.major = 1;
   r.max_version.minor = 3;

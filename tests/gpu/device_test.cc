@@ -49,7 +49,7 @@ std::vector<float> Values(size_t n) {
 
 dlmap_array HostArray(float *data, const std::vector<int64_t> &shape, const std::vector<int64_t> &strides,
                       uint64_t byte_offset = 0) {
-  dlmap_array a = {};
+  dlmap_array a = dlmap_array_default();
   a.data = data;
   a.device_type = DLMAP_DEVICE_CPU;
   a.dtype = kFloat32;
@@ -93,7 +93,7 @@ class GpuExchange : public ::testing::TestWithParam<Gpu> {
 
   // Exports a host array to (type, id) as a versioned tensor (a copy).
   DLManagedTensorVersioned *ToDevice(const dlmap_array &host, int32_t type, int32_t id = 0) {
-    dlmap_export_request request = {};
+    dlmap_export_request request = dlmap_export_request_default();
     request.has_max_version = true;
     request.max_version = {1, 3};
     request.has_dl_device = true;
@@ -113,7 +113,7 @@ class GpuExchange : public ::testing::TestWithParam<Gpu> {
 
   // Imports a tensor into host memory (a copy for device memory) and returns its floats; releases it.
   std::vector<float> ToHost(DLManagedTensorVersioned *tensor) {
-    dlmap_import_request want = {};
+    dlmap_import_request want = dlmap_import_request_default();
     want.has_device = true;
     want.device_type = DLMAP_DEVICE_CPU;
     want.layout = DLMAP_LAYOUT_ROW_MAJOR;
@@ -208,7 +208,7 @@ TEST_P(GpuExchange, DeviceToDeviceCopyAlways) {
   ASSERT_NE(device, nullptr);
   void *original = device->dl_tensor.data;
   // from_dlpack(x, copy=True) on a device tensor: a new device buffer (JAX fails here; dlmap must not).
-  dlmap_import_request want = {};
+  dlmap_import_request want = dlmap_import_request_default();
   want.copy = DLMAP_COPY_ALWAYS;
   dlmap_imported copy;
   dlmap_error err;
@@ -225,13 +225,13 @@ TEST_P(GpuExchange, DeviceToDeviceCopyAlways) {
   EXPECT_EQ(fake_gpu_get_stats()->kinds[3], 1) << "one device-to-device copy";
 #endif
   // Back to the host through an export of the imported device tensor.
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = copy.tensor.data;
   array.device_type = GetParam().device;
   array.dtype = kFloat32;
   array.ndim = 1;
   array.shape = copy.tensor.shape;
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version = {1, 3};
   request.has_dl_device = true;
@@ -258,7 +258,7 @@ TEST_P(GpuExchange, HostToDeviceOnImport) {
   tensor.dl_tensor.dtype = kFloat32;
   tensor.dl_tensor.shape = shape;
   tensor.deleter = [](DLManagedTensorVersioned *) { deleted++; };
-  dlmap_import_request want = {};
+  dlmap_import_request want = dlmap_import_request_default();
   want.has_device = true;
   want.device_type = GetParam().device;
   dlmap_imported out;
@@ -279,7 +279,7 @@ TEST_P(GpuExchange, CrossDevice) {
   std::vector<int64_t> shape = {4, 4};
   DLManagedTensorVersioned *on0 = ToDevice(HostArray(data.data(), shape, {}), GetParam().device, 0);
   ASSERT_NE(on0, nullptr);
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = on0->dl_tensor.data;
   array.device_type = GetParam().device;
   array.device_id = 0;
@@ -303,7 +303,7 @@ TEST_P(GpuExchange, DeviceIdOutOfRange) {
   std::vector<float> data = Values(4);
   std::vector<int64_t> shape = {4};
   dlmap_array host = HostArray(data.data(), shape, {});
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = GetParam().device;
   request.dl_device_id = status_.device_count;
@@ -311,7 +311,7 @@ TEST_P(GpuExchange, DeviceIdOutOfRange) {
   dlmap_error err;
   EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE);
   EXPECT_EQ(std::string(err.message), "Device id " + std::to_string(status_.device_count) + " is out of range for platform " +
-                                          dlmap_platform_get(GetParam().platform)->name + ", which has " +
+                                          dlmap_platform_find(GetParam().platform)->name + ", which has " +
                                           std::to_string(status_.device_count) + " device(s).");
 }
 
@@ -329,7 +329,7 @@ void CheckHostAndDeviceViews(GpuExchange *test, int32_t memory_type, dlmap_memor
   EXPECT_EQ(kind, expected_kind);
   EXPECT_EQ(std::vector<float>(host, host + 10), data) << "readable on the host without a copy";
 
-  dlmap_import_request want = {};
+  dlmap_import_request want = dlmap_import_request_default();
   want.has_device = true;
   want.device_type = gpu.device;
   want.copy = DLMAP_COPY_NEVER;
@@ -338,13 +338,13 @@ void CheckHostAndDeviceViews(GpuExchange *test, int32_t memory_type, dlmap_memor
   EXPECT_FALSE(view.copied);
   EXPECT_EQ(view.tensor.device.device_type, gpu.device);
   // The GPU-side address reads back the same values through a device-to-host export.
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = view.tensor.data;
   array.device_type = gpu.device;
   array.dtype = kFloat32;
   array.ndim = 1;
   array.shape = view.tensor.shape;
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version = {1, 3};
   request.has_dl_device = true;
@@ -375,7 +375,7 @@ TEST_P(GpuExchange, AClaimOfPinnedMemoryThatDoesNotHold) {
   tensor.dl_tensor.ndim = 1;
   tensor.dl_tensor.dtype = kFloat32;
   tensor.dl_tensor.shape = shape;
-  dlmap_import_request want = {};
+  dlmap_import_request want = dlmap_import_request_default();
   want.has_device = true;
   want.device_type = GetParam().device;
   want.copy = DLMAP_COPY_NEVER;
@@ -392,13 +392,13 @@ TEST_P(GpuExchange, ViewsMakeTheConsumersStreamWait) {
   std::vector<int64_t> shape = {6};
   DLManagedTensorVersioned *device = ToDevice(HostArray(data.data(), shape, {}), GetParam().device);
   ASSERT_NE(device, nullptr);
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = device->dl_tensor.data;
   array.device_type = GetParam().device;
   array.dtype = kFloat32;
   array.ndim = 1;
   array.shape = device->dl_tensor.shape;
-  dlmap_export_request request = {};  // stream None
+  dlmap_export_request request = dlmap_export_request_default();  // stream None
   dlmap_exported out;
   dlmap_error err;
 #ifdef DLMAP_FAKE_GPU
@@ -436,8 +436,8 @@ TEST_P(GpuExchange, BatchWaitsOncePerProducerStream) {
   std::vector<int64_t> shape = {4};
   DLManagedTensorVersioned *device = ToDevice(HostArray(data.data(), shape, {}), GetParam().device);
   ASSERT_NE(device, nullptr);
-  std::vector<dlmap_array> arrays(1000);
-  dlmap_export_request request = {};
+  std::vector<dlmap_array> arrays(1000, dlmap_array_default());
+  dlmap_export_request request = dlmap_export_request_default();
   request.defer_stream_sync = true;
   std::vector<dlmap_exported> outs(arrays.size());
   dlmap_error err;
@@ -446,7 +446,7 @@ TEST_P(GpuExchange, BatchWaitsOncePerProducerStream) {
 #endif
   for (size_t i = 0; i < arrays.size(); i++) {
     dlmap_array &a = arrays[i];
-    a = {};
+    a = dlmap_array_default();
     a.data = device->dl_tensor.data;
     a.device_type = GetParam().device;
     a.dtype = kFloat32;
@@ -502,7 +502,7 @@ TEST_F(FakeRuntime, AllocationFailureIsBackendCallFailedAndLeaksNothing) {
   released = 0;
   host.owner = &released;
   host.release = [](void *) { released++; };
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CUDA;
   const int live = fake_gpu_get_stats()->live;
@@ -528,7 +528,7 @@ TEST_F(FakeRuntime, StreamWaitFailureIsStreamSyncFailed) {
   void *device_memory = nullptr;
   {
     dlmap_array host = HostArray(data.data(), shape, {});
-    dlmap_export_request request = {};
+    dlmap_export_request request = dlmap_export_request_default();
     request.has_dl_device = true;
     request.dl_device_type = DLMAP_DEVICE_CUDA;
     request.has_stream = true;
@@ -540,7 +540,7 @@ TEST_F(FakeRuntime, StreamWaitFailureIsStreamSyncFailed) {
     dlmap_array array = host;
     array.data = device_memory;
     array.device_type = DLMAP_DEVICE_CUDA;
-    dlmap_export_request view = {};
+    dlmap_export_request view = dlmap_export_request_default();
     view.has_stream = true;
     view.stream = 1234;
     fake_gpu_fail_next("wait", FAKE_INVALID_HANDLE);
@@ -557,7 +557,7 @@ TEST_F(FakeRuntime, TheCallersDeviceIsRestoredAndEventsLiveOnTheProducersDevice)
   std::vector<float> data = Values(4);
   std::vector<int64_t> shape = {4};
   dlmap_array host = HostArray(data.data(), shape, {});
-  dlmap_export_request to1 = {};
+  dlmap_export_request to1 = dlmap_export_request_default();
   to1.has_dl_device = true;
   to1.dl_device_type = DLMAP_DEVICE_CUDA;
   to1.dl_device_id = 1;
@@ -572,7 +572,7 @@ TEST_F(FakeRuntime, TheCallersDeviceIsRestoredAndEventsLiveOnTheProducersDevice)
   array.device_type = DLMAP_DEVICE_CUDA;
   array.device_id = 1;
   array.producer_stream = reinterpret_cast<void *>(0x77);
-  dlmap_export_request view = {};
+  dlmap_export_request view = dlmap_export_request_default();
   dlmap_exported out;
   ASSERT_EQ(dlmap_export(&array, &view, &out, &err), DLMAP_OK) << err.message;
   EXPECT_EQ(fake_gpu_get_stats()->last_record_stream, reinterpret_cast<void *>(0x77));
@@ -586,7 +586,7 @@ TEST_F(FakeRuntime, ImportCopiesCompleteBeforeTheProducerIsReleased) {
   std::vector<float> data = Values(4);
   std::vector<int64_t> shape = {4};
   dlmap_array host = HostArray(data.data(), shape, {});
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version = {1, 3};
   request.has_dl_device = true;
@@ -605,7 +605,7 @@ TEST_F(FakeRuntime, ImportCopiesCompleteBeforeTheProducerIsReleased) {
     inner->deleter(inner);
   };
   fake_gpu_reset(2);
-  dlmap_import_request want = {};
+  dlmap_import_request want = dlmap_import_request_default();
   want.copy = DLMAP_COPY_ALWAYS;
   want.stream = reinterpret_cast<void *>(0x99);
   dlmap_imported copy;
@@ -620,7 +620,7 @@ TEST_F(FakeRuntime, ImportCopiesCompleteBeforeTheProducerIsReleased) {
 // Exports host data to (CUDA, id) as a legacy tensor; the caller calls its deleter.
 DLManagedTensor *FakeDeviceCopy(const std::vector<float> &data, const std::vector<int64_t> &shape, int32_t id) {
   dlmap_array host = HostArray(const_cast<float *>(data.data()), shape, {});
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CUDA;
   request.dl_device_id = id;
@@ -631,7 +631,7 @@ DLManagedTensor *FakeDeviceCopy(const std::vector<float> &data, const std::vecto
 }
 
 dlmap_array DeviceArray(DLManagedTensor *tensor, int32_t id) {
-  dlmap_array a = {};
+  dlmap_array a = dlmap_array_default();
   a.data = tensor->dl_tensor.data;
   a.device_type = DLMAP_DEVICE_CUDA;
   a.device_id = id;
@@ -659,7 +659,7 @@ TEST_F(FakeRuntime, AFailedPointerQueryIsAnErrorNotHostMemory) {
   DLManagedTensor *device = FakeDeviceCopy(data, {6}, 0);
   ASSERT_NE(device, nullptr);
   dlmap_array array = DeviceArray(device, 0);
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CPU;
   const int live = fake_gpu_get_stats()->live;
@@ -691,7 +691,7 @@ TEST_F(FakeRuntime, PointersAreLocatedOnTheirOwnDevice) {
   const std::vector<int64_t> shape = {4, 3};
   array.shape = shape.data();
   array.strides = strides.data();
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CPU;
   dlmap_exported out;
@@ -718,7 +718,7 @@ TEST_F(FakeRuntime, DefaultStreamHandlesNameTheConsumersDevice) {
   dlmap_array array = DeviceArray(on0, 0);
   for (int64_t stream : {int64_t{0}, int64_t{1}, int64_t{2}}) {  // 0 here: None
     fake_gpu_reset(2);
-    dlmap_export_request request = {};
+    dlmap_export_request request = dlmap_export_request_default();
     request.has_dl_device = true;
     request.dl_device_type = DLMAP_DEVICE_CUDA;
     request.dl_device_id = 1;
@@ -743,7 +743,7 @@ TEST_F(FakeRuntime, APinnedViewOnAnotherDeviceWaitsOnThatDevicesStream) {
   std::vector<float> data = Values(8);
   std::vector<int64_t> shape = {8};
   dlmap_array host = HostArray(data.data(), shape, {});
-  dlmap_export_request to_pinned = {};
+  dlmap_export_request to_pinned = dlmap_export_request_default();
   to_pinned.has_dl_device = true;
   to_pinned.dl_device_type = DLMAP_DEVICE_CUDAHOST;
   dlmap_exported pinned;
@@ -753,7 +753,7 @@ TEST_F(FakeRuntime, APinnedViewOnAnotherDeviceWaitsOnThatDevicesStream) {
   array.data = pinned.legacy->dl_tensor.data;
   array.device_type = DLMAP_DEVICE_CUDAHOST;
   fake_gpu_reset(2);
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CUDA;
   request.dl_device_id = 1;
@@ -780,7 +780,7 @@ TEST_F(FakeRuntime, AThreadWithoutAContextGetsNoneOnADeviceItNeverUsed) {
     dlmap_array host = HostArray(data.data(), {4}, {});
     std::vector<int64_t> shape = {4};
     host.shape = shape.data();
-    dlmap_export_request request = {};
+    dlmap_export_request request = dlmap_export_request_default();
     request.has_dl_device = true;
     request.dl_device_type = DLMAP_DEVICE_CUDA;
     request.dl_device_id = 1;
@@ -828,7 +828,7 @@ TEST_F(FakeRuntime, ImportCopiesRunOnTheConsumersStream) {
     ASSERT_NE(device, nullptr);
     ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CUDA, true, stream, &handle, &err), DLMAP_OK);
     fake_gpu_reset(2);
-    dlmap_import_request want = {};
+    dlmap_import_request want = dlmap_import_request_default();
     want.copy = DLMAP_COPY_ALWAYS;
     want.stream = handle;
     dlmap_imported copy;
@@ -846,7 +846,7 @@ TEST_F(FakeRuntime, AFailedFinishFreesNothingACopyStillUses) {
   dlmap_array host = HostArray(data.data(), {16}, {});
   std::vector<int64_t> shape = {16};
   host.shape = shape.data();
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CUDA;
   request.has_stream = true;
@@ -878,7 +878,7 @@ TEST_F(FakeRuntime, AFailedImportSyncReleasesNothingACopyStillUses) {
   };
   fake_gpu_set_deferred(1, 11);
   fake_gpu_fail_next("sync", FAKE_ILLEGAL_ADDRESS);
-  dlmap_import_request want = {};
+  dlmap_import_request want = dlmap_import_request_default();
   want.copy = DLMAP_COPY_ALWAYS;
   want.stream = reinterpret_cast<void *>(0x99);
   dlmap_imported copy;
@@ -897,7 +897,7 @@ TEST_F(FakeRuntime, NothingLeaks) {
   for (int32_t type : {DLMAP_DEVICE_CUDA, DLMAP_DEVICE_CUDAHOST, DLMAP_DEVICE_CUDAMANAGED}) {
     std::vector<int64_t> shape = {8, 8};
     dlmap_array host = HostArray(data.data(), shape, {});
-    dlmap_export_request request = {};
+    dlmap_export_request request = dlmap_export_request_default();
     request.has_dl_device = true;
     request.dl_device_type = type;
     dlmap_exported out;

@@ -29,13 +29,13 @@ TEST(MissingSymbol, ExportsThatNeedTheRuntimeSayWhy) {
   if (NotInstalled(status)) GTEST_SKIP() << "no CUDA runtime is installed here: " << status.reason;
   float data[2] = {1, 2};
   const int64_t shape[1] = {2};
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = data;
   array.device_type = DLMAP_DEVICE_CUDA;
   array.dtype = {kDLFloat, 32, 1};
   array.ndim = 1;
   array.shape = shape;
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   dlmap_exported out;
   dlmap_error err;
   EXPECT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);

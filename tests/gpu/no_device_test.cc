@@ -36,7 +36,7 @@ std::vector<Runtime> Runtimes() {
 
 // The runtime library the backend would load here: one of the spec's names the loader finds, else the toolkit's.
 std::string InstalledRuntime(const Runtime &r) {
-  for (const char *const *lib = dlmap_platform_get(r.platform)->libraries; *lib != nullptr; lib++) {
+  for (const char *const *lib = dlmap_platform_find(r.platform)->libraries; *lib != nullptr; lib++) {
     void *handle = dlopen(*lib, RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) return *lib;
   }
@@ -117,7 +117,7 @@ TEST_P(NoDevice, EveryRuntimeSymbolResolvesInTheInstalledLibrary) {
   ASSERT_NE(handle, nullptr) << dlerror();
   size_t n = 0;
   const char *op = nullptr;
-  for (const char *symbol; (symbol = dlmap_platform_runtime_symbol(r.platform, n, &op)) != nullptr; n++) {
+  for (const char *symbol; (symbol = dlmap_platform_runtime_symbol_at(r.platform, n, &op)) != nullptr; n++) {
     EXPECT_NE(dlsym(handle, symbol), nullptr) << path_ << " lacks " << symbol << " (op " << op << ")";
   }
   EXPECT_EQ(n, 19u) << "the spec's table has 19 ops";
@@ -129,13 +129,13 @@ TEST_P(NoDevice, ExportOfAViewNeedsTheStreamWaitAndFails) {
   const Runtime &r = GetParam();
   float data[4] = {1, 2, 3, 4};
   const int64_t shape[1] = {4};
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = data;
   array.device_type = r.device;
   array.dtype = {kDLFloat, 32, 1};
   array.ndim = 1;
   array.shape = shape;
-  dlmap_export_request request = {};  // stream None: the consumer's default stream must wait
+  dlmap_export_request request = dlmap_export_request_default();  // stream None: the consumer's default stream must wait
   dlmap_exported out;
   dlmap_error err;
   EXPECT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);
@@ -153,13 +153,13 @@ TEST_P(NoDevice, CopiesToAndFromTheDeviceFail) {
   const Runtime &r = GetParam();
   float data[4] = {1, 2, 3, 4};
   const int64_t shape[1] = {4};
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = data;
   array.device_type = DLMAP_DEVICE_CPU;
   array.dtype = {kDLFloat, 32, 1};
   array.ndim = 1;
   array.shape = shape;
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = r.device;
   dlmap_exported out;
@@ -178,7 +178,7 @@ TEST_P(NoDevice, CopiesToAndFromTheDeviceFail) {
   managed.dl_tensor.dtype = {kDLFloat, 32, 1};
   managed.dl_tensor.shape = tshape;
   managed.deleter = [](DLManagedTensor *) { deleted++; };
-  dlmap_import_request want = {};
+  dlmap_import_request want = dlmap_import_request_default();
   want.copy = DLMAP_COPY_ALWAYS;
   dlmap_imported view;
   EXPECT_EQ(dlmap_import_legacy(&managed, &want, &view, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);
@@ -191,13 +191,13 @@ TEST_P(NoDevice, PinnedMemoryStaysReadableOnTheHost) {
   const Runtime &r = GetParam();
   float data[4] = {1, 2, 3, 4};
   const int64_t shape[1] = {4};
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = data;
   array.device_type = r.pinned;
   array.dtype = {kDLFloat, 32, 1};
   array.ndim = 1;
   array.shape = shape;
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CPU;
   dlmap_exported out;
@@ -210,7 +210,7 @@ TEST_P(NoDevice, PinnedMemoryStaysReadableOnTheHost) {
 
 TEST_P(NoDevice, BatchWaitAndPointerQueriesNeedTheRuntime) {
   const Runtime &r = GetParam();
-  std::vector<dlmap_array> arrays(3);
+  std::vector<dlmap_array> arrays(3, dlmap_array_default());
   for (auto &a : arrays) a.device_type = r.device;
   size_t waits = 99;
   dlmap_error err;
@@ -224,13 +224,13 @@ TEST_P(NoDevice, BatchWaitAndPointerQueriesNeedTheRuntime) {
   // A deferred export needs no runtime; the batch call that follows does.
   float data[2] = {1, 2};
   const int64_t shape[1] = {2};
-  dlmap_array array = {};
+  dlmap_array array = dlmap_array_default();
   array.data = data;
   array.device_type = r.device;
   array.dtype = {kDLFloat, 32, 1};
   array.ndim = 1;
   array.shape = shape;
-  dlmap_export_request request = {};
+  dlmap_export_request request = dlmap_export_request_default();
   request.defer_stream_sync = true;
   dlmap_exported out;
   ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
@@ -250,7 +250,7 @@ INSTANTIATE_TEST_SUITE_P(Runtimes, NoDevice, ::testing::ValuesIn(Runtimes()),
 // ---- independent of any runtime ----------------------------------------------------------------------------------
 
 TEST(GpuApi, HostArraysNeedNoWait) {
-  std::vector<dlmap_array> arrays(4);
+  std::vector<dlmap_array> arrays(4, dlmap_array_default());
   for (auto &a : arrays) a.device_type = DLMAP_DEVICE_CPU;
   size_t waits = 7;
   dlmap_error err;
@@ -260,7 +260,7 @@ TEST(GpuApi, HostArraysNeedNoWait) {
 }
 
 TEST(GpuApi, BatchChecksEveryStreamArgument) {
-  dlmap_array arrays[2] = {};
+  dlmap_array arrays[2] = {dlmap_array_default(), dlmap_array_default()};
   arrays[0].device_type = DLMAP_DEVICE_CPU;
   arrays[1].device_type = DLMAP_DEVICE_CUDA;
   dlmap_error err;
@@ -284,17 +284,17 @@ TEST(GpuApi, LocateAnswersOnlyForGpuPlatforms) {
 TEST(GpuApi, TheSymbolTableIsTheSpecs) {
   // Hand-written from spec/platforms.yaml.
   const char *op = nullptr;
-  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CUDA, 0, &op), "cudaGetDeviceCount");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_CUDA, 0, &op), "cudaGetDeviceCount");
   EXPECT_STREQ(op, "device_count");
-  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CUDA, 6, &op), "cudaMalloc");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_CUDA, 6, &op), "cudaMalloc");
   EXPECT_STREQ(op, "malloc");
-  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CUDA, 16, &op), "cudaStreamWaitEvent");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_CUDA, 16, &op), "cudaStreamWaitEvent");
   EXPECT_STREQ(op, "stream_wait_event");
-  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_ROCM, 8, &op), "hipHostMalloc");
+  EXPECT_STREQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_ROCM, 8, &op), "hipHostMalloc");
   EXPECT_STREQ(op, "malloc_host");
-  EXPECT_STREQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_ROCM, 18, nullptr), "hipPointerGetAttributes");
-  EXPECT_EQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_ROCM, 19, nullptr), nullptr);
-  EXPECT_EQ(dlmap_platform_runtime_symbol(DLMAP_PLATFORM_CPU, 0, nullptr), nullptr);
+  EXPECT_STREQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_ROCM, 18, nullptr), "hipPointerGetAttributes");
+  EXPECT_EQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_ROCM, 19, nullptr), nullptr);
+  EXPECT_EQ(dlmap_platform_runtime_symbol_at(DLMAP_PLATFORM_CPU, 0, nullptr), nullptr);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ static_assert(DLMAP_HAS_CUDA == 0 && DLMAP_HAS_ROCM == 0, "this test is about a 
 
 // The first of the spec's library names the dynamic loader finds here (no toolkit path), or "".
 std::string InstalledRuntime(dlmap_platform platform) {
-  for (const char *const *lib = dlmap_platform_get(platform)->libraries; *lib != nullptr; lib++) {
+  for (const char *const *lib = dlmap_platform_find(platform)->libraries; *lib != nullptr; lib++) {
     void *handle = dlopen(*lib, RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) return *lib;  // stays open: a vendor runtime is not unloaded
   }
@@ -35,7 +35,7 @@ class NoToolkit : public ::testing::TestWithParam<dlmap_platform> {};
 TEST_P(NoToolkit, TheBackendIsBuiltAndLooksForTheRuntimeByTheSpecsNames) {
   dlmap_platform_status status;
   dlmap_platform_probe(GetParam(), &status);
-  const std::string name = dlmap_platform_get(GetParam())->name;
+  const std::string name = dlmap_platform_find(GetParam())->name;
   EXPECT_TRUE(status.built) << name << ": " << status.reason;
   const std::string reason = status.reason;
   const std::string installed = InstalledRuntime(GetParam());
@@ -50,7 +50,7 @@ TEST_P(NoToolkit, TheBackendIsBuiltAndLooksForTheRuntimeByTheSpecsNames) {
     EXPECT_GT(status.device_count, 0);
     EXPECT_EQ(reason, "");
   } else {
-    const std::string call = dlmap_platform_get(GetParam())->device_count_symbol;
+    const std::string call = dlmap_platform_find(GetParam())->device_count_symbol;
     EXPECT_NE(reason.find("(" + call + " returned "), std::string::npos) << reason;
   }
   std::cout << name << ": " << installed << " found by name; " << (status.available ? "available" : reason) << "\n";
@@ -58,7 +58,7 @@ TEST_P(NoToolkit, TheBackendIsBuiltAndLooksForTheRuntimeByTheSpecsNames) {
 
 INSTANTIATE_TEST_SUITE_P(GpuPlatforms, NoToolkit, ::testing::Values(DLMAP_PLATFORM_CUDA, DLMAP_PLATFORM_ROCM),
                          [](const ::testing::TestParamInfo<dlmap_platform> &info) {
-                           return std::string(dlmap_platform_get(info.param)->name);
+                           return std::string(dlmap_platform_find(info.param)->name);
                          });
 
 }  // namespace

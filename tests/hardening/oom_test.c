@@ -131,8 +131,7 @@ static const export_case kExportCases[] = {
 };
 
 static dlmap_array make_array(const export_case *c, owner *o) {
-  dlmap_array a;
-  memset(&a, 0, sizeof a);
+  dlmap_array a = dlmap_array_default();
   a.data = g_data;
   a.device_type = c->device_type;
   a.dtype = c->dtype;
@@ -147,8 +146,7 @@ static dlmap_array make_array(const export_case *c, owner *o) {
 }
 
 static dlmap_export_request make_export_request(const export_case *c, const dlmap_allocator *allocator) {
-  dlmap_export_request r;
-  memset(&r, 0, sizeof r);
+  dlmap_export_request r = dlmap_export_request_default();
   r.has_max_version = c->has_max_version;
   r.max_version = dlmap_version_current();
   r.copy = c->copy_always ? DLMAP_COPY_ALWAYS : DLMAP_COPY_IF_NEEDED;
@@ -213,25 +211,25 @@ typedef struct import_case {
 
 static const import_case kImportCases[] = {
     {"copy=True, versioned", {"", DLMAP_DEVICE_CPU, F32, 2, kShape23, NULL, 0, false, true, false, false, false},
-     false, {.copy = DLMAP_COPY_ALWAYS}, true},
+     false, {.struct_size = sizeof(dlmap_import_request), .copy = DLMAP_COPY_ALWAYS}, true},
     {"copy=True, legacy (dlmap export)", {"", DLMAP_DEVICE_CPU, F32, 2, kShape23, kStridesT, 0, false, false, false, false, false},
-     false, {.copy = DLMAP_COPY_ALWAYS}, true},
+     false, {.struct_size = sizeof(dlmap_import_request), .copy = DLMAP_COPY_ALWAYS}, true},
     {"copy=True, legacy (hand-made)", {"", DLMAP_DEVICE_CPU, F32, 2, kShape23, kStridesNeg, 44, false, false, false, false, false},
-     true, {.copy = DLMAP_COPY_ALWAYS}, true},
+     true, {.struct_size = sizeof(dlmap_import_request), .copy = DLMAP_COPY_ALWAYS}, true},
     {"read-only, writable", {"", DLMAP_DEVICE_CPU, F32, 2, kShape23, NULL, 0, true, true, false, false, false},
-     false, {.writable = true}, true},
+     false, {.struct_size = sizeof(dlmap_import_request), .writable = true}, true},
     {"row-major policy on a transpose", {"", DLMAP_DEVICE_CPU, F32, 2, kShape23, kStridesT, 0, false, true, false, false, false},
-     false, {.layout = DLMAP_LAYOUT_ROW_MAJOR}, true},
+     false, {.struct_size = sizeof(dlmap_import_request), .layout = DLMAP_LAYOUT_ROW_MAJOR}, true},
     {"alignment 4096 on an offset tensor", {"", DLMAP_DEVICE_CPU, F32, 2, kShape23, NULL, 4, false, true, false, false, false},
-     false, {.alignment = 4096}, true},
+     false, {.struct_size = sizeof(dlmap_import_request), .alignment = 4096}, true},
     {"pinned to host, copy", {"", DLMAP_DEVICE_CUDAHOST, F32, 2, kShape23, NULL, 0, false, true, false, false, false},
-     false, {.has_device = true, .device_type = DLMAP_DEVICE_CPU, .copy = DLMAP_COPY_ALWAYS}, true},
+     false, {.struct_size = sizeof(dlmap_import_request), .has_device = true, .device_type = DLMAP_DEVICE_CPU, .copy = DLMAP_COPY_ALWAYS}, true},
     {"int4, copy", {"", DLMAP_DEVICE_CPU, I4, 1, kShape1, NULL, 0, false, true, false, false, false},
-     false, {.copy = DLMAP_COPY_ALWAYS}, true},
+     false, {.struct_size = sizeof(dlmap_import_request), .copy = DLMAP_COPY_ALWAYS}, true},
     {"scalar, copy", {"", DLMAP_DEVICE_CPU, F32, 0, NULL, NULL, 0, false, true, false, false, false},
-     false, {.copy = DLMAP_COPY_ALWAYS}, true},
+     false, {.struct_size = sizeof(dlmap_import_request), .copy = DLMAP_COPY_ALWAYS}, true},
     {"view (no allocation)", {"", DLMAP_DEVICE_CPU, F32, 2, kShape23, NULL, 0, false, true, false, false, false},
-     false, {.copy = DLMAP_COPY_IF_NEEDED}, false},
+     false, {.struct_size = sizeof(dlmap_import_request), .copy = DLMAP_COPY_IF_NEEDED}, false},
 };
 
 typedef struct hand_made {
@@ -413,7 +411,7 @@ int main(void) {
   export_error_allocates_nothing("read-only legacy", bad, br, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED);
   CHECK(o.releases == 0);
 
-  const dlmap_import_request never_copy = {.copy = DLMAP_COPY_NEVER};
+  const dlmap_import_request never_copy = {.struct_size = sizeof(dlmap_import_request), .copy = DLMAP_COPY_NEVER};
   import_error_allocates_nothing("unknown major", base, 1, never_copy, DLMAP_ERR_VERSION_MAJOR_UNSUPPORTED);
   import_error_allocates_nothing("dtype", base, 2, never_copy, DLMAP_ERR_DTYPE_BITS_INVALID);
   export_case transposed = base;

@@ -158,8 +158,7 @@ static void *producer_main(void *arg) {
     const bool transposed = next_random(&rng) % 3 == 0;
     const int64_t shape[2] = {transposed ? cols : rows, transposed ? rows : cols};
     const int64_t strides[2] = {transposed ? 1 : cols, transposed ? cols : 1};
-    dlmap_array array;
-    memset(&array, 0, sizeof array);
+    dlmap_array array = dlmap_array_default();
     array.data = o->data;
     array.device_type = next_random(&rng) % 4 == 0 ? DLMAP_DEVICE_CUDAHOST : DLMAP_DEVICE_CPU;
     array.dtype.code = DLMAP_DTYPE_FLOAT;
@@ -170,8 +169,7 @@ static void *producer_main(void *arg) {
     array.strides = strides;
     array.owner = o;
     array.release = owner_release;
-    dlmap_export_request request;
-    memset(&request, 0, sizeof request);
+    dlmap_export_request request = dlmap_export_request_default();
     const uint32_t r = next_random(&rng);
     request.has_max_version = (r & 1) != 0;
     request.max_version.major = 1;
@@ -229,8 +227,7 @@ static void *consumer_main(void *arg) {
       free(p);
       continue;
     }
-    dlmap_import_request request;
-    memset(&request, 0, sizeof request);
+    dlmap_import_request request = dlmap_import_request_default();
     request.copy = (r >> 3) % 3 == 0 ? DLMAP_COPY_ALWAYS : DLMAP_COPY_IF_NEEDED;
     request.layout = (r >> 5) % 3 == 0 ? DLMAP_LAYOUT_ROW_MAJOR : DLMAP_LAYOUT_ANY;
     request.writable = (r >> 7) & 1;
@@ -285,22 +282,22 @@ static void *bystander_main(void *arg) {
     const uint32_t r = next_random(&rng);
     const char *name = kNames[r % 8];
     int32_t type;
-    if (dlmap_device_type_from_name(name, strlen(name), &type)) CHECK(dlmap_device_type_find(type) != NULL);
+    if (dlmap_device_type_parse(name, strlen(name), &type)) CHECK(dlmap_device_type_find(type) != NULL);
     dlmap_platform platform;
-    (void)dlmap_platform_from_name(name, strlen(name), &platform);
+    (void)dlmap_platform_parse(name, strlen(name), &platform);
     DLDataType dtype;
     const char *dname = kDtypes[(r >> 3) % 6];
-    (void)dlmap_dtype_from_name(dname, strlen(dname), &dtype);
+    (void)dlmap_dtype_parse(dname, strlen(dname), &dtype);
     dlmap_error err;
-    (void)dlmap_platform_from_version(kVersions[(r >> 6) % 5], &platform, &err);
-    const dlmap_error_info *info = dlmap_error_info_at((r >> 9) % DLMAP_ERROR_COUNT);
+    (void)dlmap_platform_lookup_by_version(kVersions[(r >> 6) % 5], &platform, &err);
+    const dlmap_error_info *info = dlmap_error_at((r >> 9) % DLMAP_ERROR_COUNT);
     const int64_t dims[3] = {2, -1, 3};
     const dlmap_arg args[] = {dlmap_arg_str(DLMAP_ARG_REASON, "stress"), dlmap_arg_int(DLMAP_ARG_NDIM, (int64_t)r),
                               dlmap_arg_ints(DLMAP_ARG_SHAPE, dims, 3)};
     dlmap_error_set(&err, info->code, args, 3);
     CHECK(err.code == info->code && strlen(err.message) < DLMAP_MESSAGE_CAPACITY);
     char small[8];
-    dlmap_format_message(small, sizeof small, info->code, args, 3);
+    dlmap_error_format(small, sizeof small, info->code, args, 3);
     CHECK(strlen(small) < sizeof small);
     if (rounds % 16 == 0) {
       dlmap_platform_status status;

@@ -66,8 +66,7 @@ void CheckCopy(const Case &c) {
   tensor.dl_tensor.shape = shape.data();
   tensor.dl_tensor.strides = strides.data();
 
-  dlmap_import_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_import_request request = dlmap_import_request_default();
   request.copy = DLMAP_COPY_ALWAYS;
   dlmap_imported out;
   dlmap_error err;

@@ -154,7 +154,7 @@ struct Row {
   uintptr_t fake = 0;   // Data::kFake: a pointer dlmap must never dereference (device memory, crafted values)
   size_t misalign = 0;  // bytes between a 256-aligned allocation and the data pointer
   // the request
-  dlmap_import_request request = {};
+  dlmap_import_request request = dlmap_import_request_default();
   int32_t raw_copy = -1;    // >= 0: written into request.copy with memcpy (out-of-range values)
   int32_t raw_layout = -1;  // >= 0: written into request.layout with memcpy
   Alloc alloc = Alloc::kDefault;
@@ -1048,7 +1048,7 @@ TEST_P(ImportTable, Row) {
     EXPECT_EQ(code, status);
     EXPECT_EQ(code, err.code);
     EXPECT_STREQ(kind.c_str(), dlmap_error_kind_name(err.kind));
-    EXPECT_STREQ(dlmap_error_info_of(code)->id, err.id);
+    EXPECT_STREQ(dlmap_error_describe(code)->id, err.id);
     EXPECT_EQ(message, err.message);
     EXPECT_EQ(deleter_calls, c.owned->calls) << "dlmap owns the tensor on error: the deleter runs exactly once";
     EXPECT_EQ(0, counts.allocations) << "no allocation survives an error path";
@@ -1228,7 +1228,7 @@ TEST_F(ImportApi, ReleaseFromAnotherThread) {
   for (bool copy : {false, true}) {
     Crafted c;
     Craft(R("plain").Shape({2, 3}), true, &c);
-    dlmap_import_request request = {};
+    dlmap_import_request request = dlmap_import_request_default();
     request.copy = copy ? DLMAP_COPY_ALWAYS : DLMAP_COPY_IF_NEEDED;
     dlmap_imported out;
     ASSERT_EQ(DLMAP_OK, Import(c, &request, &out, nullptr));
@@ -1252,7 +1252,7 @@ TEST_F(ImportApi, CopyAlwaysReleasesTheProducerAtImportAndTheCopyAtRelease) {
     Craft(R("transpose").Shape({3, 2}).Strides({1, 3}), versioned, &c);
     AllocatorCounts counts;
     dlmap_allocator allocator = {CountingAllocate, CountingRelease, &counts};
-    dlmap_import_request request = {};
+    dlmap_import_request request = dlmap_import_request_default();
     request.copy = DLMAP_COPY_ALWAYS;
     request.allocator = &allocator;
     dlmap_imported out;
@@ -1297,7 +1297,7 @@ TEST_F(ImportApi, KDLOneAPIIsExpressibleIn10ButHasNoBackend) {
 TEST_F(ImportApi, EveryErrorCodeOfTheTableIsInTheCatalogue) {
   for (const Row &r : Rows()) {
     if (r.outcome != Outcome::kError) continue;
-    const dlmap_error_info *info = dlmap_error_info_of(r.code);
+    const dlmap_error_info *info = dlmap_error_describe(r.code);
     EXPECT_STRNE("unknown", info->id) << r.name;
     EXPECT_STREQ(r.kind.c_str(), dlmap_error_kind_name(info->kind)) << r.name;
   }

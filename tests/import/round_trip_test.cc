@@ -377,8 +377,7 @@ void RoundTrip(const Width &w, bool versioned, const std::vector<int64_t> &shape
   MakeSource(w, shape, layout, offset_elements, seed, &src);
   const int32_t ndim = static_cast<int32_t>(shape.size());
 
-  dlmap_array array;
-  memset(&array, 0, sizeof array);
+  dlmap_array array = dlmap_array_default();
   array.data = src.data;
   array.device_type = DLMAP_DEVICE_CPU;
   array.device_id = 0;
@@ -390,8 +389,7 @@ void RoundTrip(const Width &w, bool versioned, const std::vector<int64_t> &shape
   array.owner = &src.owner;
   array.release = ReleaseOwner;
 
-  dlmap_export_request er;
-  memset(&er, 0, sizeof er);
+  dlmap_export_request er = dlmap_export_request_default();
   er.has_max_version = versioned;
   er.max_version = kCurrent;
   er.copy = variant == Variant::kExportCopy ? DLMAP_COPY_ALWAYS : DLMAP_COPY_IF_NEEDED;
@@ -454,8 +452,7 @@ void RoundTrip(const Width &w, bool versioned, const std::vector<int64_t> &shape
   const uint64_t exported_offset = et.byte_offset;
 
   // The import.
-  dlmap_import_request ir;
-  memset(&ir, 0, sizeof ir);
+  dlmap_import_request ir = dlmap_import_request_default();
   bool import_copy = false;
   switch (variant) {
     case Variant::kView:
@@ -590,8 +587,7 @@ TEST(RoundTrip, ReadOnlyNeedsTheVersionedStructAndSurvivesIt) {
   for (int mode = 0; mode < 3; mode++) {  // 0: read-only view, 1: writable copy=None, 2: writable copy=False
     Source src;
     MakeSource(f32, {2, 3}, Layout::kReversed, 0, 7, &src);
-    dlmap_array array;
-    memset(&array, 0, sizeof array);
+    dlmap_array array = dlmap_array_default();
     array.data = src.data;
     array.device_type = DLMAP_DEVICE_CPU;
     array.dtype = Dtype(f32);
@@ -601,8 +597,7 @@ TEST(RoundTrip, ReadOnlyNeedsTheVersionedStructAndSurvivesIt) {
     array.read_only = true;
     array.owner = &src.owner;
     array.release = ReleaseOwner;
-    dlmap_export_request er;
-    memset(&er, 0, sizeof er);
+    dlmap_export_request er = dlmap_export_request_default();
     dlmap_exported ex;
     dlmap_error err;
     // A legacy consumer cannot be told: the export refuses.
@@ -612,8 +607,7 @@ TEST(RoundTrip, ReadOnlyNeedsTheVersionedStructAndSurvivesIt) {
     ASSERT_EQ(DLMAP_OK, dlmap_export(&array, &er, &ex, &err)) << err.message;
     EXPECT_EQ(DLMAP_FLAG_READ_ONLY, ex.versioned->flags);
     EXPECT_EQ(0u, ex.versioned->version.minor);
-    dlmap_import_request ir;
-    memset(&ir, 0, sizeof ir);
+    dlmap_import_request ir = dlmap_import_request_default();
     ir.writable = mode != 0;
     ir.copy = mode == 2 ? DLMAP_COPY_NEVER : DLMAP_COPY_IF_NEEDED;
     dlmap_imported out;
@@ -649,8 +643,7 @@ TEST(RoundTrip, PaddedSubbyteDataSaysSoOnBothSides) {
     unsigned char *data = static_cast<unsigned char *>(malloc(6));
     for (int i = 0; i < 6; i++) data[i] = static_cast<unsigned char>(i + 1);
     Owner owner;
-    dlmap_array array;
-    memset(&array, 0, sizeof array);
+    dlmap_array array = dlmap_array_default();
     array.data = data;
     array.device_type = DLMAP_DEVICE_CPU;
     array.dtype = Dtype(int4);
@@ -659,16 +652,14 @@ TEST(RoundTrip, PaddedSubbyteDataSaysSoOnBothSides) {
     array.subbyte_padded = true;
     array.owner = &owner;
     array.release = ReleaseOwner;
-    dlmap_export_request er;
-    memset(&er, 0, sizeof er);
+    dlmap_export_request er = dlmap_export_request_default();
     er.has_max_version = true;
     er.max_version = V(1, 1);
     dlmap_exported ex;
     dlmap_error err;
     ASSERT_EQ(DLMAP_OK, dlmap_export(&array, &er, &ex, &err)) << err.message;
     EXPECT_EQ(DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED, ex.versioned->flags);
-    dlmap_import_request ir;
-    memset(&ir, 0, sizeof ir);
+    dlmap_import_request ir = dlmap_import_request_default();
     ir.copy = copy ? DLMAP_COPY_ALWAYS : DLMAP_COPY_IF_NEEDED;
     dlmap_imported out;
     ASSERT_EQ(DLMAP_OK, dlmap_import_versioned(ex.versioned, &ir, &out, &err)) << err.message;
@@ -689,8 +680,7 @@ TEST(RoundTrip, PinnedMemoryIsReadOnTheHostWithoutACopy) {
     for (bool versioned : {true, false}) {
       Source src;
       MakeSource(kNamed[14], {4, 2}, Layout::kRotated, 0, 3, &src);
-      dlmap_array array;
-      memset(&array, 0, sizeof array);
+      dlmap_array array = dlmap_array_default();
       array.data = src.data;
       array.device_type = device;
       array.device_id = 0;
@@ -700,8 +690,7 @@ TEST(RoundTrip, PinnedMemoryIsReadOnTheHostWithoutACopy) {
       array.strides = src.strides_array;
       array.owner = &src.owner;
       array.release = ReleaseOwner;
-      dlmap_export_request er;
-      memset(&er, 0, sizeof er);
+      dlmap_export_request er = dlmap_export_request_default();
       er.has_max_version = versioned;
       er.max_version = k13;
       if (device == DLMAP_DEVICE_CUDAMANAGED) {  // a CUDA stream convention: -1 asks for no synchronisation
@@ -713,8 +702,7 @@ TEST(RoundTrip, PinnedMemoryIsReadOnTheHostWithoutACopy) {
       ASSERT_EQ(DLMAP_OK, dlmap_export(&array, &er, &ex, &err)) << err.message;
       const DLTensor &et = versioned ? ex.versioned->dl_tensor : ex.legacy->dl_tensor;
       EXPECT_EQ(device, DeviceType(et.device));
-      dlmap_import_request ir;
-      memset(&ir, 0, sizeof ir);
+      dlmap_import_request ir = dlmap_import_request_default();
       ir.has_device = true;
       ir.device_type = DLMAP_DEVICE_CPU;
       ir.copy = DLMAP_COPY_NEVER;
@@ -736,16 +724,14 @@ TEST(RoundTrip, SizeZeroWithNullData) {
   for (bool versioned : {true, false}) {
     const int64_t shape[] = {3, 0, 2};
     Owner owner;
-    dlmap_array array;
-    memset(&array, 0, sizeof array);
+    dlmap_array array = dlmap_array_default();
     array.device_type = DLMAP_DEVICE_CPU;
     array.dtype = Dtype(kNamed[15]);
     array.ndim = 3;
     array.shape = shape;
     array.owner = &owner;
     array.release = ReleaseOwner;
-    dlmap_export_request er;
-    memset(&er, 0, sizeof er);
+    dlmap_export_request er = dlmap_export_request_default();
     er.has_max_version = versioned;
     er.max_version = k13;
     dlmap_exported ex;
@@ -755,8 +741,7 @@ TEST(RoundTrip, SizeZeroWithNullData) {
       if (copy == DLMAP_COPY_ALWAYS) {
         ASSERT_EQ(DLMAP_OK, dlmap_export(&array, &er, &ex, &err)) << err.message;
       }
-      dlmap_import_request ir;
-      memset(&ir, 0, sizeof ir);
+      dlmap_import_request ir = dlmap_import_request_default();
       ir.copy = copy;
       ir.layout = DLMAP_LAYOUT_ROW_MAJOR;
       ir.alignment = 256;

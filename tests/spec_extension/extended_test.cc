@@ -39,13 +39,13 @@ TEST(SpecExtension, InfoForValue200) {
 TEST(SpecExtension, NameLookups) {
   for (const char *name : {"kDLAcmeNPU", "kAcmeNPU", "acme", "ACME", "acme_npu", "kdlacmenpu"}) {
     int32_t value = -1;
-    EXPECT_TRUE(dlmap_device_type_from_name(name, std::strlen(name), &value)) << name;
+    EXPECT_TRUE(dlmap_device_type_parse(name, std::strlen(name), &value)) << name;
     EXPECT_EQ(value, 200) << name;
   }
   int32_t value = -1;
-  EXPECT_FALSE(dlmap_device_type_from_name("acm", 3, &value));
+  EXPECT_FALSE(dlmap_device_type_parse("acm", 3, &value));
   // The default entries are still there.
-  EXPECT_TRUE(dlmap_device_type_from_name("cuda", 4, &value));
+  EXPECT_TRUE(dlmap_device_type_parse("cuda", 4, &value));
   EXPECT_EQ(value, 2);
 }
 

@@ -20,8 +20,7 @@ static void fail(const char *name, const char *what, const dlmap_error *err) {
 
 /* Imports an exported tensor with an all-default request and checks its device type and values, then releases it. */
 static void import_back(const char *name, const char *what, dlmap_exported *out, int32_t type, const float *want) {
-  dlmap_import_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_import_request request = dlmap_import_request_default();
   dlmap_imported imported;
   dlmap_error err;
   const int32_t status = out->structure == DLMAP_STRUCT_VERSIONED
@@ -57,7 +56,7 @@ static void round_trip(const char *name, const char *what, const dlmap_array *ar
 static void check(const char *name) {
   const int failures_before = failures;
   int32_t type;
-  if (!dlmap_device_type_from_name(name, strlen(name), &type)) {
+  if (!dlmap_device_type_parse(name, strlen(name), &type)) {
     fail(name, "not a device type name of this build's spec", NULL);
     return;
   }
@@ -69,8 +68,7 @@ static void check(const char *name) {
   float values[ROWS * COLS];
   for (int i = 0; i < ROWS * COLS; i++) values[i] = 0.5f + (float)i;
   const int64_t shape[2] = {ROWS, COLS};
-  dlmap_array array;
-  memset(&array, 0, sizeof array);
+  dlmap_array array = dlmap_array_default();
   array.data = values;
   array.device_type = type;
   array.dtype = (DLDataType){DLMAP_DTYPE_FLOAT, 32, 1};
@@ -79,8 +77,7 @@ static void check(const char *name) {
 
   /* A consumer of the current version: the struct is the profile's answer to it (a legacy tensor from max_version
    * None cannot carry a device type newer than the legacy ABI under strict version gating). */
-  dlmap_export_request request;
-  memset(&request, 0, sizeof request);
+  dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version = dlmap_version_current();
   round_trip(name, "export, import", &array, &request, type, values);
@@ -91,7 +88,7 @@ static void check(const char *name) {
   request.dl_device_type = type;
   round_trip(name, "export from kDLCPU with dl_device, import", &array, &request, type, values);
   if (failures == failures_before) printf("PASS %s (%d): exported and imported in host memory under profile %s\n", name, type,
-                            dlmap_profile()->name);
+                            dlmap_profile_current()->name);
 }
 
 int main(int argc, char **argv) {

@@ -1,0 +1,48 @@
+/* dlmap Python binding — the allocator every export and import of the module passes to dlmap: the library's default
+ * (64-byte aligned), counted, and able to fail on demand, so the tests can see leaks and exercise out-of-memory paths
+ * (testing_hooks.c reads and steers it). */
+#include <stdatomic.h>
+
+#include "python/binding.h"
+
+static atomic_llong live_allocations;
+static atomic_llong total_allocations;
+static atomic_llong live_exports;
+static atomic_llong failures_requested; /* the next N allocations fail (testing the out-of-memory paths) */
+static atomic_llong allocations_without_gil; /* testing: allocations made while the thread held no GIL */
+
+static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
+  (void)ctx;
+  long long pending = atomic_load(&failures_requested);
+  while (pending > 0) {
+    if (atomic_compare_exchange_weak(&failures_requested, &pending, pending - 1)) return NULL;
+  }
+  if (!PyGILState_Check()) atomic_fetch_add(&allocations_without_gil, 1); /* safe to ask without the GIL */
+  const dlmap_allocator *base = dlmap_allocator_default(); /* faster than aligned_alloc for small blocks */
+  void *pointer = base->allocate(base->ctx, size, alignment);
+  if (pointer != NULL) {
+    atomic_fetch_add(&live_allocations, 1);
+    atomic_fetch_add(&total_allocations, 1);
+  }
+  return pointer;
+}
+
+static void counted_release(void *ctx, void *pointer) {
+  (void)ctx;
+  if (pointer == NULL) return;
+  const dlmap_allocator *base = dlmap_allocator_default();
+  base->release(base->ctx, pointer);
+  atomic_fetch_sub(&live_allocations, 1);
+}
+
+const dlmap_allocator dlmap_py_allocator = {counted_allocate, counted_release, NULL};
+
+void dlmap_py_count_export(int delta) { atomic_fetch_add(&live_exports, delta); }
+
+dlmap_py_allocation_stats dlmap_py_allocations(void) {
+  dlmap_py_allocation_stats stats = {atomic_load(&live_allocations), atomic_load(&total_allocations),
+                                     atomic_load(&live_exports), atomic_load(&allocations_without_gil)};
+  return stats;
+}
+
+void dlmap_py_fail_next_allocations(long long n) { atomic_store(&failures_requested, n > 0 ? n : 0); }
