@@ -83,7 +83,7 @@ static void report(checker *c, const char *rule, const char *format, ...) {
 /* The exception kind the profile gives an error code. */
 static const char *kind_of(int32_t code) {
   dlmap_error e;
-  dlmap_error_set(&e, code, NULL, 0);
+  DLMAP_RAISE(&e, code);
   return dlmap_error_kind_name(e.kind);
 }
 
