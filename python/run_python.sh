@@ -12,15 +12,7 @@ script_dir=$(cd "$(dirname "$script")" && pwd)
 export PYTHONPATH="$module_dir:$script_dir${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
 export PYTHONNOUSERSITE=1
-# An extension built with -fsanitize=address (or thread) needs the sanitizer runtime loaded before anything else
-# in an uninstrumented interpreter; UBSan's comes with it. Leak checking covers dlmap's own memory through the
-# module's allocation counters instead: CPython and PyTorch keep memory until exit by design.
-runtimes=$(ldd "$module" 2>/dev/null | awk '/lib(asan|tsan|ubsan)\.so/ {print $3}' | tr '\n' ' ')
-if [ -n "$runtimes" ]; then
-  export LD_PRELOAD="${runtimes% }"
-  export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allow_user_segv_handler=1:${DLMAP_ASAN_OPTIONS:-}"
-  export DLMAP_SANITIZED=1
-  echo "run_python.sh: sanitizer runtimes preloaded: $LD_PRELOAD"
-fi
+. python/sanitizer_runtimes.sh
+preload_sanitizer_runtimes "$module"
 echo "run_python.sh: $("$python" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
 exec "$python" -X faulthandler "$script" "$@"

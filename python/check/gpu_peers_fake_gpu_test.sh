@@ -9,6 +9,8 @@ package=$(cd "$(dirname "$2")/.." && pwd)
 runtime=$(find -L . -name libdlmap_fake_gpu.so -path '*_solib*' | head -n 1)
 [ -n "$runtime" ] || { echo "FAIL: the fake CUDA runtime is not in the runfiles" >&2; exit 1; }
 out=${TEST_TMPDIR:-/tmp}/conformance
+. python/sanitizer_runtimes.sh
+preload_sanitizer_runtimes "$2"
 LD_LIBRARY_PATH="$(cd "$(dirname "$runtime")" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   PYTHONPATH="$package" PYTHONDONTWRITEBYTECODE=1 "$python" -m dlmap.check.gpu_peers "$out" | tee "$out.log"
 grep -q '^PASS  conformance dlmap producer (CUDA) under its array_api profile: 64 rows pass, 0 fail$' "$out.log" ||

@@ -6,4 +6,6 @@ python="$1"
 package=$(cd "$(dirname "$2")/.." && pwd)
 script_dir=$(cd "$(dirname "$3")" && pwd)
 export PYTHONPATH="$package:$script_dir" PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1
+. python/sanitizer_runtimes.sh
+preload_sanitizer_runtimes "$2"
 exec "$python" -X faulthandler "$3"

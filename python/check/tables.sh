@@ -14,6 +14,8 @@ case "$mode" in
   *) echo "tables.sh: --write or --check, not $mode" >&2; exit 2 ;;
 esac
 export PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1
+. python/sanitizer_runtimes.sh
+preload_sanitizer_runtimes "$3"
 status=0
 # shellcheck disable=SC2086
 PYTHONPATH="$jax" "$python" -m dlmap.check tables "$dir" --peers numpy,torch,dlmap $flag || status=1
