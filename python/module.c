@@ -333,6 +333,44 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
   return result;
 }
 
+/* from_dlpack through METH_FASTCALL: the common call, from_dlpack(x) alone, skips building the argument tuple and
+ * PyArg_ParseTupleAndKeywords (about 300 instructions, bench/); any other call goes through from_dlpack as a tuple and
+ * a dict, so that its parsing and errors are unchanged. */
+static PyObject *from_dlpack_fast(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  if (nargs != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
+    const Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *tuple = PyTuple_New(nargs);
+    PyObject *dict = nkw > 0 ? PyDict_New() : NULL;
+    PyObject *result = NULL;
+    if (tuple != NULL && (nkw == 0 || dict != NULL)) {
+      for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+      int ok = 0;
+      for (Py_ssize_t i = 0; i < nkw && ok == 0; i++) ok = PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]);
+      if (ok == 0) result = from_dlpack(module, tuple, dict);
+    }
+    Py_XDECREF(tuple);
+    Py_XDECREF(dict);
+    return result;
+  }
+  /* device, copy and stream are None: what from_dlpack's parsing makes of them. */
+  PyObject *x = args[0];
+  dlmap_import_request request;
+  memset(&request, 0, sizeof request);
+  request.allocator = &dlmap_py_allocator;
+  request.copy = DLMAP_COPY_IF_NEEDED;
+  PyObject *method = NULL, *device_method = NULL;
+  if (lookup_attr(x, dlmap_py_name.dlpack, &method) < 0) return NULL;
+  if (method == NULL || lookup_attr(x, dlmap_py_name.dlpack_device, &device_method) < 0 || device_method == NULL) {
+    const bool failed = PyErr_Occurred() != NULL;
+    Py_XDECREF(method);
+    return failed ? NULL : dlmap_py_raise_code(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS, NULL, 0);
+  }
+  PyObject *result = from_dlpack_methods(x, method, device_method, &request, Py_None, false, 0);
+  Py_DECREF(method);
+  Py_DECREF(device_method);
+  return result;
+}
+
 /* from_dlpack once x's bound __dlpack__ and __dlpack_device__ are in hand (borrowed here). */
 static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *device_method,
                                      dlmap_import_request *request_in, PyObject *copy_obj, bool has_stream,
@@ -404,7 +442,8 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   PyObject *stream_arg = has_stream ? PyLong_FromLongLong((long long)stream) : Py_NewRef(Py_None);
   if (stream_arg == NULL) return NULL;
   PyObject *capsule = NULL;
-  bool versioned_call = ask_versioned && !is_legacy_only(Py_TYPE(x));
+  /* A Python function whose signature has no max_version would raise TypeError before running: call it plainly. */
+  bool versioned_call = ask_versioned && !is_legacy_only(Py_TYPE(x)) && !dlmap_py_rejects_max_version(method);
   if (versioned_call) {
     PyObject *dl_device = request.has_device ? device_tuple(request.device_type, request.device_id) : NULL;
     if (!request.has_device || dl_device != NULL) {
@@ -542,7 +581,7 @@ static PyMethodDef module_methods[] = {
      "empty(shape, dtype='float32', *, device=None)\n--\n\n"
      "A new zero-filled array allocated through dlmap (host memory; 64-byte aligned). dtype is a spec name such as "
      "\"float32\", \"int8\", \"bool\" or \"complex64\"."},
-    {"from_dlpack", (PyCFunction)(void (*)(void))from_dlpack, METH_VARARGS | METH_KEYWORDS,
+    {"from_dlpack", (PyCFunction)(void (*)(void))from_dlpack_fast, METH_FASTCALL | METH_KEYWORDS,
      "from_dlpack(x, *, device=None, copy=None, stream=None)\n--\n\n"
      "Imports any DLPack producer, as the module's profile says: under array_api through its type's C exchange API "
      "when it publishes one, else through x.__dlpack__(max_version=..., stream=...), retried as a plain "
