@@ -189,7 +189,9 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
   self->subbyte_padded = padded;
   self->via = via;
   if (t->ndim > 0) {
-    self->buffer_dims = (Py_ssize_t *)PyMem_Malloc(2 * (size_t)t->ndim * sizeof(Py_ssize_t));
+    self->buffer_dims = 2 * (size_t)t->ndim <= sizeof self->inline_dims / sizeof self->inline_dims[0]
+                            ? self->inline_dims
+                            : (Py_ssize_t *)PyMem_Malloc(2 * (size_t)t->ndim * sizeof(Py_ssize_t));
     if (self->buffer_dims == NULL) {
       Py_DECREF(self);
       return PyErr_NoMemory();
@@ -223,7 +225,7 @@ static void array_dealloc(PyObject *op) {
 #else
   PyErr_Restore(type, value, traceback);
 #endif
-  PyMem_Free(self->buffer_dims);
+  if (self->buffer_dims != self->inline_dims) PyMem_Free(self->buffer_dims);
   Py_TYPE(op)->tp_free(op);
 }
 
@@ -717,6 +719,16 @@ static int array_getbuffer(PyObject *op, Py_buffer *view, int flags) {
 
 static PyBufferProcs array_as_buffer = {array_getbuffer, NULL};
 
+/* tp_alloc: zeroes the object up to the imported tensor's stride scratch, which import writes only when it uses it
+ * (PyType_GenericAlloc would clear those 512 bytes on every import). The type is neither GC-tracked nor subclassable. */
+static PyObject *array_alloc(PyTypeObject *type, Py_ssize_t nitems) {
+  (void)nitems;
+  PyObject *op = (PyObject *)PyObject_Malloc((size_t)type->tp_basicsize);
+  if (op == NULL) return PyErr_NoMemory();
+  memset(op, 0, offsetof(dlmap_py_array, imported) + offsetof(dlmap_imported, strides_));
+  return PyObject_Init(op, type);
+}
+
 /* ---- the type ----------------------------------------------------------------------------------------------------- */
 
 static PyMethodDef array_methods[] = {
@@ -740,6 +752,6 @@ PyTypeObject dlmap_py_array_type = {
     .tp_weaklistoffset = offsetof(dlmap_py_array, weakreflist),
     .tp_methods = array_methods,
     .tp_getset = array_getset,
-    .tp_alloc = PyType_GenericAlloc,
+    .tp_alloc = array_alloc,
     .tp_free = PyObject_Del,
 };

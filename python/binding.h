@@ -25,7 +25,6 @@
  * into itself). */
 typedef struct dlmap_py_array {
   PyObject_HEAD
-  dlmap_imported imported;
   bool read_only;          /* writes are refused: the buffer protocol and every export honour it */
   bool source_read_only;   /* the producer marked the data READ_ONLY: read_only cannot be cleared */
   bool subbyte_padded;     /* sub-byte elements are padded (IS_SUBBYTE_TYPE_PADDED) */
@@ -43,6 +42,9 @@ typedef struct dlmap_py_array {
     DLTensor tensor;         /* the exported DLTensor; shape and strides were the array's own */
     uint64_t flags;          /* a versioned tensor's flags */
   } export_template;
+  Py_ssize_t inline_dims[2 * 8]; /* buffer_dims for ndim <= 8, without an allocation */
+  /* Last: its stride scratch (512 bytes) is outside what the Array's allocation zeroes, as import and release leave it. */
+  dlmap_imported imported;
 } dlmap_py_array;
 
 extern PyTypeObject dlmap_py_array_type;
