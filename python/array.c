@@ -209,6 +209,21 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
   return (PyObject *)self;
 }
 
+/* Arrays come and go once per exchange, and each is larger than CPython's small-object allocator serves (the stride
+ * scratch): a few dead ones are kept for the next (as CPython does for floats and tuples), which saves a malloc and a
+ * free per from_dlpack. Only touched with the GIL held. */
+#define DLMAP_PY_ARRAY_FREELIST 8
+static PyObject *array_freelist[DLMAP_PY_ARRAY_FREELIST];
+static int array_freelist_size;
+
+static void array_free(PyObject *op) {
+  if (array_freelist_size < DLMAP_PY_ARRAY_FREELIST) {
+    array_freelist[array_freelist_size++] = op;
+  } else {
+    PyObject_Free(op);
+  }
+}
+
 static void array_dealloc(PyObject *op) {
   dlmap_py_array *self = (dlmap_py_array *)op;
   if (self->weakreflist != NULL) PyObject_ClearWeakRefs(op);
@@ -226,7 +241,7 @@ static void array_dealloc(PyObject *op) {
   PyErr_Restore(type, value, traceback);
 #endif
   if (self->buffer_dims != self->inline_dims) PyMem_Free(self->buffer_dims);
-  Py_TYPE(op)->tp_free(op);
+  array_free(op);
 }
 
 /* ---- export ------------------------------------------------------------------------------------------------------- */
@@ -723,7 +738,8 @@ static PyBufferProcs array_as_buffer = {array_getbuffer, NULL};
  * (PyType_GenericAlloc would clear those 512 bytes on every import). The type is neither GC-tracked nor subclassable. */
 static PyObject *array_alloc(PyTypeObject *type, Py_ssize_t nitems) {
   (void)nitems;
-  PyObject *op = (PyObject *)PyObject_Malloc((size_t)type->tp_basicsize);
+  PyObject *op = array_freelist_size > 0 ? array_freelist[--array_freelist_size]
+                                         : (PyObject *)PyObject_Malloc((size_t)type->tp_basicsize);
   if (op == NULL) return PyErr_NoMemory();
   memset(op, 0, offsetof(dlmap_py_array, imported) + offsetof(dlmap_imported, strides_));
   return PyObject_Init(op, type);
