@@ -380,7 +380,9 @@ static PyObject *from_dlpack_fast(PyObject *module, PyObject *const *args, Py_ss
     if (tuple != NULL && (nkw == 0 || dict != NULL)) {
       for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
       int ok = 0;
-      for (Py_ssize_t i = 0; i < nkw && ok == 0; i++) ok = PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]);
+      for (Py_ssize_t i = 0; i < nkw && ok == 0; i++) {
+        ok = PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]);
+      }
       if (ok == 0) result = from_dlpack(module, tuple, dict);
     }
     Py_XDECREF(tuple);
