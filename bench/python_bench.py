@@ -1,10 +1,13 @@
-# dlmap benchmarks — Python per-call exchange: np.from_dlpack(dlmap_array) and dlmap.from_dlpack(np_array) next to NumPy's own np.from_dlpack(np_array).
-"""usage: python_bench.py [--out FILE.json] [--repeat R] [--min-time S] [--callgrind N]
+# dlmap benchmarks — Python per-call exchange (issue 15's rows): dlmap's side of every call next to the same call with NumPy's (or PyTorch's) own arrays, timed side by side in one run.
+"""usage: python_bench.py [--out FILE.json] [--repeat R] [--min-time S] [--callgrind N] [--no-torch]
 
-Times each call with timeit (R repeats of an auto-sized batch; the median and the best repeat, in ns per call)
-and writes JSON. --callgrind N instead runs every case N times and calls os.sched_yield() after each batch:
-run under `valgrind --tool=callgrind --dump-before=sched_yield` that gives one dump per batch (the first dump
-is start-up and warm-up), and the case "python/empty" measures the loop's own instructions.
+Times each call with timeit: R rounds, each round timing every case once (an auto-sized batch), so that a pair of
+cases compared in a ratio ran interleaved, under the same load; reports the best round (the issue's "min of
+repeats") and the median, in ns per call, and writes JSON. Shape (2, 3, 4, 5) float32, as issue 15 measured.
+--callgrind N instead runs every case N times and calls os.sched_yield() after each batch: run under
+`valgrind --tool=callgrind --dump-before=sched_yield` that gives one dump per batch (the first dump is start-up
+and warm-up), and the case "python/empty" measures the loop's own instructions. PyTorch is left out under
+callgrind (valgrind 3.19 cannot run libtorch) and with --no-torch.
 """
 import argparse
 import json
@@ -17,44 +20,74 @@ import numpy as np
 
 import dlmap
 
-SHAPES = {1: (1024,), 4: (8, 4, 4, 8)}
+SHAPE = (2, 3, 4, 5)
 
 
-def cases():
-    out = []
-    for ndim, shape in SHAPES.items():
-        d = dlmap.empty(shape, "float32")
-        n = np.zeros(shape, np.float32)
-        # Each path must really exchange (a view, same memory), or it measures nothing.
-        v = np.from_dlpack(d)
-        assert v.shape == shape and v.ctypes.data == np.asarray(memoryview(d)).ctypes.data, "np.from_dlpack copied"
-        w = dlmap.from_dlpack(n)
-        assert tuple(w.shape) == shape and np.from_dlpack(w).ctypes.data == n.ctypes.data, "dlmap.from_dlpack copied"
-        assert np.from_dlpack(n).ctypes.data == n.ctypes.data
-        suffix = "/ndim:%d" % ndim
-        out.append(("python/np.from_dlpack(dlmap)" + suffix, lambda d=d: np.from_dlpack(d)))
-        out.append(("python/dlmap.from_dlpack(np)" + suffix, lambda n=n: dlmap.from_dlpack(n)))
-        out.append(("python/np.from_dlpack(np)" + suffix, lambda n=n: np.from_dlpack(n)))
+def cases(with_torch):
+    """[(name, fn)]: every exchange must really happen (a view of the same memory), or it measures nothing."""
+    d = dlmap.empty(SHAPE, "float32")
+    n = np.zeros(SHAPE, np.float32)
+    d_ptr = np.asarray(memoryview(d)).ctypes.data
+    assert np.from_dlpack(d).ctypes.data == d_ptr, "np.from_dlpack(dlmap.Array) copied"
+    assert np.from_dlpack(dlmap.from_dlpack(n)).ctypes.data == n.ctypes.data, "dlmap.from_dlpack(ndarray) copied"
+    assert dlmap.from_dlpack(d).data_ptr == d_ptr, "dlmap.from_dlpack(dlmap.Array) copied"
+    out = [
+        ("python/Array.__dlpack__()", lambda: d.__dlpack__()),
+        ("python/ndarray.__dlpack__()", lambda: n.__dlpack__()),
+        ("python/Array.__dlpack__(max_version=(1, 3))", lambda: d.__dlpack__(max_version=(1, 3))),
+        ("python/np.from_dlpack(dlmap.Array)", lambda: np.from_dlpack(d)),
+        ("python/np.from_dlpack(ndarray)", lambda: np.from_dlpack(n)),
+        ("python/dlmap.from_dlpack(ndarray)", lambda: dlmap.from_dlpack(n)),
+        # dlmap.Array's type publishes the DLPack 1.3 C exchange API: this import never calls __dlpack__.
+        ("python/dlmap.from_dlpack(dlmap.Array)", lambda: dlmap.from_dlpack(d)),
+    ]
+    if with_torch:
+        import torch
+
+        t = torch.zeros(SHAPE)
+        assert dlmap.from_dlpack(t).data_ptr == t.data_ptr(), "dlmap.from_dlpack(torch.Tensor) copied"
+        assert torch.from_dlpack(d).data_ptr() == d_ptr, "torch.from_dlpack(dlmap.Array) copied"
+        out += [
+            ("python/dlmap.from_dlpack(torch.Tensor)", lambda: dlmap.from_dlpack(t)),
+            ("python/np.from_dlpack(torch.Tensor)", lambda: np.from_dlpack(t)),
+            ("python/torch.from_dlpack(dlmap.Array)", lambda: torch.from_dlpack(d)),
+            ("python/torch.from_dlpack(ndarray)", lambda: torch.from_dlpack(n)),
+            # What the protocol has every consumer but NumPy 1.24 call first (the profile of the torch row).
+            ("python/torch.Tensor.__dlpack_device__()", lambda: t.__dlpack_device__()),
+            ("python/torch.Tensor.__dlpack__(stream=None)", lambda: t.__dlpack__(stream=None)),
+        ]
     return out
 
 
-def time_case(fn, repeat, min_time):
-    timer = timeit.Timer(fn)
-    number, _ = timer.autorange()  # a batch of at least 0.2 s
-    number = max(1, int(number * min_time / 0.2))
-    per_call = [t / number * 1e9 for t in timer.repeat(repeat=repeat, number=number)]
-    return {"median_ns": statistics.median(per_call), "min_ns": min(per_call), "calls_per_repeat": number,
-            "repeats": repeat}
+def time_cases(all_cases, repeat, min_time):
+    timers = []
+    for name, fn in all_cases:
+        timer = timeit.Timer(fn)
+        number, _ = timer.autorange()  # a batch of at least 0.2 s
+        timers.append((name, timer, max(1, int(number * min_time / 0.2))))
+    per_call = {name: [] for name, _, _ in timers}
+    for _ in range(repeat):  # interleaved: round r times every case once
+        for name, timer, number in timers:
+            per_call[name].append(timer.timeit(number=number) / number * 1e9)
+    return [{"name": name, "median_ns": statistics.median(per_call[name]), "min_ns": min(per_call[name]),
+             "calls_per_repeat": number, "repeats": repeat} for name, _, number in timers]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", help="write the JSON results here (default: stdout only)")
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--min-time", type=float, default=0.2, help="seconds per repeat (about)")
+    parser.add_argument("--min-time", type=float, default=0.2, help="seconds per repeat of each case (about)")
     parser.add_argument("--callgrind", type=int, default=0, metavar="N")
+    parser.add_argument("--no-torch", action="store_true")
     args = parser.parse_args()
-    all_cases = [("python/empty", lambda: None)] + cases()
+    with_torch = not args.no_torch and not args.callgrind
+    if with_torch:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            with_torch = False
+    all_cases = [("python/empty", lambda: None)] + cases(with_torch)
 
     if args.callgrind:
         for _, fn in all_cases:  # warm-up: caches, lazily created objects
@@ -72,13 +105,14 @@ def main():
         "python": sys.version.split()[0],
         "executable": sys.executable,
         "numpy": np.__version__,
-        "benchmarks": [],
+        "torch": sys.modules["torch"].__version__ if "torch" in sys.modules else None,
+        "profile": dlmap.profile(),
+        "module": dlmap.__file__,
+        "shape": list(SHAPE),
+        "benchmarks": time_cases(all_cases, args.repeat, args.min_time),
     }
-    for name, fn in all_cases:
-        r = time_case(fn, args.repeat, args.min_time)
-        r["name"] = name
-        results["benchmarks"].append(r)
-        print("%-44s %9.1f ns/call (best %.1f)" % (name, r["median_ns"], r["min_ns"]), flush=True)
+    for r in results["benchmarks"]:
+        print("%-48s %9.1f ns/call (median %.1f)" % (r["name"], r["min_ns"], r["median_ns"]), flush=True)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1)

@@ -32,23 +32,26 @@ mkdir -p "$out"
 # ---- build (the same configuration as any -c opt build: the flags are recorded below)
 targets="//bench:exchange_bench //bench:exchange_bench_nopeer"
 config_summary="$(bazel info output_base)/external/dlmap_config/SUMMARY"
-if [ "$python" = 1 ] && ! bazel query //python:dlmap.so >/dev/null 2>&1; then
-  echo "run.sh: there is no Python module //python:dlmap.so: the Python benchmark is skipped" >&2
+# The Python rows run the Array API profile's module: the one with versioned capsules (max_version=(1, 3)), the
+# versioned-first negotiation with old producers and the C exchange API, which the issue's rows measure.
+pymod=//python/array_api:dlmap.so
+if [ "$python" = 1 ] && ! bazel query $pymod >/dev/null 2>&1; then
+  echo "run.sh: there is no Python module $pymod: the Python benchmark is skipped" >&2
   python=0
 fi
-if [ "$python" = 1 ] && bazel query 'attr(tags, manual, //python:dlmap.so)' 2>/dev/null | grep -q . ; then
-  echo "run.sh: //python:dlmap.so is not built here (no Python.h): the Python benchmark is skipped" >&2
+if [ "$python" = 1 ] && bazel query "attr(tags, manual, $pymod)" 2>/dev/null | grep -q . ; then
+  echo "run.sh: $pymod is not built here (no Python.h): the Python benchmark is skipped" >&2
   python=0
 fi
 if [ "$python" = 1 ] && ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
   echo "run.sh: /usr/bin/python3 has no NumPy (apt-get install python3-numpy): the Python benchmark is skipped" >&2
   python=0
 fi
-[ "$python" = 1 ] && targets="$targets //bench:python_bench //python:dlmap.so"
+[ "$python" = 1 ] && targets="$targets //bench:python_bench $pymod"
 bazel build -c opt $targets
 bin="$(bazel info -c opt bazel-bin)/bench"
 # What `bazel run //bench:python_bench` runs, with Debian's interpreter (a built binary does not get BUILD's args).
-python_bench() { bench/python_bench.sh /usr/bin/python3 "$bin/../python/dlmap.so" bench/python_bench.py "$@"; }
+python_bench() { bench/python_bench.sh /usr/bin/python3 "$bin/../python/array_api/dlmap.so" bench/python_bench.py "$@"; }
 
 # ---- what this run is: machine, compiler, flags, date
 {
@@ -103,7 +106,7 @@ if [ "$python" = 1 ]; then
     if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
       mkdir -p "$out/python_callgrind"
       rm -f "$out/python_callgrind"/cg.out*
-      PYTHONPATH="$(cd "$bin/../python" && pwd)" PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1 \
+      PYTHONPATH="$(cd "$bin/../python/array_api" && pwd)" PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1 \
         valgrind --tool=callgrind --dump-before=sched_yield --callgrind-out-file="$out/python_callgrind/cg.out" \
         /usr/bin/python3 bench/python_bench.py --callgrind 5000 > "$out/python_callgrind/cases.json" 2> "$out/python_callgrind/valgrind.log"
       py_args="--python-callgrind $out/python_callgrind"
@@ -116,6 +119,7 @@ fi
 check=""
 [ "$smoke" = 1 ] && check="--check"
 /usr/bin/python3 bench/report.py --bench "$out/bench.json" --meta "$out/meta.txt" $cg_args $py_args $check \
+  --build "bazel -c opt (what README's commands build): //src:dlmap_array_api in //bench:exchange_bench, $pymod" \
   > "$out/report.md"
 cat "$out/report.md"
 if [ "$update_md" = 1 ]; then

@@ -186,7 +186,9 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
   self->subbyte_padded = padded;
   self->via = via;
   if (t->ndim > 0) {
-    self->buffer_dims = (Py_ssize_t *)PyMem_Malloc(2 * (size_t)t->ndim * sizeof(Py_ssize_t));
+    self->buffer_dims = 2 * (size_t)t->ndim <= sizeof self->inline_dims / sizeof self->inline_dims[0]
+                            ? self->inline_dims
+                            : (Py_ssize_t *)PyMem_Malloc(2 * (size_t)t->ndim * sizeof(Py_ssize_t));
     if (self->buffer_dims == NULL) {
       Py_DECREF(self);
       return PyErr_NoMemory();
@@ -202,6 +204,21 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
     }
   }
   return (PyObject *)self;
+}
+
+/* Arrays come and go once per exchange, and each is larger than CPython's small-object allocator serves (the stride
+ * scratch): a few dead ones are kept for the next (as CPython does for floats and tuples), which saves a malloc and a
+ * free per from_dlpack. Only touched with the GIL held. */
+#define DLMAP_PY_ARRAY_FREELIST 8
+static PyObject *array_freelist[DLMAP_PY_ARRAY_FREELIST];
+static int array_freelist_size;
+
+static void array_free(PyObject *op) {
+  if (array_freelist_size < DLMAP_PY_ARRAY_FREELIST) {
+    array_freelist[array_freelist_size++] = op;
+  } else {
+    PyObject_Free(op);
+  }
 }
 
 static void array_dealloc(PyObject *op) {
@@ -220,8 +237,8 @@ static void array_dealloc(PyObject *op) {
 #else
   PyErr_Restore(type, value, traceback);
 #endif
-  PyMem_Free(self->buffer_dims);
-  Py_TYPE(op)->tp_free(op);
+  if (self->buffer_dims != self->inline_dims) PyMem_Free(self->buffer_dims);
+  array_free(op);
 }
 
 /* ---- export ------------------------------------------------------------------------------------------------------- */
@@ -231,7 +248,124 @@ static bool host_accessible(int32_t device_type) {
   return device != NULL && dlmap_memory_kind_host_accessible(device->memory);
 }
 
+/* ---- repeated view exports of host arrays ----------------------------------------------------------------------------
+ * An Array's tensor never changes once imported (it was validated then), and neither do the profile and the spec: so
+ * a view export that dlmap_export made once (host memory, no stream, no dl_device, no copy) is made again the same way
+ * for the same request and readonly state. The binding then fills the same managed tensor into a block of its own,
+ * through the same counted allocator, without the checks (about 1,000 instructions of 1,250, bench/). Any other
+ * request, a GPU array, or a state the template does not match, goes through dlmap_export. */
+
+typedef struct repeat_block {
+  union {
+    DLManagedTensor legacy;
+    struct DLManagedTensorVersioned versioned;
+  } tensor; /* first: the deleter's argument is the block */
+  PyObject *owner;
+  int64_t dims[]; /* shape[ndim] then strides[ndim] */
+} repeat_block;
+
+static void repeat_release(repeat_block *block) {
+  PyObject *owner = block->owner;
+  dlmap_py_allocator.release(dlmap_py_allocator.ctx, block);
+  dlmap_py_release_owner(owner); /* counts the export out; takes the GIL when the thread has none */
+}
+
+static void repeat_legacy_deleter(DLManagedTensor *self) { repeat_release((repeat_block *)(void *)self); }
+
+static void repeat_versioned_deleter(struct DLManagedTensorVersioned *self) {
+  repeat_release((repeat_block *)(void *)self);
+}
+
+/* Whether the request can only be answered by a view of host memory the way the template was: the fields a request
+ * has, each compared (a new field defaults to the slow path only if it is added here). */
+static bool repeatable_request(const dlmap_export_request *r) {
+  return !r->has_stream && !r->has_dl_device && r->copy != DLMAP_COPY_ALWAYS && !r->defer_stream_sync &&
+         r->allocator == &dlmap_py_allocator;
+}
+
+static bool template_matches(const dlmap_py_array *self, const dlmap_export_request *r) {
+  const struct dlmap_py_export_template *e = &self->export_template;
+  return e->valid && repeatable_request(r) && e->read_only == self->read_only && e->copy == r->copy &&
+         e->has_max_version == r->has_max_version &&
+         (!r->has_max_version ||
+          (e->max_version.major == r->max_version.major && e->max_version.minor == r->max_version.minor));
+}
+
+/* After dlmap_export made *out for a repeatable request: remember it when it is a view whose shape and strides are the
+ * array's own. */
+static void template_record(dlmap_py_array *self, const dlmap_export_request *r, const dlmap_exported *out) {
+  const DLTensor *t = &self->imported.tensor;
+  const bool versioned = out->structure == DLMAP_STRUCT_VERSIONED;
+  const DLTensor *e = versioned ? &out->versioned->dl_tensor : &out->legacy->dl_tensor;
+  const size_t dims = (size_t)(t->ndim > 0 ? t->ndim : 0) * sizeof(int64_t);
+  if (out->copied || e->ndim != t->ndim || (versioned && (out->versioned->flags & DLMAP_FLAG_IS_COPIED) != 0) ||
+      (dims > 0 && (t->shape == NULL || t->strides == NULL || memcmp(e->shape, t->shape, dims) != 0 ||
+                    memcmp(e->strides, t->strides, dims) != 0))) {
+    self->export_template.valid = false;
+    return;
+  }
+  struct dlmap_py_export_template *k = &self->export_template;
+  k->read_only = self->read_only;
+  k->has_max_version = r->has_max_version;
+  k->max_version = r->max_version;
+  k->copy = r->copy;
+  k->result = *out;
+  k->tensor = *e;
+  k->flags = versioned ? out->versioned->flags : 0;
+  k->valid = true;
+}
+
+/* The template's export, in a block of the binding's own: 1 when made, 0 when the slow path must answer (an
+ * allocation failure is reported as dlmap_export reports it), -1 with the exception set. */
+static int template_export(dlmap_py_array *self, dlmap_exported *out) {
+  const struct dlmap_py_export_template *k = &self->export_template;
+  const DLTensor *t = &self->imported.tensor;
+  const int32_t ndim = t->ndim > 0 ? t->ndim : 0;
+  const size_t size = sizeof(repeat_block) + 2 * (size_t)ndim * sizeof(int64_t);
+  repeat_block *block = (repeat_block *)dlmap_py_allocator.allocate(dlmap_py_allocator.ctx, size, DLMAP_DATA_ALIGNMENT);
+  if (block == NULL) {
+    DLMAP_PY_RAISE(DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, size),
+                   dlmap_arg_str(DLMAP_ARG_WHAT, "an export"));
+    return -1;
+  }
+  DLTensor *tensor;
+  *out = k->result;
+  if (k->result.structure == DLMAP_STRUCT_VERSIONED) {
+    memset(&block->tensor.versioned, 0, sizeof block->tensor.versioned);
+    block->tensor.versioned.version.major = k->result.version.major;
+    block->tensor.versioned.version.minor = k->result.version.minor;
+    block->tensor.versioned.manager_ctx = block;
+    block->tensor.versioned.deleter = repeat_versioned_deleter;
+    block->tensor.versioned.flags = k->flags;
+    tensor = &block->tensor.versioned.dl_tensor;
+    out->versioned = &block->tensor.versioned;
+    out->legacy = NULL;
+  } else {
+    memset(&block->tensor.legacy, 0, sizeof block->tensor.legacy);
+    block->tensor.legacy.manager_ctx = block;
+    block->tensor.legacy.deleter = repeat_legacy_deleter;
+    tensor = &block->tensor.legacy.dl_tensor;
+    out->legacy = &block->tensor.legacy;
+    out->versioned = NULL;
+  }
+  *tensor = k->tensor;
+  if (ndim > 0) {
+    memcpy(block->dims, t->shape, (size_t)ndim * sizeof(int64_t));
+    memcpy(block->dims + ndim, t->strides, (size_t)ndim * sizeof(int64_t));
+    tensor->shape = block->dims;
+    tensor->strides = block->dims + ndim;
+  } else {
+    tensor->shape = NULL;
+    tensor->strides = NULL;
+  }
+  Py_INCREF(self); /* the export's reference, dropped by its deleter */
+  block->owner = (PyObject *)self;
+  dlmap_py_count_export(1);
+  return 1;
+}
+
 int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out) {
+  if (template_matches(self, request)) return template_export(self, out) < 0 ? -1 : 0;
   const DLTensor *t = &self->imported.tensor;
   dlmap_array array = dlmap_array_default();
   array.data = t->data;
@@ -271,6 +405,7 @@ int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *requ
     Py_DECREF(self);
     return dlmap_py_raise_int(&err);
   }
+  if (repeatable_request(request) && !dlmap_py_gpu_device_type(array.device_type)) template_record(self, request, out);
   return 0;
 }
 
@@ -295,10 +430,72 @@ static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
   return dlmap_py_capsule_from_export(&exported);
 }
 
+/* __dlpack__ through METH_FASTCALL: the keywords are read from the call's own array, without the argument tuple,
+ * keyword dict and format parsing of PyArg_ParseTupleAndKeywords (about half of a plain `x.__dlpack__()`, bench/).
+ * Only a call spelled as the protocol spells it takes this path: keyword-only arguments, each named once by its
+ * interned name (what a call site in Python source and dlmap's own consumer pass). Anything else (positional
+ * arguments, an unknown or repeated keyword, a name that is an equal but distinct string) is handed to array_dlpack
+ * as a tuple and a dict, so that its errors are PyArg's own, word for word. */
+static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  PyObject *values[4] = {Py_None, Py_None, Py_None, Py_None}; /* stream, max_version, dl_device, copy */
+  const Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+  bool fast = nargs == 0 && nkw <= 4;
+  unsigned seen = 0;
+  for (Py_ssize_t i = 0; fast && i < nkw; i++) {
+    PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+    const int slot = name == dlmap_py_name.stream        ? 0
+                     : name == dlmap_py_name.max_version ? 1
+                     : name == dlmap_py_name.dl_device   ? 2
+                     : name == dlmap_py_name.copy        ? 3
+                                                         : -1;
+    fast = slot >= 0 && (seen & (1u << slot)) == 0;
+    if (fast) {
+      seen |= 1u << slot;
+      values[slot] = args[nargs + i];
+    }
+  }
+  if (!fast) {
+    PyObject *tuple = PyTuple_New(nargs);
+    PyObject *dict = nkw > 0 ? PyDict_New() : NULL;
+    PyObject *result = NULL;
+    if (tuple != NULL && (nkw == 0 || dict != NULL)) {
+      for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+      int ok = 0;
+      for (Py_ssize_t i = 0; i < nkw && ok == 0; i++) {
+        ok = PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]);
+      }
+      if (ok == 0) result = array_dlpack(op, tuple, dict);
+    }
+    Py_XDECREF(tuple);
+    Py_XDECREF(dict);
+    return result;
+  }
+  /* What the parsers make of None: no stream, version or device; copy if needed. */
+  dlmap_export_request request = dlmap_export_request_default();
+  if ((values[0] != Py_None && dlmap_py_parse_stream(values[0], "stream", &request.has_stream, &request.stream) < 0) ||
+      (values[1] != Py_None &&
+       dlmap_py_parse_version(values[1], "max_version", &request.has_max_version, &request.max_version) < 0) ||
+      (values[2] != Py_None && dlmap_py_parse_device(values[2], "dl_device", false, NULL, &request.has_dl_device,
+                                                     &request.dl_device_type, &request.dl_device_id) < 0) ||
+      (values[3] != Py_None && dlmap_py_parse_copy(values[3], "copy", &request.copy) < 0)) {
+    return NULL;
+  }
+  request.allocator = &dlmap_py_allocator;
+  dlmap_exported exported;
+  if (dlmap_py_array_export((dlmap_py_array *)op, &request, &exported) < 0) return NULL;
+  return dlmap_py_capsule_from_export(&exported);
+}
+
 static PyObject *array_dlpack_device(PyObject *op, PyObject *unused) {
   (void)unused;
   const DLTensor *t = &((dlmap_py_array *)op)->imported.tensor;
-  return Py_BuildValue("(ii)", (int)t->device.device_type, (int)t->device.device_id);
+  /* Built directly rather than by Py_BuildValue's format parser: consumers call this before every __dlpack__. */
+  PyObject *type = PyLong_FromLong((long)t->device.device_type);
+  PyObject *id = type != NULL ? PyLong_FromLong((long)t->device.device_id) : NULL;
+  PyObject *pair = id != NULL ? PyTuple_Pack(2, type, id) : NULL;
+  Py_XDECREF(type);
+  Py_XDECREF(id);
+  return pair;
 }
 
 /* ---- properties --------------------------------------------------------------------------------------------------- */
@@ -528,10 +725,21 @@ static int array_getbuffer(PyObject *op, Py_buffer *view, int flags) {
 
 static PyBufferProcs array_as_buffer = {array_getbuffer, NULL};
 
+/* tp_alloc: zeroes the object up to the imported tensor's stride scratch, which import writes only when it uses it
+ * (PyType_GenericAlloc would clear those 512 bytes on every import). The type is neither GC-tracked nor subclassable. */
+static PyObject *array_alloc(PyTypeObject *type, Py_ssize_t nitems) {
+  (void)nitems;
+  PyObject *op = array_freelist_size > 0 ? array_freelist[--array_freelist_size]
+                                         : (PyObject *)PyObject_Malloc((size_t)type->tp_basicsize);
+  if (op == NULL) return PyErr_NoMemory();
+  memset(op, 0, offsetof(dlmap_py_array, imported) + offsetof(dlmap_imported, strides_));
+  return PyObject_Init(op, type);
+}
+
 /* ---- the type ----------------------------------------------------------------------------------------------------- */
 
 static PyMethodDef array_methods[] = {
-    {"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack, METH_VARARGS | METH_KEYWORDS,
+    {"__dlpack__", (PyCFunction)(void (*)(void))array_dlpack_fast, METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "Exports the array as a DLPack capsule: \"dltensor_versioned\" when max_version >= (1, 0), else \"dltensor\"."},
     {"__dlpack_device__", array_dlpack_device, METH_NOARGS,
@@ -551,6 +759,6 @@ PyTypeObject dlmap_py_array_type = {
     .tp_weaklistoffset = offsetof(dlmap_py_array, weakreflist),
     .tp_methods = array_methods,
     .tp_getset = array_getset,
-    .tp_alloc = PyType_GenericAlloc,
+    .tp_alloc = array_alloc,
     .tp_free = PyObject_Del,
 };

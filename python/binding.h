@@ -25,13 +25,26 @@
  * into itself). */
 typedef struct dlmap_py_array {
   PyObject_HEAD
-  dlmap_imported imported;
   bool read_only;          /* writes are refused: the buffer protocol and every export honour it */
   bool source_read_only;   /* the producer marked the data READ_ONLY: read_only cannot be cleared */
   bool subbyte_padded;     /* sub-byte elements are padded (IS_SUBBYTE_TYPE_PADDED) */
   const char *via;         /* how the array was made (static text): "empty", "dltensor", "dltensor_versioned", ... */
   Py_ssize_t *buffer_dims; /* ndim extents, then ndim byte strides, for the buffer protocol; NULL when ndim is 0 */
   PyObject *weakreflist;
+  /* The last view export dlmap_export made of this host array, to repeat without validating again (array.c). */
+  struct dlmap_py_export_template {
+    bool valid;
+    bool read_only;          /* the request and state it answered: */
+    bool has_max_version;
+    dlmap_version max_version;
+    dlmap_copy_mode copy;
+    dlmap_exported result;   /* what dlmap_export answered (its tensor pointers are stale: not followed) */
+    DLTensor tensor;         /* the exported DLTensor; shape and strides were the array's own */
+    uint64_t flags;          /* a versioned tensor's flags */
+  } export_template;
+  Py_ssize_t inline_dims[2 * 8]; /* buffer_dims for ndim <= 8, without an allocation */
+  /* Last: its stride scratch (512 bytes) is outside what the Array's allocation zeroes, as import and release leave it. */
+  dlmap_imported imported;
 } dlmap_py_array;
 
 extern PyTypeObject dlmap_py_array_type;
@@ -129,6 +142,14 @@ typedef struct dlmap_py_names {
 } dlmap_py_names;
 extern dlmap_py_names dlmap_py_name;
 int dlmap_py_names_init(void); /* -1 with an exception set */
+
+/* ---- producers ---------------------------------------------------------------------------------------------------- */
+
+/* Whether `method` (a producer's bound __dlpack__) is a Python function whose signature cannot take the keyword
+ * max_version, so that a versioned call could only raise TypeError while binding its arguments, before any of its
+ * code runs: from_dlpack calls it plainly instead of raising and catching that TypeError on every call. Decided from
+ * the function's current code object (remembered per code object, which is immutable); false for anything else. */
+bool dlmap_py_rejects_max_version(PyObject *method);
 
 /* ---- the C exchange API ------------------------------------------------------------------------------------------- */
 

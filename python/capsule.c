@@ -11,10 +11,25 @@ static int interpreter_finalizing(void) {
 #endif
 }
 
+/* Whether this thread holds the GIL: its own thread state is the one running. Unlike PyGILState_Check, never true
+ * merely because the check is disabled (which CPython does once a subinterpreter exists). */
+static bool thread_holds_gil(void) {
+  PyThreadState *mine = PyGILState_GetThisThreadState();
+#if PY_VERSION_HEX >= 0x030D0000
+  return mine != NULL && mine == PyThreadState_GetUnchecked();
+#else
+  return mine != NULL && mine == _PyThreadState_UncheckedGet();
+#endif
+}
+
 void dlmap_py_release_owner(void *owner) {
   dlmap_py_count_export(-1);
   /* NumPy's rule: after Py_Finalize, or from another thread while it runs, leak rather than crash. */
   if (owner == NULL || !Py_IsInitialized()) return;
+  if (thread_holds_gil()) { /* the common case (a capsule dropped in Python): no GIL state to save and restore */
+    Py_DECREF((PyObject *)owner);
+    return;
+  }
   if (!PyGILState_Check() && interpreter_finalizing()) return;
   PyGILState_STATE state = PyGILState_Ensure();
   Py_DECREF((PyObject *)owner);
@@ -24,7 +39,9 @@ void dlmap_py_release_owner(void *owner) {
 /* The destructor of an unconsumed capsule calls the deleter; a consumed one (renamed used_…) belongs to the
  * consumer. Any exception pending when the capsule dies (it may die during unwinding) is preserved. */
 static void destroy_capsule(PyObject *capsule, const char *name, const char *used_name, bool versioned) {
-  if (PyCapsule_IsValid(capsule, used_name)) return;
+  /* A capsule still carrying the very name string it was made with is unconsumed: no string compare needed. */
+  const char *current = PyCapsule_GetName(capsule);
+  if (current != name && PyCapsule_IsValid(capsule, used_name)) return;
 #if PY_VERSION_HEX >= 0x030C0000
   PyObject *pending = PyErr_GetRaisedException();
 #else

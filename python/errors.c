@@ -60,6 +60,14 @@ static int invalid_value(const char *argument, const char *reason) {
 /* An integer argument: int or anything with __index__ (IntEnum, NumPy integers), but not bool. 1: set; 0: not an
  * integer (nothing raised); -1: does not fit in int64 (raised). */
 static int as_int64(PyObject *obj, const char *argument, int64_t *out) {
+  if (PyLong_CheckExact(obj)) { /* the common case, read without PyNumber_Index's new reference */
+    int overflow = 0;
+    const long long value = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (overflow != 0) return invalid_value(argument, "the value does not fit in a 64-bit integer");
+    if (value == -1 && PyErr_Occurred()) return -1;
+    *out = (int64_t)value;
+    return 1;
+  }
   if (PyBool_Check(obj) || !PyIndex_Check(obj)) return 0;
   PyObject *index = PyNumber_Index(obj);
   if (index == NULL) return -1;

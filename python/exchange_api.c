@@ -125,7 +125,40 @@ static const DLPackExchangeAPIHeader *integer_form(PyTypeObject *type) {
 
 /* The attribute on the type or a base, from the type's attribute cache: a borrowed reference, and no AttributeError to
  * raise and clear when it is missing (most producers publish no table). */
+static const DLPackExchangeAPI *find_exchange_api(PyTypeObject *type);
+
+/* The answer per type, remembered with the type's version tag: CPython gives a type a new tag whenever its own or a
+ * base's attributes change (the tag its attribute cache is keyed on), and never reuses one, so a (type, tag) pair
+ * names one state of one type, even after the type is freed and its address reused. No reference is held. */
+#define DLMAP_PY_API_CACHE 4
+static struct {
+  PyTypeObject *type;
+  unsigned int tag;
+  const DLPackExchangeAPI *api;
+} api_cache[DLMAP_PY_API_CACHE];
+static unsigned api_cache_next;
+
 const DLPackExchangeAPI *dlmap_py_find_exchange_api(PyTypeObject *type) {
+#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+  if ((type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0 && type->tp_version_tag != 0) {
+    for (unsigned i = 0; i < DLMAP_PY_API_CACHE; i++) {
+      if (api_cache[i].type == type && api_cache[i].tag == type->tp_version_tag) return api_cache[i].api;
+    }
+  }
+  const DLPackExchangeAPI *api = find_exchange_api(type); /* assigns the tag when the type has none yet */
+  if ((type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0 && type->tp_version_tag != 0) {
+    const unsigned slot = api_cache_next++ % DLMAP_PY_API_CACHE;
+    api_cache[slot].type = type;
+    api_cache[slot].tag = type->tp_version_tag;
+    api_cache[slot].api = api;
+  }
+  return api;
+#else
+  return find_exchange_api(type);
+#endif
+}
+
+static const DLPackExchangeAPI *find_exchange_api(PyTypeObject *type) {
   const DLPackExchangeAPIHeader *header = NULL;
   PyObject *attr = _PyType_Lookup(type, dlmap_py_name.exchange_api);
   if (attr != NULL && PyCapsule_IsValid(attr, DLMAP_EXCHANGE_API_CAPSULE_NAME)) {

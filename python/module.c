@@ -239,17 +239,29 @@ static void remember_if_legacy_only(PyTypeObject *type) {
   PyErr_Restore(kind, value, traceback);
 }
 
+/* Calls a __dlpack__ or __dlpack_device__ that lookup_methods found: bound, or (self != NULL) the type's method
+ * descriptor, called with self first. args has a free slot before args[0] (PY_VECTORCALL_ARGUMENTS_OFFSET). */
+static PyObject *call_method(PyObject *callable, PyObject *self, PyObject **args, Py_ssize_t nargs, PyObject *kwnames) {
+  if (self == NULL) return PyObject_Vectorcall(callable, args, (size_t)nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+  PyObject *saved = args[-1];
+  args[-1] = self; /* no OFFSET flag: args[-2] is not ours to lend */
+  PyObject *result = PyObject_Vectorcall(callable, args - 1, (size_t)(nargs + 1), kwnames);
+  args[-1] = saved;
+  return result;
+}
+
 /* method(max_version=..., stream=stream_arg[, dl_device=...][, copy=...]) through vectorcall: no dict per call. */
-static PyObject *call_dlpack(PyObject *method, PyObject *stream_arg, PyObject *dl_device, PyObject *copy) {
-  PyObject *values[5] = {NULL, current_max_version, stream_arg};
+static PyObject *call_dlpack(PyObject *method, PyObject *self, PyObject *stream_arg, PyObject *dl_device,
+                             PyObject *copy) {
+  PyObject *values[6] = {NULL, NULL, current_max_version, stream_arg};
   PyObject *names[4] = {dlmap_py_name.max_version, dlmap_py_name.stream};
   Py_ssize_t n = 2;
   if (dl_device != NULL) {
-    values[1 + n] = dl_device;
+    values[2 + n] = dl_device;
     names[n++] = dlmap_py_name.dl_device;
   }
   if (copy != NULL) {
-    values[1 + n] = copy;
+    values[2 + n] = copy;
     names[n++] = dlmap_py_name.copy;
   }
   PyObject *kwnames = n == 2 ? Py_NewRef(kw_versioned) : PyTuple_New(n);
@@ -257,12 +269,39 @@ static PyObject *call_dlpack(PyObject *method, PyObject *stream_arg, PyObject *d
   if (n > 2) {
     for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(kwnames, i, Py_NewRef(names[i]));
   }
-  PyObject *result = PyObject_Vectorcall(method, values + 1, 0 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+  PyObject *result = call_method(method, self, values + 2, 0, kwnames);
   Py_DECREF(kwnames);
   return result;
 }
 
-static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *device_method,
+/* x.__dlpack__ and x.__dlpack_device__ as attribute lookup finds them, as new references: 0, or 1 when either is
+ * missing, or -1 with an exception. Where attribute lookup would only bind a C method of x's type to x (the generic
+ * getattr, no instance dict, the type's attribute a method descriptor: NumPy's ndarray), the descriptors themselves are
+ * returned and *self = x, so that no bound method is made per call; otherwise *self = NULL and they are bound. */
+static int lookup_methods(PyObject *x, PyObject **method, PyObject **device_method, PyObject **self) {
+  *method = *device_method = *self = NULL;
+  PyTypeObject *type = Py_TYPE(x);
+  if (type->tp_getattro == PyObject_GenericGetAttr && type->tp_dictoffset == 0) {
+    PyObject *m = _PyType_Lookup(type, dlmap_py_name.dlpack); /* borrowed */
+    PyObject *d = m != NULL && Py_IS_TYPE(m, &PyMethodDescr_Type) ? _PyType_Lookup(type, dlmap_py_name.dlpack_device)
+                                                                   : NULL;
+    if (d != NULL && Py_IS_TYPE(d, &PyMethodDescr_Type)) {
+      *method = Py_NewRef(m);
+      *device_method = Py_NewRef(d);
+      *self = x;
+      return 0;
+    }
+  }
+  if (lookup_attr(x, dlmap_py_name.dlpack, method) < 0) return -1;
+  if (*method == NULL || lookup_attr(x, dlmap_py_name.dlpack_device, device_method) < 0 || *device_method == NULL) {
+    const bool failed = PyErr_Occurred() != NULL;
+    Py_CLEAR(*method);
+    return failed ? -1 : 1;
+  }
+  return 0;
+}
+
+static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *device_method, PyObject *self,
                                      dlmap_import_request *request_in, PyObject *copy_obj, bool has_stream,
                                      int64_t stream);
 
@@ -286,21 +325,51 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
   }
   /* The producer gets copy as the protocol states it (a bool or None), whatever bool-like object the caller passed. */
   copy_obj = request.copy == DLMAP_COPY_ALWAYS ? Py_True : request.copy == DLMAP_COPY_NEVER ? Py_False : Py_None;
-  PyObject *method = NULL, *device_method = NULL;
-  if (lookup_attr(x, dlmap_py_name.dlpack, &method) < 0) return NULL;
-  if (method == NULL || lookup_attr(x, dlmap_py_name.dlpack_device, &device_method) < 0 || device_method == NULL) {
-    const bool failed = PyErr_Occurred() != NULL;
-    Py_XDECREF(method);
-    return failed ? NULL : DLMAP_PY_RAISE(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS);
-  }
-  PyObject *result = from_dlpack_methods(x, method, device_method, &request, copy_obj, has_stream, stream);
+  PyObject *method, *device_method, *self;
+  const int found = lookup_methods(x, &method, &device_method, &self);
+  if (found != 0) return found < 0 ? NULL : DLMAP_PY_RAISE(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS);
+  PyObject *result = from_dlpack_methods(x, method, device_method, self, &request, copy_obj, has_stream, stream);
   Py_DECREF(method);
   Py_DECREF(device_method);
   return result;
 }
 
-/* from_dlpack once x's bound __dlpack__ and __dlpack_device__ are in hand (borrowed here). */
-static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *device_method,
+/* from_dlpack through METH_FASTCALL: the common call, from_dlpack(x) alone, skips building the argument tuple and
+ * PyArg_ParseTupleAndKeywords (about 300 instructions, bench/); any other call goes through from_dlpack as a tuple and
+ * a dict, so that its parsing and errors are unchanged. */
+static PyObject *from_dlpack_fast(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  if (nargs != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
+    const Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *tuple = PyTuple_New(nargs);
+    PyObject *dict = nkw > 0 ? PyDict_New() : NULL;
+    PyObject *result = NULL;
+    if (tuple != NULL && (nkw == 0 || dict != NULL)) {
+      for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+      int ok = 0;
+      for (Py_ssize_t i = 0; i < nkw && ok == 0; i++) {
+        ok = PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]);
+      }
+      if (ok == 0) result = from_dlpack(module, tuple, dict);
+    }
+    Py_XDECREF(tuple);
+    Py_XDECREF(dict);
+    return result;
+  }
+  /* device, copy and stream are None: what from_dlpack's parsing makes of them. */
+  PyObject *x = args[0];
+  dlmap_import_request request = dlmap_import_request_default(); /* copy if needed */
+  request.allocator = &dlmap_py_allocator;
+  PyObject *method, *device_method, *self;
+  const int found = lookup_methods(x, &method, &device_method, &self);
+  if (found != 0) return found < 0 ? NULL : dlmap_py_raise_code(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS, NULL, 0);
+  PyObject *result = from_dlpack_methods(x, method, device_method, self, &request, Py_None, false, 0);
+  Py_DECREF(method);
+  Py_DECREF(device_method);
+  return result;
+}
+
+/* from_dlpack once x's __dlpack__ and __dlpack_device__ are in hand as lookup_methods found them (borrowed here). */
+static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *device_method, PyObject *self,
                                      dlmap_import_request *request_in, PyObject *copy_obj, bool has_stream,
                                      int64_t stream) {
   dlmap_import_request request = *request_in;
@@ -347,7 +416,8 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   }
 
   /* 2. The Python protocol: where the producer says the array lives, and whether the stream suits it. */
-  PyObject *reported = PyObject_CallNoArgs(device_method);
+  PyObject *no_args[1] = {NULL};
+  PyObject *reported = call_method(device_method, self, no_args + 1, 0, NULL);
   if (reported == NULL) return NULL;
   int32_t device_type, device_id;
   bool has_reported;
@@ -370,11 +440,12 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   PyObject *stream_arg = has_stream ? PyLong_FromLongLong((long long)stream) : Py_NewRef(Py_None);
   if (stream_arg == NULL) return NULL;
   PyObject *capsule = NULL;
-  bool versioned_call = ask_versioned && !is_legacy_only(Py_TYPE(x));
+  /* A Python function whose signature has no max_version would raise TypeError before running: call it plainly. */
+  bool versioned_call = ask_versioned && !is_legacy_only(Py_TYPE(x)) && !dlmap_py_rejects_max_version(method);
   if (versioned_call) {
     PyObject *dl_device = request.has_device ? device_tuple(request.device_type, request.device_id) : NULL;
     if (!request.has_device || dl_device != NULL) {
-      capsule = call_dlpack(method, stream_arg, dl_device, copy_obj != Py_None ? copy_obj : NULL);
+      capsule = call_dlpack(method, self, stream_arg, dl_device, copy_obj != Py_None ? copy_obj : NULL);
       Py_XDECREF(dl_device);
       if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
         remember_if_legacy_only(Py_TYPE(x));
@@ -387,9 +458,8 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
     /* A plain __dlpack__() on the host; a stream is still passed to a device producer when one was given. A
      * legacy-only profile always passes stream= (None included), as JAX does. */
     PyObject *values[2] = {NULL, stream_arg};
-    capsule = has_stream || !ask_versioned
-                  ? PyObject_Vectorcall(method, values + 1, 0 | PY_VECTORCALL_ARGUMENTS_OFFSET, kw_stream)
-                  : PyObject_CallNoArgs(method);
+    capsule = has_stream || !ask_versioned ? call_method(method, self, values + 1, 0, kw_stream)
+                                           : call_method(method, self, values + 1, 0, NULL);
   }
   Py_DECREF(stream_arg);
   if (capsule == NULL) return NULL;
@@ -441,7 +511,7 @@ static PyMethodDef module_methods[] = {
      "empty(shape, dtype='float32', *, device=None)\n--\n\n"
      "A new zero-filled array allocated through dlmap (host memory; 64-byte aligned). dtype is a spec name such as "
      "\"float32\", \"int8\", \"bool\" or \"complex64\"."},
-    {"from_dlpack", (PyCFunction)(void (*)(void))from_dlpack, METH_VARARGS | METH_KEYWORDS,
+    {"from_dlpack", (PyCFunction)(void (*)(void))from_dlpack_fast, METH_FASTCALL | METH_KEYWORDS,
      "from_dlpack(x, *, device=None, copy=None, stream=None)\n--\n\n"
      "Imports any DLPack producer, as the module's profile says: under array_api through its type's C exchange API "
      "when it publishes one, else through x.__dlpack__(max_version=..., stream=...), retried as a plain "

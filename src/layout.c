@@ -21,16 +21,28 @@ int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *st
   if (ndim > 0 && shape == NULL) {
     return DLMAP_RAISE(err, DLMAP_ERR_SHAPE_NULL, dlmap_arg_int(DLMAP_ARG_NDIM, ndim));
   }
+  /* One pass over the dimensions (issue 15: about 90 instructions less at ndim 4 than two): the element count, and
+   * the lowest and highest element offsets the strides reach. Overflows are only noted on the way: a negative extent
+   * anywhere is reported first, and the strides count only for a tensor with elements. The count never decreases
+   * without a zero extent, so "above INT64_MAX at some step" is "above it, or wrapped, at the end". */
   uint64_t count = 1;
-  bool overflowed = false, empty = false;
+  bool overflowed = false, empty = false, strides_overflowed = false;
+  int64_t lo = 0, hi = 0;
   for (int32_t i = 0; i < ndim; i++) {
-    if (shape[i] < 0) {
+    const int64_t extent = shape[i];
+    if (extent < 0) {
       return DLMAP_RAISE(err, DLMAP_ERR_DIM_NEGATIVE, dlmap_arg_int(DLMAP_ARG_DIM, i),
-                         dlmap_arg_int(DLMAP_ARG_EXTENT, shape[i]));
+                         dlmap_arg_int(DLMAP_ARG_EXTENT, extent));
     }
-    empty = empty || shape[i] == 0;
-    overflowed = overflowed || __builtin_mul_overflow(count, (uint64_t)shape[i], &count) || count > (uint64_t)INT64_MAX;
+    empty |= extent == 0;
+    overflowed |= __builtin_mul_overflow(count, (uint64_t)extent, &count);
+    if (strides != NULL) {
+      int64_t step;
+      strides_overflowed |= __builtin_mul_overflow(extent - 1, strides[i], &step);
+      strides_overflowed |= __builtin_add_overflow(step < 0 ? lo : hi, step, step < 0 ? &lo : &hi);
+    }
   }
+  overflowed |= count > (uint64_t)INT64_MAX;
   const uint64_t element_bits = (uint64_t)dtype.bits * dtype.lanes;
   /* A zero extent makes the product 0 whatever else overflowed. Only a zero extent: a product that
    * wrapped to 0 (shape {2^32, 2^32}) is an overflow, not an empty tensor. */
@@ -51,13 +63,8 @@ int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *st
   out->hi_bytes = (int64_t)out->compact_bytes;
   if (strides == NULL || count == 0) return DLMAP_OK;
 
-  /* Strided: the lowest and highest element offsets, then bytes (sub-byte elements round outwards). */
-  int64_t lo = 0, hi = 0;
-  for (int32_t i = 0; i < ndim; i++) {
-    int64_t step;
-    if (__builtin_mul_overflow(shape[i] - 1, strides[i], &step)) return overflow(ndim, shape, strides, err);
-    if (__builtin_add_overflow(step < 0 ? lo : hi, step, step < 0 ? &lo : &hi)) return overflow(ndim, shape, strides, err);
-  }
+  /* Strided: the lowest and highest element offsets, in bytes (sub-byte elements round outwards). */
+  if (strides_overflowed) return overflow(ndim, shape, strides, err);
   int64_t lo_bits, hi_bits, end;
   if (__builtin_add_overflow(hi, 1, &end) || __builtin_mul_overflow(lo, (int64_t)element_bits, &lo_bits) ||
       __builtin_mul_overflow(end, (int64_t)element_bits, &hi_bits) || lo_bits < -INT64_MAX + 7) {

@@ -33,7 +33,8 @@ static void locate(const char *argv0, const char *variable, const char *subdir, 
   } else {
     snprintf(self, sizeof self, "%s", argv0);
   }
-  snprintf(out, cap, "%s.runfiles/dlmap/%s", self, subdir);
+  /* A path that does not fit is no path (checked, which -O2's -Wformat-truncation also asks for). */
+  if (snprintf(out, cap, "%s.runfiles/dlmap/%s", self, subdir) >= (int)cap && cap > 0) out[0] = '\0';
 }
 
 static int usage(void) {

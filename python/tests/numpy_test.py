@@ -83,6 +83,28 @@ class NumpyToDlmapTest(DlmapTestCase):
         self.assertGreaterEqual(dlmap._stats()["legacy_only_types"], 1)
         self.assertEqual(dlmap.from_dlpack(n).version, (0, 0))
 
+    def test_subclasses_use_their_own_methods(self):
+        # ndarray's own C methods are called without binding them (issue 15); a subclass's override, with or without
+        # an instance dict, is still the one called.
+        calls = []
+
+        class Logged(np.ndarray):
+            def __dlpack__(self, stream=None):
+                calls.append(type(self).__name__)
+                return super().__dlpack__(stream=stream)
+
+        class Slotted(Logged):
+            __slots__ = ()
+
+        class Plain(np.ndarray):
+            __slots__ = ()
+
+        for cls in (Logged, Slotted, Plain):
+            n = sample("float32").view(cls)
+            a = dlmap.from_dlpack(n)
+            self.assertEqual((a.data_ptr, a.via), (n.ctypes.data, "dltensor"), cls.__name__)
+        self.assertEqual(calls, ["Logged", "Slotted"])
+
     def test_copy_and_device(self):
         n = sample("float64")
         c = dlmap.from_dlpack(n, copy=True)

@@ -444,6 +444,30 @@ class DlpackArgumentsTest(DlmapTestCase):
         self.assertEqual(str(inspect.signature(dlmap.from_dlpack)), "(x, *, device=None, copy=None, stream=None)")
         self.assertEqual(str(inspect.signature(dlmap.empty)), "(shape, dtype='float32', *, device=None)")
 
+    def test_repeated_exports(self):
+        # Repeated view exports of a host array are made from the first one (issue 15): the same tensor every time,
+        # whatever the readonly state and the request, and each export holds its own reference and allocation.
+        a = filled((2, 3))
+        for _ in range(3):
+            t = testing.legacy_tensor(a.__dlpack__())
+            self.assertEqual((t.dl_tensor.data, t.dl_tensor.ndim, list(t.dl_tensor.shape[:2]),
+                              list(t.dl_tensor.strides[:2])), (a.data_ptr, 2, [2, 3], [3, 1]))
+            v = testing.versioned_tensor(a.__dlpack__(max_version=(1, 3)))
+            self.assertEqual((v.version.major, v.version.minor, v.flags, v.dl_tensor.data), (1, 3, 0, a.data_ptr))
+        a.readonly = True
+        self.assertRaisesExactly(BufferError, READ_ONLY_LEGACY, a.__dlpack__)
+        self.assertEqual(testing.versioned_tensor(a.__dlpack__(max_version=(1, 3))).flags, testing.FLAG_READ_ONLY)
+        self.assertEqual(testing.versioned_tensor(a.__dlpack__(max_version=(1, 0))).version.minor, 0)
+        a.readonly = False
+        self.assertEqual(testing.versioned_tensor(a.__dlpack__(max_version=(1, 3))).flags, 0)
+        before = dlmap._stats()["live_exports"]
+        capsules = [a.__dlpack__() for _ in range(4)]
+        self.assertEqual(dlmap._stats()["live_exports"] - before, 4)
+        del capsules
+        dlmap._fail_allocations(1)
+        self.assertRaisesRegex(MemoryError, r"^Out of memory allocating \d+ bytes for an export$", a.__dlpack__)
+        self.assertIsNotNone(a.__dlpack__(), "only the requested allocation failed")
+
     def test_keywords_only(self):
         a = filled(3)
         with self.assertRaises(TypeError):
@@ -610,6 +634,46 @@ class FromDlpackTest(DlmapTestCase):
         modern = Producer(float_buffer(3), (2, 32, 1), (3,))
         self.assertEqual(dlmap.from_dlpack(modern).via, "dltensor_versioned")
         self.assertEqual(modern.calls, [{"max_version": testing.CURRENT, "stream": None}])
+
+    def test_signatures_without_max_version_get_a_plain_call(self):
+        # A Python function whose signature cannot take max_version would only raise TypeError while binding: it is
+        # called plainly, decided from its current code object (issue 15). **kwargs or a max_version parameter still
+        # get the versioned call, and reassigning __code__ is seen on the next call.
+        class Old:
+            def __init__(self, inner):
+                self.inner, self.calls = inner, 0
+
+            def __dlpack_device__(self):
+                return self.inner.__dlpack_device__()
+
+            def __dlpack__(self, stream=None):
+                self.calls += 1
+                return self.inner.__dlpack__(stream=stream)
+
+        old = Old(Producer(float_buffer(3), (2, 32, 1), (3,), legacy_only=True))
+        for _ in range(3):
+            self.assertEqual(dlmap.from_dlpack(old).via, "dltensor")
+        self.assertEqual((old.calls, old.inner.calls), (3, [{"stream": None}] * 3))
+
+        class New(Old):
+            def __dlpack__(self, *, stream=None, max_version=None):
+                self.calls += 1
+                return self.inner.__dlpack__(stream=stream, max_version=max_version)
+
+        new = New(Producer(float_buffer(3), (2, 32, 1), (3,)))
+        self.assertEqual(dlmap.from_dlpack(new).via, "dltensor_versioned")
+        self.assertEqual(new.inner.calls, [{"max_version": testing.CURRENT, "stream": None}])
+        Old.__dlpack__.__code__ = New.__dlpack__.__code__  # the same class, a signature that now takes it
+        fresh = Old(Producer(float_buffer(3), (2, 32, 1), (3,)))
+        self.assertEqual(dlmap.from_dlpack(fresh).via, "dltensor_versioned")
+
+        def positional_only(self, max_version=None, /, stream=None):
+            return self.inner.__dlpack__(stream=stream)
+
+        Old.__dlpack__ = positional_only  # a positional-only max_version cannot be passed by keyword
+        legacy = Old(Producer(float_buffer(3), (2, 32, 1), (3,), legacy_only=True))
+        self.assertEqual(dlmap.from_dlpack(legacy).via, "dltensor")
+        self.assertEqual(legacy.inner.calls, [{"stream": None}])
 
     def test_legacy_answer_to_a_versioned_request(self):
         p = Producer(float_buffer(3), (2, 32, 1), (3,), legacy_answer=True)
