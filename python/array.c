@@ -454,22 +454,7 @@ static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize
       values[slot] = args[nargs + i];
     }
   }
-  if (!fast) {
-    PyObject *tuple = PyTuple_New(nargs);
-    PyObject *dict = nkw > 0 ? PyDict_New() : NULL;
-    PyObject *result = NULL;
-    if (tuple != NULL && (nkw == 0 || dict != NULL)) {
-      for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
-      int ok = 0;
-      for (Py_ssize_t i = 0; i < nkw && ok == 0; i++) {
-        ok = PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]);
-      }
-      if (ok == 0) result = array_dlpack(op, tuple, dict);
-    }
-    Py_XDECREF(tuple);
-    Py_XDECREF(dict);
-    return result;
-  }
+  if (!fast) return dlmap_py_call_with_keywords(array_dlpack, op, args, nargs, kwnames);
   /* What the parsers make of None: no stream, version or device; copy if needed. */
   dlmap_export_request request = dlmap_export_request_default();
   if ((values[0] != Py_None && dlmap_py_parse_stream(values[0], "stream", &request.has_stream, &request.stream) < 0) ||

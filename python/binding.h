@@ -105,6 +105,11 @@ int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names
                           int32_t *type, int32_t *id);
 int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *out);
 
+/* Calls a METH_VARARGS | METH_KEYWORDS implementation with a METH_FASTCALL call's arguments, as a tuple and a dict: the
+ * route of the fast entry points for the calls they do not read themselves, so that parsing and errors stay fn's. */
+PyObject *dlmap_py_call_with_keywords(PyCFunctionWithKeywords fn, PyObject *self, PyObject *const *args,
+                                      Py_ssize_t nargs, PyObject *kwnames);
+
 /* ---- memory accounting -------------------------------------------------------------------------------------------- */
 
 /* The allocator every export and import of the binding passes to dlmap: 64-byte aligned, counted, and able to fail on

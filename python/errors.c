@@ -226,3 +226,21 @@ int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *ou
   }
   return 0;
 }
+
+PyObject *dlmap_py_call_with_keywords(PyCFunctionWithKeywords fn, PyObject *self, PyObject *const *args,
+                                      Py_ssize_t nargs, PyObject *kwnames) {
+  const Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+  PyObject *tuple = PyTuple_New(nargs);
+  PyObject *dict = nkw > 0 ? PyDict_New() : NULL;
+  PyObject *result = NULL;
+  if (tuple != NULL && (nkw == 0 || dict != NULL)) {
+    for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    int ok = 0;
+    for (Py_ssize_t i = 0; i < nkw && ok == 0; i++)
+      ok = PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]);
+    if (ok == 0) result = fn(self, tuple, dict);
+  }
+  Py_XDECREF(tuple);
+  Py_XDECREF(dict);
+  return result;
+}

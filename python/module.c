@@ -339,21 +339,7 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
  * a dict, so that its parsing and errors are unchanged. */
 static PyObject *from_dlpack_fast(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
   if (nargs != 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
-    const Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-    PyObject *tuple = PyTuple_New(nargs);
-    PyObject *dict = nkw > 0 ? PyDict_New() : NULL;
-    PyObject *result = NULL;
-    if (tuple != NULL && (nkw == 0 || dict != NULL)) {
-      for (Py_ssize_t i = 0; i < nargs; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
-      int ok = 0;
-      for (Py_ssize_t i = 0; i < nkw && ok == 0; i++) {
-        ok = PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]);
-      }
-      if (ok == 0) result = from_dlpack(module, tuple, dict);
-    }
-    Py_XDECREF(tuple);
-    Py_XDECREF(dict);
-    return result;
+    return dlmap_py_call_with_keywords(from_dlpack, module, args, nargs, kwnames);
   }
   /* device, copy and stream are None: what from_dlpack's parsing makes of them. */
   PyObject *x = args[0];
