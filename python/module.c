@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlmap/check.h"
 #include "python/binding.h"
 
 /* ---- dlmap.empty --------------------------------------------------------------------------------------------------- */
@@ -490,6 +491,20 @@ static PyObject *platform_status(PyObject *module, PyObject *arg) {
                        "device_count", (int)status.device_count, "reason", status.reason);
 }
 
+/* dlmap._check_rules(): {id: text} of the producer rules, from the library's table, for the Python checker. */
+static PyObject *check_rules(PyObject *module, PyObject *unused) {
+  (void)module;
+  (void)unused;
+  PyObject *rules = PyDict_New();
+  const dlmap_check_rule_info *rule;
+  for (size_t i = 0; rules != NULL && (rule = dlmap_check_rule_at(i)) != NULL; i++) {
+    PyObject *text = PyUnicode_FromString(rule->text);
+    if (text == NULL || PyDict_SetItemString(rules, rule->id, text) < 0) Py_CLEAR(rules);
+    Py_XDECREF(text);
+  }
+  return rules;
+}
+
 /* ---- the module --------------------------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
@@ -507,6 +522,10 @@ static PyMethodDef module_methods[] = {
     {"profile", profile_name, METH_NOARGS,
      "profile()\n--\n\nThe name of the profile this module was built with (\"jax\" by default, \"array_api\"): the "
      "exchange policy its __dlpack__ and from_dlpack follow (spec/profiles/<name>.yaml)."},
+    {"_check_rules", check_rules, METH_NOARGS,
+     "_check_rules()\n--\n\nThe conformance checker's producer rules, {id: text}, from the library's table "
+     "(dlmap.check "
+     "reads them from here)."},
     {"platform_status", platform_status, METH_O,
      "platform_status(name, /)\n--\n\n"
      "Probes a platform (\"cpu\", \"cuda\", \"rocm\", …): {platform, built, available, device_count, reason}; reason "

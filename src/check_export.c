@@ -10,22 +10,43 @@
 
 #include "dlmap/profile.h"
 
-/* The rules, by id; the Python checker's RULES use the same ids. */
+/* Every producer rule, by id: this C checker and the Python one (python/check/producer.py, which reads this table
+ * through the extension) report the same ids with the same text. The values they compare come from the spec. */
 static const dlmap_check_rule_info kRules[] = {
     {"P-answer", "the callback answers with exactly one tensor or an error kind"},
+    {"P-signature",
+     "__dlpack__ accepts the keywords of the 2023.12 protocol (max_version, dl_device, copy); an old "
+     "producer's TypeError makes consumers fall back to a legacy call"},
     {"P-raised", "the call must succeed when no rule of the spec or profile calls for an error"},
-    {"P-no-error", "the call must fail when the spec or profile calls for an error"},
-    {"P-error-kind", "an error has the exception kind the profile gives it"},
-    {"P-version", "a versioned tensor's version is one the spec's versioned struct covers and not above max_version"},
+    {"P-no-error", "the call must raise when the spec or profile calls for an error"},
+    {"P-error-kind", "an error has the exception kind the spec's catalogue (with the profile's overrides) gives it"},
+    {"P-capsule", "__dlpack__ returns a PyCapsule named after its struct (the spec's abi.<struct>.capsule)"},
+    {"P-version",
+     "a versioned tensor's version is in the spec's versioned range and not above max_version; "
+     "max_version=None and versions below the versioned range get the legacy struct"},
     {"P-struct", "the struct is the one the profile's export.max_version ranges give that max_version"},
     {"P-values", "the device type, dtype and flags are spec values expressible in the tensor's version"},
-    {"P-device", "the tensor is on dl_device when given, else where __dlpack_device__ says"},
+    {"P-flags", "every flag bit set is a spec flag introduced in the tensor's version"},
+    {"P-strides", "strides are not NULL for ndim != 0 from the version whose `requires` lists non_null_strides"},
+    {"P-dtype", "the dtype is a spec code and width, with valid lanes, expressible in the tensor's version"},
+    {"P-device",
+     "the device type is a spec device type expressible in the tensor's version, and the tensor is on "
+     "dl_device when given, else where __dlpack_device__ says"},
     {"P-copied", "copy=True makes a copy (new data, and IS_COPIED on a versioned tensor)"},
     {"P-not-copied", "copy=False shares the source's data and does not set IS_COPIED"},
-    {"P-read-only", "a tensor sharing a read-only source's data has READ_ONLY, or, legacy, is refused unless the "
-                    "profile drops read-only"},
-    {"P-consistent", "every export has the shape and dtype of the plain export"},
+    {"P-read-only",
+     "a tensor sharing a read-only source's data has READ_ONLY, or, legacy, is refused when the "
+     "profile's legacy_read_only is refuse (a copy may be writable)"},
+    {"P-consistent", "every export of the same source has the shape and dtype of the plain __dlpack__() export"},
+    {"P-deleter",
+     "the deleter runs exactly once: once by the consumer that renamed the capsule (never again by the "
+     "capsule), or once by the capsule's destructor when it is dropped unconsumed"},
+    {"P-device-report", "__dlpack_device__() returns (device_type, device_id): a spec device type and an id >= 0"},
 };
+
+const dlmap_check_rule_info *dlmap_check_rule_at(size_t index) {
+  return index < sizeof kRules / sizeof kRules[0] ? &kRules[index] : NULL;
+}
 
 const dlmap_check_rule_info *dlmap_check_rule_find(const char *id) {
   if (id == NULL) return NULL;

@@ -90,6 +90,8 @@ typedef struct dlmap_check_rule_info {
 
 /* The rule with this id (static), or NULL for any other text. */
 const dlmap_check_rule_info *dlmap_check_rule_find(const char *id);
+/* Every rule, in table order: index 0 …; NULL past the end. */
+const dlmap_check_rule_info *dlmap_check_rule_at(size_t index);
 
 #ifdef __cplusplus
 }
