@@ -101,9 +101,13 @@ static inline int64_t fuzz_bit_boundary(fuzz_input *in, fuzz_i128 factor) {
  * negative and broadcast included), sometimes the interesting boundary values, and sometimes (selector 252..255) a
  * bit-count boundary: an extent that brings count × element_bits near 2^62, 2^63 or 2^64 given the extents before
  * it, or a stride whose step over `shape` (the block's shape, for strides) does the same in bits. */
+/* A 1-byte block, through a function: gcc 14's -Walloc-size rejects malloc(1) assigned to an int64_t pointer, and
+ * that undersized block is the point (no entry of it may be read). */
+static inline void *fuzz_one_byte_block(void) { return malloc(1); }
+
 static inline int64_t *fuzz_dims_block(fuzz_input *in, int32_t n, bool strides, uint64_t element_bits,
                                        const int64_t *shape) {
-  if (n <= 0 || n > MAX_DIM_ALLOC) return (int64_t *)malloc(1);
+  if (n <= 0 || n > MAX_DIM_ALLOC) return (int64_t *)fuzz_one_byte_block();
   int64_t *dims = (int64_t *)malloc((size_t)n * sizeof(int64_t));
   static const int64_t kExtents[] = {1, 2, 3, 0, 4, 5, 1, 2, 7, 16, -1, 1, 2, 3, 64, 255};
   static const int64_t kStrides[] = {1, 2, 0, -1, 3, 4, 6, -2, 8, 12, 16, 24, 64, -3, 5, 1};

@@ -4,9 +4,10 @@
 # (with a toolkit) the check program; the tables it generated are byte-identical to the Bazel build's; the module
 # imports. Then a full run must say why it cannot check here: exit 2 with the reason where there is no usable GPU
 # (0 or 1 where there is one; the checks themselves are for gpu/check.sh on a GPU machine).
-# Usage: check_script_test.sh HAS_NVCC PYTHON3 CUDA_ROOT HAS_PYTHON_HEADERS GENERATED_INC GENERATED_SPEC_H
+# Usage: check_script_test.sh HAS_NVCC PYTHON3 cuda_root=CUDA_ROOT HAS_PYTHON_HEADERS GENERATED_INC GENERATED_SPEC_H
+# (CUDA_ROOT is empty without a toolkit: the cuda_root= prefix keeps the argument from vanishing.)
 set -euo pipefail
-has_nvcc=$1 python=$2 cuda_root=$3 has_headers=$4 bazel_inc_dir=$(dirname "$5") bazel_spec_h=$6
+has_nvcc=$1 python=$2 cuda_root=${3#cuda_root=} has_headers=$4 bazel_inc_dir=$(dirname "$5") bazel_spec_h=$6
 if [ ! -x "$python" ] && [ -x "../${python#external/}" ]; then python="../${python#external/}"; fi
 export PYTHON=$PWD/$python DLMAP_CHECK_STANDINS=1 DLMAP_CHECK_BUILD=$TEST_TMPDIR/build
 export CUDA_HOME=$cuda_root  # the toolkit the build detected, whatever PATH the test runs with

@@ -31,10 +31,6 @@ typedef struct {
   uint32_t minor; /* minor bumps only add enumeration values */
 } DLPackVersion;
 
-#define DLPACK_FLAG_BITMASK_READ_ONLY (UINT64_C(1) << 0)
-#define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1)
-#define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED (UINT64_C(1) << 2)
-
 /* A managed tensor with version and flags (DLPack 1.0+). Ownership: the consumer owns it once handed
  * over and releases it by calling deleter(self) exactly once; deleter may be NULL. */
 struct DLManagedTensorVersioned {
@@ -44,6 +40,17 @@ struct DLManagedTensorVersioned {
   uint64_t flags;         /* DLPACK_FLAG_BITMASK_* */
   DLTensor dl_tensor;     /* last, unlike DLManagedTensor */
 };
+#endif
+
+/* The flag bits, each where the header lacks it: 1.0 defines the first two, 1.1 added the third. */
+#ifndef DLPACK_FLAG_BITMASK_READ_ONLY
+#define DLPACK_FLAG_BITMASK_READ_ONLY (UINT64_C(1) << 0)
+#endif
+#ifndef DLPACK_FLAG_BITMASK_IS_COPIED
+#define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1)
+#endif
+#ifndef DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+#define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED (UINT64_C(1) << 2)
 #endif
 
 /* DLPack 1.0 and 1.1 declare only the struct tag; 1.2+ also a typedef. dlmap spells the tag. */

@@ -101,13 +101,11 @@ TEST_P(NoDevice, ProbeGivesTheVendorsOwnText) {
   EXPECT_EQ(status_.device_count, 0);
   ASSERT_NE(vendor_.status, 0) << "the runtime started without reporting a device";
   EXPECT_EQ(std::string(status_.reason), expected_reason_);
-  // The two answers of the machines this project is built on (doc: offline-build.md §9.2, §10.3).
+  // CUDA's answer on a machine with a toolkit and no driver (doc: offline-build.md §9.2). HIP's wording for the same
+  // status differs between releases (5.2: "hipErrorNoDevice"), so only the comparison above holds for it.
   if (std::string(GetParam().name) == "cuda" && vendor_.status == 35) {
     EXPECT_STREQ(status_.reason,
                  "CUDA driver version is insufficient for CUDA runtime version (cudaGetDeviceCount returned 35)");
-  }
-  if (std::string(GetParam().name) == "rocm" && vendor_.status == 100) {
-    EXPECT_STREQ(status_.reason, "hipErrorNoDevice (hipGetDeviceCount returned 100)");
   }
 }
 

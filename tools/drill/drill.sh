@@ -38,6 +38,8 @@ mkdir -p "$scratch"
 touch "$scratch/.dlmap_drill"
 git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - 2>/dev/null |
   tar -xf - -C "$scratch"
+# The host's Bazel flags (.bazelrc.host) are ignored by git: write the copy's own.
+"$scratch/third_party/bazel_offline/configure.sh"
 logs="$scratch/.drill_logs"
 mkdir -p "$logs"
 
