@@ -135,13 +135,14 @@ static int32_t import_managed(void *managed, bool versioned, const dlmap_import_
 }
 
 PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_request *request, const char *via) {
-  bool padded = false;
+  bool padded = false, producer_copied = false;
   if (versioned) {
     /* Only a known major version makes `flags` trustworthy; dlmap_import_versioned rejects the others. */
     const struct DLManagedTensorVersioned *t = (const struct DLManagedTensorVersioned *)managed;
     const dlmap_version version = {t->version.major, t->version.minor};
     if (dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED) {
       padded = (t->flags & DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0;
+      producer_copied = (t->flags & DLMAP_FLAG_IS_COPIED) != 0;
     }
   }
   dlmap_py_array *self = (dlmap_py_array *)dlmap_py_array_type.tp_alloc(&dlmap_py_array_type, 0);
@@ -184,6 +185,7 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
   self->read_only = self->imported.read_only;
   self->source_read_only = self->imported.read_only;
   self->subbyte_padded = padded;
+  self->producer_copied = producer_copied;
   self->via = via;
   if (t->ndim > 0) {
     self->buffer_dims = 2 * (size_t)t->ndim <= sizeof self->inline_dims / sizeof self->inline_dims[0]
@@ -580,7 +582,7 @@ static int set_readonly(PyObject *op, PyObject *value, void *closure) {
 
 static PyObject *get_copied(PyObject *op, void *closure) {
   (void)closure;
-  return PyBool_FromLong(SELF->imported.copied);
+  return PyBool_FromLong(SELF->imported.copied || SELF->producer_copied); /* whoever made the copy */
 }
 
 static PyObject *get_version(PyObject *op, void *closure) {
@@ -606,7 +608,8 @@ static PyGetSetDef array_getset[] = {
      "Whether writes are refused (buffer protocol, exports). Can be set to True; set back to False only when the "
      "producer did not mark the data READ_ONLY.",
      NULL},
-    {"copied", get_copied, NULL, "Whether dlmap copied the data on import.", NULL},
+    {"copied", get_copied, NULL,
+     "Whether the memory is a copy: dlmap copied on import, or the producer set IS_COPIED.", NULL},
     {"version", get_version, NULL, "The producer's DLPack version, (0, 0) for a legacy tensor.", NULL},
     {"via", get_via, NULL,
      "How the array was made: \"empty\", \"dltensor_versioned\", \"dltensor\", \"c_exchange_api\" or "

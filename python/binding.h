@@ -28,6 +28,7 @@ typedef struct dlmap_py_array {
   bool read_only;          /* writes are refused: the buffer protocol and every export honour it */
   bool source_read_only;   /* the producer marked the data READ_ONLY: read_only cannot be cleared */
   bool subbyte_padded;     /* sub-byte elements are padded (IS_SUBBYTE_TYPE_PADDED) */
+  bool producer_copied;    /* the producer's tensor said IS_COPIED: its memory is already a copy */
   const char *via;         /* how the array was made (static text): "empty", "dltensor", "dltensor_versioned", ... */
   Py_ssize_t *buffer_dims; /* ndim extents, then ndim byte strides, for the buffer protocol; NULL when ndim is 0 */
   PyObject *weakreflist;

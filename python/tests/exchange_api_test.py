@@ -134,6 +134,13 @@ class TableTest(DlmapTestCase):
         self.assertEqual((a.shape, a.dtype, a.data_ptr, a.via), ((3,), "float32", address,
                                                                  "managed_tensor_to_py_object"))
         del a  # frees the allocation (checked by tearDown)
+        p = Producer(bytearray(16), (2, 32, 1), (4,), flags=testing.FLAG_IS_COPIED, tag="copied")
+        cap = p.make_capsule(True)
+        managed = ctypes.cast(ctypes.c_void_p(testing.capsule_pointer(cap, testing.NAME_VERSIONED)),
+                              ctypes.POINTER(testing.DLManagedTensorVersioned))
+        testing.rename_capsule(cap, testing.NAME_VERSIONED_USED)
+        self.assertEqual(api.managed_tensor_to_py_object_no_sync(managed, ctypes.byref(obj)), 0)
+        self.assertTrue(testing.steal_object(obj.value).copied, "the producer's IS_COPIED counts")
         # Ownership is stolen on failure too: a DLPack 2.0 tensor is released, never read.
         p = Producer(bytearray(16), (2, 32, 1), (4,), version=(2, 0), tag="to_py")
         cap = p.make_capsule(True)
@@ -268,11 +275,11 @@ class ForeignTable:
     """A producer type publishing a table built here: major version, C-path tensor and current stream are chosen by the
     test; its Python methods come from a hand-made Producer."""
 
-    def __init__(self, major, prev=None, device=(1, 0), current_stream=None):
+    def __init__(self, major, prev=None, device=(1, 0), current_stream=None, flags=0):
         self.producer = Producer(bytearray(16), (2, 32, 1), (4,), device=device,
                                  data=None if device == (1, 0) else 0x20000, tag="python")
         self.c_producer = Producer(bytearray(16), (2, 32, 1), (4,), device=device,
-                                   data=None if device == (1, 0) else 0x20000, tag="c")
+                                   data=None if device == (1, 0) else 0x20000, tag="c", flags=flags)
         self.c_calls = 0
 
         @testing.FROM_PY_OBJECT
@@ -317,6 +324,14 @@ class ForeignTableTest(DlmapTestCase):
         f = ForeignTable(1)
         b = dlmap.from_dlpack(f.Array())
         self.assertEqual((f.c_calls, f.producer.calls, b.via), (1, [], "c_exchange_api"))
+
+    def test_producer_copy_through_a_table(self):
+        # A table's tensor that says IS_COPIED is a copy (Array.copied), though dlmap made none.
+        f = ForeignTable(1, flags=testing.FLAG_IS_COPIED)
+        b = dlmap.from_dlpack(f.Array())
+        address = ctypes.addressof(ctypes.c_char.from_buffer(f.c_producer.buffer))
+        self.assertEqual((b.via, b.copied, b.data_ptr), ("c_exchange_api", True, address))
+        self.assertEqual((f.c_calls, f.producer.calls), (1, []))
 
     def test_unknown_major_is_skipped_unless_chained(self):
         f = ForeignTable(2)

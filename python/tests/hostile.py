@@ -336,10 +336,13 @@ def _check_array(a, problems):
     """What an Array dlmap returned may be used for: host views of host memory only, readable where it is dlmap's
     copy or lies inside a real buffer."""
     device_type = a.device[0]
-    if device_type in HOST_READABLE and not a.copied and a.data_ptr - a.byte_offset == FAKE_DEVICE_ADDRESS:
+    start = a.data_ptr - a.byte_offset
+    if device_type in HOST_READABLE and start == FAKE_DEVICE_ADDRESS:  # a.copied too: IS_COPIED may lie
         problems.append(f"a host view of device memory: {a!r}")
         return
-    if device_type in HOST_READABLE and (a.copied or _inside_buffers(a)):
+    # a.copied also counts a producer's IS_COPIED, which may lie: dlmap's copy is one outside every producer buffer.
+    dlmap_copy = a.copied and not any(base <= start < base + size for base, size in _buffers)
+    if device_type in HOST_READABLE and (dlmap_copy or _inside_buffers(a)):
         try:
             bytes(memoryview(a))
         except (NotImplementedError, BufferError):

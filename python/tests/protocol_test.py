@@ -708,11 +708,31 @@ class FromDlpackTest(DlmapTestCase):
         self.assertEqual(values(b), [0.0, 1.0, 2.0])
         p = Producer(buf, (2, 32, 1), (3,), flags=testing.FLAG_IS_COPIED)  # says it copied: no second copy
         b = dlmap.from_dlpack(p, copy=True)
-        self.assertEqual((b.copied, b.data_ptr), (False, address))
+        self.assertEqual((b.copied, b.data_ptr), (True, address), "the producer's copy is a copy")
         p = Producer(buf, (2, 32, 1), (3,))
         b = dlmap.from_dlpack(p, copy=False, device="cpu")
         self.assertEqual(p.calls, [{"max_version": testing.CURRENT, "stream": None, "dl_device": (1, 0), "copy": False}])
         self.assertEqual(b.data_ptr, address)
+
+    def test_producer_copies_count_as_copied(self):
+        # Array.copied says whether the memory is a copy, whoever made it: a versioned producer's IS_COPIED counts
+        # (NumPy 2 honours copy=True itself and sets it), asked for or not; a legacy tensor cannot say it.
+        buf = float_buffer(3)
+        address = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+        for kwargs in [{"copy": True}, {}, {"copy": None}]:
+            b = dlmap.from_dlpack(Producer(buf, (2, 32, 1), (3,), flags=testing.FLAG_IS_COPIED), **kwargs)
+            self.assertEqual((b.copied, b.data_ptr, b.via, values(b)), (True, address, "dltensor_versioned",
+                                                                        [0.0, 1.0, 2.0]), kwargs)
+        b = dlmap.from_dlpack(Producer(buf, (2, 32, 1), (3,), flags=testing.FLAG_IS_COPIED | testing.FLAG_READ_ONLY))
+        self.assertEqual((b.copied, b.readonly), (True, True))
+        b = dlmap.from_dlpack(Producer(buf, (2, 32, 1), (3,)))
+        self.assertEqual((b.copied, b.data_ptr), (False, address))
+        b = dlmap.from_dlpack(Producer(buf, (2, 32, 1), (3,), legacy_only=True))
+        self.assertEqual((b.copied, b.via), (False, "dltensor"))
+        # The flag stays the import's: the array's own exports are views of its memory.
+        b = dlmap.from_dlpack(Producer(buf, (2, 32, 1), (3,), flags=testing.FLAG_IS_COPIED))
+        self.assertEqual(testing.versioned_tensor(b.__dlpack__(max_version=(1, 0))).flags, 0)
+        self.assertFalse(dlmap.from_dlpack(b).copied)
 
     def test_device_errors(self):
         buf = float_buffer(3)
