@@ -107,17 +107,26 @@ static const DLPackExchangeAPIHeader *integer_form(PyTypeObject *type) {
   if (mro == NULL || !PyTuple_Check(mro)) return NULL;
   for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
     PyTypeObject *base = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
-    PyObject *dict = base->tp_dict;
+#if PY_VERSION_HEX >= 0x030C0000
+    /* Since 3.12 a static builtin type's tp_dict is NULL (its dict is per interpreter): ask for it. */
+    PyObject *dict = PyType_GetDict(base); /* new reference */
+#else
+    PyObject *dict = Py_XNewRef(base->tp_dict);
+#endif
     if (dict == NULL) continue;
     PyObject *value = PyDict_GetItemWithError(dict, dlmap_py_name.exchange_api_1_2); /* borrowed */
     if (value == NULL) {
       if (PyErr_Occurred()) PyErr_Clear();
+      Py_DECREF(dict);
       continue;
     }
     /* The first definition along the MRO is the one attribute lookup finds: it alone decides. */
-    if ((base->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0 || !PyLong_Check(value)) return NULL;
-    const DLPackExchangeAPIHeader *header = (const DLPackExchangeAPIHeader *)PyLong_AsVoidPtr(value);
-    if (header == NULL && PyErr_Occurred()) PyErr_Clear();
+    const DLPackExchangeAPIHeader *header = NULL;
+    if ((base->tp_flags & Py_TPFLAGS_HEAPTYPE) == 0 && PyLong_Check(value)) {
+      header = (const DLPackExchangeAPIHeader *)PyLong_AsVoidPtr(value);
+      if (header == NULL && PyErr_Occurred()) PyErr_Clear();
+    }
+    Py_DECREF(dict); /* the type keeps value alive */
     return header;
   }
   return NULL;
