@@ -5,6 +5,7 @@ load("//third_party/toolchains:dlmap_configure.bzl", "dlmap_configure")
 _SHIMS = {
     "rules_cc": "third_party/bazel_shims/rules_cc",
     "rules_java": "third_party/bazel_shims/rules_java",
+    "rules_shell": "third_party/bazel_shims/rules_shell",
     "platforms": "third_party/bazel_shims/platforms",
     "remote_coverage_tools": "third_party/remote_coverage_tools",
 }

@@ -1,5 +1,7 @@
-# dlmap Python binding — the `dlmap` CPython extension over any library dlmap_library() made (one per profile).
+"""dlmap Python binding: the `dlmap` CPython extension over any library dlmap_library() made (one per profile)."""
+
 load("@dlmap_config//:build_defs.bzl", "HAS_PYTHON_HEADERS")
+load("@rules_cc//cc:defs.bzl", "cc_binary")
 
 # Without Python.h (python3-dev) the binding's targets are left out of `//...`; //python:python_headers_present_test
 # says why.
@@ -9,9 +11,16 @@ _SRCS = [str(Label("//python:binding_srcs"))]
 _LDS = str(Label("//python:dlmap.lds"))
 
 def dlmap_python_module(library, name = "dlmap.so"):
-    """`import dlmap` with PYTHONPATH set to this package's output directory. Links the static library (PIC objects)
-    and exports nothing but PyInit_dlmap; libpython is not linked (the interpreter provides it)."""
-    native.cc_binary(
+    """`import dlmap` with PYTHONPATH set to this package's output directory.
+
+    Links the static library (PIC objects) and exports nothing but PyInit_dlmap; libpython is not linked (the
+    interpreter provides it).
+
+    Args:
+      library: a cc_library made by dlmap_library().
+      name: the shared object's name.
+    """
+    cc_binary(
         name = name,
         srcs = _SRCS,
         additional_linker_inputs = [_LDS],

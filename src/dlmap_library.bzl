@@ -1,8 +1,11 @@
-# dlmap build macro: spec files → generated tables → one static library (and a CLI) built from the same
-# hand-written C. The default library is dlmap_library(name = "dlmap", spec = ["//spec:default"]);
-# a downstream user, or a test, passes its own spec and edits no C.
+"""dlmap build macro: spec files → generated tables → one static library (and a CLI).
+
+Both are built from the same hand-written C. The default library is dlmap_library(name = "dlmap",
+spec = ["//spec:default"]); a downstream user, or a test, passes its own spec and edits no C.
+"""
 
 load("@dlmap_config//:build_defs.bzl", "PYTHON_BIN")
+load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 
 # Generator flag → path of its output under <name>_gen/. Every generated path contains generated/. A copy of
 # codegen/emit.py's OUTPUTS (Bazel 4.2.3 cannot load a generated .bzl); //codegen/tests:emit_test compares them.
@@ -51,11 +54,18 @@ _PROFILES = str(Label("//spec:profiles"))
 DLMAP_COPTS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 def dlmap_library(name, spec, visibility = None, testonly = False, config = "@dlmap_config//:config"):
-    """A static library `name` whose tables come from `spec` (a list of YAML labels, read in order).
+    """A static library `name` whose tables come from `spec`.
 
-    Also defines `<name>_gen` (the generated files) for docs and tests. `config` provides dlmap_config.h, what the
-    host detection found (the GPU backend reads only the toolkit's runtime path from it, as one more place to look);
-    tests pass their own to build as on a machine without a toolkit.
+    Also defines `<name>_gen` (the generated files) for docs and tests.
+
+    Args:
+      name: the cc_library's name; `<name>_gen*` are the generated files and their libraries.
+      spec: a list of YAML labels, read in order.
+      visibility: of the library.
+      testonly: passed to every target.
+      config: provides dlmap_config.h, what the host detection found (the GPU backend reads only the toolkit's
+        runtime path from it, as one more place to look); tests pass their own to build as on a machine without
+        a toolkit.
     """
     gen = name + "_gen"
     outs = {flag: gen + "/" + path for flag, path in _C_OUTPUTS.items()}
@@ -65,8 +75,10 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = "@dl
         outs = outs.values(),
         tools = [_PYTHON, _GEN_C, _GENERATOR],
         cmd = " ".join(
-            ["specs=; for f in $(SRCS); do specs=\"$$specs --spec $$f\"; done;",
-             "$(location %s) $(location %s) $$specs" % (_PYTHON, _GEN_C)] +
+            [
+                "specs=; for f in $(SRCS); do specs=\"$$specs --spec $$f\"; done;",
+                "$(location %s) $(location %s) $$specs" % (_PYTHON, _GEN_C),
+            ] +
             ["--%s $(location %s)" % (flag, out) for flag, out in outs.items()],
         ),
         testonly = testonly,
@@ -81,19 +93,19 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = "@dl
         cmd = "$(location %s) -W -Werror --no-generation-date --no-version -i -I $$(dirname $(location %s)) -o $@ $(location %s)" % (_RE2C, re_incs[0], _NAME_LOOKUP_RE),
         testonly = testonly,
     )
-    native.cc_library(
+    cc_library(
         name = gen + "_spec_header",
         hdrs = [outs["spec_h"]],
         strip_include_prefix = gen + "/include",
         testonly = testonly,
     )
-    native.cc_library(
+    cc_library(
         name = gen + "_tables",
         hdrs = [out for flag, out in outs.items() if flag != "spec_h"],
         strip_include_prefix = gen,
         testonly = testonly,
     )
-    native.cc_library(
+    cc_library(
         name = name,
         srcs = [_CORE_SRCS, lookup_c],
         copts = DLMAP_COPTS,
@@ -111,7 +123,7 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = "@dl
 
 def dlmap_cli(name, library, visibility = None, testonly = False):
     """The `dlmap` command line linked against a library made by dlmap_library."""
-    native.cc_binary(
+    cc_binary(
         name = name,
         srcs = [_CLI_SRCS],
         copts = DLMAP_COPTS + ["-D_POSIX_C_SOURCE=200809L"],
