@@ -1,4 +1,6 @@
-# dlmap_dependencies(): the repositories a WORKSPACE needs to build dlmap offline with Bazel 4.2.3.
+"""dlmap_dependencies(): the repositories a WORKSPACE needs to build dlmap offline (Bazel 4.2.3; Bazel 7 with
+--config=workspace). Under bzlmod, MODULE.bazel declares them instead."""
+
 load("//third_party/toolchains:dlmap_configure.bzl", "dlmap_configure")
 
 # Repository name → directory inside the dlmap checkout (the project's own offline shims).
@@ -10,13 +12,15 @@ _SHIMS = {
     "remote_coverage_tools": "third_party/remote_coverage_tools",
 }
 
+# buildifier: disable=unnamed-macro
 def dlmap_dependencies(dlmap_path):
     """Declares what dlmap needs, leaving alone every repository the workspace already defines.
 
-    dlmap_path: the dlmap checkout, as given to local_repository (relative to the workspace or
-    absolute). Defines the offline shims for what Bazel 4.2.3 would download, and @dlmap_config
-    (toolchain detection: CUDA, HIP, re2c, python3 + yaml, GoogleTest, the DLPack header; set
-    DLPACK_INCLUDE_DIR to use your own DLPack header).
+    Defines the offline shims for what Bazel 4.2.3 would download, and @dlmap_config (toolchain detection: CUDA,
+    HIP, re2c, python3 + yaml, GoogleTest, the DLPack header; set DLPACK_INCLUDE_DIR to use your own DLPack header).
+
+    Args:
+      dlmap_path: the dlmap checkout, as given to local_repository (relative to the workspace or absolute).
     """
     for name, path in _SHIMS.items():
         if not native.existing_rule(name):

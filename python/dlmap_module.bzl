@@ -30,6 +30,6 @@ def dlmap_python_module(library, name = "dlmap.so"):
         tags = ONLY_WITH_HEADERS,
         deps = [
             library,
-            "@dlmap_config//:python_headers",
+            str(Label("@dlmap_config//:python_headers")),
         ],
     )

@@ -36,8 +36,10 @@ _C_OUTPUTS = {
     "platform_words_re": "src/generated/platform_words.re.inc",
 }
 
-_PYTHON = "@dlmap_config//:tools/python3"
-_RE2C = "@dlmap_config//:tools/re2c"
+# Labels resolved here, in dlmap's repository, so that a consuming module need not see @dlmap_config itself.
+_PYTHON = str(Label("@dlmap_config//:tools/python3"))
+_RE2C = str(Label("@dlmap_config//:tools/re2c"))
+_CONFIG = str(Label("@dlmap_config//:config"))
 
 # dlmap's own targets, resolved relative to this file so the macros work from a downstream workspace
 # that loads them as @dlmap//src:dlmap_library.bzl.
@@ -53,7 +55,7 @@ _PROFILES = str(Label("//spec:profiles"))
 # Flags for dlmap's own C: strict, warnings are errors.
 DLMAP_COPTS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
-def dlmap_library(name, spec, visibility = None, testonly = False, config = "@dlmap_config//:config"):
+def dlmap_library(name, spec, visibility = None, testonly = False, config = _CONFIG):
     """A static library `name` whose tables come from `spec`.
 
     Also defines `<name>_gen` (the generated files) for docs and tests.
@@ -130,7 +132,7 @@ def dlmap_cli(name, library, visibility = None, testonly = False):
         # `dlmap spec check` runs the generator's validator with the Python the build detected.
         local_defines = ["DLMAP_PYTHON=\\\"%s\\\"" % PYTHON_BIN],
         data = [_GENERATOR, _DEFAULT_SPEC, _PROFILES],
-        deps = [library, "@dlmap_config//:config"],
+        deps = [library, _CONFIG],
         visibility = visibility,
         testonly = testonly,
     )

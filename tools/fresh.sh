@@ -48,7 +48,12 @@ cleanup() {
   for mount_point in dev sys proc; do
     umount -R "$root/$mount_point" 2>/dev/null || umount -lR "$root/$mount_point" 2>/dev/null || true
   done
-  if [ "$keep" -eq 0 ]; then rm -rf "$root"; fi
+  # Never delete through a mount that is still there (it would reach the host's /dev).
+  if grep -q " $root/" /proc/mounts; then
+    echo "fresh: $root still has mounts; not deleted" >&2
+  elif [ "$keep" -eq 0 ]; then
+    rm -rf "$root"
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

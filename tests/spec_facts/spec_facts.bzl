@@ -6,7 +6,7 @@ built with.
 
 load("@rules_cc//cc:defs.bzl", "cc_library")
 
-_PYTHON = "@dlmap_config//:tools/python3"
+_PYTHON = str(Label("@dlmap_config//:tools/python3"))
 _SCRIPT = str(Label("//tests/spec_facts:spec_facts.py"))
 
 def spec_facts(name, spec, visibility = None):
