@@ -1,6 +1,10 @@
-# dlmap Python binding tests — interop with Debian's PyTorch (1.13, legacy DLPack only): torch → dlmap through
-# Tensor.__dlpack__ and dlmap → torch through torch.utils.dlpack.from_dlpack, zero-copy and values for every dtype both
-# exchange, every layout, read-only arrays, byte_offset and lifetimes, plus what PyTorch 1.13 cannot do.
+# dlmap Python binding tests — interop with the installed PyTorch: torch → dlmap (through torch's C exchange table
+# where torch.Tensor publishes one, else Tensor.__dlpack__) and dlmap → torch through torch.utils.dlpack.from_dlpack and
+# through the tables, zero-copy and values for every dtype both exchange, every layout, read-only arrays, byte_offset
+# and lifetimes. PyTorch 1.13 speaks legacy DLPack only, later ones the versioned protocol, and from 2.9 the DLPack C
+# exchange API: the tests probe what the PyTorch in front of them does (never its version) and check the contract's
+# outcome for that.
+import ctypes
 import subprocess
 import sys
 import textwrap
@@ -15,7 +19,7 @@ np = testing.require("numpy", "python3-numpy")
 torch = testing.require("torch", "python3-torch")
 to_torch = torch.utils.dlpack.from_dlpack
 
-# The dtypes PyTorch 1.13 exchanges in both directions (its DLPack lacks bool and 16/32/64-bit unsigned integers).
+# The dtypes every PyTorch exchanges in both directions (1.13's DLPack lacks bool and 16/32/64-bit unsigned integers).
 DTYPES = {"float16": torch.float16, "float32": torch.float32, "float64": torch.float64, "int8": torch.int8,
           "int16": torch.int16, "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8,
           "complex64": torch.complex64, "complex128": torch.complex128}
@@ -54,14 +58,81 @@ def read(a):
     return np.asarray(memoryview(a))
 
 
+class Recorder:
+    """A Python producer over x (so that a consumer takes the __dlpack__ path): records each call's keywords, what it
+    returned and what x raised last."""
+
+    def __init__(self, x):
+        self.x, self.calls, self.returned, self.raised = x, [], [], None
+
+    def __dlpack__(self, **kwargs):
+        self.calls.append(kwargs)
+        try:
+            capsule = self.x.__dlpack__(**kwargs)
+        except Exception as e:
+            self.raised = e
+            raise
+        self.returned.append(capsule)
+        return capsule
+
+    def __dlpack_device__(self):
+        return self.x.__dlpack_device__()
+
+
+# ---- what the installed PyTorch does (probed, not read from its version) --------------------------------------------
+
+
+def _torch_table():
+    """torch.Tensor's DLPack C exchange table (PyTorch >= 2.9), or None."""
+    capsule = getattr(torch.Tensor, "__dlpack_c_exchange_api__", None)
+    if capsule is None or testing.capsule_name(capsule) != "dlpack_exchange_api":
+        return None
+    return testing.exchange_api(torch.Tensor)
+
+
+def _torch_export():
+    """(via, version) of what dlmap.from_dlpack gets from a torch tensor: the table's tensor where dlmap can use the
+    table (its major is dlmap's), else Tensor.__dlpack__(max_version=...)'s capsule, else a legacy one."""
+    if TABLE is not None and TABLE.header.version.major == testing.CURRENT[0]:
+        out = ctypes.POINTER(testing.DLManagedTensorVersioned)()
+        if TABLE.managed_tensor_from_py_object_no_sync(torch.zeros(1), ctypes.byref(out)) == 0:
+            version = (out.contents.version.major, out.contents.version.minor)
+            out.contents.deleter(out)
+            return "c_exchange_api", version
+    try:
+        capsule = torch.zeros(1).__dlpack__(max_version=testing.CURRENT)
+    except TypeError:
+        return "dltensor", (0, 0)
+    if testing.capsule_name(capsule) != "dltensor_versioned":
+        return "dltensor", (0, 0)
+    v = testing.versioned_tensor(capsule).version
+    return "dltensor_versioned", (v.major, v.minor)
+
+
+def _torch_asks():
+    """The keywords torch.utils.dlpack.from_dlpack passes to a producer's __dlpack__."""
+    r = Recorder(dlmap.empty(1))
+    to_torch(r)
+    return r.calls[-1]
+
+
+TABLE = _torch_table()
+TORCH_VIA, TORCH_VERSION = _torch_export()
+TORCH_ASKS = _torch_asks()
+TORCH_ASKS_VERSIONED = tuple(TORCH_ASKS.get("max_version") or (0, 0)) >= (1, 0)
+print(f"torch {torch.__version__}: C exchange table {'published' if TABLE else 'absent'}; dlmap imports through "
+      f"{TORCH_VIA} {TORCH_VERSION}; torch.utils.dlpack.from_dlpack asks __dlpack__({TORCH_ASKS})")
+NO_TABLE = "torch.Tensor publishes no __dlpack_c_exchange_api__ (PyTorch before 2.9): no C exchange API to exercise"
+
+
 class TorchToDlmapTest(DlmapTestCase):
     def check(self, t, name):
         a = dlmap.from_dlpack(t)
         self.assertEqual(a.data_ptr, t.data_ptr(), f"{name}: zero-copy")
         self.assertEqual((a.shape, a.device, a.readonly, a.copied, a.via, a.version),
-                         (tuple(t.shape), (1, 0), False, False, "dltensor", (0, 0)), name)
+                         (tuple(t.shape), (1, 0), False, False, TORCH_VIA, TORCH_VERSION), name)
         for extent, mine, theirs in zip(t.shape, a.strides, t.stride()):
-            if extent > 1:  # PyTorch 1.13 normalises the strides of extent-1 dimensions
+            if extent > 1:  # PyTorch normalises the strides of extent-1 dimensions
                 self.assertEqual(mine, theirs, name)
         np.testing.assert_array_equal(read(a), t.numpy(), err_msg=name)
         return a
@@ -87,21 +158,61 @@ class TorchToDlmapTest(DlmapTestCase):
         t[3, 5] = -7.0
         self.assertEqual(read(a)[2, 3], -7.0)
 
-    def test_negotiation_falls_back_to_legacy(self):
+    def test_negotiation(self):
+        # dlmap takes torch's C exchange table where torch.Tensor publishes one (no __dlpack__ call), else asks
+        # __dlpack__ for a versioned capsule and falls back to a plain call where the keyword is a TypeError.
         t = sample("int32")
-        with self.assertRaises(TypeError):  # PyTorch 1.13's __dlpack__(self, stream=None)
-            t.__dlpack__(max_version=(1, 3))
-        self.assertFalse(hasattr(torch.Tensor, "__dlpack_c_exchange_api__"), "PyTorch 1.13 has no C exchange API")
-        self.assertEqual(dlmap.from_dlpack(t).via, "dltensor")
+        a = dlmap.from_dlpack(t)
+        self.assertEqual((a.via, a.version, a.data_ptr), (TORCH_VIA, TORCH_VERSION, t.data_ptr()))
+        if TORCH_VIA == "dltensor":
+            with self.assertRaises(TypeError):  # PyTorch 1.13's __dlpack__(self, stream=None)
+                t.__dlpack__(max_version=(1, 3))
+        if TABLE is None:
+            print(NO_TABLE)
+            return
+        calls = []
+
+        class Logged(torch.Tensor):  # inherits the table: the table is used, the override is never called
+            def __dlpack__(self, *args, **kwargs):
+                calls.append(kwargs)
+                return super().__dlpack__(*args, **kwargs)
+
+        b = dlmap.from_dlpack(t.as_subclass(Logged))
+        self.assertEqual((b.via, b.data_ptr, calls), ("c_exchange_api", t.data_ptr(), []))
 
     def test_torch_refusals_propagate(self):
-        cases = [
-            (torch.tensor([True, False]), "Bool type is not supported by dlpack"),
-            (torch.ones(3, requires_grad=True), "Can't export tensors that require gradient, use tensor.detach()"),
-            (torch.ones(3, dtype=torch.complex64).conj(), "Can't export tensors with the conjugate bit set"),
-        ]
-        for t, message in cases:
-            self.assertRaisesExactly(RuntimeError, message, dlmap.from_dlpack, t)
+        # What torch's __dlpack__ refuses, dlmap passes on unchanged (the very exception); what it exports is imported
+        # exactly (bool: PyTorch 1.13 refuses it, later ones export it). A Recorder keeps dlmap on the __dlpack__ path.
+        cases = [("bool", torch.tensor([True, False])), ("requires_grad", torch.ones(3, requires_grad=True)),
+                 ("conj", torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64).conj())]
+        for name, t in cases:
+            r = Recorder(t)
+            try:
+                a = dlmap.from_dlpack(r)
+            except Exception as e:
+                self.assertIsNotNone(r.raised, f"{name}: torch raised it")
+                self.assertIs(e, r.raised, name)
+                print(f"torch's __dlpack__ refuses {name}: {type(e).__name__}: {e}")
+            else:
+                self.assertEqual((a.data_ptr, read(a).tolist()), (t.data_ptr(), t.tolist()), name)
+
+    def test_table_exports_what_dunder_refuses(self):
+        # torch's C exchange table runs none of __dlpack__'s checks: it hands over a tensor that requires grad, and a
+        # conjugate-bit tensor's memory as stored (not conjugated). dlmap imports exactly what the table hands over,
+        # or passes a refusal on; it cannot see torch's conj bit (DLPack has none).
+        if TABLE is None:
+            print(NO_TABLE)
+            return
+        g = torch.ones(3, requires_grad=True)
+        stored = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64)
+        for name, t, values in [("requires_grad", g, [1.0, 1.0, 1.0]), ("conj", stored.conj(), stored.tolist())]:
+            try:
+                a = dlmap.from_dlpack(t)
+            except Exception as e:
+                print(f"torch's table refuses {name}: {type(e).__name__}: {e}")
+                continue
+            self.assertEqual((a.via, a.data_ptr, read(a).tolist()), ("c_exchange_api", t.data_ptr(), values))
+            print(f"torch's table exports a {name} tensor that its __dlpack__ refuses (values as stored)")
 
     def test_copy(self):
         t = sample("float64")
@@ -161,16 +272,50 @@ class DlmapToTorchTest(DlmapTestCase):
         t = self.check(a, [[2, 3, 4], [5, 6, 7]], "byte_offset 8")
         self.assertEqual(t.data_ptr(), buf.ctypes.data + 8)
 
-    def test_read_only_over_legacy(self):
+    def test_read_only(self):
+        # A read-only dlmap array: a legacy capsule cannot say READ_ONLY, so dlmap refuses it; a versioned one says it.
+        # PyTorch has no read-only tensors: it may refuse, copy, or (as PyTorch 2.x does) share the memory anyway.
         a = dlmap.empty(3)
         a.readonly = True
-        self.assertRaisesExactly(BufferError, READ_ONLY_LEGACY, to_torch, a)
+        if not TORCH_ASKS_VERSIONED:
+            self.assertRaisesExactly(BufferError, READ_ONLY_LEGACY, to_torch, a)
+            return
+        r = Recorder(a)
+        try:
+            t = to_torch(r)
+        except (BufferError, RuntimeError, ValueError) as e:
+            print(f"torch refuses READ_ONLY data: {type(e).__name__}: {e}")
+        else:
+            self.assertEqual(t.tolist(), [0.0, 0.0, 0.0])
+            if t.data_ptr() == a.data_ptr:
+                print("torch imports READ_ONLY data as a writable tensor (it has no read-only tensors)")
+            del t
+        self.assertEqual(dlmap._stats()["live_exports"], 0)
 
-    def test_dtypes_torch_1_13_refuses(self):
-        for dtype, message in [("bool", "Unsupported code 6"), ("uint16", "Unsupported kUInt bits 16"),
-                               ("uint32", "Unsupported kUInt bits 32"), ("uint64", "Unsupported kUInt bits 64")]:
-            self.assertRaisesExactly(RuntimeError, message, to_torch, dlmap.empty(2, dtype))
-        self.assertEqual(dlmap._stats()["live_exports"], 0, "PyTorch released what it refused")
+    def test_read_only_check_of_the_capsule(self):
+        # What dlmap hands torch for a read-only array carries READ_ONLY (checked before torch sees it).
+        a = dlmap.empty(3)
+        a.readonly = True
+        if not TORCH_ASKS_VERSIONED:
+            print("torch asks for legacy capsules, which cannot say READ_ONLY (test_read_only)")
+            return
+        capsule = a.__dlpack__(**TORCH_ASKS)
+        self.assertEqual(testing.versioned_tensor(capsule).flags & testing.FLAG_READ_ONLY, testing.FLAG_READ_ONLY)
+
+    def test_dtypes_torch_may_refuse(self):
+        # bool and uint16/32/64 are DLPack dtypes PyTorch 1.13 refuses and later ones take. Either torch imports the
+        # array exactly (zero-copy, its dtype) or refuses cleanly, releasing dlmap's export.
+        for dtype in ["bool", "uint16", "uint32", "uint64"]:
+            a = dlmap.empty(2, dtype)
+            try:
+                t = to_torch(a)
+            except (BufferError, RuntimeError) as e:
+                print(f"torch refuses {dtype}: {type(e).__name__}: {e}")
+            else:
+                self.assertEqual((str(t.dtype), t.data_ptr(), t.tolist()), ("torch." + dtype, a.data_ptr, [0, 0]),
+                                 dtype)
+                del t
+            self.assertEqual(dlmap._stats()["live_exports"], 0, f"{dtype}: torch released what it refused or dropped")
 
     def test_negative_strides(self):
         # Negative strides are valid DLPack, but PyTorch 1.13 has no negative strides: it aborts the process
@@ -212,6 +357,130 @@ class DlmapToTorchTest(DlmapTestCase):
         t = to_torch(a)
         del t  # consumer first
         self.assertEqual(dlmap._stats()["live_exports"], 0)
+
+
+def managed_pointer():
+    return ctypes.POINTER(testing.DLManagedTensorVersioned)()
+
+
+class TorchExchangeApiTest(DlmapTestCase):
+    """The DLPack C exchange API both ways, where torch.Tensor publishes a table: dlmap importing torch tensors through
+    torch's table, and torch importing dlmap arrays through the tables, each function called as a C consumer would."""
+
+    def setUp(self):
+        super().setUp()
+        if TABLE is None:
+            self.assertFalse(hasattr(torch.Tensor, "__dlpack_c_exchange_api__"))
+
+    def test_torch_table(self):
+        if TABLE is None:
+            print(NO_TABLE)
+            return
+        self.assertEqual(TABLE.header.version.major, testing.CURRENT[0], "dlmap reads this major")
+        for field in ["managed_tensor_allocator", "managed_tensor_from_py_object_no_sync",
+                      "managed_tensor_to_py_object_no_sync", "dltensor_from_py_object_no_sync", "current_work_stream"]:
+            self.assertTrue(ctypes.cast(getattr(TABLE, field), ctypes.c_void_p).value, field)
+
+    def test_dlmap_imports_through_torchs_table(self):
+        if TABLE is None:
+            print(NO_TABLE)
+            return
+        t = sample("float32")[1:, 2:]
+        a = dlmap.from_dlpack(t)
+        self.assertEqual((a.via, a.data_ptr, a.copied, a.readonly), ("c_exchange_api", t.data_ptr(), False, False))
+        np.testing.assert_array_equal(read(a), t.numpy())
+        t[0, 0] = 123.0
+        self.assertEqual(read(a)[0, 0], 123.0)
+        c = dlmap.from_dlpack(t, copy=True)
+        self.assertEqual((c.via, c.copied), ("c_exchange_api", True))
+        self.assertNotEqual(c.data_ptr, t.data_ptr())
+        # The same by hand: torch's managed_tensor_from_py_object_no_sync, then dlmap's managed_tensor_to_py_object.
+        out = managed_pointer()
+        self.assertEqual(TABLE.managed_tensor_from_py_object_no_sync(t, ctypes.byref(out)), 0)
+        self.assertEqual((out.contents.dl_tensor.data + out.contents.dl_tensor.byte_offset, out.contents.flags),
+                         (t.data_ptr(), 0))
+        obj = ctypes.c_void_p()
+        self.assertEqual(testing.exchange_api().managed_tensor_to_py_object_no_sync(out, ctypes.byref(obj)), 0)
+        b = testing.steal_object(obj.value)
+        self.assertEqual((b.via, b.data_ptr, b.shape), ("managed_tensor_to_py_object", t.data_ptr(), tuple(t.shape)))
+        np.testing.assert_array_equal(read(b), t.numpy())
+        # torch's non-owning dltensor_from_py_object_no_sync describes the same memory.
+        view = testing.DLTensor()
+        self.assertEqual(TABLE.dltensor_from_py_object_no_sync(t, ctypes.byref(view)), 0)
+        self.assertEqual((view.data + view.byte_offset, view.ndim, [view.shape[i] for i in range(2)]),
+                         (t.data_ptr(), 2, list(t.shape)))
+
+    def test_dlmap_adopts_torch_allocations(self):
+        # torch's managed_tensor_allocator makes a tensor that dlmap's managed_tensor_to_py_object takes over.
+        if TABLE is None:
+            print(NO_TABLE)
+            return
+        shape = (ctypes.c_int64 * 2)(2, 3)
+        proto = testing.DLTensor()
+        proto.device = testing.DLDevice(1, 0)
+        proto.ndim = 2
+        proto.dtype = testing.DLDataType(2, 32, 1)
+        proto.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+        out = managed_pointer()
+        seen = []
+        error = testing.SET_ERROR(lambda ctx, kind, message: seen.append((kind, message)))
+        self.assertEqual((TABLE.managed_tensor_allocator(ctypes.byref(proto), ctypes.byref(out), None, error), seen),
+                         (0, []))
+        data = out.contents.dl_tensor.data
+        obj = ctypes.c_void_p()
+        self.assertEqual(testing.exchange_api().managed_tensor_to_py_object_no_sync(out, ctypes.byref(obj)), 0)
+        a = testing.steal_object(obj.value)
+        self.assertEqual((a.shape, a.dtype, a.data_ptr), ((2, 3), "float32", data))
+        read(a)[...] = 4.5
+        self.assertEqual(read(a).tolist(), [[4.5] * 3] * 2)
+
+    def test_torch_imports_through_the_tables(self):
+        # dlmap's managed_tensor_from_py_object_no_sync, then torch's managed_tensor_to_py_object_no_sync: a
+        # torch.Tensor over dlmap's memory, which holds dlmap's export until it dies.
+        if TABLE is None:
+            print(NO_TABLE)
+            return
+        a = dlmap.empty((2, 3), "float64")
+        read(a)[...] = [[1, 2, 3], [4, 5, 6]]
+        out = managed_pointer()
+        self.assertEqual(testing.exchange_api().managed_tensor_from_py_object_no_sync(a, ctypes.byref(out)), 0)
+        obj = ctypes.c_void_p()
+        self.assertEqual(TABLE.managed_tensor_to_py_object_no_sync(out, ctypes.byref(obj)), 0)
+        t = testing.steal_object(obj.value)
+        self.assertIsInstance(t, torch.Tensor)
+        self.assertEqual((t.data_ptr(), t.dtype, t.tolist()), (a.data_ptr, torch.float64, [[1, 2, 3], [4, 5, 6]]))
+        t[1, 1] = -1.0
+        self.assertEqual(read(a)[1, 1], -1.0)
+        self.assertEqual(dlmap._stats()["live_exports"], 1)
+        del t
+        self.assertEqual(dlmap._stats()["live_exports"], 0, "torch ran dlmap's deleter")
+
+    def test_what_torch_from_dlpack_uses(self):
+        # torch.from_dlpack takes the Python protocol from a dlmap array (a versioned capsule where it passes
+        # max_version >= (1, 0)), not dlmap's table; the import is zero-copy either way.
+        a = dlmap.empty(4, "int32")
+        r = Recorder(a)
+        t = torch.from_dlpack(r)
+        self.assertEqual(len(r.calls), 1)
+        versioned = tuple(r.calls[0].get("max_version") or (0, 0)) >= (1, 0)
+        self.assertEqual(testing.capsule_name(r.returned[0]),
+                         "used_dltensor_versioned" if versioned else "used_dltensor")
+        self.assertEqual(t.data_ptr(), a.data_ptr)
+
+    def test_read_only_from_torch(self):
+        # PyTorch's ReadOnlyTensorWrapper (where it has one) exports READ_ONLY through its const table and __dlpack__.
+        wrapper = getattr(torch.utils.dlpack, "ReadOnlyTensorWrapper", None)
+        if wrapper is None:
+            print("torch.utils.dlpack has no ReadOnlyTensorWrapper: torch cannot export READ_ONLY data")
+            return
+        t = sample("float32")
+        ro = wrapper(t)
+        for name, x in [("table", ro), ("__dlpack__", Recorder(ro))]:
+            a = dlmap.from_dlpack(x)
+            self.assertEqual((a.readonly, a.data_ptr, a.copied), (True, t.data_ptr(), False), name)
+            self.assertRaises(ValueError, setattr, a, "readonly", False)
+        c = dlmap.from_dlpack(ro, copy=True)
+        self.assertEqual((c.readonly, c.copied), (False, True))
 
 
 if __name__ == "__main__":
