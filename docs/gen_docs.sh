@@ -25,11 +25,18 @@ else
   echo "gen_docs.sh: cannot find the runfiles; run it with bazel run //docs:update or bazel test //docs:all" >&2
   exit 2
 fi
-workspace=$runfiles/dlmap
+# Bazel starts the script in the main repository's runfiles directory (runfiles/dlmap under WORKSPACE,
+# runfiles/_main under bzlmod).
+workspace=$PWD
+[[ -d $workspace/codegen ]] || { echo "gen_docs.sh: run it with bazel run //docs:update or bazel test //docs:all" >&2; exit 2; }
 
-# @dlmap_config//:tools/python3 (python3 with PyYAML), under either runfiles layout of external repositories.
-python=$runfiles/dlmap_config/tools/python3
-[[ -e $python ]] || python=$workspace/external/dlmap_config/tools/python3
+# @dlmap_config//:tools/python3 (python3 with PyYAML), under each runfiles layout of external repositories: dlmap_config
+# (WORKSPACE), _main~dlmap_config~dlmap_config (bzlmod, Bazel 7), +dlmap_config+dlmap_config (Bazel 8), or external/.
+python=""
+for candidate in "$runfiles"/dlmap_config "$runfiles"/*[~+]dlmap_config "$workspace"/external/dlmap_config; do
+  if [[ -e $candidate/tools/python3 ]]; then python=$candidate/tools/python3; break; fi
+done
+[[ -n $python ]] || { echo "gen_docs.sh: @dlmap_config//:tools/python3 is not in the runfiles" >&2; exit 2; }
 
 # Run from the workspace root of the runfiles, so spec errors name files as spec/devices.yaml.
 cd "$workspace"

@@ -1,6 +1,7 @@
 /* dlmap CLI — `dlmap spec check [--on-default] FILE...`: runs the generator's own validator
  * (codegen/check_spec.py) so a spec is judged by exactly the messages the build would print. */
 #include <glob.h>
+#include <stdbool.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,26 @@ extern char **environ;
 
 enum { MAX_FILES = 64 };
 
+/* The directories dlmap's own files may have in a runfiles tree: its repository name under WORKSPACE, the main
+ * repository under bzlmod (dlmap built as itself), and its canonical names as a bzlmod dependency (Bazel 7, 8). */
+static const char *const kRunfilesRepositories[] = {"dlmap", "_main", "dlmap~", "dlmap+"};
+
+/* out = <base>/<repository>/<subdir>; false (and out empty) when it does not fit, which -O2's -Wformat-truncation
+ * also asks to check. */
+static bool join(const char *base, const char *repository, const char *subdir, char *out, size_t cap) {
+  if (snprintf(out, cap, "%s/%s/%s", base, repository, subdir) < (int)cap) return true;
+  if (cap > 0) out[0] = '\0';
+  return false;
+}
+
+/* The first repository directory in the runfiles tree `base` that has subdir (the first one named when none has). */
+static void in_runfiles(const char *base, const char *subdir, char *out, size_t cap) {
+  for (size_t i = 0; i < sizeof kRunfilesRepositories / sizeof kRunfilesRepositories[0]; i++) {
+    if (join(base, kRunfilesRepositories[i], subdir, out, cap) && access(out, F_OK) == 0) return;
+  }
+  join(base, kRunfilesRepositories[0], subdir, out, cap);
+}
+
 /* Where the generator and the default spec are: $DLMAP_CODEGEN_DIR and $DLMAP_SPEC_DIR when set
  * (an installed CLI), else the Bazel runfiles next to the binary. */
 static void locate(const char *argv0, const char *variable, const char *subdir, char *out, size_t cap) {
@@ -23,7 +44,7 @@ static void locate(const char *argv0, const char *variable, const char *subdir, 
   }
   const char *runfiles = getenv("RUNFILES_DIR");
   if (runfiles != NULL && runfiles[0] != '\0') {
-    snprintf(out, cap, "%s/dlmap/%s", runfiles, subdir);
+    in_runfiles(runfiles, subdir, out, cap);
     return;
   }
   char self[4096];
@@ -33,8 +54,9 @@ static void locate(const char *argv0, const char *variable, const char *subdir, 
   } else {
     snprintf(self, sizeof self, "%s", argv0);
   }
-  /* A path that does not fit is no path (checked, which -O2's -Wformat-truncation also asks for). */
-  if (snprintf(out, cap, "%s.runfiles/dlmap/%s", self, subdir) >= (int)cap && cap > 0) out[0] = '\0';
+  char base[4096 + 16];
+  snprintf(base, sizeof base, "%s.runfiles", self);
+  in_runfiles(base, subdir, out, cap);
 }
 
 static int usage(void) {

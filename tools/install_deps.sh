@@ -9,9 +9,10 @@ cd "$(dirname "$0")/.."
 # python3-yaml: the spec generator; libamdhip64-dev: the HIP runtime, so the ROCm platform (always built) is probed
 # for real; python3-dev, python3-numpy, python3-torch: the Python binding and its interop tests;
 # python3-hypothesis: the property tests (hostile producers and arguments, the spec loader);
-# libbenchmark-dev, libtorch-dev: the benchmarks and their libtorch peer; git: the drill copies the checkout's files.
+# libbenchmark-dev, libtorch-dev: the benchmarks and their libtorch peer; git: the drill copies the checkout's files;
+# pkg-config: //dist:link_test builds against the archive as its README says.
 packages="bazel-bootstrap re2c libgtest-dev libdlpack-dev python3-yaml libamdhip64-dev python3-dev python3-numpy
-  python3-torch python3-hypothesis libbenchmark-dev libtorch-dev git"
+  python3-torch python3-hypothesis libbenchmark-dev libtorch-dev git pkg-config"
 # Debian releases after 13 package Bazel 7 with its rules; rules_shell is the one it does not pull in itself.
 version_id=$(. /etc/os-release && echo "${VERSION_ID:-}")
 case "$version_id" in
