@@ -1,7 +1,9 @@
 /* dlmap Python binding — the testing hooks, module functions whose names start with "_": dlmap._stats,
- * dlmap._fail_allocations and dlmap._call_deleter_on_thread. They read and steer the counted allocator and run a
- * deleter where the GIL-taking path is exercised; no public function depends on them. */
+ * dlmap._fail_allocations, dlmap._call_deleter_on_thread and dlmap._guarded_capsule_destructor. They read and steer
+ * the counted allocator, run a deleter where the GIL-taking path is exercised, and give producers written with ctypes
+ * a capsule destructor that keeps a pending exception; no public function depends on them. */
 #include <pthread.h>
+#include <string.h>
 
 #include "python/binding.h"
 
@@ -69,6 +71,34 @@ static PyObject *call_deleter_on_thread(PyObject *module, PyObject *capsule) {
   Py_RETURN_NONE;
 }
 
+/* A capsule destructor for DLPack producers written in Python (the checker's crafted ones): it calls the callable held
+ * in the capsule's context (one reference, released here) with the capsule's address. A consumer may drop a capsule
+ * with its exception set, which a ctypes callback cannot survive (Python >= 3.12 turns the pending exception into
+ * SystemError and loses it), so the exception is kept around the call, as DLPack's reference destructor does. */
+static void guarded_capsule_destructor(PyObject *capsule) {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyObject *callback = (PyObject *)PyCapsule_GetContext(capsule);
+  if (callback != NULL) {
+    PyObject *result = PyObject_CallFunction(callback, "K", (unsigned long long)(uintptr_t)capsule);
+    if (result == NULL) PyErr_WriteUnraisable(callback);
+    Py_XDECREF(result);
+    Py_DECREF(callback);
+  }
+  PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+}
+
+static PyObject *guarded_destructor_address(PyObject *module, PyObject *unused) {
+  (void)module;
+  (void)unused;
+  const PyCapsule_Destructor destructor = guarded_capsule_destructor;
+  uintptr_t address;
+  _Static_assert(sizeof address == sizeof destructor, "a function pointer fits a uintptr_t");
+  memcpy(&address, &destructor, sizeof address); /* ISO C has no function-to-object pointer cast */
+  return PyLong_FromUnsignedLongLong((unsigned long long)address);
+}
+
 PyMethodDef dlmap_py_testing_hooks[] = {
     {"_stats", stats, METH_NOARGS,
      "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, live exports, how many producer types "
@@ -78,5 +108,9 @@ PyMethodDef dlmap_py_testing_hooks[] = {
     {"_call_deleter_on_thread", call_deleter_on_thread, METH_O,
      "_call_deleter_on_thread(capsule)\n--\n\nTesting hook: consumes the capsule and runs its deleter on a new native "
      "thread without the GIL."},
+    {"_guarded_capsule_destructor", guarded_destructor_address, METH_NOARGS,
+     "_guarded_capsule_destructor()\n--\n\nTesting hook: the address of a PyCapsule destructor that calls the callable "
+     "in the capsule's context with the capsule's address, keeping any pending exception (for producers written with "
+     "ctypes)."},
     {NULL, NULL, 0, NULL},
 };

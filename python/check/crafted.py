@@ -57,7 +57,6 @@ class Crafted:
         names = case["names"][struct]
         name = names[1] if case.get("consumed") else names[0]
 
-        @dlpack.CAPSULE_DESTRUCTOR
         def destructor(capsule_address):  # the producer's duty: run the deleter of an unconsumed capsule
             pointer = dlpack.raw_capsule_pointer(capsule_address, names[0])
             if case.get("destructor") == "always":  # a buggy producer: runs it for a consumed capsule too
@@ -65,10 +64,11 @@ class Crafted:
             if pointer is not None:
                 ctypes.cast(managed.deleter, dlpack.DELETER)(pointer)
 
-        self.keep.append((managed, shape, strides, data, destructor))
+        capsule, keep = dlpack.new_capsule_calling(ctypes.addressof(managed), name, destructor)
+        self.keep.append((managed, shape, strides, data, keep))
         if not case.get("consumed"):
             self.produced += 1
-        return dlpack.new_capsule(ctypes.addressof(managed), name, destructor)
+        return capsule
 
 
 def main(case_json, target):

@@ -97,6 +97,34 @@ def new_capsule(pointer, name, destructor):
     return _capsule_new(pointer, _static_name(name), ctypes.cast(destructor, ctypes.c_void_p))
 
 
+_capsule_set_context = _pyapi("PyCapsule_SetContext", ctypes.c_int, ctypes.py_object, ctypes.c_void_p)
+_incref = _pyapi("Py_IncRef", None, ctypes.py_object)
+
+
+def _guarded_destructor():
+    """dlmap's C capsule destructor that keeps a pending exception (None where this dlmap lacks it)."""
+    try:
+        import dlmap
+        return dlmap._guarded_capsule_destructor()
+    except (ImportError, AttributeError):
+        return None
+
+
+def new_capsule_calling(pointer, name, callback):
+    """A capsule over `pointer` named `name` whose destructor calls callback(capsule address), and what the caller
+    must keep alive. A consumer may drop a capsule with its exception set; a ctypes destructor cannot run then (Python
+    >= 3.12 loses the exception to a SystemError), so dlmap's C destructor keeps it around the call, as DLPack's
+    reference destructor does; the capsule's context holds the callback."""
+    address = _guarded_destructor()
+    if address is None:
+        destructor = CAPSULE_DESTRUCTOR(callback)
+        return new_capsule(pointer, name, destructor), destructor
+    capsule = _capsule_new(pointer, _static_name(name), address)
+    _incref(callback)  # the context's reference, which the destructor releases
+    _capsule_set_context(capsule, id(callback))
+    return capsule, None
+
+
 def raw_capsule_pointer(address, name):
     """For a capsule destructor given the capsule's address: its pointer when it still carries `name`, else None."""
     if not _capsule_raw_is_valid(address, name.encode()):
