@@ -456,10 +456,14 @@ class TorchExchangeApiTest(DlmapTestCase):
         self.assertEqual(dlmap._stats()["live_exports"], 0, "torch ran dlmap's deleter")
 
     def test_what_torch_from_dlpack_uses(self):
-        # torch.from_dlpack takes the Python protocol from a dlmap array (a versioned capsule where it passes
-        # max_version >= (1, 0)), not dlmap's table; the import is zero-copy either way.
+        # torch.from_dlpack takes the Python protocol (a versioned capsule where it passes max_version >= (1, 0)), not
+        # a producer's table: here the producer publishes dlmap's table too, and __dlpack__ is what torch calls.
         a = dlmap.empty(4, "int32")
-        r = Recorder(a)
+
+        class Published(Recorder):
+            __dlpack_c_exchange_api__ = dlmap.Array.__dlpack_c_exchange_api__
+
+        r = Published(a)
         t = torch.from_dlpack(r)
         self.assertEqual(len(r.calls), 1)
         versioned = tuple(r.calls[0].get("max_version") or (0, 0)) >= (1, 0)
