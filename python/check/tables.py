@@ -62,9 +62,22 @@ CURRENT_LINE = "Made with the spec's current DLPack version %s.\n\n"
 _CURRENT = re.compile(r"^Made with the spec's current DLPack version (\(\d+, \d+\))\.$", re.M)
 
 
-def _as_current(text):
+def _as_current(text, requests_only=False):
+    """text with the spec's current version written as "current": everywhere (what dlmap sends and what it answers,
+    which follows its spec), or, with requests_only, only in the max_version a request sends (a peer answers with its
+    own version, which a spec that gains one does not move)."""
     found = _CURRENT.search(text)
-    return text.replace(found.group(1), "(current)") if found else text
+    if not found:
+        return text
+    text = text.replace(found.group(0), CURRENT_LINE.strip() % "(current)")
+    if requests_only:
+        return text.replace("max_version=" + found.group(1), "max_version=(current)")
+    return text.replace(found.group(1), "(current)")
+
+
+def same_behaviour(old, new):
+    """Whether two tables record the same behaviour, made with the same or different current versions."""
+    return any(_as_current(old, only) == _as_current(new, only) for only in (False, True))
 
 
 def stem_of(peer, version, profile):
@@ -122,7 +135,7 @@ def main(directory, peers, check):
                 print("dlmap.check tables: wrote %s" % path)
                 continue
             old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
-            if _as_current(old) != _as_current(text):
+            if not same_behaviour(old, text):
                 sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), text.splitlines(True), path,
                                                            "regenerated"))
                 print("dlmap.check tables: %s differs from what the checker finds now" % path)
