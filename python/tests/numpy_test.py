@@ -94,7 +94,7 @@ NUMPY_EXPORT_VERSION = _numpy_export_version()
 NUMPY_VERSIONED = NUMPY_EXPORT_VERSION is not None and NUMPY_EXPORT_VERSION >= (1, 0)
 NUMPY_VIA, NUMPY_VERSION = ("dltensor_versioned", NUMPY_EXPORT_VERSION) if NUMPY_VERSIONED else ("dltensor", (0, 0))
 NUMPY_ASKS_VERSIONED = _numpy_asks_versioned()
-print(f"numpy {np.__version__}: exports {NUMPY_VIA} {NUMPY_VERSION}; np.from_dlpack asks for "
+print(f"numpy (as detected): exports {NUMPY_VIA} {NUMPY_VERSION}; np.from_dlpack asks for "
       f"{'versioned' if NUMPY_ASKS_VERSIONED else 'legacy'} capsules")
 
 

@@ -120,7 +120,7 @@ TABLE = _torch_table()
 TORCH_VIA, TORCH_VERSION = _torch_export()
 TORCH_ASKS = _torch_asks()
 TORCH_ASKS_VERSIONED = tuple(TORCH_ASKS.get("max_version") or (0, 0)) >= (1, 0)
-print(f"torch {torch.__version__}: C exchange table {'published' if TABLE else 'absent'}; dlmap imports through "
+print(f"torch (as detected): C exchange table {'published' if TABLE else 'absent'}; dlmap imports through "
       f"{TORCH_VIA} {TORCH_VERSION}; torch.utils.dlpack.from_dlpack asks __dlpack__({TORCH_ASKS})")
 NO_TABLE = "torch.Tensor publishes no __dlpack_c_exchange_api__ (PyTorch before 2.9): no C exchange API to exercise"
 
