@@ -73,7 +73,9 @@ TEST(Re2cStandin, AnswersEveryLookupAsRe2cDoes) {
     const bool ra = dlmap_device_type_parse(s.data(), s.size(), &a);
     const bool rb = standin_device_type_from_name(s.data(), s.size(), &b);
     ASSERT_EQ(ra, rb) << "device type '" << s << "'";
-    if (ra) ASSERT_EQ(a, b) << s;
+    if (ra) {
+      ASSERT_EQ(a, b) << s;
+    }
     dlmap_platform pa = DLMAP_PLATFORM_COUNT, pb = DLMAP_PLATFORM_COUNT;
     ASSERT_EQ(dlmap_platform_parse(s.data(), s.size(), &pa), standin_platform_from_name(s.data(), s.size(), &pb))
         << "platform '" << s << "'";
@@ -81,7 +83,9 @@ TEST(Re2cStandin, AnswersEveryLookupAsRe2cDoes) {
     DLDataType da = {}, db = {};
     const bool ta = dlmap_dtype_parse(s.data(), s.size(), &da), tb = standin_dtype_from_name(s.data(), s.size(), &db);
     ASSERT_EQ(ta, tb) << "dtype '" << s << "'";
-    if (ta) ASSERT_TRUE(da.code == db.code && da.bits == db.bits && da.lanes == db.lanes) << s;
+    if (ta) {
+      ASSERT_TRUE(da.code == db.code && da.bits == db.bits && da.lanes == db.lanes) << s;
+    }
     ASSERT_EQ(dlmap__platform_from_words(s.data(), s.size()), standin_platform_from_words(s.data(), s.size()))
         << "words '" << s << "'";
     found += ra;

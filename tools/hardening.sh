@@ -1,5 +1,6 @@
 #!/bin/sh
-# dlmap hardening run (CI): full suite under ASan+UBSan and valgrind, the TSan stress test, every fuzz target for a bounded time.
+# dlmap hardening run (CI): every test that runs compiled code under ASan+UBSan, every C/C++ test under valgrind, the
+# TSan stress test, every fuzz target for a bounded time.
 #
 # Usage: tools/hardening.sh [STEP...]      steps: asan valgrind tsan fuzz spec (default: all five, in that order)
 #        tools/hardening.sh merge          fold the last fuzz run's new inputs into the committed seed corpora
@@ -112,16 +113,28 @@ all_packages() {
   done
 }
 
+# The tests that run code compiled by the build: every test with a C/C++ target among its dependencies (the query
+# finds them, so a new test needs no tag). The others (the generator's and the spec loader's Python tests, the docs
+# check, ...) run nothing a sanitizer build changes; the host suite runs them.
+compiled_code_tests() {
+  packages="set($(all_packages | tr '\n' ' '))"
+  hbazel query --output=label \
+    "tests($packages) intersect rdeps($packages, kind('cc_(library|binary|test) rule', $packages))"
+}
+
 step_asan() {
-  # gcc AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer around every test of the suite; the Python
-  # tests (the hostile-producer property with more examples and a fresh seed) run with the runtime preloaded.
+  # gcc AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer around every test that runs compiled code; the
+  # Python tests (the hostile-producer property with more examples and a fresh seed) run with the runtime preloaded.
+  targets=$(compiled_code_tests) || return 1
+  # shellcheck disable=SC2086
   hbazel test $BFLAGS $TFLAGS --config=asan --keep_going --test_env=DLMAP_HOSTILE_EXAMPLES="$HOSTILE_EXAMPLES" \
-    --test_env=DLMAP_HOSTILE_RANDOM=1 -- $(all_packages)
+    --test_env=DLMAP_HOSTILE_RANDOM=1 -- $targets
 }
 
 step_valgrind() {
-  # valgrind memcheck around every test: any error or definite leak exits 99 and fails the test.
-  hbazel test $BFLAGS $TFLAGS --config=valgrind --keep_going -- $(all_packages)
+  # valgrind memcheck around every C/C++ test binary: any error or definite leak exits 99 and fails the test. Only
+  # cc_test: valgrind follows no child process, so around a shell test it would check the shell and nothing else.
+  hbazel test $BFLAGS $TFLAGS --config=valgrind --keep_going --test_lang_filters=cc -- $(all_packages)
 }
 
 step_tsan() {

@@ -59,7 +59,9 @@ inline Outcome Export(const dlmap_array &array, const dlmap_export_request &requ
   if (o.status == DLMAP_OK) {
     EXPECT_EQ(out.structure, want_struct);
     const DLTensor *t = out.structure == DLMAP_STRUCT_VERSIONED ? &out.versioned->dl_tensor : &out.legacy->dl_tensor;
-    if (want_device_type >= 0) EXPECT_EQ(t->device.device_type, want_device_type);
+    if (want_device_type >= 0) {
+      EXPECT_EQ(t->device.device_type, want_device_type);
+    }
     EXPECT_EQ(out.copied, want_copy);
     release(out);
   }
