@@ -84,6 +84,8 @@ void dlmap_py_release_owner(void *owner);
 /* Raises err as the builtin exception class its kind names, with the catalogue's message and the attributes
  * dlmap_id and dlmap_code. Returns NULL (or -1 from the _int form). */
 PyObject *dlmap_py_raise(const dlmap_error *err);
+/* Resolves each kind's exception class from the builtins module, once (PyInit_dlmap): -1 with an exception. */
+int dlmap_py_errors_init(void);
 int dlmap_py_raise_int(const dlmap_error *err);
 
 /* Raises catalogue error `code` with the given args. Returns NULL. */

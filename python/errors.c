@@ -4,12 +4,34 @@
 
 #include "python/binding.h"
 
-/* The builtin exception class a kind names ("BufferError" → BufferError); RuntimeError for anything else. */
+/* The builtin exception class of each kind, by the name the catalogue gives it ("BufferError" → BufferError), and at
+ * DLMAP_KIND_COUNT the class of the unknown-code fallback; strong references, resolved once by dlmap_py_errors_init.
+ * They come from the builtins module itself, not from the calling frame's __builtins__: code run by
+ * exec(code, {"__builtins__": {...}}) may have replaced those with impostors (whose constructors run Python code
+ * that may even free the class while dlmap raises it). A name that the module does not map to an exception class
+ * defined in C (not a heap type, which any class statement makes) gives RuntimeError. */
+static PyObject *kind_classes[DLMAP_KIND_COUNT + 1];
+
+int dlmap_py_errors_init(void) {
+  if (kind_classes[0] != NULL) return 0;
+  PyObject *builtins = PyImport_ImportModuleLevel("builtins", NULL, NULL, NULL, 0); /* sys.modules: no __import__ */
+  if (builtins == NULL) return -1;
+  for (int kind = 0; kind <= (int)DLMAP_KIND_COUNT; kind++) {
+    PyObject *cls = PyObject_GetAttrString(builtins, dlmap_error_kind_name((dlmap_error_kind)kind));
+    if (cls == NULL) PyErr_Clear();
+    if (cls == NULL || !PyExceptionClass_Check(cls) || (((PyTypeObject *)cls)->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0) {
+      Py_XDECREF(cls);
+      cls = Py_NewRef(PyExc_RuntimeError);
+    }
+    kind_classes[kind] = cls;
+  }
+  Py_DECREF(builtins);
+  return 0;
+}
+
 static PyObject *exception_class(dlmap_error_kind kind) {
-  const char *name = dlmap_error_kind_name(kind);
-  PyObject *builtins = PyEval_GetBuiltins(); /* borrowed */
-  PyObject *cls = builtins != NULL && name != NULL ? PyDict_GetItemString(builtins, name) : NULL; /* borrowed */
-  return cls != NULL && PyExceptionClass_Check(cls) ? cls : PyExc_RuntimeError;
+  PyObject *cls = kind_classes[(unsigned)kind < (unsigned)DLMAP_KIND_COUNT ? (unsigned)kind : (unsigned)DLMAP_KIND_COUNT];
+  return cls != NULL ? cls : PyExc_RuntimeError;
 }
 
 PyObject *dlmap_py_raise(const dlmap_error *err) {

@@ -101,12 +101,17 @@ const DLPackExchangeAPI dlmap_py_exchange_api = {
 
 /* The 1.2 integer form: the table's address as an int, trusted only where Python code cannot have put it. Any class
  * statement can set an int attribute (`__c_dlpack_exchange_api__ = 8`), so the int counts only when the type that
- * holds it in its MRO is not a heap type (a C extension's static type). A forged capsule, by contrast, needs C. */
+ * holds it in its MRO is not a heap type (a C extension's static type). A forged capsule, by contrast, needs C.
+ *
+ * Each dict lookup can run Python code (a str subclass key whose hash collides with the name compares itself with its
+ * own __eq__), and that code can reassign __bases__, which replaces and frees type->tp_mro: the walk holds the MRO
+ * tuple it started with (and so each base in it), and the value found. */
 static const DLPackExchangeAPIHeader *integer_form(PyTypeObject *type) {
-  PyObject *mro = type->tp_mro;
-  if (mro == NULL || !PyTuple_Check(mro)) return NULL;
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
-    PyTypeObject *base = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
+  PyObject *mro = Py_XNewRef(type->tp_mro);
+  if (mro == NULL) return NULL;
+  const DLPackExchangeAPIHeader *header = NULL;
+  for (Py_ssize_t i = 0; PyTuple_Check(mro) && i < PyTuple_GET_SIZE(mro); i++) {
+    PyTypeObject *base = (PyTypeObject *)PyTuple_GET_ITEM(mro, i); /* held by mro */
 #if PY_VERSION_HEX >= 0x030C0000
     /* Since 3.12 a static builtin type's tp_dict is NULL (its dict is per interpreter): ask for it. */
     PyObject *dict = PyType_GetDict(base); /* new reference */
@@ -114,22 +119,22 @@ static const DLPackExchangeAPIHeader *integer_form(PyTypeObject *type) {
     PyObject *dict = Py_XNewRef(base->tp_dict);
 #endif
     if (dict == NULL) continue;
-    PyObject *value = PyDict_GetItemWithError(dict, dlmap_py_name.exchange_api_1_2); /* borrowed */
+    PyObject *value = Py_XNewRef(PyDict_GetItemWithError(dict, dlmap_py_name.exchange_api_1_2));
+    Py_DECREF(dict);
     if (value == NULL) {
       if (PyErr_Occurred()) PyErr_Clear();
-      Py_DECREF(dict);
       continue;
     }
     /* The first definition along the MRO is the one attribute lookup finds: it alone decides. */
-    const DLPackExchangeAPIHeader *header = NULL;
     if ((base->tp_flags & Py_TPFLAGS_HEAPTYPE) == 0 && PyLong_Check(value)) {
       header = (const DLPackExchangeAPIHeader *)PyLong_AsVoidPtr(value);
       if (header == NULL && PyErr_Occurred()) PyErr_Clear();
     }
-    Py_DECREF(dict); /* the type keeps value alive */
-    return header;
+    Py_DECREF(value);
+    break;
   }
-  return NULL;
+  Py_DECREF(mro);
+  return header;
 }
 
 /* The attribute on the type or a base, from the type's attribute cache: a borrowed reference, and no AttributeError to
@@ -138,7 +143,12 @@ static const DLPackExchangeAPI *find_exchange_api(PyTypeObject *type);
 
 /* The answer per type, remembered with the type's version tag: CPython gives a type a new tag whenever its own or a
  * base's attributes change (the tag its attribute cache is keyed on), and never reuses one, so a (type, tag) pair
- * names one state of one type, even after the type is freed and its address reused. No reference is held. */
+ * names one state of one type, even after the type is freed and its address reused. No reference is held.
+ *
+ * The lookup can run Python code (see integer_form) that changes the type, after which the type may already carry a
+ * new tag: an answer is remembered only under the tag the type had before the lookup began, and only when the type
+ * still has it afterwards. (A type without a tag yet gets one from the lookup's _PyType_Lookup; the next call then
+ * finds it and remembers.) The type is held while that code runs: it could drop x's class (x.__class__ = ...). */
 #define DLMAP_PY_API_CACHE 4
 static struct {
   PyTypeObject *type;
@@ -147,23 +157,36 @@ static struct {
 } api_cache[DLMAP_PY_API_CACHE];
 static unsigned api_cache_next;
 
+#ifdef Py_TPFLAGS_VALID_VERSION_TAG
+/* The type's version tag, or 0 when it has no valid one. */
+static unsigned int version_tag(const PyTypeObject *type) {
+  return (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0 ? type->tp_version_tag : 0;
+}
+#endif
+
 const DLPackExchangeAPI *dlmap_py_find_exchange_api(PyTypeObject *type) {
 #ifdef Py_TPFLAGS_VALID_VERSION_TAG
-  if ((type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0 && type->tp_version_tag != 0) {
+  const unsigned int tag = version_tag(type);
+  if (tag != 0) {
     for (unsigned i = 0; i < DLMAP_PY_API_CACHE; i++) {
-      if (api_cache[i].type == type && api_cache[i].tag == type->tp_version_tag) return api_cache[i].api;
+      if (api_cache[i].type == type && api_cache[i].tag == tag) return api_cache[i].api;
     }
   }
-  const DLPackExchangeAPI *api = find_exchange_api(type); /* assigns the tag when the type has none yet */
-  if ((type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0 && type->tp_version_tag != 0) {
+  Py_INCREF(type);
+  const DLPackExchangeAPI *api = find_exchange_api(type);
+  if (tag != 0 && version_tag(type) == tag) {
     const unsigned slot = api_cache_next++ % DLMAP_PY_API_CACHE;
     api_cache[slot].type = type;
-    api_cache[slot].tag = type->tp_version_tag;
+    api_cache[slot].tag = tag;
     api_cache[slot].api = api;
   }
+  Py_DECREF(type);
   return api;
 #else
-  return find_exchange_api(type);
+  Py_INCREF(type);
+  const DLPackExchangeAPI *api = find_exchange_api(type);
+  Py_DECREF(type);
+  return api;
 #endif
 }
 

@@ -224,9 +224,11 @@ static bool is_legacy_only(PyTypeObject *type) {
          PySet_Contains(legacy_only_types, (PyObject *)type) == 1;
 }
 
-/* Called with the TypeError of a versioned __dlpack__ call pending; leaves it pending. */
+/* Called with the TypeError of a versioned __dlpack__ call pending; leaves it pending. The type is held while the
+ * exception's __str__ (Python code) runs. */
 static void remember_if_legacy_only(PyTypeObject *type) {
   if ((type->tp_flags & Py_TPFLAGS_IMMUTABLETYPE) == 0) return;
+  Py_INCREF(type);
   PyObject *kind, *value, *traceback;
   PyErr_Fetch(&kind, &value, &traceback);
   PyObject *text = value != NULL ? PyObject_Str(value) : NULL;
@@ -237,6 +239,7 @@ static void remember_if_legacy_only(PyTypeObject *type) {
   }
   PyErr_Clear();
   Py_XDECREF(text);
+  Py_DECREF(type);
   PyErr_Restore(kind, value, traceback);
 }
 
@@ -278,20 +281,32 @@ static PyObject *call_dlpack(PyObject *method, PyObject *self, PyObject *stream_
 /* x.__dlpack__ and x.__dlpack_device__ as attribute lookup finds them, as new references: 0, or 1 when either is
  * missing, or -1 with an exception. Where attribute lookup would only bind a C method of x's type to x (the generic
  * getattr, no instance dict, the type's attribute a method descriptor: NumPy's ndarray), the descriptors themselves are
- * returned and *self = x, so that no bound method is made per call; otherwise *self = NULL and they are bound. */
+ * returned and *self = x, so that no bound method is made per call; otherwise *self = NULL and they are bound.
+ *
+ * _PyType_Lookup answers with a borrowed reference, and a lookup can run Python code: a class dict holding a str
+ * subclass key whose hash collides with the name compares it with its own __eq__, which may delete the attribute
+ * found before, reassign __bases__ or __class__, or collect garbage. So the type and the first answer are held across
+ * the second lookup, as `m = x.__dlpack__; d = x.__dlpack_device__` would hold them; and when that code replaced the
+ * type's __getattribute__ (or x's class) meanwhile, attribute lookup proper answers instead. */
 static int lookup_methods(PyObject *x, PyObject **method, PyObject **device_method, PyObject **self) {
   *method = *device_method = *self = NULL;
   PyTypeObject *type = Py_TYPE(x);
   if (type->tp_getattro == PyObject_GenericGetAttr && type->tp_dictoffset == 0) {
-    PyObject *m = _PyType_Lookup(type, dlmap_py_name.dlpack); /* borrowed */
-    PyObject *d = m != NULL && Py_IS_TYPE(m, &PyMethodDescr_Type) ? _PyType_Lookup(type, dlmap_py_name.dlpack_device)
-                                                                   : NULL;
-    if (d != NULL && Py_IS_TYPE(d, &PyMethodDescr_Type)) {
-      *method = Py_NewRef(m);
-      *device_method = Py_NewRef(d);
+    Py_INCREF(type);
+    PyObject *m = Py_XNewRef(_PyType_Lookup(type, dlmap_py_name.dlpack));
+    PyObject *d = m != NULL && Py_IS_TYPE(m, &PyMethodDescr_Type)
+                      ? Py_XNewRef(_PyType_Lookup(type, dlmap_py_name.dlpack_device))
+                      : NULL;
+    const bool unchanged = Py_TYPE(x) == type && type->tp_getattro == PyObject_GenericGetAttr;
+    Py_DECREF(type);
+    if (unchanged && d != NULL && Py_IS_TYPE(d, &PyMethodDescr_Type)) {
+      *method = m;
+      *device_method = d;
       *self = x;
       return 0;
     }
+    Py_XDECREF(m);
+    Py_XDECREF(d);
   }
   if (lookup_attr(x, dlmap_py_name.dlpack, method) < 0) return -1;
   if (*method == NULL || lookup_attr(x, dlmap_py_name.dlpack_device, device_method) < 0 || *device_method == NULL) {
@@ -560,7 +575,7 @@ PyMODINIT_FUNC PyInit_dlmap(void) {
     PyType_Modified(&dlmap_py_array_type);
   }
 
-  if (dlmap_py_names_init() < 0) return NULL;
+  if (dlmap_py_names_init() < 0 || dlmap_py_errors_init() < 0) return NULL;
   const dlmap_version newest = dlmap_version_current();
   current_max_version = Py_BuildValue("(II)", newest.major, newest.minor);
   kw_versioned = PyTuple_Pack(2, dlmap_py_name.max_version, dlmap_py_name.stream);
