@@ -377,6 +377,9 @@ def run(spec):
         if out is not None:
             _check_array(out, problems)
             result["via"] = out.via
+    elif kind == "types":  # hostile_types.py: classes that change while dlmap looks them up (issue 23)
+        import hostile_types
+        result, out = hostile_types.run(spec, sys.modules[__name__])
     else:
         raise ValueError(f"unknown scenario {kind!r}")
     _clean_error(result, problems)

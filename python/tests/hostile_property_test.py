@@ -19,6 +19,8 @@ import subprocess
 import sys
 import unittest
 
+import hostile_types
+
 try:
     from hypothesis import HealthCheck, example, given, settings
     from hypothesis import strategies as st
@@ -235,6 +237,8 @@ class HostileTest(unittest.TestCase):
         if capsule is None and result["outcome"] == "ok":
             self.assertNotEqual(result.get("via"), "c_exchange_api", "a Python class's int is never trusted")
 
+
+HostileTypesTest = hostile_types.test_case(run_child, SETTINGS, producers)  # classes changing under lookup (issue 23)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
