@@ -236,5 +236,7 @@ class HostileTest(unittest.TestCase):
             self.assertNotEqual(result.get("via"), "c_exchange_api", "a Python class's int is never trusted")
 
 
+HeadsTest = __import__("hostile_heads").properties(SETTINGS, run_child)  # issue 23: heads, chains, sub-interpreters
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
