@@ -223,9 +223,8 @@ static void array_free(PyObject *op) {
   }
 }
 
-static void array_dealloc(PyObject *op) {
-  dlmap_py_array *self = (dlmap_py_array *)op;
-  if (self->weakreflist != NULL) PyObject_ClearWeakRefs(op);
+/* Releases a dead array: the producer's tensor, then the object's memory. */
+static void array_finish(dlmap_py_array *self) {
   /* The producer's deleter may run Python code (NumPy's drops its array): keep any pending exception. */
 #if PY_VERSION_HEX >= 0x030C0000
   PyObject *pending = PyErr_GetRaisedException();
@@ -240,7 +239,44 @@ static void array_dealloc(PyObject *op) {
   PyErr_Restore(type, value, traceback);
 #endif
   if (self->buffer_dims != self->inline_dims) PyMem_Free(self->buffer_dims);
-  array_free(op);
+  array_free((PyObject *)self);
+}
+
+/* Releases run one after another, never one inside another (as CPython's trashcan does for containers): an array's
+ * tensor may be an export of another array, whose last reference its deleter drops, and so on down a chain of
+ * re-imports (`x = dlmap.from_dlpack(x)`, 100,000 times) that released recursively overflows the C stack. A dealloc
+ * that starts while one of the same interpreter runs on this thread queues the dead array; the outer one releases
+ * the queue in order (each tensor's deleter once, a link before the one it held). Per thread, so that another thread
+ * taking the GIL meanwhile releases its own arrays; per interpreter, so that an array is released in its own. */
+static _Thread_local struct release_queue {
+  PyInterpreterState *interp; /* whose releases run on this thread now; NULL: none */
+  dlmap_py_array *head, *tail;
+} releasing;
+
+static void array_dealloc(PyObject *op) {
+  dlmap_py_array *self = (dlmap_py_array *)op;
+  if (self->weakreflist != NULL) PyObject_ClearWeakRefs(op); /* now: weak references die with the object */
+  self->release_next = NULL;
+  if (releasing.interp == self->interp) {
+    if (releasing.tail != NULL) {
+      releasing.tail->release_next = self;
+    } else {
+      releasing.head = self;
+    }
+    releasing.tail = self;
+    return;
+  }
+  const struct release_queue outer = releasing; /* another interpreter's releases, entered from one of them */
+  releasing.interp = self->interp;
+  releasing.head = releasing.tail = NULL;
+  array_finish(self);
+  while (releasing.head != NULL) {
+    dlmap_py_array *next = releasing.head;
+    releasing.head = next->release_next;
+    if (releasing.head == NULL) releasing.tail = NULL;
+    array_finish(next);
+  }
+  releasing = outer;
 }
 
 /* ---- export ------------------------------------------------------------------------------------------------------- */
@@ -721,6 +757,9 @@ static PyObject *array_alloc(PyTypeObject *type, Py_ssize_t nitems) {
                                          : (PyObject *)PyObject_Malloc((size_t)type->tp_basicsize);
   if (op == NULL) return PyErr_NoMemory();
   memset(op, 0, offsetof(dlmap_py_array, imported) + offsetof(dlmap_imported, strides_));
+  dlmap_py_array *self = (dlmap_py_array *)op;
+  self->interp = PyInterpreterState_Get();
+  self->interp_id = PyInterpreterState_GetID(self->interp);
   return PyObject_Init(op, type);
 }
 

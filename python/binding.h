@@ -32,6 +32,11 @@ typedef struct dlmap_py_array {
   const char *via;         /* how the array was made (static text): "empty", "dltensor", "dltensor_versioned", ... */
   Py_ssize_t *buffer_dims; /* ndim extents, then ndim byte strides, for the buffer protocol; NULL when ndim is 0 */
   PyObject *weakreflist;
+  /* The interpreter the array was made in, by address and id (ids are never reused): a release from another thread
+   * or interpreter enters this one (capsule.c). */
+  PyInterpreterState *interp;
+  int64_t interp_id;
+  struct dlmap_py_array *release_next; /* once dead: the next array whose release waits (array.c's array_dealloc) */
   /* The last view export dlmap_export made of this host array, to repeat without validating again (array.c). */
   struct dlmap_py_export_template {
     bool valid;
@@ -75,8 +80,9 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
  * while the capsule is unconsumed. On failure the tensor's deleter has run and NULL is returned. */
 PyObject *dlmap_py_capsule_from_export(const dlmap_exported *exported);
 
-/* dlmap_array.release for Python owners: drops one reference from any thread (takes the GIL; leaks rather than
- * touching a finalized interpreter). */
+/* dlmap_array.release for Python owners (`owner` is a dlmap.Array): drops one reference from any thread, in the
+ * array's own interpreter (taking its GIL when this thread does not hold it; leaks rather than touching a finalizing
+ * or finished interpreter). */
 void dlmap_py_release_owner(void *owner);
 
 /* ---- errors ------------------------------------------------------------------------------------------------------- */

@@ -2,7 +2,7 @@
  * "used_…" by the consumer), their destructors, and the release of Python owners from any thread. */
 #include "python/binding.h"
 
-/* Whether the interpreter is shutting down (PyGILState_Ensure from a foreign thread is unsafe then). */
+/* Whether the main interpreter is shutting down (PyGILState_Ensure from a foreign thread is unsafe then). */
 static int interpreter_finalizing(void) {
 #if PY_VERSION_HEX >= 0x030D0000
   return Py_IsFinalizing();
@@ -11,29 +11,73 @@ static int interpreter_finalizing(void) {
 #endif
 }
 
-/* Whether this thread holds the GIL: its own thread state is the one running. Unlike PyGILState_Check, never true
- * merely because the check is disabled (which CPython does once a subinterpreter exists). */
-static bool thread_holds_gil(void) {
-  PyThreadState *mine = PyGILState_GetThisThreadState();
+/* The thread state attached on this thread (this thread holds its interpreter's GIL), or NULL. Unlike PyGILState_Check
+ * and PyGILState_GetThisThreadState, which speak of one thread state per thread (the main interpreter's on 3.11),
+ * this is right inside a sub-interpreter too. */
+static PyThreadState *attached_thread_state(void) {
 #if PY_VERSION_HEX >= 0x030D0000
-  return mine != NULL && mine == PyThreadState_GetUnchecked();
+  return PyThreadState_GetUnchecked(); /* thread-local */
+#elif PY_VERSION_HEX >= 0x030C0000
+  return _PyThreadState_UncheckedGet(); /* thread-local */
 #else
-  return mine != NULL && mine == _PyThreadState_UncheckedGet();
+  /* 3.11: the runtime's current thread state is the one of whichever thread holds the GIL (one GIL for all
+   * interpreters), so it is this thread's only when created on this thread. Read again after reading its thread id: a
+   * thread state that is this thread's stays current while this thread looks (only this thread can detach it), and one
+   * freed and reused meanwhile would no longer be current. */
+  PyThreadState *current = _PyThreadState_UncheckedGet();
+  if (current == NULL || current == PyGILState_GetThisThreadState()) return current;
+  const unsigned long owner = current->thread_id;
+  return owner == PyThread_get_thread_ident() && current == _PyThreadState_UncheckedGet() ? current : NULL;
 #endif
+}
+
+/* Whether an interpreter (by address and id, ids are never reused) still exists. */
+static bool interpreter_alive(PyInterpreterState *interp, int64_t id) {
+  for (PyInterpreterState *i = PyInterpreterState_Head(); i != NULL; i = PyInterpreterState_Next(i)) {
+    if (i == interp) return PyInterpreterState_GetID(i) == id;
+  }
+  return false;
+}
+
+/* Drops the reference from a thread that is not attached to the array's interpreter: attached to another one (its
+ * thread state is detached meanwhile, releasing that interpreter's GIL, and attached again after) or to none. The
+ * main interpreter is entered through the thread's own PyGILState thread state (as NumPy's deleters do); a
+ * sub-interpreter through a thread state made for this release. An interpreter that is finalizing or gone is not
+ * touched: the reference leaks (NumPy's rule). */
+static void release_elsewhere(dlmap_py_array *array, PyThreadState *attached) {
+  PyInterpreterState *main_interp = PyInterpreterState_Main();
+  if (array->interp == main_interp ? interpreter_finalizing() : !interpreter_alive(array->interp, array->interp_id)) {
+    return;
+  }
+  PyThreadState *saved = attached != NULL ? PyEval_SaveThread() : NULL;
+  PyThreadState *own = PyGILState_GetThisThreadState();
+  if (array->interp == main_interp && (own == NULL || PyThreadState_GetInterpreter(own) == main_interp)) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    Py_DECREF((PyObject *)array);
+    PyGILState_Release(state);
+  } else {
+    PyThreadState *borrowed = PyThreadState_New(array->interp);
+    if (borrowed != NULL) { /* without memory for a thread state: leak rather than use another interpreter's */
+      PyEval_RestoreThread(borrowed);
+      Py_DECREF((PyObject *)array);
+      PyThreadState_Clear(borrowed);
+      PyThreadState_DeleteCurrent();
+    }
+  }
+  if (saved != NULL) PyEval_RestoreThread(saved);
 }
 
 void dlmap_py_release_owner(void *owner) {
   dlmap_py_count_export(-1);
   /* NumPy's rule: after Py_Finalize, or from another thread while it runs, leak rather than crash. */
   if (owner == NULL || !Py_IsInitialized()) return;
-  if (thread_holds_gil()) { /* the common case (a capsule dropped in Python): no GIL state to save and restore */
-    Py_DECREF((PyObject *)owner);
+  dlmap_py_array *array = (dlmap_py_array *)owner;
+  PyThreadState *attached = attached_thread_state();
+  if (attached != NULL && PyThreadState_GetInterpreter(attached) == array->interp) {
+    Py_DECREF(owner); /* the common case (a capsule dropped in Python, in any interpreter): the GIL is this thread's */
     return;
   }
-  if (!PyGILState_Check() && interpreter_finalizing()) return;
-  PyGILState_STATE state = PyGILState_Ensure();
-  Py_DECREF((PyObject *)owner);
-  PyGILState_Release(state);
+  release_elsewhere(array, attached);
 }
 
 /* The destructor of an unconsumed capsule calls the deleter; a consumed one (renamed used_…) belongs to the

@@ -400,13 +400,16 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
       return NULL;
     }
     /* The stream rules of the tensor's device type, as on the Python path (which checks before asking the producer;
-     * here the device is known only now): stream=5 for a host tensor is an error whichever path serves it. */
+     * here the device is known only now): stream=5 for a host tensor is an error whichever path serves it. Only
+     * the ABI-stable head (version, manager_ctx, deleter, flags) may be read before the major version is known: a
+     * future major's tensor may end there, and import refuses it (its deleter, in the head, runs once). */
     const dlmap_version version = {tensor->version.major, tensor->version.minor};
-    const int32_t tensor_device = (int32_t)tensor->dl_tensor.device.device_type;
-    if (dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED && dlmap_device_type_find(tensor_device) != NULL) {
+    if (dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED) {
+      const int32_t tensor_device = (int32_t)tensor->dl_tensor.device.device_type;
       dlmap_stream_meaning meaning;
       dlmap_error err;
-      if (dlmap_stream_classify(tensor_device, has_stream, stream, &meaning, &err) != DLMAP_OK) {
+      if (dlmap_device_type_find(tensor_device) != NULL &&
+          dlmap_stream_classify(tensor_device, has_stream, stream, &meaning, &err) != DLMAP_OK) {
         dlmap_py_call_deleter(tensor);
         return dlmap_py_raise(&err);
       }

@@ -166,6 +166,48 @@ int main(void) {
     }
   }
 
+  /* dlmap_array_default() is "host, no data, no owner": the spec's host device type (the one the name "host" looks up,
+   * host memory on the cpu platform), id 0, so that a host array needs only its data, dtype and shape (issue 23: it
+   * left device_type 0, which names no device type). */
+  {
+    const dlmap_array array = dlmap_array_default();
+    int32_t host = -1;
+    for (size_t i = 0; i < SPEC_FACTS_DEVICE_TYPE_COUNT; i++) {
+      const spec_facts_device_type *f = &spec_facts_device_types[i];
+      for (size_t n = 0; f->names[n] != NULL; n++) {
+        if (strcmp(f->names[n], "host") == 0 && strcmp(f->memory, "host") == 0 && strcmp(f->platform, "cpu") == 0) {
+          host = f->value;
+        }
+      }
+    }
+    expect(host >= 0, "the spec names a host device type (alias host, memory host, platform cpu)");
+    expect(array.device_type == host && array.device_id == 0, "_default(): the host device type, id 0");
+    float value = 2.0f;
+    dlmap_array scalar = dlmap_array_default();
+    scalar.data = &value;
+    scalar.dtype.code = kDLFloat;
+    scalar.dtype.bits = 32;
+    scalar.dtype.lanes = 1;
+    dlmap_export_request request = dlmap_export_request_default();
+    request.has_max_version = true;
+    request.max_version = dlmap_version_current();
+    dlmap_exported out;
+    dlmap_error err;
+    const int32_t status = dlmap_export(&scalar, &request, &out, &err);
+    if (status != DLMAP_OK) fprintf(stderr, "%s\n", err.message);
+    expect(status == DLMAP_OK, "export of a default array given only data and dtype");
+    if (status == DLMAP_OK) {
+      const DLTensor *t = out.structure == DLMAP_STRUCT_VERSIONED ? &out.versioned->dl_tensor : &out.legacy->dl_tensor;
+      expect((int32_t)t->device.device_type == host && t->device.device_id == 0 && t->data == &value,
+             "the default array exports as a view of host memory");
+      if (out.structure == DLMAP_STRUCT_VERSIONED) {
+        out.versioned->deleter(out.versioned);
+      } else {
+        out.legacy->deleter(out.legacy);
+      }
+    }
+  }
+
   {
     const int64_t shape[] = {2, 3};
     dlmap_arg args[2];

@@ -73,11 +73,13 @@ typedef struct dlmap_array {
   int32_t num_shards;
 } dlmap_array;
 
-/* An array with struct_size set and every other field zero (host, no data, no owner). */
+/* An array with struct_size set, on the host (the spec's kDLCPU, device 0), and every other field zero (no data, no
+ * owner). */
 static inline dlmap_array dlmap_array_default(void) {
   dlmap_array array;
   memset(&array, 0, sizeof array);
   array.struct_size = (uint32_t)sizeof array;
+  array.device_type = DLMAP_DEVICE_CPU;
   return array;
 }
 

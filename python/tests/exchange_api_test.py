@@ -372,5 +372,76 @@ class ForeignTableTest(DlmapTestCase):
         self.assertEqual(dlmap.from_dlpack(g.Array()).via, "c_exchange_api")
 
 
+class FutureMajorTest(DlmapTestCase):
+    def test_only_the_stable_head_is_read_before_the_major(self):
+        # Issue 23: a DLPack tensor of a major this build does not know may be only its stable head (version,
+        # manager_ctx, deleter, flags). Each path that receives one — a producer's C table, a "dltensor_versioned"
+        # capsule, dlmap's own table's managed_tensor_to_py_object_no_sync — gets a head that ends where an
+        # inaccessible page starts, and must refuse it with the catalogue's error, running its deleter once and
+        # reading nothing past the head (from_dlpack read the device of a table's tensor first: a SIGSEGV). In a
+        # child, so that such a read fails this test rather than killing the runner.
+        rc, out, err = testing.run_child("""
+            import ctypes
+            import dlmap, testing
+            calls = []
+            deleter = testing.HEAD_DELETER(calls.append)
+            heads = []
+
+            def head():
+                heads.append(testing.GuardedHead(testing.CURRENT[0] + 1, 0, deleter))
+                return heads[-1].address
+
+            @testing.FROM_PY_OBJECT
+            def from_py(obj, out):
+                out[0] = ctypes.cast(ctypes.c_void_p(head()), ctypes.POINTER(testing.DLManagedTensorVersioned))
+                return 0
+
+            table = testing.DLPackExchangeAPI()
+            table.header.version = testing.DLPackVersion(*testing.CURRENT)
+            table.managed_tensor_from_py_object_no_sync = from_py
+
+            class Tabled:
+                __dlpack_c_exchange_api__ = testing._capsule_new(ctypes.addressof(table), testing.NAME_EXCHANGE_API,
+                                                                 None)
+
+                def __dlpack__(self, **kwargs):
+                    raise AssertionError("the table serves this producer")
+
+                def __dlpack_device__(self):
+                    return (1, 0)
+
+            class Capsuled:
+                def __dlpack__(self, **kwargs):
+                    return testing._capsule_new(head(), testing.NAME_VERSIONED, None)
+
+                def __dlpack_device__(self):
+                    return (1, 0)
+
+            def attempt(what, fn, *args, **kwargs):
+                before = len(calls)
+                try:
+                    fn(*args, **kwargs)
+                    print(what, "accepted")
+                except Exception as e:
+                    print(what, type(e).__name__, getattr(e, "dlmap_id", None), len(calls) - before,
+                          calls[-1] == heads[-1].address)
+
+            for kwargs in ({}, {"stream": None}, {"stream": 5}, {"device": (1, 0)}, {"copy": True}):
+                attempt(f"table {kwargs}", dlmap.from_dlpack, Tabled(), **kwargs)
+            attempt("capsule", dlmap.from_dlpack, Capsuled())
+            api = testing.exchange_api()
+            obj = ctypes.c_void_p()
+            attempt("to_py_object", api.managed_tensor_to_py_object_no_sync,
+                    ctypes.cast(ctypes.c_void_p(head()), ctypes.POINTER(testing.DLManagedTensorVersioned)),
+                    ctypes.byref(obj))
+            print("deleter calls", len(calls), "tensors", len(heads))
+        """, timeout=60)
+        refused = "BufferError version_major_unsupported 1 True\n"
+        self.assertEqual((rc, err), (0, ""), out)
+        self.assertEqual(out, "".join(f"table {kwargs} {refused}" for kwargs in
+                                      ({}, {"stream": None}, {"stream": 5}, {"device": (1, 0)}, {"copy": True}))
+                         + f"capsule {refused}to_py_object {refused}deleter calls 7 tensors 7\n")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

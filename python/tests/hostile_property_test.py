@@ -19,6 +19,7 @@ import subprocess
 import sys
 import unittest
 
+import hostile_heads
 import hostile_types
 
 try:
@@ -239,6 +240,7 @@ class HostileTest(unittest.TestCase):
 
 
 HostileTypesTest = hostile_types.test_case(run_child, SETTINGS, producers)  # classes changing under lookup (issue 23)
+HeadsTest = hostile_heads.properties(SETTINGS, run_child)  # issue 23: heads, chains, sub-interpreters
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -132,5 +132,107 @@ class ThreadsTest(DlmapTestCase):
         self.assertEqual(errors, [])
 
 
+class ReleaseChainTest(DlmapTestCase):
+    def test_long_reimport_chain(self):
+        # Issue 23: x = dlmap.from_dlpack(x), 100,000 times, then del x. Each link's tensor is an export of the link
+        # before, whose last reference its deleter drops: released inside one another, the chain overflowed the C
+        # stack near 60,000 links. Released one after another: every link dies (outermost first), the hand-made
+        # tensor at the bottom is released once and last, and nothing stays allocated or exported. Then a chain in a
+        # thread with a small stack (512 KiB: about 2,000 links deep released recursively). In a child, so that a
+        # stack overflow fails this test rather than killing the runner.
+        rc, out, err = testing.run_child("""
+            import threading, weakref
+            import dlmap, testing
+            LINKS = 100_000
+            base = dlmap._stats()
+            x = dlmap.from_dlpack(testing.Producer(bytearray(16), (2, 32, 1), (4,), tag="bottom"))
+            died = []
+            refs = [weakref.ref(x, lambda _, i=0: died.append(i))]
+            for i in range(1, LINKS + 1):
+                x = dlmap.from_dlpack(x)
+                refs.append(weakref.ref(x, lambda _, i=i: died.append(i)))
+            testing.deleted.clear()
+            del x
+            now = dlmap._stats()
+            print(died == list(range(LINKS, -1, -1)), testing.deleted, testing.live_hand_made(),
+                  now["live_allocations"] - base["live_allocations"], now["live_exports"] - base["live_exports"])
+
+            def chain():
+                y = dlmap.empty(3)
+                for _ in range(20_000):
+                    y = dlmap.from_dlpack(y)
+                del y
+
+            threading.stack_size(512 * 1024)
+            t = threading.Thread(target=chain)
+            t.start()
+            t.join()
+            now = dlmap._stats()
+            print(now["live_allocations"] - base["live_allocations"], now["live_exports"] - base["live_exports"])
+        """, timeout=300)
+        self.assertEqual((rc, out, err), (0, "True ['bottom'] 0 0 0\n0 0\n", ""))
+
+
+class SubinterpreterTest(DlmapTestCase):
+    def test_release_in_a_subinterpreter(self):
+        # Issue 23: dropping a capsule inside a sub-interpreter deadlocked: the "does this thread hold the GIL" test
+        # knew only the main interpreter's thread state, and PyGILState_Ensure then waited for the GIL this thread
+        # held. In a sub-interpreter sharing the GIL (dlmap is a single-phase module, which isolated ones refuse): a
+        # capsule dropped there, a re-import chain, a deleter run on a thread Python never saw, and a main-interpreter
+        # capsule dropped there, all released; then, in main, a capsule of the sub-interpreter that has ended: its
+        # array is left alone (its interpreter is gone), the export counted out. In a child with a deadline, so that
+        # a deadlock fails this test instead of hanging it.
+        rc, out, err = testing.run_child("""
+            import ctypes, sys
+            import dlmap, testing
+            run, how = testing.subinterpreter_runner()
+            if run is None:
+                print("SKIP:", how)
+                sys.exit(0)
+            base = dlmap._stats()
+            held = dlmap.empty(3).__dlpack__(max_version=(1, 0))
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(held))  # the reference the sub-interpreter drops
+            address = id(held)
+            del held
+            slot = ctypes.c_uint64()  # where the sub-interpreter leaves the address of a capsule it keeps
+            run(f'''
+                import ctypes
+                import dlmap
+                x = dlmap.empty(3)
+                c = x.__dlpack__(max_version=(1, 0))
+                del x, c
+                y = dlmap.empty(2)
+                dlmap._call_deleter_on_thread(y.__dlpack__(max_version=(1, 3)))
+                z = y
+                for _ in range(10_000):
+                    z = dlmap.from_dlpack(z)
+                del y, z
+                main = ctypes.cast({address}, ctypes.py_object).value
+                ctypes.pythonapi.Py_DecRef(ctypes.py_object(main))
+                del main
+                print("inside", dlmap._stats()["live_allocations"] - {base["live_allocations"]},
+                      dlmap._stats()["live_exports"] - {base["live_exports"]}, flush=True)
+                kept = dlmap.empty(4).__dlpack__(max_version=(1, 0))
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(kept))
+                ctypes.c_uint64.from_address({ctypes.addressof(slot)}).value = id(kept)
+            ''')
+            now = dlmap._stats()
+            print("ended", now["live_allocations"] - base["live_allocations"],
+                  now["live_exports"] - base["live_exports"], flush=True)
+            orphan = ctypes.cast(slot.value, ctypes.py_object).value
+            ctypes.pythonapi.Py_DecRef(ctypes.py_object(orphan))
+            del orphan
+            now = dlmap._stats()
+            print("orphan dropped", now["live_allocations"] - base["live_allocations"],
+                  now["live_exports"] - base["live_exports"], flush=True)
+        """, timeout=60)
+        if out.startswith("SKIP:"):
+            print(f"\n{self.id()}: {out.strip()}", file=sys.stderr)
+            self.skipTest(out.strip())
+        self.assertEqual((rc, err), (0, ""), out)
+        # The kept capsule: its export block and its array's data; dropped, the block is freed, the array left alone.
+        self.assertEqual(out, "inside 0 0\nended 2 1\norphan dropped 1 0\n")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

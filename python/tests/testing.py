@@ -280,6 +280,97 @@ def steal_object(address):
     return obj
 
 
+# ---- sub-interpreters ------------------------------------------------------------------------------------------------
+
+
+def subinterpreter_runner():
+    """(run, how): run(code) executes Python source in a new sub-interpreter that shares the main interpreter's GIL
+    (dlmap is a single-phase extension module, which an isolated interpreter refuses to import) and returns when it
+    has ended, raising RuntimeError when the code raised; how names the means. (None, reason) where this interpreter
+    offers none: _testcapi.run_in_subinterp, or _interpreters (3.13+) / _xxsubinterpreters (3.11, 3.12)."""
+    try:
+        import _testcapi
+    except ImportError:
+        _testcapi = None
+    if _testcapi is not None and hasattr(_testcapi, "run_in_subinterp"):
+        def run(code):
+            if _testcapi.run_in_subinterp(textwrap.dedent(code)) != 0:
+                raise RuntimeError("the sub-interpreter's code raised (its traceback is on stderr)")
+        return run, "_testcapi.run_in_subinterp"
+    for name in ("_interpreters", "_xxsubinterpreters"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+
+        def run(code, module=module):
+            interp = None
+            for args, kwargs in ((("legacy",), {}), ((), {"isolated": False}), ((), {})):  # 3.13+, 3.12, 3.11
+                try:
+                    interp = module.create(*args, **kwargs)
+                    break
+                except TypeError:
+                    continue
+            try:
+                failure = module.run_string(interp, textwrap.dedent(code))
+            finally:
+                module.destroy(interp)
+            if failure is not None:  # 3.13+ returns the exception's summary instead of raising
+                raise RuntimeError(f"the sub-interpreter's code raised: {failure}")
+        return run, name
+    return None, (f"{sys.executable} offers no sub-interpreters to tests (no _testcapi.run_in_subinterp, "
+                  f"_interpreters or _xxsubinterpreters)")
+
+
+# ---- future-major tensors: only the ABI-stable head ------------------------------------------------------------------
+
+# What every DLPack major keeps at the start of DLManagedTensorVersioned: version, manager_ctx, deleter, flags. A
+# consumer reads nothing past it before it knows the major version.
+STABLE_HEAD_BYTES = DLManagedTensorVersioned.dl_tensor.offset
+HEAD_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class StableHead(ctypes.Structure):
+    _fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p), ("deleter", HEAD_DELETER),
+                ("flags", ctypes.c_uint64)]
+
+
+assert ctypes.sizeof(StableHead) == STABLE_HEAD_BYTES == 32
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+_PROT_NONE, _PROT_READ_WRITE, _MAP_PRIVATE_ANONYMOUS = 0, 3, 0x22
+
+
+class GuardedHead:
+    """A DLManagedTensorVersioned that is only its stable head, placed at the end of a readable page whose next page is
+    inaccessible: a read of any field past `flags` (a DLPack 2.x tensor may have none) is a SIGSEGV. `address` is
+    the tensor; its deleter (HEAD_DELETER, or None) gets that address. Unmapped by close()."""
+
+    def __init__(self, major, minor=0, deleter=None, flags=0):
+        page = os.sysconf("SC_PAGE_SIZE")
+        base = _libc.mmap(None, 2 * page, _PROT_READ_WRITE, _MAP_PRIVATE_ANONYMOUS, -1, 0)
+        if base in (None, ctypes.c_void_p(-1).value):
+            raise OSError(ctypes.get_errno(), "mmap failed")
+        if _libc.mprotect(base + page, page, _PROT_NONE) != 0:
+            raise OSError(ctypes.get_errno(), "mprotect failed")
+        self.base, self.size = base, 2 * page
+        self.address = base + page - STABLE_HEAD_BYTES
+        head = StableHead.from_address(self.address)
+        head.version = DLPackVersion(major, minor)
+        head.deleter = deleter if deleter is not None else HEAD_DELETER()
+        head.flags = flags
+        self.deleter = deleter  # the callback must outlive the tensor
+
+    def close(self):
+        if self.base is not None:
+            _libc.munmap(self.base, self.size)
+            self.base = None
+
+
 # ---- hand-made producers ---------------------------------------------------------------------------------------------
 
 _live_tensors = {}  # address of a hand-made managed tensor → what keeps it and its buffer alive
