@@ -137,8 +137,8 @@ class _RefCounts:
     @staticmethod
     def total():
         gc.collect()
-        if hasattr(sys, "_clear_type_cache"):  # the method cache holds references to attribute names
-            sys._clear_type_cache()
+        # The method cache holds references to attribute names (3.13 deprecates _clear_type_cache for this one).
+        (getattr(sys, "_clear_internal_caches", None) or getattr(sys, "_clear_type_cache", lambda: None))()
         return sys.gettotalrefcount()
 
     def leak(self, case):
@@ -155,8 +155,8 @@ class _RefCounts:
             if not result.wasSuccessful():
                 text = (result.errors + result.failures + result.unexpectedSuccesses)[0]
                 text = text[1] if isinstance(text, tuple) else "unexpected success"
-                return (f"{case.id()} failed when run again ({i + 2} of {self.WARMUPS + self.RUNS + 1}) for the "
-                        f"reference-count check:\n{text}")
+                return (f"{case.id()} failed on run {i + 1} of the {self.WARMUPS + self.RUNS} made for the "
+                        f"reference-count check before the reported one:\n{text}")
             if i >= self.WARMUPS:
                 deltas.append(after - before)
         self.checked += 1
