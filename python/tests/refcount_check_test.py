@@ -5,7 +5,6 @@ import sys
 import unittest
 
 import testing
-from testing import DlmapTestCase
 
 # A child interpreter's tests: one leaks a reference per run, one fills a cache on its first run only, one is clean.
 CHILD = """
@@ -33,7 +32,8 @@ unittest.main(verbosity=2)
 """
 
 
-class RefcountCheckTest(DlmapTestCase):
+# A plain TestCase: run once, not again for the check it tests (each run starts a child that runs its tests 6 times).
+class RefcountCheckTest(unittest.TestCase):
     @unittest.skipUnless(hasattr(sys, "gettotalrefcount"), "needs Python's debug build (python3-dbg)")
     def test_a_leak_fails_its_test_by_name(self):
         self.assertTrue(testing.REFCOUNTS.on, testing.REFCOUNTS.off_because)
