@@ -141,7 +141,7 @@ void dlmap_py_fail_next_allocations(long long n);
 void dlmap_py_call_deleter(struct DLManagedTensorVersioned *tensor);
 /* How many producer types from_dlpack remembers as legacy-only. */
 Py_ssize_t dlmap_py_legacy_only_type_count(void);
-/* dlmap._stats, dlmap._fail_allocations, dlmap._call_deleter_on_thread (testing_hooks.c). */
+/* dlmap._stats, dlmap._fail_allocations, dlmap._call_deleter_on_thread, … (testing_hooks.c). */
 extern PyMethodDef dlmap_py_testing_hooks[];
 
 /* ---- interned names ----------------------------------------------------------------------------------------------- */

@@ -7,10 +7,14 @@ load("@rules_cc//cc:defs.bzl", "cc_binary")
 # says why.
 ONLY_WITH_HEADERS = [] if HAS_PYTHON_HEADERS else ["manual"]
 
+# The debug interpreter's modules and tests (python3-dbg, an optional package) are never part of `//...`:
+# //python:pydbg_tests runs them (tools/hardening.sh's pydbg step in CI), so that the host suite's time stays as it is.
+DBG_TAGS = ["manual", "pydbg"]
+
 _SRCS = [str(Label("//python:binding_srcs"))]
 _LDS = str(Label("//python:dlmap.lds"))
 
-def dlmap_python_module(library, name = "dlmap.so"):
+def dlmap_python_module(library, name = "dlmap.so", debug = False):
     """`import dlmap` with PYTHONPATH set to this package's output directory.
 
     Links the static library (PIC objects) and exports nothing but PyInit_dlmap; libpython is not linked (the
@@ -19,6 +23,8 @@ def dlmap_python_module(library, name = "dlmap.so"):
     Args:
       library: a cc_library made by dlmap_library().
       name: the shared object's name.
+      debug: compile the binding against the debug interpreter's headers (python3-dbg, Py_DEBUG), for the tests that
+        run on it; only the binding's own C is compiled again, the library is the release build's.
     """
     cc_binary(
         name = name,
@@ -27,9 +33,9 @@ def dlmap_python_module(library, name = "dlmap.so"):
         copts = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fvisibility=hidden"],
         linkopts = ["-Wl,--version-script=$(location %s)" % _LDS, "-pthread"],
         linkshared = True,
-        tags = ONLY_WITH_HEADERS,
+        tags = DBG_TAGS if debug else ONLY_WITH_HEADERS,
         deps = [
             library,
-            str(Label("@dlmap_config//:python_headers")),
+            str(Label("@dlmap_config//:python_dbg_headers" if debug else "@dlmap_config//:python_headers")),
         ],
     )

@@ -1,7 +1,8 @@
 /* dlmap Python binding — the testing hooks, module functions whose names start with "_": dlmap._stats,
- * dlmap._fail_allocations, dlmap._call_deleter_on_thread and dlmap._guarded_capsule_destructor. They read and steer
- * the counted allocator, run a deleter where the GIL-taking path is exercised, and give producers written with ctypes
- * a capsule destructor that keeps a pending exception; no public function depends on them. */
+ * dlmap._fail_allocations, dlmap._call_deleter_on_thread, dlmap._guarded_capsule_destructor and
+ * dlmap._counts_references. They read and steer the counted allocator, run a deleter where the GIL-taking path is
+ * exercised, give producers written with ctypes a capsule destructor that keeps a pending exception, and say whether
+ * this module's reference counting shows in sys.gettotalrefcount; no public function depends on them. */
 #include <pthread.h>
 #include <string.h>
 
@@ -99,6 +100,19 @@ static PyObject *guarded_destructor_address(PyObject *module, PyObject *unused) 
   return PyLong_FromUnsignedLongLong((unsigned long long)address);
 }
 
+/* Whether this module was compiled for Python's debug build (Py_REF_DEBUG): only then do its Py_INCREF and Py_DECREF
+ * count in sys.gettotalrefcount. A module compiled for the release interpreter imports into the debug one as well, but
+ * each object it drops last leaves the total one higher, so the tests' reference-count check needs this to be true. */
+static PyObject *counts_references(PyObject *module, PyObject *unused) {
+  (void)module;
+  (void)unused;
+#ifdef Py_REF_DEBUG
+  Py_RETURN_TRUE;
+#else
+  Py_RETURN_FALSE;
+#endif
+}
+
 PyMethodDef dlmap_py_testing_hooks[] = {
     {"_stats", stats, METH_NOARGS,
      "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, live exports, how many producer types "
@@ -112,5 +126,8 @@ PyMethodDef dlmap_py_testing_hooks[] = {
      "_guarded_capsule_destructor()\n--\n\nTesting hook: the address of a PyCapsule destructor that calls the callable "
      "in the capsule's context with the capsule's address, keeping any pending exception (for producers written with "
      "ctypes)."},
+    {"_counts_references", counts_references, METH_NOARGS,
+     "_counts_references()\n--\n\nTesting hook: whether this module was compiled for Python's debug build, so that its "
+     "reference counting shows in sys.gettotalrefcount."},
     {NULL, NULL, 0, NULL},
 };

@@ -2,7 +2,7 @@
 # dlmap hardening run (CI): every test that runs compiled code under ASan+UBSan, every C/C++ test under valgrind, the
 # TSan stress test, every fuzz target for a bounded time.
 #
-# Usage: tools/hardening.sh [STEP...]      steps: asan valgrind tsan fuzz spec (default: all five, in that order)
+# Usage: tools/hardening.sh [STEP...]      steps: asan valgrind tsan fuzz spec pydbg (default: all six, in that order)
 #        tools/hardening.sh merge          fold the last fuzz run's new inputs into the committed seed corpora
 # Environment:
 #   DLMAP_FUZZ_SECONDS     seconds per fuzz target (default 30)
@@ -19,7 +19,7 @@
 #   DLMAP_HARDENING_OUT    logs, fuzz working corpora and crash artifacts (default /tmp/dlmap_hardening.<checkout
 #                          checksum>; the summary names it)
 #   DLMAP_NO_INSTALL=1     do not apt-get install missing packages (clang lld libclang-rt-14-dev valgrind
-#                          python3-hypothesis), just report them
+#                          python3-hypothesis, and python3-dbg for the pydbg step), just report them
 # Exit status: non-zero when any step fails (a test failure, a sanitizer or valgrind report, a fuzz crash); the
 # summary at the end says which. A fuzz crash leaves its input under $DLMAP_HARDENING_OUT/fuzz/<target>/: add it
 # to fuzz/regressions/<target>/ with the fix (see RELIABILITY.md).
@@ -48,7 +48,7 @@ done
 case "$FUZZ_RUNS" in
   "" | *[!0-9]*) [ -z "$FUZZ_RUNS" ] || { echo "hardening: DLMAP_FUZZ_RUNS must be a number" >&2; exit 2; } ;;
 esac
-steps=${*:-asan valgrind tsan fuzz spec}
+steps=${*:-asan valgrind tsan fuzz spec pydbg}
 
 # --symlink_prefix=/: no bazel-* links in the checkout (they would point into this separate output root).
 hbazel() { bazel --output_user_root="$ROOT" "$@"; }
@@ -74,6 +74,25 @@ if [ -n "$missing" ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
   }
 fi
+
+# Python's debug build for the pydbg step, without the gdb it recommends.
+case " $steps " in
+  *" pydbg "*)
+    if ! dpkg-query -W -f='${Status}' python3-dbg 2>/dev/null | grep -q "install ok installed"; then
+      if [ "${DLMAP_NO_INSTALL:-0}" = 1 ]; then
+        echo "hardening: missing Debian package: python3-dbg" >&2
+        exit 1
+      fi
+      echo "hardening: installing Debian package: python3-dbg"
+      sudo=""
+      [ "$(id -u)" -eq 0 ] || sudo="sudo"
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-dbg || {
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq &&
+          DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-dbg
+      }
+    fi
+    ;;
+esac
 
 mkdir -p "$OUT"
 summary="$OUT/summary.txt"
@@ -115,11 +134,13 @@ all_packages() {
 
 # The tests that run code compiled by the build: every test with a C/C++ target among its dependencies (the query
 # finds them, so a new test needs no tag). The others (the generator's and the spec loader's Python tests, the docs
-# check, ...) run nothing a sanitizer build changes; the host suite runs them.
+# check, ...) run nothing a sanitizer build changes; the host suite runs them. Not the debug interpreter's (tag pydbg,
+# manual): the pydbg step runs those.
 compiled_code_tests() {
   packages="set($(all_packages | tr '\n' ' '))"
   hbazel query --output=label \
-    "tests($packages) intersect rdeps($packages, kind('cc_(library|binary|test) rule', $packages))"
+    "tests($packages) intersect rdeps($packages, kind('cc_(library|binary|test) rule', $packages)) \
+     except attr(tags, '\bpydbg\b', $packages)"
 }
 
 step_asan() {
@@ -189,6 +210,16 @@ step_spec() {
   DLMAP_SPEC_RANDOM=1 DLMAP_SPEC_EXAMPLES="$SPEC_EXAMPLES" /usr/bin/python3 -B tests/hardening/spec_property_test.py
 }
 
+step_pydbg() {
+  # The binding's Python tests on Python's debug build (python3-dbg, installed above): its reference-count assertions,
+  # and python/tests/testing.py's per-test check that sys.gettotalrefcount comes back. On the default output root, not
+  # $ROOT: the library and all but the binding's C (compiled again against the debug headers) are the host suite's
+  # build. `bazel sync --configure` makes the build see a python3-dbg installed since it last looked.
+  bazel sync --configure --color=no --curses=no || return 1
+  # shellcheck disable=SC2086
+  bazel test $BFLAGS $TFLAGS --test_output=errors -- //python:pydbg_tests
+}
+
 step_merge() {
   # Minimise the committed seeds plus the last run's scratch corpora back into fuzz/corpus/<target>.
   labels=""
@@ -211,7 +242,7 @@ step_merge() {
 total_start=$(date +%s)
 for step in $steps; do
   case $step in
-    asan | valgrind | tsan)
+    asan | valgrind | tsan | pydbg)
       run_step "$step" "step_$step"
       note "  $(test_totals "$OUT/$step.log")"
       ;;
@@ -227,7 +258,7 @@ for step in $steps; do
       step_merge
       ;;
     *)
-      echo "hardening: unknown step '$step' (asan valgrind tsan fuzz spec merge)" >&2
+      echo "hardening: unknown step '$step' (asan valgrind tsan fuzz spec pydbg merge)" >&2
       exit 2
       ;;
   esac

@@ -1,11 +1,14 @@
 # dlmap Python binding tests — shared helpers: ctypes views of the DLPack structs, capsules and exchange table,
-# hand-made producers with counting deleters, interpreter checks and RSS.
+# hand-made producers with counting deleters, interpreter checks and RSS, and the reference-count check on Python's
+# debug build.
+import atexit
 import ctypes
 import gc
 import importlib
 import os
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import unittest
 
@@ -15,11 +18,14 @@ import dlmap
 
 
 def require(module, package):
-    """Imports a peer framework, or stops with the Debian package to install."""
+    """Imports a peer framework, or stops with the Debian package to install. On Python's debug build, a peer whose
+    extension modules were compiled for the release interpreter turns the reference-count check off (saying so)."""
     try:
-        return importlib.import_module(module)
+        peer = importlib.import_module(module)
     except ImportError as e:
         sys.exit(f"{module} is not importable on {sys.executable} ({e}); install it with: apt-get install {package}")
+    REFCOUNTS.check_peer(module)
+    return peer
 
 
 SANITIZED = os.environ.get("DLMAP_SANITIZED") == "1"
@@ -66,10 +72,130 @@ def stats():
     return dlmap._stats()
 
 
+# ---- reference counts (Python's debug build) -------------------------------------------------------------------------
+
+
+class _RefCounts:
+    """The per-test reference-count check, on where sys.gettotalrefcount exists (Python's debug build, python3-dbg) and
+    this dlmap was compiled for it. As CPython's own refleak hunter (regrtest -R) does, DlmapTestCase runs each test
+    WARMUPS + RUNS more times on its own before the reported run (warm-ups fill caches, interned strings and lazily
+    made objects) and fails it when the total after gc.collect() rose on every one of the last RUNS runs: a cache
+    that settles rises on some runs only, a leak on all. DLMAP_REFCOUNT_CHECK=1 (the *_dbg Bazel tests) makes the check
+    required: a process where it cannot be on stops with the reason, unless a peer framework turned it off."""
+
+    WARMUPS = 2
+    RUNS = 3
+
+    def __init__(self):
+        self.required = os.environ.get("DLMAP_REFCOUNT_CHECK") == "1"
+        self.off_because = None
+        if not hasattr(sys, "gettotalrefcount"):
+            self.off_because = f"{sys.executable} is not Python's debug build (no sys.gettotalrefcount)"
+        elif not dlmap._counts_references():
+            self.off_because = (f"{dlmap.__file__} was compiled for the release interpreter: its Py_INCREF/Py_DECREF "
+                                "do not count in sys.gettotalrefcount (build the module against python3-dbg's headers)")
+        if self.off_because and self.required:
+            sys.exit(f"DLMAP_REFCOUNT_CHECK=1, but the reference-count check cannot run: {self.off_because}")
+        self.on = self.off_because is None
+        self.checked = 0
+        self.announced = False
+
+    def announce(self):
+        """Says once, when the first test runs, whether the check is on, and at exit what it did (never a silent pass;
+        child interpreters that import this module but run no test say nothing)."""
+        if self.announced or not hasattr(sys, "gettotalrefcount"):
+            return
+        self.announced = True
+        if self.on:
+            print(f"reference-count check on: each test runs {self.WARMUPS} + {self.RUNS} more times and fails when "
+                  f"sys.gettotalrefcount rose on each of the last {self.RUNS}", file=sys.stderr)
+        atexit.register(self.report)
+
+    def report(self):
+        if self.on:
+            print(f"reference-count check: {self.checked} tests checked", file=sys.stderr)
+        else:
+            print(f"reference-count check off: {self.off_because}; the tests ran on the debug interpreter all the "
+                  "same", file=sys.stderr)
+
+    def check_peer(self, module):
+        """Turns the check off (saying why) when the peer `module` runs extension code compiled for another interpreter
+        (Debian's NumPy and PyTorch have no debug builds): the objects it drops last would count as leaks."""
+        if not self.on:
+            return
+        own_suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        foreign = sorted(name for name, m in list(sys.modules.items())
+                         if (name == module or name.startswith(module + "."))
+                         and str(getattr(m, "__file__", None) or "").endswith(".so")
+                         and not m.__file__.endswith(own_suffix))
+        if foreign:
+            self.on = False
+            self.off_because = (f"{module}'s extension modules ({', '.join(foreign[:3])}"
+                                f"{', …' if len(foreign) > 3 else ''}) were compiled for the release interpreter, not "
+                                f"for {sys.executable} ({own_suffix}): the objects they drop last would count as leaks")
+
+    @staticmethod
+    def total():
+        gc.collect()
+        # The method cache holds references to attribute names (3.13 deprecates _clear_type_cache for this one).
+        (getattr(sys, "_clear_internal_caches", None) or getattr(sys, "_clear_type_cache", lambda: None))()
+        return sys.gettotalrefcount()
+
+    def leak(self, case):
+        """Runs `case` WARMUPS + RUNS times with results of its own. None when it left nothing behind (or was skipped);
+        else the message its reported run fails with."""
+        deltas = []
+        for i in range(self.WARMUPS + self.RUNS):
+            result = unittest.TestResult()
+            before = self.total()
+            unittest.TestCase.run(case, result)
+            after = self.total()
+            if result.skipped:
+                return None
+            if not result.wasSuccessful():
+                text = (result.errors + result.failures + result.unexpectedSuccesses)[0]
+                text = text[1] if isinstance(text, tuple) else "unexpected success"
+                return (f"{case.id()} failed on run {i + 1} of the {self.WARMUPS + self.RUNS} made for the "
+                        f"reference-count check before the reported one:\n{text}")
+            if i >= self.WARMUPS:
+                deltas.append(after - before)
+        self.checked += 1
+        if all(d > 0 for d in deltas):
+            return (f"reference leak: {case.id()} left {', '.join(map(str, deltas))} more references "
+                    f"(sys.gettotalrefcount) on each of its last {self.RUNS} runs, after {self.WARMUPS} warm-ups")
+        return None
+
+
+REFCOUNTS = _RefCounts()
+
+
 class DlmapTestCase(unittest.TestCase):
-    """Checks after every test that dlmap's allocations and exports returned to where they were."""
+    """Checks after every test that dlmap's allocations and exports returned to where they were, and on Python's debug
+    build that the test leaves no references behind (_RefCounts)."""
+
+    def run(self, result=None):
+        REFCOUNTS.announce()
+        if not REFCOUNTS.on:
+            return super().run(result)
+        leak = REFCOUNTS.leak(self)
+        if leak is None:
+            return super().run(result)
+        # The reported run: the test as it is, then the check's verdict as its failure.
+        name = self._testMethodName
+        test = getattr(self, name)
+
+        def test_then_leak():
+            test()
+            raise self.failureException(leak)
+
+        setattr(self, name, test_then_leak)
+        try:
+            return super().run(result)
+        finally:
+            delattr(self, name)
 
     def setUp(self):
+        deleted.clear()  # the deleters of this test's hand-made tensors, never an earlier test's
         self._before = stats()
 
     def tearDown(self):

@@ -5,12 +5,14 @@ Finds the CUDA toolkit and HIP/ROCm (both optional: dlmap's GPU backend is built
 the runtime with dlopen over the spec's symbol table; a toolkit found here only adds its runtime's path as one
 more place to look, and nvcc for gpu/check.sh's kernels), re2c, a python3 that can
 `import yaml`, GoogleTest and the DLPack header (all required), and that python3's
-own headers (optional: python3-dev, for the CPython binding in python/), Google
+own headers (optional: python3-dev, for the CPython binding in python/), the debug build
+of the same Python version with its headers (optional: python3-dbg, for the binding's
+tests under reference-count assertions and sys.gettotalrefcount), Google
 Benchmark and libtorch (both optional: libbenchmark-dev and libtorch-dev, for the
 benchmarks in bench/), then writes into the generated repository:
   BUILD           cc_library targets config, dlpack, gtest, gtest_main, cuda_headers,
                   cudart, cudart_static, hip_headers, amdhip64, python_headers,
-                  benchmark, libtorch (empty when the component is missing) and the
+                  python_dbg_headers, benchmark, libtorch (empty when the component is missing) and the
                   exported tool wrappers
                   tools/re2c, tools/python3, cuda/bin/nvcc, rocm/bin/hipcc (the last
                   two only when found);
@@ -30,6 +32,7 @@ _ENV_VARS = [
     "HIP_PATH",
     "RE2C",
     "PYTHON_BIN_PATH",
+    "PYTHON_DBG_BIN_PATH",
     "GTEST_ROOT",
     "DLPACK_INCLUDE_DIR",
     "DLMAP_NEED_CUDA",
@@ -48,6 +51,10 @@ _PY_PROBE = "import sys, yaml; print(sys.executable); print('%d.%d.%d' % sys.ver
 
 # Header probe of the same interpreter: its C include directory and extension-module suffix.
 _PY_HEADERS_PROBE = "import sysconfig; print(sysconfig.get_paths()['include']); print(sysconfig.get_config_var('EXT_SUFFIX') or '')"
+
+# Debug-interpreter probe: real executable path, Python version, whether it counts references (a Py_DEBUG build has
+# sys.gettotalrefcount), its C include directory; it must import PyYAML as the tests do.
+_PY_DBG_PROBE = "import sys, sysconfig, yaml; print(sys.executable); print('%d.%d.%d' % sys.version_info[:3]); print(hasattr(sys, 'gettotalrefcount')); print(sysconfig.get_paths()['include'])"
 
 # ---------------------------------------------------------------- helpers
 
@@ -207,6 +214,35 @@ def _find_python_headers(ctx, python):
         return _absent("no Python.h in %s (for %s); install it with: apt-get install python3-dev" % (include, python.path))
     return struct(found = True, include = include, ext_suffix = lines[1].strip() if len(lines) > 1 else "")
 
+def _major_minor(version):
+    return ".".join(version.split(".")[:2])
+
+def _find_python_dbg(ctx, python):
+    """The debug build (Py_DEBUG) of the detected interpreter's Python version, with its Python.h (optional).
+
+    python3-dbg: //python:pydbg_tests run the binding's tests on it with a module compiled against its headers. A
+    module compiled for the release interpreter imports there too, but its Py_INCREF/Py_DECREF do not count in
+    sys.gettotalrefcount.
+    """
+    mm = _major_minor(python.version)
+    cands = [_which(ctx, _env(ctx, "PYTHON_DBG_BIN_PATH")), _which(ctx, python.path + "-dbg"), _which(ctx, "python%s-dbg" % mm)]
+    tried = []
+    for path in cands:
+        if not path or path in tried:
+            continue
+        tried.append(path)
+        res = ctx.execute([path, "-c", _PY_DBG_PROBE])
+        lines = res.stdout.strip().split("\n")
+        if res.return_code != 0 or len(lines) != 4:
+            continue
+        exe, version, counts, include = [line.strip() for line in lines]
+        if _major_minor(version) != mm or counts != "True" or not _exists(ctx, include + "/Python.h"):
+            continue
+        return struct(found = True, path = exe or path, version = version, include = include)
+    return _absent("no debug build of Python %s with sys.gettotalrefcount, PyYAML and Python.h (looked in " % mm +
+                   "$PYTHON_DBG_BIN_PATH, %s-dbg and python%s-dbg on PATH); install it with: " % (python.path, mm) +
+                   "apt-get install python3-dbg")
+
 def _find_gtest(ctx):
     roots = [r for r in [_env(ctx, "GTEST_ROOT"), "/usr", "/usr/local"] if r]
     for root in roots:
@@ -277,7 +313,7 @@ def _find_libtorch(ctx):
 
 # ---------------------------------------------------------------- generated files
 
-def _build_file(cuda, rocm, gtest, pyhdrs, bench, torch):
+def _build_file(cuda, rocm, gtest, pyhdrs, pydbg, bench, torch):
     """Text of the generated BUILD file."""
     exports = ["tools/re2c", "tools/python3"]
     if cuda.found and cuda.nvcc:
@@ -338,6 +374,19 @@ cc_library(
     else:
         python_targets = """
 cc_library(name = "python_headers")
+"""
+    if pydbg.found:
+        python_targets += """
+# Python.h of the debug interpreter (Py_DEBUG: reference counts that sys.gettotalrefcount sees).
+cc_library(
+    name = "python_dbg_headers",
+    hdrs = glob(["python_dbg/include/**/*.h"]),
+    includes = ["python_dbg/include"],
+)
+"""
+    else:
+        python_targets += """
+cc_library(name = "python_dbg_headers")
 """
     if bench.found:
         bench_targets = """
@@ -433,7 +482,7 @@ def _config_header(cuda, rocm, dlpack):
         ["", "#endif /* DLMAP_CONFIG_H_ */", ""],
     )
 
-def _build_defs(cuda, rocm, re2c, python, dlpack, pyhdrs, bench, torch):
+def _build_defs(cuda, rocm, re2c, python, dlpack, pyhdrs, pydbg, bench, torch):
     values = [
         ("HAS_CUDA", cuda.found),
         ("HAS_CUDA_STATIC", cuda.found and cuda.static),
@@ -449,6 +498,8 @@ def _build_defs(cuda, rocm, re2c, python, dlpack, pyhdrs, bench, torch):
         ("HAS_PYTHON_HEADERS", pyhdrs.found),
         ("PYTHON_INCLUDE", pyhdrs.include if pyhdrs.found else ""),
         ("PYTHON_EXT_SUFFIX", pyhdrs.ext_suffix if pyhdrs.found else ""),
+        ("HAS_PYTHON_DBG", pydbg.found),
+        ("PYTHON_DBG_BIN", pydbg.path if pydbg.found else ""),
         ("DLPACK_VERSION", dlpack.version),
         ("DLPACK_HEADER", dlpack.header),
         ("HAS_BENCHMARK", bench.found),
@@ -471,7 +522,7 @@ def _build_defs(cuda, rocm, re2c, python, dlpack, pyhdrs, bench, torch):
         ],
     )
 
-def _summary(cuda, rocm, re2c, python, gtest, dlpack, pyhdrs, bench, torch):
+def _summary(cuda, rocm, re2c, python, gtest, dlpack, pyhdrs, pydbg, bench, torch):
     if cuda.found:
         c = "%s (CUDA %s, libdir %s, %s, nvcc %s, static %s)" % (
             cuda.root,
@@ -499,6 +550,7 @@ def _summary(cuda, rocm, re2c, python, gtest, dlpack, pyhdrs, bench, torch):
         "re2c   : %s (%s)" % (re2c.path, re2c.version),
         "python : %s (Python %s, PyYAML %s)" % (python.path, python.version, python.yaml),
         "pyhdrs : " + ("%s (EXT_SUFFIX %s)" % (pyhdrs.include, pyhdrs.ext_suffix) if pyhdrs.found else "not found: " + pyhdrs.why),
+        "pydbg  : " + ("%s (Python %s, include %s)" % (pydbg.path, pydbg.version, pydbg.include) if pydbg.found else "not found: " + pydbg.why),
         "gtest  : %s (libdir %s, %s)" % (gtest.root, gtest.libdir, gtest.ext),
         "dlpack : %s (%s)" % (dlpack.header, dlpack.version or "version unknown"),
         "bench  : " + ("%s (libdir %s, %s)" % (bench.root, bench.libdir, bench.lib) if bench.found else "not found: " + bench.why),
@@ -516,6 +568,7 @@ def _impl(ctx):
     cuda = _find_cuda(ctx)
     rocm = _find_rocm(ctx)
     pyhdrs = _find_python_headers(ctx, python)
+    pydbg = _find_python_dbg(ctx, python)
     bench = _find_benchmark(ctx)
     torch = _find_libtorch(ctx)
 
@@ -543,6 +596,8 @@ def _impl(ctx):
             _wrapper(ctx, "rocm/bin/hipcc", rocm.hipcc)
     if pyhdrs.found:
         ctx.symlink(pyhdrs.include, "python/include")
+    if pydbg.found:
+        ctx.symlink(pydbg.include, "python_dbg/include")
     if bench.found:
         ctx.symlink(bench.root + "/include/benchmark", "benchmark/include/benchmark")
         ctx.symlink(bench.libdir + "/" + bench.lib, "benchmark/lib/" + bench.lib)
@@ -555,16 +610,16 @@ def _impl(ctx):
             ctx.symlink(torch.libdir + "/" + lib, "libtorch/lib/" + lib)
 
     ctx.file("WORKSPACE", "# Generated by dlmap_configure.\nworkspace(name = \"%s\")\n" % ctx.name, executable = False)
-    ctx.file("BUILD", _build_file(cuda, rocm, gtest, pyhdrs, bench, torch), executable = False)
+    ctx.file("BUILD", _build_file(cuda, rocm, gtest, pyhdrs, pydbg, bench, torch), executable = False)
     ctx.file("dlmap_config.h", _config_header(cuda, rocm, dlpack), executable = False)
-    ctx.file("build_defs.bzl", _build_defs(cuda, rocm, re2c, python, dlpack, pyhdrs, bench, torch), executable = False)
-    ctx.file("SUMMARY", _summary(cuda, rocm, re2c, python, gtest, dlpack, pyhdrs, bench, torch), executable = False)
+    ctx.file("build_defs.bzl", _build_defs(cuda, rocm, re2c, python, dlpack, pyhdrs, pydbg, bench, torch), executable = False)
+    ctx.file("SUMMARY", _summary(cuda, rocm, re2c, python, gtest, dlpack, pyhdrs, pydbg, bench, torch), executable = False)
 
 dlmap_configure = repository_rule(
     implementation = _impl,
     environ = _ENV_VARS,
     local = True,
     configure = True,
-    doc = "Detects CUDA, HIP/ROCm, re2c, python3+PyYAML (and its headers), GoogleTest, DLPack, Google Benchmark and " +
+    doc = "Detects CUDA, HIP/ROCm, re2c, python3+PyYAML (and its headers and debug build), GoogleTest, DLPack, Google Benchmark and " +
           "libtorch; see the module docstring.",
 )
