@@ -1,8 +1,8 @@
 # dlmap conformance checker — runs in a child interpreter for the producer check (producer.py): makes the producer
-# from its module:expression, then answers the parent's commands one at a time — the read-only state, the device report,
-# one __dlpack__ call each — with one JSON line per command on a dedicated pipe, in plain values the parent judges. A
-# hang or crash stops only this process; the parent attributes it to the command it was waiting for and starts a fresh
-# child for the rest. Nothing the producer prints (stdout, stderr) is read as an answer.
+# from its module:expression, then answers the parent's commands one at a time — the read-only state, the device
+# report, one __dlpack__ call each — with one JSON line per command on a dedicated pipe, in plain values the parent
+# judges. A hang or crash stops only this process; the parent attributes it to the command it was waiting for and
+# starts a fresh child for the rest. Nothing the producer prints (stdout, stderr) is read as an answer.
 # usage: calls.py COMMAND_FD ANSWER_FD CONFIG_JSON     (CONFIG: target, names {struct: [capsule, consumed]}, readable)
 import ctypes
 import gc

@@ -432,19 +432,20 @@ def _check_device_report(rules, calls, source):
     return "%s:%d" % (rules.device_name(source.reported[0]), source.reported[1]), problems
 
 
+READONLY_SENT = "read-only state (x.readonly, x.flags.writeable, memoryview(x).readonly)"
+
+
 def _check_readonly(calls, source):
-    """x's read-only state into source; a row only when reading it went wrong (an attribute raised, or the child
-    crashed or hung): an object need not have those attributes, so a raise is reported, not failed."""
+    """x's read-only state into source; (got, violations) for a row R1 only when reading it went wrong (an attribute
+    raised, or the child crashed or hung), else None: an object need not have those attributes, so a raise is
+    reported, not failed."""
     answer = calls.ask({"op": "readonly"})
-    sent = "read-only state (x.readonly, x.flags.writeable, memoryview(x).readonly)"
     if "failure" in answer:
-        return Row("R1", sent, answer["failure"], [("P-crash", answer["failure"])])
+        return answer["failure"], [("P-crash", answer["failure"])]
     if "unreadable" in answer:
-        return Row("R1", sent, "the answer could not be read (%s)" % answer["unreadable"], [])
+        return "the answer could not be read (%s)" % answer["unreadable"], []
     source.readonly = answer["readonly"]
-    if answer["raised"]:
-        return Row("R1", sent, "; ".join(answer["raised"]), [])
-    return None
+    return ("; ".join(answer["raised"]), []) if answer["raised"] else None
 
 
 def producer(x, profile=None, subject=None, timeout=CALL_TIMEOUT_S):
@@ -479,7 +480,7 @@ def _check(judges, calls, source, subject):
                                              [source.readonly])]
     report = Report("producer", subject, [name for name, _, _ in judges], RULES, notes)
     if extra is not None:
-        report.add(Row(extra.id, extra.sent, extra.got, {name: extra.verdicts for name, _, _ in judges}))
+        report.add(Row("R1", READONLY_SENT, extra[0], {name: extra[1] for name, _, _ in judges}))
     got, problems = _check_device_report(standard, calls, source)
     report.add(Row("D1", "__dlpack_device__()", got, {name: problems for name, _, _ in judges}))
 
