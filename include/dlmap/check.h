@@ -69,7 +69,8 @@ typedef struct dlmap_check_row {
   char id[8];          /* "P07": the request's number, in the order the checker sends them */
   const char *rule;    /* the rule's id, e.g. "P-version" (static); dlmap_check_rule_find() explains it */
   char sent[128];      /* "__dlpack__(max_version=(1, 0), copy=True)" */
-  char got[128];       /* "versioned (1, 3) kDLCPU:0" or "BufferError" */
+  char got[128];       /* "versioned 1.3 kDLCPU:0 flags 0x0", "BufferError", or for a major the checker cannot read
+                        * only its ABI-stable head: "versioned 2.0 flags 0x0" */
   char detail[192];    /* what the rule expected */
 } dlmap_check_row;
 

@@ -1,22 +1,10 @@
 # dlmap conformance checker — the command line: `python3 -m dlmap.check producer|consumer module:expression` prints
 # the check's Markdown table; `tables DIR` writes (or with --check compares) the committed tables of docs/conformance.
 import argparse
-import importlib
 import sys
 
 from . import consumer, producer, tables
-
-
-def resolve(spec):
-    """'numpy:arange(6.0)' → the value of the expression in the module's namespace."""
-    module_name, sep, expression = spec.partition(":")
-    if not sep or not module_name or not expression:
-        raise SystemExit("dlmap.check: %r is not module:expression (e.g. 'numpy:arange(6.0)')" % spec)
-    try:
-        module = importlib.import_module(module_name)
-        return eval(expression, dict(vars(module)))  # the user's own expression, as `python3 -c` would run it
-    except Exception as error:  # a wrong name or a failing expression: say which, without a traceback
-        raise SystemExit("dlmap.check: %s: %s: %s" % (spec, type(error).__name__, error))
+from .producer import CALL_TIMEOUT_S
 
 
 def main(argv):
@@ -28,6 +16,9 @@ def main(argv):
         p.add_argument("target", help="module:expression, e.g. 'numpy:arange(6.0)' or 'torch:from_dlpack'")
         p.add_argument("--profile", help="also judge by this dlmap profile (jax, array_api)")
         p.add_argument("--strict", action="store_true", help="exit 1 when any row fails")
+        if name == "producer":
+            p.add_argument("--timeout", type=float, default=CALL_TIMEOUT_S,
+                           help="seconds one call may take before its row says it hung (default %(default)s)")
     t = sub.add_parser("tables", help="write the tables of docs/conformance for the peers importable here")
     t.add_argument("directory")
     t.add_argument("--peers", default="numpy,torch,dlmap", help="comma-separated: numpy, torch, dlmap")
@@ -36,7 +27,10 @@ def main(argv):
     if args.command == "tables":
         return tables.main(args.directory, args.peers.split(","), args.check)
     if args.command == "producer":
-        report = producer(resolve(args.target), profile=args.profile, subject=args.target)
+        try:  # the producer is made in a child interpreter: a wrong name or a failing expression is said, not raised
+            report = producer(args.target, profile=args.profile, subject=args.target, timeout=args.timeout)
+        except ValueError as error:
+            raise SystemExit("dlmap.check: %s" % error)
     else:
         report = consumer(args.target, profile=args.profile)
     sys.stdout.write(report.markdown())

@@ -11,6 +11,7 @@ load("//python:dlmap_module.bzl", "ONLY_WITH_HEADERS")
 CHECK_SOURCES = [
     "__init__.py",
     "__main__.py",
+    "calls.py",
     "consumer.py",
     "crafted.py",
     "dlpack.py",

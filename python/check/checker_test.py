@@ -1,26 +1,117 @@
 # dlmap conformance checker — tests of the checker itself: producers crafted to break one rule each must get that
 # rule's row failed (and nothing else failed where the producer is otherwise valid); dlmap's own export passes; a
-# consumer that accepts everything or crashes is reported so. Run by run_test.sh with the dlmap package on PYTHONPATH.
+# consumer that accepts everything or crashes is reported so; a producer that hangs, crashes, hands out a dangling
+# pointer or raises from an attribute, and a consumer that prints verdict-like lines, are rows, never a traceback or a
+# hang. Run by run_test.sh with the dlmap package on PYTHONPATH. The producer check makes each producer again in a child
+# interpreter from "checker_test:<expression>", so the producers below are made by importable names.
+import atexit
+import ctypes
+import json
+import mmap
 import os
 import sys
+import time
 import unittest
 
 import dlmap
 import dlmap.check
 from dlmap.check import crafted
+from dlmap.check.consumer import cases, run_case
 from dlmap.check.rules import Rules
 
 RULES = Rules()
 
 
-def valid_case(**fields):
-    """A valid host float32 (2, 3) producer: versioned when asked for max_version >= the versioned range."""
+def valid_case(kind=crafted.Crafted, **fields):
+    """A valid host float32 (2, 3) producer: versioned when asked for max_version >= the versioned range. `kind` is
+    Crafted or a subclass below that breaks one call."""
     legacy, versioned = RULES.structs["legacy"], RULES.structs["versioned"]
     case = {"struct": "auto", "versioned_since": list(versioned[0]), "version": list(RULES.current),
             "names": {"legacy": [legacy[2], legacy[3]], "versioned": [versioned[2], versioned[3]]},
             "device": [1, 0], "ndim": 2, "shape": [2, 3], "strides": [3, 1], "dtype": [2, 32, 1], "nbytes": 24}
     case.update(fields)
-    return crafted.Crafted(case)
+    return kind(case)
+
+
+def check(expression, **kwargs):
+    """The producer check of checker_test:<expression>, made in the checker's child interpreter."""
+    return dlmap.check.producer("checker_test:" + expression, **kwargs)
+
+
+def row(report, sent):
+    return next(r for r in report.rows if r.sent == sent)
+
+
+# Producers that break the checker's process, not a DLPack rule: each on one request only, so that the row of that
+# request says what happened and the requests after it (in a fresh child) are judged as usual.
+class HangsOnCopyFalse(crafted.Crafted):
+    def __dlpack__(self, **kwargs):
+        if kwargs == {"copy": False}:
+            time.sleep(3600)
+        return super().__dlpack__(**kwargs)
+
+
+class HangsAlways(crafted.Crafted):
+    def __dlpack__(self, **kwargs):
+        time.sleep(3600)
+
+
+class SegfaultsOnCopyTrue(crafted.Crafted):
+    def __dlpack__(self, **kwargs):
+        if kwargs == {"copy": True}:
+            ctypes.string_at(0)  # SIGSEGV
+        return super().__dlpack__(**kwargs)
+
+
+def _unmapped_address():
+    """The address of a page that was mapped and is no longer: a dangling pointer that faults when read."""
+    libc = ctypes.CDLL(None)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    address = libc.mmap(None, mmap.PAGESIZE, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                        -1, 0)
+    libc.munmap(address, mmap.PAGESIZE)
+    return address
+
+
+class DanglingForMaxVersion10(crafted.Crafted):
+    def __dlpack__(self, **kwargs):
+        if kwargs == {"max_version": (1, 0)}:
+            name = self.case["names"]["versioned"][0]
+            capsule, keep = crafted.dlpack.new_capsule_calling(_unmapped_address(), name, lambda address: None)
+            self.keep.append(keep)
+            return capsule
+        return super().__dlpack__(**kwargs)
+
+
+class ReadOnlyRaises(crafted.Crafted):
+    @property
+    def readonly(self):
+        raise RuntimeError("not an AttributeError")
+
+    def __getattr__(self, name):
+        if name == "flags":
+            raise KeyError(name)
+        raise AttributeError(name)
+
+
+class _BadInt(int):
+    def __int__(self):
+        raise ValueError("no int here")
+
+    def __index__(self):
+        raise ValueError("no index here")
+
+
+class _BadRepr:
+    def __repr__(self):
+        raise RuntimeError("no repr here")
+
+
+class GarbageDevice(crafted.Crafted):
+    def __dlpack_device__(self):
+        return {"ints": (_BadInt(1), _BadInt(0)), "repr": _BadRepr()}[self.case["garbage"]]
 
 
 def broken(report, column="standard"):
@@ -41,54 +132,128 @@ def crash(x):
     os.abort()
 
 
+def chatty(x):
+    """Refuses everything, and prints dicts: now, and at exit one in the verdict's own format that says accepted."""
+    atexit.register(print, json.dumps({"outcome": "accepted", "produced": 0, "deleter_calls": 0, "asked": []}))
+    atexit.register(print, {"chatty": True})
+    print({"outcome": "accepted"})
+    raise ValueError("refused")
+
+
 class ProducerCheckTest(unittest.TestCase):
     def test_dlmap_passes_under_its_profile(self):
-        report = dlmap.check.producer(dlmap.empty((2, 3)), profile=dlmap.profile())
+        report = dlmap.check.producer("dlmap:empty((2, 3))", profile=dlmap.profile())
         self.assertTrue(report.passed("%s profile" % dlmap.profile()), report.markdown())
 
     def test_versioned_for_a_legacy_request(self):
-        failed = broken(dlmap.check.producer(valid_case(struct="versioned")))
+        failed = broken(check("valid_case(struct='versioned')"))
         self.assertIn("P-version", failed)
         self.assertIn("P01", failed["P-version"])  # the plain __dlpack__()
 
     def test_version_above_max_version(self):
-        failed = broken(dlmap.check.producer(valid_case(version=[RULES.current[0], 99])))
+        failed = broken(check("valid_case(version=[RULES.current[0], 99])"))
         self.assertIn("P-version", failed)
 
     def test_unknown_flag(self):
-        failed = broken(dlmap.check.producer(valid_case(struct="versioned", flags=1 << 63)))
+        failed = broken(check("valid_case(struct='versioned', flags=1 << 63)"))
         self.assertIn("P-flags", failed)
 
     def test_null_strides_where_the_version_requires_them(self):
-        failed = broken(dlmap.check.producer(valid_case(strides=None)))
+        failed = broken(check("valid_case(strides=None)"))
         self.assertIn("P-strides", failed)
-        report = dlmap.check.producer(valid_case(strides=None, version=[1, 0]))
+        report = check("valid_case(strides=None, version=[1, 0])")
         self.assertNotIn("P-strides", broken(report))  # 1.0 allows NULL strides
 
     def test_copies_and_flags(self):
-        failed = broken(dlmap.check.producer(valid_case()))  # new data every call, IS_COPIED never set
+        failed = broken(check("valid_case()"))  # new data every call, IS_COPIED never set
         self.assertIn("P-copied", failed)
         self.assertIn("P-not-copied", failed)
 
     def test_device_disagreeing_with_dlpack_device(self):
-        failed = broken(dlmap.check.producer(valid_case(reported=[3, 0])))
+        failed = broken(check("valid_case(reported=[3, 0])"))
         self.assertIn("P-device", failed)
 
     def test_unknown_dtype(self):
-        failed = broken(dlmap.check.producer(valid_case(dtype=[255, 32, 1])))
+        failed = broken(check("valid_case(dtype=[255, 32, 1])"))
         self.assertIn("P-dtype", failed)
 
     def test_deleter_run_again_by_the_capsule(self):
-        failed = broken(dlmap.check.producer(valid_case(destructor="always")))
+        failed = broken(check("valid_case(destructor='always')"))
         self.assertIn("P-deleter", failed)
 
     def test_wrong_capsule_name(self):
-        failed = broken(dlmap.check.producer(valid_case(consumed=True)))
+        failed = broken(check("valid_case(consumed=True)"))
         self.assertIn("P-capsule", failed)
 
     def test_no_error_where_the_spec_requires_one(self):
-        failed = broken(dlmap.check.producer(valid_case()))  # accepts stream values CPU forbids, and (0, 4)
+        failed = broken(check("valid_case()"))  # accepts stream values CPU forbids, and (0, 4)
         self.assertIn("P-no-error", failed)
+
+    def test_a_producer_that_cannot_be_made_is_a_clean_error(self):
+        with self.assertRaisesRegex(ValueError, "NameError"):
+            check("no_such_producer")
+        with self.assertRaises(TypeError):  # an object cannot cross into the child: its name must be given
+            dlmap.check.producer(valid_case())
+
+
+class HostileProducerTest(unittest.TestCase):
+    """Producers that hang, crash or misbehave outside the protocol: rows, with the other requests judged as usual."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.valid = {r.sent: (r.got, r.verdicts) for r in check("valid_case()").rows}
+
+    def assert_like_a_valid_producer_elsewhere(self, report, *sent):
+        expected = self.valid
+        for r in report.rows:
+            if r.sent not in sent and r.id != "R1":
+                self.assertEqual((r.got, r.verdicts), expected[r.sent], r.id)
+
+    def test_a_hanging_call_is_a_row(self):
+        report = check("valid_case(HangsOnCopyFalse)", timeout=5)
+        hung = row(report, "__dlpack__(copy=False)")
+        self.assertEqual(hung.got, "hung (over 5 s)")
+        self.assertEqual(hung.verdicts["standard"], [("P-crash", "hung (over 5 s)")])
+        self.assert_like_a_valid_producer_elsewhere(report, hung.sent)
+
+    def test_calls_that_always_hang_stop_after_a_few(self):
+        started = time.monotonic()
+        report = check("valid_case(HangsAlways)", timeout=3)
+        self.assertLess(time.monotonic() - started, 60)
+        texts = [r.got for r in report.rows if r.id.startswith("P")]
+        self.assertEqual(texts[:2], ["hung (over 3 s)"] * 2)  # the plain export hung first, unseen: no row of its own
+        self.assertTrue(all(t == "not sent: 3 calls in a row hung" for t in texts[2:]), texts)
+        self.assertEqual(broken(report)["P-crash"], [r.id for r in report.rows if r.id.startswith("P")])
+
+    def test_a_segfaulting_call_is_a_row(self):
+        report = check("valid_case(SegfaultsOnCopyTrue)")
+        crashed = row(report, "__dlpack__(copy=True)")
+        self.assertEqual(crashed.got, "crashed (SIGSEGV)")
+        self.assertEqual(crashed.verdicts["standard"], [("P-crash", "crashed (SIGSEGV)")])
+        self.assert_like_a_valid_producer_elsewhere(report, crashed.sent)
+
+    def test_a_dangling_capsule_pointer_is_a_row(self):
+        report = check("valid_case(DanglingForMaxVersion10)")
+        sent = ("__dlpack__(max_version=(1, 0))", "__dlpack__(max_version=(1, 0)), dropped unconsumed")
+        for crashed in (row(report, s) for s in sent):
+            self.assertEqual(crashed.got, "crashed (SIGSEGV)")
+            self.assertEqual(crashed.verdicts["standard"], [("P-crash", "crashed (SIGSEGV)")])
+        self.assert_like_a_valid_producer_elsewhere(report, *sent)
+
+    def test_attributes_raising_any_exception_are_a_row(self):
+        report = check("valid_case(ReadOnlyRaises)")
+        self.assertEqual(report.rows[0].id, "R1")
+        self.assertEqual(report.rows[0].got, "x.readonly raised RuntimeError; x.flags raised KeyError")
+        self.assertIn("read-only: unknown", report.notes[0])
+        self.assert_like_a_valid_producer_elsewhere(report)
+
+    def test_a_garbage_device_report_is_a_row(self):
+        for garbage in ("ints", "repr"):
+            with self.subTest(garbage=garbage):
+                report = check("valid_case(GarbageDevice, garbage=%r)" % garbage)
+                d1 = row(report, "__dlpack_device__()")
+                self.assertEqual(d1.verdicts["standard"], [("P-device-report", "not a tuple of two ints")])
+                self.assertIn("raised", d1.got)
 
 
 class ConsumerCheckTest(unittest.TestCase):
@@ -101,6 +266,13 @@ class ConsumerCheckTest(unittest.TestCase):
         report = dlmap.check.consumer("checker_test:crash")
         self.assertEqual(len(broken(report)["C-crash"]), len(report.rows))
         self.assertIn("crashed (SIGABRT)", report.rows[0].got)
+
+    def test_printed_dicts_are_not_the_verdict(self):
+        case_id, _, expected, fields = cases(RULES)[0]  # one case (each is a child interpreter): a valid tensor
+        self.assertEqual((case_id, expected), ("C01", "accept"))
+        got, result = run_case("checker_test:chatty", fields)
+        self.assertEqual(got, "error (ValueError), deleter 0/0")  # refused, whatever the consumer printed
+        self.assertEqual(result["outcome"], "error")
 
     def test_dlmap_consumer_passes(self):
         report = dlmap.check.consumer(dlmap.from_dlpack)

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 
 from .report import Report, Row
 from .rules import STANDARD_PROFILE, Rules, show_version
@@ -89,18 +90,24 @@ def run_case(target, fields):
         # Under a sanitized build (run with the runtime preloaded) ASan would turn a consumer's segmentation fault
         # into an abort: leave SIGSEGV to the process, so a crash reads the same as in a plain build.
         env["ASAN_OPTIONS"] += ":handle_segv=0"
-    try:
-        child = subprocess.run([sys.executable, os.path.join(here, "crafted.py"), json.dumps(fields), target],
-                               env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return "hung (over %d s)" % TIMEOUT_S, None
-    if child.returncode < 0:
-        return "crashed (%s)" % signal.Signals(-child.returncode).name, None
-    lines = [line for line in child.stdout.splitlines() if line.startswith("{")]
-    if child.returncode != 0 or not lines:
+    with tempfile.TemporaryDirectory(prefix="dlmap-check-") as directory:
+        verdict_path = os.path.join(directory, "verdict.json")  # the verdict's own channel: stdout is the consumer's
+        try:
+            child = subprocess.run([sys.executable, os.path.join(here, "crafted.py"), json.dumps(fields), target,
+                                    verdict_path], env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                                   text=True, errors="replace", timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return "hung (over %d s)" % TIMEOUT_S, None
+        if child.returncode < 0:
+            return "crashed (%s)" % signal.Signals(-child.returncode).name, None
+        try:
+            with open(verdict_path, encoding="utf-8") as verdict:
+                result = json.loads(verdict.read())
+        except (OSError, ValueError):
+            result = None
+    if child.returncode != 0 or not isinstance(result, dict):
         last = (child.stderr.strip().splitlines() or ["no output"])[-1]
         return "child failed (exit %d: %s)" % (child.returncode, last[:120]), None
-    result = json.loads(lines[-1])
     text = "accepted" if result["outcome"] == "accepted" else "error (%s)" % result["kind"]
     return text + ", deleter %d/%d" % (result["deleter_calls"], result["produced"]), result
 

@@ -1,7 +1,8 @@
 # dlmap conformance checker — runs in a child interpreter: builds one crafted producer from a JSON case (see
-# consumer.py), hands it to the consumer function named by module:expression, releases the result, and prints one
-# JSON line: accepted or the exception's kind, how many unconsumed capsules it produced, how often its deleter ran.
-# A crash kills only this process; the parent reports the signal.
+# consumer.py), hands it to the consumer function named by module:expression, releases the result, and writes its
+# verdict as JSON to the file the parent named (never to stdout, where the consumer may print anything): accepted or
+# the exception's kind, how many unconsumed capsules it produced, how often its deleter ran. A crash kills only this
+# process; the parent reports the signal.
 import ctypes
 import gc
 import importlib
@@ -71,7 +72,7 @@ class Crafted:
         return capsule
 
 
-def main(case_json, target):
+def main(case_json, target, verdict_path):
     case = json.loads(case_json)
     module_name, _, expression = target.partition(":")
     consume = eval(expression, dict(vars(importlib.import_module(module_name))))
@@ -86,9 +87,9 @@ def main(case_json, target):
         del error
     gc.collect()
     outcome.update(produced=producer.produced, deleter_calls=deleter_calls[0], asked=producer.asked)
-    sys.stdout.write(json.dumps(outcome) + "\n")
-    sys.stdout.flush()
+    with open(verdict_path, "w", encoding="utf-8") as verdict:
+        verdict.write(json.dumps(outcome))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], sys.argv[3])

@@ -1,134 +1,257 @@
 # dlmap conformance checker — the producer check: calls x.__dlpack__ with every argument combination the protocol
 # defines (max_version, dl_device, copy, stream) and x.__dlpack_device__, reads each capsule through ctypes, consumes
 # it as a consumer does (with a counting deleter in front of the producer's), and judges every result against the
-# spec's rules; one row per call, every violation named.
-import ctypes
-import gc
+# spec's rules; one row per call, every violation named. The producer is named by module:expression and lives in a
+# child interpreter (calls.py) that makes every call, each under a deadline: a producer that hangs, crashes or lies
+# gets a row saying so, and the checker goes on with a fresh child for the calls after it.
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
 
 import dlmap
 
-from . import dlpack
 from .report import Report, Row
 from .rules import STANDARD_PROFILE, Rules, show_version
 
 # The rules a producer row can break, with their text: the library's table (dlmap_check_rule_at, which the C checker
-# reports from too), so that each rule is written once.
-RULES = dlmap._check_rules()
+# reports from too), so that each rule is written once; and P-crash, which only a checker that keeps the producer in
+# another process can observe.
+RULES = dict(dlmap._check_rules(), **{
+    "P-crash": "a call to the producer (__dlpack__, __dlpack_device__, the attributes read for its read-only state) "
+               "returns or raises within the deadline; it never crashes or hangs the process that makes it",
+})
 
 _KEYWORD_REJECTED = ("unexpected keyword", "keyword argument")
-_KEEP = []  # counting deleters stay alive for the process: a producer may call them late
+MAKE_TIMEOUT_S = 120  # making the producer in a fresh child: the interpreter, the imports, the expression
+CALL_TIMEOUT_S = 60  # one call; a longer one is reported as hung
+HUNG_IN_A_ROW = 3  # after this many calls in a row hung, the rest are not sent (each would wait out the deadline)
 
 
 class Source:
-    """What the checker knows about x before the calls: its reported device, read-only state and plain export."""
+    """What the checker knows about x before the calls: its type, reported device, read-only state and plain
+    export."""
 
-    def __init__(self, x):
-        self.x = x
+    def __init__(self, type_name):
+        self.type_name = type_name
         self.reported = None
-        self.readonly = _readonly(x)
+        self.readonly = None
         self.base = None  # the plain __dlpack__() export's Outcome
 
 
-def _readonly(x):
-    """Whether x is read-only, by the attributes array libraries have (None when x says nothing)."""
-    value = getattr(x, "readonly", None)
-    if isinstance(value, bool):
-        return value
-    flags = getattr(x, "flags", None)
-    writeable = getattr(flags, "writeable", None)
-    if isinstance(writeable, bool):
-        return not writeable
-    try:
-        return memoryview(x).readonly
-    except Exception:  # no buffer protocol (device arrays, torch tensors)
-        return None
+class Raised:
+    """An exception a call raised, as the child described it: its class name, the names along its MRO, whether it is
+    a TypeError, its message and its dlmap_id."""
+
+    def __init__(self, fields):
+        self.name, self.mro = fields["name"], fields["mro"]
+        self.type_error, self.message, self.dlmap_id = fields["type_error"], fields["message"], fields["dlmap_id"]
 
 
 class Outcome:
     """What one __dlpack__ call came back with."""
 
-    def __init__(self):
-        self.error = None  # the exception
-        self.returned = None  # type name of a non-capsule result
-        self.name = None
-        self.struct = None
-        self.version = None
-        self.flags = 0
-        self.device = None
-        self.dtype = None
-        self.ndim = None
-        self.shape = None
-        self.strides_null = None
-        self.address = None  # data + byte_offset
-        self.has_deleter = False
-        self.deleter_calls = 0
+    def __init__(self, fields=None):
+        fields = fields or {}
+        self.failure = fields.get("failure")  # crashed, hung, unreadable, not sent: the row's text
+        self.error = Raised(fields["error"]) if "error" in fields else None
+        self.returned = fields.get("returned")  # type name of a non-capsule result
+        self.name = fields.get("name")
+        self.struct = fields.get("struct")
+        self.version = tuple(fields["version"]) if "version" in fields else None
+        self.flags = fields.get("flags", 0)
+        self.device = tuple(fields["device"]) if "device" in fields else None
+        self.dtype = tuple(fields["dtype"]) if "dtype" in fields else None
+        self.ndim = fields.get("ndim")
+        self.shape = fields.get("shape")
+        self.strides_null = fields.get("strides_null")
+        self.address = fields.get("address")  # data + byte_offset
+        self.has_deleter = fields.get("has_deleter", False)
+        self.deleter_calls = fields.get("deleter_calls", 0)
 
 
-def export(rules, x, kwargs, consume=True):
-    """Calls x.__dlpack__(**kwargs) and reads the result; then consumes it (renamed, deleter called once) or drops it
-    unconsumed, counting the deleter's runs until the capsule is gone."""
-    out = Outcome()
-    try:
-        capsule = x.__dlpack__(**kwargs)
-    except Exception as error:  # every exception is a result to judge
-        error.__traceback__ = None
-        out.error = error
-        return out
-    out.name = dlpack.capsule_name(capsule)
-    if out.name is None:
-        out.returned = type(capsule).__name__
-        return out
-    out.struct = rules.struct_of_capsule(out.name)
-    if out.struct is None:
-        return out
-    pointer = dlpack.capsule_pointer(capsule, out.name)
-    managed = (dlpack.DLManagedTensorVersioned if out.struct == "versioned" else dlpack.DLManagedTensor) \
-        .from_address(pointer)
-    tensor = managed.dl_tensor
-    if out.struct == "versioned":
-        out.version = (managed.version.major, managed.version.minor)
-        out.flags = managed.flags
-    readable = out.struct == "legacy" or rules.structs["versioned"][0][0] == out.version[0]
-    if readable:  # a major version the checker cannot read: only the deleter may be touched
-        out.device = (tensor.device.device_type, tensor.device.device_id)
-        out.dtype = (tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes)
-        out.ndim = tensor.ndim
-        if 0 <= tensor.ndim <= 64:
-            out.shape = dlpack.read_ints(tensor.shape, tensor.ndim) if tensor.ndim else []
-        out.strides_null = not tensor.strides
-        out.address = (tensor.data or 0) + tensor.byte_offset
-    counter = [0]
-    original = managed.deleter
-    if original:
-        out.has_deleter = True
-        forward = dlpack.DELETER(original)
+def _target(x):
+    """module:expression for the producer (or for a callable with an importable name, module:name(), which the child
+    calls to make it). A plain object cannot cross into the child: its name is the way to make it again."""
+    if isinstance(x, str):
+        module_name, sep, expression = x.partition(":")
+        if not sep or not module_name or not expression:
+            raise ValueError("%r is not module:expression (e.g. 'numpy:arange(6.0)')" % x)
+        return x
+    module, name = getattr(x, "__module__", None), getattr(x, "__qualname__", None)
+    if callable(x) and module and name and "<" not in name:
+        return "%s:%s()" % (module, name)
+    raise TypeError("producer(): pass 'module:expression' (or a function with an importable name that makes the "
+                    "producer), not a %s: the producer is made again in a child interpreter" % type(x).__name__)
 
-        def counting(address):
-            counter[0] += 1
-            if counter[0] == 1:  # a second run is counted, never forwarded: that would be a double free
-                forward(address)
 
-        wrapper = dlpack.DELETER(counting)
-        _KEEP.append((forward, wrapper))
-        managed.deleter = ctypes.cast(wrapper, ctypes.c_void_p).value
-    if consume:
-        dlpack.rename(capsule, rules.structs[out.struct][3])
-        if original:
-            wrapper(pointer)
-    del capsule, managed, tensor
-    gc.collect()
-    out.deleter_calls = counter[0]
-    return out
+def _child_env():
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = [p or os.getcwd() for p in sys.path]  # '' is the current directory, which the child's may not be
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path), PYTHONDONTWRITEBYTECODE="1")
+    if "ASAN_OPTIONS" in env:
+        # Under a sanitized build (run with the runtime preloaded) ASan would turn a producer's segmentation fault into
+        # an abort: leave SIGSEGV to the process, so a crash reads the same as in a plain build.
+        env["ASAN_OPTIONS"] += ":handle_segv=0"
+    return here, env
+
+
+class Child:
+    """A child interpreter (calls.py) holding the producer: one command at a time, each answer read from its own pipe
+    under a deadline. ask() returns (answer, None) or (None, what happened: hung, crashed, exited)."""
+
+    def __init__(self, config):
+        here, env = _child_env()
+        command_read, self._commands = os.pipe()
+        self._answers, answer_write = os.pipe()
+        self._stderr = tempfile.TemporaryFile()
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, os.path.join(here, "calls.py"), str(command_read), str(answer_write),
+                 json.dumps(config)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr,
+                env=env, pass_fds=(command_read, answer_write))
+        finally:
+            os.close(command_read)
+            os.close(answer_write)
+        self._buffer = b""
+        self._closed = False
+
+    def ask(self, command, timeout):
+        if command is not None:
+            try:
+                os.write(self._commands, json.dumps(command).encode() + b"\n")
+            except OSError:  # the child is gone (EPIPE)
+                return None, self._ended()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._answers], [], [], left)[0]:
+                self.close()
+                return None, "hung (over %d s)" % timeout
+            chunk = os.read(self._answers, 65536)
+            if not chunk:
+                return None, self._ended()
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return json.loads(line), None
+        except ValueError:  # something else wrote to the checker's pipe
+            self.close()
+            return None, "child failed (an unreadable answer on the checker's pipe)"
+
+    def _ended(self):
+        """What ended the child: its signal, or its exit status with its last line on stderr."""
+        try:
+            code = self._process.wait(timeout=MAKE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:  # closed its pipe but lives on
+            self.close()
+            return "closed the checker's pipe and lived on"
+        if code < 0:
+            try:
+                return "crashed (%s)" % signal.Signals(-code).name
+            except ValueError:
+                return "crashed (signal %d)" % -code
+        self._stderr.seek(0)
+        lines = self._stderr.read().decode("utf-8", "replace").strip().splitlines() or ["no output"]
+        return "child failed (exit %d: %s)" % (code, lines[-1][:120])
+
+    def close(self):
+        if self._closed:  # once: a file descriptor closed twice may by then be another file's
+            return
+        self._closed = True
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        os.close(self._commands)
+        os.close(self._answers)
+        self._stderr.close()
+
+
+class Calls:
+    """The producer's calls, made in a child interpreter; a fresh child (making the producer again) after one crashed
+    or hung, so that each crash or hang is the row of the call that caused it."""
+
+    def __init__(self, target, rules, timeout):
+        self.config = {"target": target, "readable": rules.structs["versioned"][0][0],
+                       "names": {s: [rules.structs[s][2], rules.structs[s][3]] for s in ("legacy", "versioned")}}
+        self.timeout = timeout
+        self.child = None
+        self.hung_in_a_row = 0
+        self.gone = None  # why no more calls are sent
+        self.rebase = None  # called in each fresh child before its first export: the plain export, again
+
+    def start(self):
+        """A fresh child with the producer made: None, or why it could not be made."""
+        self.child = Child(self.config)
+        made, failure = self.child.ask(None, MAKE_TIMEOUT_S)
+        if failure is None and not made["made"]:
+            failure = "raised %s" % made["error"]
+        if failure is not None:
+            self.close()
+            return failure
+        self.type_name = made["type"]
+        return None
+
+    def ask(self, command):
+        """The child's answer to one command, or {"failure": text} for a crash, hang or a call not sent."""
+        if self.gone:
+            return {"failure": self.gone}
+        if self.child is None and not self._fresh_child(command):
+            return {"failure": self.gone}
+        answer, failure = self.child.ask(command, self.timeout)
+        if failure is None:
+            self.hung_in_a_row = 0
+            return answer
+        self.close()
+        self.hung_in_a_row = self.hung_in_a_row + 1 if failure.startswith("hung") else 0
+        if self.hung_in_a_row >= HUNG_IN_A_ROW:
+            self.gone = "not sent: %d calls in a row hung" % self.hung_in_a_row
+        return {"failure": failure}
+
+    def _fresh_child(self, command):
+        """Starts a child after one crashed or hung. Before an export, rebase(answer) is given the new producer's plain
+        export (None when that crashed or hung too; rebase then drops itself, and another child is started). False,
+        with self.gone set, when the producer could not be made again."""
+        failure = self.start()
+        if failure is not None:
+            self.gone = "not sent: the producer could not be made again (%s)" % failure
+            return False
+        if self.rebase is not None and command["op"] == "export":
+            answer, failure = self.child.ask({"op": "export", "kwargs": {}, "consume": True}, self.timeout)
+            self.rebase(answer)
+            if failure is not None:
+                self.close()
+                return self._fresh_child(command)
+        return True
+
+    def close(self):
+        if self.child is not None:
+            self.child.close()
+            self.child = None
+
+
+def export(calls, kwargs, consume=True):
+    """x.__dlpack__(**kwargs) in the child, read and consumed (renamed, deleter called once) or dropped unconsumed
+    there; its Outcome."""
+    answer = calls.ask({"op": "export", "kwargs": kwargs, "consume": consume})
+    if "unreadable" in answer:
+        return Outcome({"failure": "the answer could not be read (%s)" % answer["unreadable"]})
+    return Outcome(answer)
 
 
 def _kind_matches(error, kinds):
-    return any(cls.__name__ in kinds for cls in type(error).__mro__)
+    return any(name in kinds for name in error.mro)
 
 
 def _describe(rules, out, source):
+    if out.failure is not None:
+        return out.failure
     if out.error is not None:
-        dlmap_id = getattr(out.error, "dlmap_id", None)
-        return "%s%s" % (type(out.error).__name__, " (%s)" % dlmap_id if isinstance(dlmap_id, str) else "")
+        return "%s%s" % (out.error.name, " (%s)" % out.error.dlmap_id if out.error.dlmap_id is not None else "")
     if out.returned is not None:
         return "a %s" % out.returned
     parts = ['"%s"' % out.name]
@@ -191,17 +314,19 @@ def expectation(rules, request, source):
 def judge(rules, request, out, source, exact_struct):
     """The violations of one call's outcome under `rules`; exact_struct also holds the profile's struct choice."""
     v = []
+    if out.failure is not None:
+        return [("P-capsule" if out.failure.startswith("the answer") else "P-crash", out.failure)]
     expect, ids = expectation(rules, request, source)
     kinds = rules.kinds(ids)
     if out.error is not None:
-        message = str(out.error)
-        if isinstance(out.error, TypeError) and any(k in message for k in _KEYWORD_REJECTED) and \
+        message = out.error.message
+        if out.error.type_error and any(k in message for k in _KEYWORD_REJECTED) and \
                 set(request.kwargs()) - {"stream"}:
             return [("P-signature", "TypeError for keyword arguments")]
         if expect == "ok":
-            v.append(("P-raised", "raised %s" % type(out.error).__name__))
+            v.append(("P-raised", "raised %s" % out.error.name))
         elif not _kind_matches(out.error, kinds):
-            v.append(("P-error-kind", "raised %s; the spec gives %s (%s)" % (type(out.error).__name__,
+            v.append(("P-error-kind", "raised %s; the spec gives %s (%s)" % (out.error.name,
                                                                           " or ".join(kinds), ", ".join(ids))))
         return v
     if expect == "error":
@@ -289,15 +414,16 @@ def requests(rules, source):
     return grid + extra + streams + drops
 
 
-def _check_device_report(rules, source):
-    try:
-        reported = source.x.__dlpack_device__()
-    except Exception as error:
-        return "%s" % type(error).__name__, [("P-device-report", "raised %s" % type(error).__name__)]
-    ok = isinstance(reported, tuple) and len(reported) == 2 and all(isinstance(i, int) for i in reported)
-    if not ok:
-        return repr(reported), [("P-device-report", "not a tuple of two ints")]
-    source.reported = (int(reported[0]), int(reported[1]))
+def _check_device_report(rules, calls, source):
+    answer = calls.ask({"op": "device"})
+    if "failure" in answer or "unreadable" in answer:
+        text = answer.get("failure") or "the answer could not be read (%s)" % answer["unreadable"]
+        return text, [("P-crash" if "failure" in answer else "P-device-report", text)]
+    if "raised" in answer:
+        return answer["raised"], [("P-device-report", "raised %s" % answer["raised"])]
+    if "garbage" in answer:
+        return answer["garbage"], [("P-device-report", "not a tuple of two ints")]
+    source.reported = tuple(answer["device"])
     problems = []
     if rules.device_problem(source.reported[0], None):
         problems.append(("P-device-report", rules.device_problem(source.reported[0], None)))
@@ -306,25 +432,70 @@ def _check_device_report(rules, source):
     return "%s:%d" % (rules.device_name(source.reported[0]), source.reported[1]), problems
 
 
-def producer(x, profile=None, subject=None):
-    """Checks x.__dlpack__ / __dlpack_device__; returns a Report whose "standard" column judges by the DLPack / Array
-    API standard (the spec and its array_api profile) and, when `profile` names one (e.g. "jax"), a second column by
-    that profile of dlmap. The standard lets a producer answer max_version with an older struct; a profile fixes it."""
+READONLY_SENT = "read-only state (x.readonly, x.flags.writeable, memoryview(x).readonly)"
+
+
+def _check_readonly(calls, source):
+    """x's read-only state into source; (got, violations) for a row R1 only when reading it went wrong (an attribute
+    raised, or the child crashed or hung), else None: an object need not have those attributes, so a raise is
+    reported, not failed."""
+    answer = calls.ask({"op": "readonly"})
+    if "failure" in answer:
+        return answer["failure"], [("P-crash", answer["failure"])]
+    if "unreadable" in answer:
+        return "the answer could not be read (%s)" % answer["unreadable"], []
+    source.readonly = answer["readonly"]
+    return ("; ".join(answer["raised"]), []) if answer["raised"] else None
+
+
+def producer(x, profile=None, subject=None, timeout=CALL_TIMEOUT_S):
+    """Checks a producer's __dlpack__ / __dlpack_device__; returns a Report whose "standard" column judges by the
+    DLPack / Array API standard (the spec and its array_api profile) and, when `profile` names one (e.g. "jax"), a
+    second column by that profile of dlmap. The standard lets a producer answer max_version with an older struct; a
+    profile fixes it.
+
+    x is 'module:expression' (e.g. 'numpy:arange(6.0)'), or a function with an importable name that makes the
+    producer: the producer is made, and every call made, in a child interpreter, each call under `timeout` seconds,
+    so that a producer that hangs or crashes gets a row ("hung (over N s)", "crashed (SIGSEGV)"), not the checker's
+    process. Raises ValueError when the producer cannot be made there (the expression raised, crashed or hung)."""
     judges = [("standard", Rules(STANDARD_PROFILE), False)]
     if profile:
         judges.append(("%s profile" % profile, Rules(profile), True))
     standard = judges[0][1]
-    source = Source(x)
-    notes = ["Source: %s, read-only: %s." % (type(x).__name__, {None: "unknown", True: "yes", False: "no"}
+    target = _target(x)
+    calls = Calls(target, standard, timeout)
+    failure = calls.start()
+    if failure is not None:
+        raise ValueError("cannot make the producer %s in a child interpreter: %s" % (target, failure))
+    try:
+        return _check(judges, calls, Source(calls.type_name), subject or target)
+    finally:
+        calls.close()
+
+
+def _check(judges, calls, source, subject):
+    standard = judges[0][1]
+    extra = _check_readonly(calls, source)
+    notes = ["Source: %s, read-only: %s." % (source.type_name, {None: "unknown", True: "yes", False: "no"}
                                              [source.readonly])]
-    report = Report("producer", subject or type(x).__name__, [name for name, _, _ in judges], RULES, notes)
-    got, problems = _check_device_report(standard, source)
+    report = Report("producer", subject, [name for name, _, _ in judges], RULES, notes)
+    if extra is not None:
+        report.add(Row("R1", READONLY_SENT, extra[0], {name: extra[1] for name, _, _ in judges}))
+    got, problems = _check_device_report(standard, calls, source)
     report.add(Row("D1", "__dlpack_device__()", got, {name: problems for name, _, _ in judges}))
-    source.base = export(standard, x, {})
-    if source.base.error is not None or source.base.struct is None:
-        source.base = None
+
+    def usable(out):  # a plain export the copy and consistency rules can compare with
+        return out if out.failure is None and out.error is None and out.struct is not None else None
+
+    def rebase(answer):  # a fresh child holds a new producer: its plain export, for the copy rules' addresses
+        source.base = usable(Outcome(answer)) if answer is not None and "unreadable" not in answer else None
+        if source.base is None:
+            calls.rebase = None
+
+    source.base = usable(export(calls, {}))
+    calls.rebase = rebase if source.base is not None else None
     for number, request in enumerate(requests(standard, source), 1):
-        out = export(standard, x, request.kwargs(), consume=request.consume)
+        out = export(calls, request.kwargs(), consume=request.consume)
         verdicts = {name: judge(rules, request, out, source, exact) for name, rules, exact in judges}
         report.add(Row("P%02d" % number, request.text(), _describe(standard, out, source), verdicts))
     return report

@@ -2,7 +2,11 @@
 // gets no row; producers that break one rule each get that rule's rows; every tensor's deleter runs exactly once.
 // Built against both profiles' libraries (tests/check/BUILD); the producer's policy follows dlmap_profile_current()->name.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -236,6 +240,62 @@ TEST(CheckExport, NullArgumentsAreCleanErrors) {
   EXPECT_EQ(dlmap_check_export(produce, nullptr, &older, nullptr, 0, &count, nullptr, &err),
             DLMAP_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(err.message).find("struct_size"), std::string::npos) << err.message;
+}
+
+// A producer of a future major version whose tensor is only the ABI-stable head (version, manager_ctx, deleter,
+// flags), placed right before an inaccessible page: the checker may read the head and run the deleter, nothing past it.
+struct HeadOnly {
+  DLManagedTensorVersioned *head = nullptr;
+  int made = 0;
+  int deleted = 0;
+};
+
+void delete_head(DLManagedTensorVersioned *m) { static_cast<HeadOnly *>(m->manager_ctx)->deleted++; }
+
+void produce_head_only(void *context, const dlmap_check_request *, dlmap_check_answer *answer) {
+  HeadOnly *p = static_cast<HeadOnly *>(context);
+  p->made++;
+  answer->versioned = p->head;
+}
+
+// Checks the head-only producer: 0 when every request is answered with a P-version row, no device read and every
+// deleter run once; another value says what went wrong. Run in a death-test child, where a read past the head crashes.
+int check_head_only(dlmap_version future) {
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void *mapped = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) return 2;
+  char *pages = static_cast<char *>(mapped);
+  if (mprotect(pages + page, page, PROT_NONE) != 0) return 2;
+  size_t head_size = offsetof(DLManagedTensorVersioned, dl_tensor);
+  HeadOnly p;
+  p.head = reinterpret_cast<DLManagedTensorVersioned *>(pages + page - head_size);
+  p.head->version = {future.major, future.minor};
+  p.head->manager_ctx = &p;
+  p.head->deleter = delete_head;
+  p.head->flags = 0;
+  std::vector<dlmap_check_row> rows(512);
+  size_t count = 0;
+  size_t requests = 0;
+  dlmap_check_source source = dlmap_check_source_default();
+  dlmap_error err;
+  if (dlmap_check_export(produce_head_only, &p, &source, rows.data(), rows.size(), &count, &requests, &err) !=
+      DLMAP_OK) {
+    return 3;
+  }
+  if (p.made == 0 || p.deleted != p.made) return 4;  // every head's deleter ran exactly once
+  bool version_reported = false;
+  for (size_t i = 0; i < count && i < rows.size(); i++) {
+    version_reported = version_reported || std::strcmp(rows[i].rule, "P-version") == 0;
+    if (std::strchr(rows[i].got, ':') != nullptr) return 5;  // a device:id, which lies past the head
+  }
+  munmap(mapped, 2 * page);
+  return version_reported ? 0 : 6;
+}
+
+TEST(CheckExport, AFutureMajorIsReadNoFurtherThanTheStableHead) {
+  dlmap_version future = {dlmap_version_current().major + 1, 0};
+  ASSERT_NE(dlmap_version_struct(future), DLMAP_STRUCT_VERSIONED);  // a major the versioned struct does not cover
+  EXPECT_EXIT(std::_Exit(check_head_only(future)), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
