@@ -216,7 +216,7 @@ def properties(settings, run_child):
     })
     versions = st.sampled_from([None, [1, 0], list(testing.CURRENT)])
     sub_ops = st.fixed_dictionaries({"op": st.sampled_from(sorted(_SUB_OPS)), "version": versions,
-                                     "links": st.sampled_from([1, 10, 1_000, 20_000])})
+                                     "links": st.sampled_from([1, 10, 1_000])})
 
     class HeadsTest(unittest.TestCase):
         @settings
@@ -231,7 +231,9 @@ def properties(settings, run_child):
                        "deleter": deleter, "device": device, "kwargs": kwargs})
 
         @settings
-        @given(links=st.sampled_from([0, 1, 2, 50, 5_000, 20_000, 70_000, 100_000]),
+        # Drawn chains stay short (every suite run pays for each example); the stack depth that overflowed is the
+        # explicit example's, and memory_test's ReleaseChainTest's (100,000 links; 20,000 on a 512 KiB stack).
+        @given(links=st.sampled_from([0, 1, 2, 50, 2_000]),
                bottom=st.sampled_from(["empty", "versioned", "legacy"]),
                modes=st.lists(st.sampled_from(["from_dlpack", "from_dlpack", "versioned", "legacy"]), min_size=1,
                               max_size=3),
