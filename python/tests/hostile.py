@@ -386,6 +386,12 @@ def run(spec):
         raise ValueError(f"unknown scenario {kind!r}")
     _clean_error(result, problems)
     out = None
+    return finish(baseline, problems, result)
+
+
+def finish(baseline, problems, result):
+    """After a scenario: every hand-made tensor's deleter ran as often as promised, dlmap's counters are back at
+    `baseline`; the problems found go into `result`, which is returned."""
     gc.collect()
     for address, entry in _tensors.items():
         if entry["counted"] and entry["calls"] != 1:

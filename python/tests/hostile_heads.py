@@ -25,19 +25,6 @@ import testing
 # ---- the child's side ------------------------------------------------------------------------------------------------
 
 
-class _Wrap:
-    """A producer that hands out one capsule made beforehand."""
-
-    def __init__(self, capsule, device=(1, 0)):
-        self.capsule, self.device = capsule, device
-
-    def __dlpack__(self, **kwargs):
-        return self.capsule
-
-    def __dlpack_device__(self):
-        return self.device
-
-
 def _future(spec, problems):
     import dlmap
     import hostile
@@ -106,7 +93,7 @@ def _chain(spec, problems):
         x = dlmap.empty(3)
     else:
         tensor = {"device": [1, 0], "dtype": [2, 32, 1], "shape": [4], "strides": None}
-        x = dlmap.from_dlpack(_Wrap(hostile.make_capsule(tensor, spec["bottom"] == "versioned", "bottom")))
+        x = dlmap.from_dlpack(testing.Wrap(hostile.make_capsule(tensor, spec["bottom"] == "versioned", "bottom")))
     died = []
     track = spec["links"] <= 20_000
     refs = [weakref.ref(x, lambda _: died.append(0))] if track else []
@@ -116,9 +103,9 @@ def _chain(spec, problems):
         if mode == "from_dlpack":
             x = dlmap.from_dlpack(x)
         elif mode == "versioned":
-            x = dlmap.from_dlpack(_Wrap(x.__dlpack__(max_version=testing.CURRENT)))
+            x = dlmap.from_dlpack(testing.Wrap(x.__dlpack__(max_version=testing.CURRENT)))
         else:
-            x = dlmap.from_dlpack(_Wrap(x.__dlpack__()))
+            x = dlmap.from_dlpack(testing.Wrap(x.__dlpack__()))
         if track:
             refs.append(weakref.ref(x, lambda _, i=i: died.append(i)))
     release = spec["release"]
@@ -181,22 +168,12 @@ def _subinterp(spec, problems):
 def run(spec):
     """One scenario in this (child) interpreter: the result hostile.main prints, problems included."""
     import dlmap
-    import gc
     import hostile
     baseline = dlmap._stats()
     problems = []
     kind = spec["kind"]
     result = {"heads_future": _future, "heads_chain": _chain, "heads_subinterp": _subinterp}[kind](spec, problems)
-    gc.collect()
-    for address, entry in hostile._tensors.items():
-        if entry["counted"] and entry["calls"] != 1:
-            problems.append(f"the deleter of a {entry['tag']} tensor ran {entry['calls']} times")
-    after = dlmap._stats()
-    for counter in ("live_allocations", "live_exports"):
-        if after[counter] != baseline[counter]:
-            problems.append(f"{counter}: {baseline[counter]} before, {after[counter]} after")
-    result["problems"] = problems
-    return result
+    return hostile.finish(baseline, problems, result)
 
 
 # ---- the test's side -------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import unittest
 
 import dlmap
 import testing
-from testing import DlmapTestCase
+from testing import DlmapTestCase, Wrap
 
 np = testing.require("numpy", "python3-numpy")
 torch = testing.require("torch", "python3-torch")
@@ -16,17 +16,6 @@ torch = testing.require("torch", "python3-torch")
 ROUND_TRIPS = 100_000
 WARM_UP = 5_000
 RSS_LIMIT = 2 * 1024 * 1024  # bytes of growth allowed after warm-up
-
-
-class Wrap:
-    def __init__(self, capsule):
-        self.capsule = capsule
-
-    def __dlpack__(self, **kwargs):
-        return self.capsule
-
-    def __dlpack_device__(self):
-        return (1, 0)
 
 
 def numpy_round_trip(n):

@@ -13,7 +13,7 @@ import weakref
 
 import dlmap
 import testing
-from testing import DlmapTestCase, Producer
+from testing import DlmapTestCase, Producer, Wrap
 
 CUDA_RULE = ("CUDA accepts None, -1 (no synchronisation), 1 (legacy default stream), 2 (per-thread default stream) or "
              "a stream handle above 2; 0 is ambiguous and disallowed.")
@@ -39,19 +39,6 @@ def filled(shape, dtype="float32"):
 
 def values(a):
     return memoryview(a).tolist()
-
-
-class Wrap:
-    """An object whose __dlpack__ hands out a given capsule (to consume one capsule several times)."""
-
-    def __init__(self, capsule, device=(1, 0)):
-        self.capsule, self.device = capsule, device
-
-    def __dlpack__(self, **kwargs):
-        return self.capsule
-
-    def __dlpack_device__(self):
-        return self.device
 
 
 def float_buffer(n):

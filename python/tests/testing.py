@@ -535,6 +535,19 @@ def live_hand_made():
     return len(_live_tensors)
 
 
+class Wrap:
+    """An object whose __dlpack__ hands out a given capsule (to consume one capsule several times)."""
+
+    def __init__(self, capsule, device=(1, 0)):
+        self.capsule, self.device = capsule, device
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return self.device
+
+
 class Producer:
     """A DLPack producer over `buffer` (anything with the buffer protocol; kept alive by the tensor), whose tensors are
     hand-made with ctypes and count their deleter calls in `deleted`.
