@@ -38,10 +38,24 @@ class Key(str):
 """
 
 
+# A plain Python producer over a dlmap array, for the tests whose classes derive from it.
+PRODUCER = """
+import dlmap
+inner = dlmap.empty(3)
+
+class Producer:
+    def __dlpack__(self, **kwargs):
+        return inner.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return inner.__dlpack_device__()
+"""
+
+
 class BorrowedAcrossUserCodeTest(unittest.TestCase):
     def assertChild(self, name, body, outcome):
         """Runs body after the collider for `name`; the child must end by printing `outcome`."""
-        code = f"NAME = {name!r}\n" + COLLIDER + textwrap.dedent(body) + OUTCOME
+        code = f"NAME = {name!r}\n" + COLLIDER + PRODUCER + textwrap.dedent(body) + OUTCOME
         rc, out, err = testing.run_child(code, timeout=120)
         self.assertEqual(rc, 0, f"the child died (status {rc}):\n{err[-3000:]}")
         self.assertEqual(out.strip().splitlines()[-1], f"outcome {outcome}", err[-3000:])
@@ -79,16 +93,6 @@ class BorrowedAcrossUserCodeTest(unittest.TestCase):
         # integer_form walks the type's MRO dict by dict; the collider reassigns __bases__, which frees the MRO tuple
         # being walked. dlmap must hold it: the walk ends on the old MRO and the producer's own __dlpack__ answers.
         self.assertChild("__c_dlpack_exchange_api__", """
-            import dlmap
-            inner = dlmap.empty(3)
-
-            class Producer:
-                def __dlpack__(self, **kwargs):
-                    return inner.__dlpack__(**kwargs)
-
-                def __dlpack_device__(self):
-                    return inner.__dlpack_device__()
-
             class B1: pass
             class B2: pass
 
@@ -105,16 +109,6 @@ class BorrowedAcrossUserCodeTest(unittest.TestCase):
         # x's class is reassigned by a collider in its class dict, and a second collider in a base collects the old
         # class (nothing but dlmap's borrowed pointers point at it then) while dlmap still walks it.
         self.assertChild("__c_dlpack_exchange_api__", """
-            import dlmap
-            inner = dlmap.empty(3)
-
-            class Producer:
-                def __dlpack__(self, **kwargs):
-                    return inner.__dlpack__(**kwargs)
-
-                def __dlpack_device__(self):
-                    return inner.__dlpack_device__()
-
             class Later(str):  # fires at the second comparison: in the base's dict, after the class changed
                 def __hash__(self):
                     return hash(NAME)
@@ -148,16 +142,6 @@ class BorrowedAcrossUserCodeTest(unittest.TestCase):
         # attribute lookup on the class). The first call's walk saw the old MRO; its answer (no table) must not be
         # remembered under the new tag: the second call finds the table, whose functions accept only dlmap.Array.
         self.assertChild("__c_dlpack_exchange_api__", """
-            import dlmap
-            inner = dlmap.empty(3)
-
-            class Producer:
-                def __dlpack__(self, **kwargs):
-                    return inner.__dlpack__(**kwargs)
-
-                def __dlpack_device__(self):
-                    return inner.__dlpack_device__()
-
             class Publishes:
                 __dlpack_c_exchange_api__ = dlmap.Array.__dlpack_c_exchange_api__
 
