@@ -391,14 +391,7 @@ class FutureMajorTest(DlmapTestCase):
                 heads.append(testing.GuardedHead(testing.CURRENT[0] + 1, 0, deleter))
                 return heads[-1].address
 
-            @testing.FROM_PY_OBJECT
-            def from_py(obj, out):
-                out[0] = ctypes.cast(ctypes.c_void_p(head()), ctypes.POINTER(testing.DLManagedTensorVersioned))
-                return 0
-
-            table = testing.DLPackExchangeAPI()
-            table.header.version = testing.DLPackVersion(*testing.CURRENT)
-            table.managed_tensor_from_py_object_no_sync = from_py
+            table = testing.table_handing_out(head)
 
             class Tabled:
                 __dlpack_c_exchange_api__ = testing._capsule_new(ctypes.addressof(table), testing.NAME_EXCHANGE_API,

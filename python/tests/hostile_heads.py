@@ -47,14 +47,7 @@ def _future(spec, problems):
     def capsule():
         return testing._capsule_new(head(), testing.NAME_VERSIONED, ctypes.cast(destructor, ctypes.c_void_p).value)
 
-    @testing.FROM_PY_OBJECT
-    def from_py(obj, out):
-        out[0] = ctypes.cast(ctypes.c_void_p(head()), ctypes.POINTER(testing.DLManagedTensorVersioned))
-        return 0
-
-    table = testing.DLPackExchangeAPI()
-    table.header.version = testing.DLPackVersion(*testing.CURRENT)
-    table.managed_tensor_from_py_object_no_sync = from_py
+    table = testing.table_handing_out(head)
     device = tuple(spec["device"])
 
     class Producer:

@@ -497,6 +497,21 @@ class GuardedHead:
             self.base = None
 
 
+def table_handing_out(tensor_address):
+    """A DLPack C exchange table of the current version whose managed_tensor_from_py_object_no_sync answers any object
+    with the DLManagedTensorVersioned at `tensor_address()` (called once per call). The table keeps its callback."""
+
+    @FROM_PY_OBJECT
+    def from_py(obj, out):
+        out[0] = ctypes.cast(ctypes.c_void_p(tensor_address()), ctypes.POINTER(DLManagedTensorVersioned))
+        return 0
+
+    table = DLPackExchangeAPI()
+    table.header.version = DLPackVersion(*CURRENT)
+    table.managed_tensor_from_py_object_no_sync = from_py
+    return table
+
+
 # ---- hand-made producers ---------------------------------------------------------------------------------------------
 
 _live_tensors = {}  # address of a hand-made managed tensor → what keeps it and its buffer alive
