@@ -57,11 +57,17 @@ TFLAGS="--nocache_test_results" # a hardening run runs every test, even one whos
 
 # ---- prerequisites ------------------------------------------------------------------------------------------------
 tools/install_deps.sh
-missing=""
-for p in clang lld libclang-rt-14-dev valgrind python3-hypothesis; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
+# install_missing [APT_OPTION...] -- PACKAGE...: apt-get installs those not installed yet (or, with DLMAP_NO_INSTALL=1,
+# names them and exits).
+install_missing() {
+  options=""
+  while [ "$1" != "--" ]; do options="$options $1"; shift; done
+  shift
+  missing=""
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+  done
+  [ -n "$missing" ] || return 0
   if [ "${DLMAP_NO_INSTALL:-0}" = 1 ]; then
     echo "hardening: missing Debian packages:$missing" >&2
     exit 1
@@ -70,29 +76,14 @@ if [ -n "$missing" ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   # shellcheck disable=SC2086
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing || {
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $options $missing || {
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $options $missing
   }
-fi
-
+}
+install_missing -- clang lld libclang-rt-14-dev valgrind python3-hypothesis
 # Python's debug build for the pydbg step, without the gdb it recommends.
-case " $steps " in
-  *" pydbg "*)
-    if ! dpkg-query -W -f='${Status}' python3-dbg 2>/dev/null | grep -q "install ok installed"; then
-      if [ "${DLMAP_NO_INSTALL:-0}" = 1 ]; then
-        echo "hardening: missing Debian package: python3-dbg" >&2
-        exit 1
-      fi
-      echo "hardening: installing Debian package: python3-dbg"
-      sudo=""
-      [ "$(id -u)" -eq 0 ] || sudo="sudo"
-      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-dbg || {
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get update -qq &&
-          DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-dbg
-      }
-    fi
-    ;;
-esac
+case " $steps " in *" pydbg "*) install_missing --no-install-recommends -- python3-dbg ;; esac
 
 mkdir -p "$OUT"
 summary="$OUT/summary.txt"
