@@ -12,7 +12,7 @@
 #                          import_fuzz export_fuzz name_lookup_fuzz error_format_fuzz)
 #   DLMAP_SPEC_EXAMPLES    examples per spec-loader property in the `spec` step (default 300, random seed)
 #   DLMAP_HOSTILE_EXAMPLES examples per hostile-producer property in the `asan` step, which runs
-#                          //python:hostile_property_test with the ASan runtime (default 100, random seed)
+#                          //python:hostile_property_test with the ASan runtime (default 60, random seed)
 #   DLMAP_STRESS_TENSORS   tensors per producer thread in the TSan stress run (default 20000; 5000 in //...)
 #   DLMAP_HARDENING_ROOT   Bazel --output_user_root for these builds (default /tmp/bazel_hardening): sanitizer and
 #                          clang builds get their own server and cache, so they never thrash the default one
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS=${DLMAP_FUZZ_SECONDS:-30}
 SPEC_EXAMPLES=${DLMAP_SPEC_EXAMPLES:-300}
-HOSTILE_EXAMPLES=${DLMAP_HOSTILE_EXAMPLES:-100}
+HOSTILE_EXAMPLES=${DLMAP_HOSTILE_EXAMPLES:-60}
 STRESS_TENSORS=${DLMAP_STRESS_TENSORS:-20000}
 ROOT=${DLMAP_HARDENING_ROOT:-/tmp/bazel_hardening}
 # One output directory per checkout: two checkouts hardening at once must not share logs and scratch corpora.
