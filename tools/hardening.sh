@@ -14,8 +14,9 @@
 #   DLMAP_HOSTILE_EXAMPLES examples per hostile-producer property in the `asan` step, which runs
 #                          //python:hostile_property_test with the ASan runtime (default 60, random seed)
 #   DLMAP_STRESS_TENSORS   tensors per producer thread in the TSan stress run (default 20000; 5000 in //...)
-#   DLMAP_HARDENING_ROOT   Bazel --output_user_root for these builds (default /tmp/bazel_hardening): sanitizer and
-#                          clang builds get their own server and cache, so they never thrash the default one
+#   DLMAP_HARDENING_ROOT   Bazel --output_user_root for the sanitizer and clang builds (default /tmp/bazel_hardening):
+#                          their own server and cache, so they never thrash the default one (valgrind and pydbg run on
+#                          the default one: valgrind compiles nothing differently, pydbg only the binding again)
 #   DLMAP_HARDENING_OUT    logs, fuzz working corpora and crash artifacts (default /tmp/dlmap_hardening.<checkout
 #                          checksum>; the summary names it)
 #   DLMAP_NO_INSTALL=1     do not apt-get install missing packages (clang lld libclang-rt-14-dev valgrind
@@ -146,7 +147,10 @@ step_asan() {
 step_valgrind() {
   # valgrind memcheck around every C/C++ test binary: any error or definite leak exits 99 and fails the test. Only
   # cc_test: valgrind follows no child process, so around a shell test it would check the shell and nothing else.
-  hbazel test $BFLAGS $TFLAGS --config=valgrind --keep_going --test_lang_filters=cc -- $(all_packages)
+  # The config compiles nothing differently (it only wraps the test), so on the default output root the tests are the
+  # host suite's binaries, not a second build of them.
+  bazel test $BFLAGS $TFLAGS --config=valgrind --keep_going --test_lang_filters=cc --build_tests_only -- \
+    $(all_packages)
 }
 
 step_tsan() {
