@@ -202,7 +202,8 @@ if [ "$MODE" != --build-only ]; then
       nothing_checked "no usable NVIDIA GPU here: no NVIDIA driver (libcuda.so.1 cannot be loaded)"
     elif [ "$too_old" = 1 ]; then
       nothing_checked "no usable NVIDIA GPU here: the NVIDIA driver supports CUDA up to $(cuda_version "$driver")," \
-        "older than every runtime found (${TOOLKITS[*]-} ${WHEELS[*]-}): install a toolkit for CUDA" \
+        "older than every runtime found ($(printf '%s\n' "${TOOLKITS[@]}" "${WHEELS[@]}" | paste -sd ' ')):" \
+        "install a toolkit for CUDA" \
         "$((driver / 1000)).x or older (CUDA_HOME=...), or a newer driver"
     else
       nothing_checked "no usable NVIDIA GPU here: ${refused[0]}"
@@ -228,13 +229,13 @@ GEN=$BUILD/generated
 rm -rf "$GEN"
 mkdir -p "$GEN"
 tar -xzf "$BUNDLE" -C "$GEN" --no-same-owner --no-same-permissions 2>"$BUILD/bundle.err" ||
-  fail_build "$BUNDLE is not a readable tar.gz: $(head -c 300 "$BUILD/bundle.err")"
+  fail_build "$BUNDLE is not a readable tar.gz: $(head -c 300 "$BUILD/bundle.err" | tr -s '\n' ' ')"
 for file in MANIFEST include/dlmap/generated/dlmap_spec.h src/generated/name_lookup.c; do
   [ -f "$GEN/$file" ] || fail_build "$BUNDLE lacks $file: not a bundle of //gpu:bundle"
 done
 PROFILE=$(sed -n 's/^profile //p' "$GEN/MANIFEST")
 # The bundle must come from this checkout's spec and generator: the C sources here expand its tables.
-stale=$(grep -E '^[0-9a-f]{64}  ' "$GEN/MANIFEST" | sha256sum -c --quiet 2>&1 | sed 's/: .*//' | tr '\n' ' ' || true)
+stale=$(grep -E '^[0-9a-f]{64}  ' "$GEN/MANIFEST" | sha256sum -c --quiet 2>&1 | sed -n 's/: FAILED.*//p' | tr '\n' ' ' || true)
 [ -z "$stale" ] || fail_build "the bundle was generated from other sources than this checkout's (${stale% }" \
   "differ): build it again from this checkout (bazel build //gpu:bundle)"
 checked=$(grep -cE '^[0-9a-f]{64}  ' "$GEN/MANIFEST" || true)
