@@ -11,21 +11,16 @@
 #        gpu/check.sh [--bundle FILE] --build-only  build only (no GPU needed; builds what needs no toolkit without one)
 #        gpu/check.sh --toolkit                     only say which CUDA runtime, toolkit and Python it would use
 # FILE defaults to $DLMAP_CHECK_BUNDLE, else bazel-bin/gpu/bundle.tar.gz of this checkout.
-# Exit: 0 PASS: the C device checks ran and passed, and at least one framework's rows ran on the GPU and passed;
-#       1 FAIL: a check failed, crashed or ran out of time; 2 nothing checked (the reason is printed: no driver, no
-#       device, no runtime, a driver too old for every runtime here, no framework on the GPU and no C checks);
-#       3 cannot build; 4 incomplete: one half passed, the other was skipped (the reason is printed).
+# Exit (gpu/check_steps.sh): 0 PASS: the C device checks ran and passed, and at least one framework's rows ran on the
+#       GPU and passed; 1 FAIL: a check failed, crashed or ran out of time; 2 nothing checked (the reason is printed:
+#       no driver, no device, no CUDA runtime, a driver too old for every runtime here; or every step skipped, each
+#       saying why); 3 cannot build; 4 incomplete: one half ran, the other was skipped (it says why).
+#       The Python checks it runs exit 0 (their rows passed), 1 (one failed) or 3 (nothing checked, with the reason).
 # Environment: PYTHON (an interpreter to try first), CUDA_HOME (a toolkit to try first), NVCC_ARCH (default: device
 #              0's, else 90), CC (default gcc), DLMAP_CHECK_BUILD (default gpu/build), DLMAP_CHECK_BUDGET (seconds for
 #              the whole run, default 480), DLMAP_CHECK_TOOLKITS (colon-separated toolkit roots to try, in order,
 #              instead of searching), DLMAP_CHECK_BUNDLE (the bundle, as --bundle).
 set -euo pipefail
-
-# This script's exit statuses (above).
-readonly EXIT_PASS=0 EXIT_FAIL=1 EXIT_NOTHING_CHECKED=2 EXIT_CANNOT_BUILD=3 EXIT_INCOMPLETE=4
-# The exit statuses of the Python checks it runs (python/gpu_check.py, python/check/gpu_peers.py): their rows passed,
-# one failed, or nothing was checked (they print why, e.g. no framework could allocate on the GPU).
-readonly PY_PASS=0 PY_FAIL=1 PY_NOTHING_CHECKED=3
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CALLER_DIR=$PWD
@@ -36,7 +31,8 @@ STARTED=$(date +%s)
 BUDGET=${DLMAP_CHECK_BUDGET:-480}
 
 line() { local status=$1; shift; printf '%-4s  %s\n' "$status" "$*"; }
-elapsed() { echo "$(($(date +%s) - STARTED))"; }
+# shellcheck source=gpu/check_steps.sh
+. "$ROOT/gpu/check_steps.sh"  # the exit statuses, limited (a step until its deadline), run_step, summary
 usage() { echo "usage: gpu/check.sh [--bundle FILE] [--build-only | --toolkit]" >&2; exit "$EXIT_CANNOT_BUILD"; }
 
 MODE=run BUNDLE=${DLMAP_CHECK_BUNDLE:-}
@@ -62,21 +58,6 @@ fi
 share_end() { echo "$((STARTED + BUDGET * $1 / 480))"; }
 if [ "$MODE" = run ]; then BUILD_END=$(share_end 120); else BUILD_END=$((STARTED + BUDGET)); fi
 C_END=$(share_end 210) PY_END=$(share_end 330) CONF_END=$(share_end 480)
-KILL_GRACE=5  # seconds between a step's TERM and KILL, inside its share
-
-# limited DEADLINE COMMAND...: runs COMMAND until DEADLINE (epoch seconds); 124 when it ran out of time or had none.
-limited() {
-  local deadline=$1 left
-  shift
-  left=$((deadline - $(date +%s) - KILL_GRACE))
-  [ "$left" -ge 1 ] || return 124
-  local status=0
-  timeout -k "$KILL_GRACE" "$left" "$@" || status=$?
-  # timeout's own 124, or its KILL after the grace period; a KILL before the deadline (memory) is the command's.
-  if [ "$status" = 137 ] && [ "$(date +%s)" -ge "$((deadline - KILL_GRACE))" ]; then status=124; fi
-  return "$status"
-}
-
 fail_build() {
   local why="$*"
   [ "$(date +%s)" -lt "$BUILD_END" ] || why="$why (the build ran out of its $((BUILD_END - STARTED)) s)"
@@ -360,24 +341,6 @@ fi
 
 # ---- run: each step until its deadline; the verdict line comes last whatever happened ------------------------------
 C_VERDICT=SKIP C_WHY=${NO_CHECK_PROGRAM:-} PY_VERDICT=SKIP PY_WHY=${NO_PY_MODULE:-} CONF_VERDICT=SKIP CONF_WHY=${NO_PY_MODULE:-}
-summary() {
-  local status verdict why=""
-  [ "$C_VERDICT" = SKIP ] && why="$why; C device checks skipped: ${C_WHY:-not reached}"
-  [ "$PY_VERDICT" = SKIP ] && why="$why; Python real-client checks skipped: ${PY_WHY:-not reached}"
-  [ "$CONF_VERDICT" = SKIP ] && why="$why; conformance skipped: ${CONF_WHY:-not reached}"
-  if [ "$C_VERDICT" = FAIL ] || [ "$PY_VERDICT" = FAIL ] || [ "$CONF_VERDICT" = FAIL ]; then
-    status=$EXIT_FAIL verdict="FAIL  gpu/check.sh:"
-  elif [ "$C_VERDICT" = PASS ] && [ "$PY_VERDICT" = PASS ]; then
-    status=$EXIT_PASS verdict="PASS  gpu/check.sh:"
-  elif [ "$C_VERDICT" != PASS ] && [ "$PY_VERDICT" != PASS ] && [ "$CONF_VERDICT" != PASS ]; then
-    status=$EXIT_NOTHING_CHECKED verdict="SKIP  gpu/check.sh: nothing checked:"
-  else
-    status=$EXIT_INCOMPLETE verdict="SKIP  gpu/check.sh: incomplete (PASS needs both halves):"
-  fi
-  echo "$verdict C device checks $C_VERDICT, Python real-client checks $PY_VERDICT, conformance $CONF_VERDICT" \
-    "($(elapsed) s of $BUDGET)$why"
-  return "$status"
-}
 on_signal() {
   trap - TERM INT
   C_WHY=${C_WHY:-stopped by $1} PY_WHY=${PY_WHY:-stopped by $1} CONF_WHY=${CONF_WHY:-stopped by $1}
@@ -388,52 +351,26 @@ on_signal() {
 trap 'on_signal SIGTERM' TERM
 trap 'on_signal SIGINT' INT
 
-# describe STATUS SECONDS: why a check program ended other than with a verdict of its own.
-describe() {
-  case $1 in
-    124) echo "ran out of time (its share ended after $2 s)" ;;
-    12[6-7]) echo "could not be started (exit $1)" ;;
-    1[3-9][0-9] | 2[0-5][0-9]) echo "crashed ($(kill -l "$(($1 - 128))" 2>/dev/null || echo "signal $(($1 - 128))"))" ;;
-    *) echo "exited $1, which is not one of its statuses" ;;
-  esac
-}
-
 if command -v nvidia-smi >/dev/null; then
   limited "$C_END" nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
     while IFS= read -r gpu; do line INFO "nvidia-smi: $gpu"; done || true
 fi
 
 if [ -n "$CHECK" ]; then
-  begin=$(date +%s) status=0
-  limited "$C_END" "$CHECK" || status=$?
-  case $status in
-    0) C_VERDICT=PASS ;;
-    1) C_VERDICT=FAIL ;;
-    2) C_WHY="the check program found no usable device (its reason is above)" ;;
-    *) C_VERDICT=FAIL; line FAIL "C device checks: $(describe "$status" "$(($(date +%s) - begin))")" ;;
-  esac
+  run_step "C device checks" "$C_END" "$C_PASS" "$C_FAIL" "$C_NO_DEVICE" "$CHECK"
+  C_VERDICT=$RESULT C_WHY=${RESULT_WHY:+the check program found no usable device (its reason is above)}
 fi
 
-# run_python NAME DEADLINE PYTHONPATH ARGS...: one Python check; sets RESULT (PASS/FAIL/SKIP) and RESULT_WHY.
-run_python() {
-  local name=$1 deadline=$2 pythonpath=$3 begin status=0
-  shift 3
-  begin=$(date +%s) RESULT=SKIP RESULT_WHY=""
-  PYTHONPATH=$pythonpath${PYTHONPATH:+:$PYTHONPATH} PYTHONDONTWRITEBYTECODE=1 \
-    limited "$deadline" "$PYTHON" -X faulthandler "$@" || status=$?
-  case $status in
-    "$PY_PASS") RESULT=PASS ;;
-    "$PY_FAIL") RESULT=FAIL ;;
-    "$PY_NOTHING_CHECKED") RESULT_WHY="$name checked nothing (its reason is above)" ;;
-    *) RESULT=FAIL; line FAIL "$name: $(describe "$status" "$(($(date +%s) - begin))")" ;;
-  esac
-}
+# The Python checks with the module (and the checker's package) first on the path.
+python_check() { PYTHONPATH=$1${PYTHONPATH:+:$PYTHONPATH} PYTHONDONTWRITEBYTECODE=1 "$PYTHON" -X faulthandler "${@:2}"; }
 if [ -n "$PY_MODULE" ]; then
-  run_python "Python real-client checks" "$PY_END" "$BUILD/python" python/gpu_check.py
+  run_step "Python real-client checks" "$PY_END" "$PY_PASS" "$PY_FAIL" "$PY_NOTHING_CHECKED" \
+    python_check "$BUILD/python" python/gpu_check.py
   PY_VERDICT=$RESULT PY_WHY=$RESULT_WHY
   # The conformance checker (python/check) on CUDA arrays of JAX, PyTorch and CuPy and on their from_dlpack (tables
   # in $BUILD/conformance; a peer's rows are reported, not required) and on dlmap's own, whose rows must all pass.
-  run_python "conformance checks" "$CONF_END" "$CHECK_PKG" -m dlmap.check.gpu_peers "$BUILD/conformance"
+  run_step "conformance checks" "$CONF_END" "$PY_PASS" "$PY_FAIL" "$PY_NOTHING_CHECKED" \
+    python_check "$CHECK_PKG" -m dlmap.check.gpu_peers "$BUILD/conformance"
   CONF_VERDICT=$RESULT CONF_WHY=$RESULT_WHY
 fi
 
