@@ -65,6 +65,18 @@ fail_build() {
   exit "$EXIT_CANNOT_BUILD"
 }
 nothing_checked() { line SKIP "gpu/check.sh: nothing checked: $* ($(elapsed) s)" >&2; exit "$EXIT_NOTHING_CHECKED"; }
+# Stopped from outside (the device machine's own limit, ^C): the verdict line still comes, FAIL, with what was reached.
+C_VERDICT=SKIP C_WHY="" PY_VERDICT=SKIP PY_WHY="" CONF_VERDICT=SKIP CONF_WHY=""
+on_signal() {
+  trap - TERM INT
+  [ "$MODE" = run ] || { line FAIL "gpu/check.sh: stopped by $1 after $(elapsed) s"; exit "$EXIT_CANNOT_BUILD"; }
+  C_WHY=${C_WHY:-${NO_CHECK_PROGRAM:-stopped by $1}} PY_WHY=${PY_WHY:-stopped by $1} CONF_WHY=${CONF_WHY:-stopped by $1}
+  summary || true
+  line FAIL "gpu/check.sh: stopped by $1 after $(elapsed) s"
+  exit "$EXIT_FAIL"
+}
+trap 'on_signal SIGTERM' TERM
+trap 'on_signal SIGINT' INT
 
 case "$(uname -s)" in Linux) ;; *) fail_build "Linux only (the CUDA runtime is loaded with dlopen by soname)" ;; esac
 cd "$ROOT"
@@ -340,16 +352,7 @@ if [ "$MODE" = --build-only ]; then
 fi
 
 # ---- run: each step until its deadline; the verdict line comes last whatever happened ------------------------------
-C_VERDICT=SKIP C_WHY=${NO_CHECK_PROGRAM:-} PY_VERDICT=SKIP PY_WHY=${NO_PY_MODULE:-} CONF_VERDICT=SKIP CONF_WHY=${NO_PY_MODULE:-}
-on_signal() {
-  trap - TERM INT
-  C_WHY=${C_WHY:-stopped by $1} PY_WHY=${PY_WHY:-stopped by $1} CONF_WHY=${CONF_WHY:-stopped by $1}
-  summary || true
-  line FAIL "gpu/check.sh: stopped by $1 after $(elapsed) s"
-  exit "$EXIT_FAIL"
-}
-trap 'on_signal SIGTERM' TERM
-trap 'on_signal SIGINT' INT
+C_WHY=${NO_CHECK_PROGRAM:-} PY_WHY=${NO_PY_MODULE:-} CONF_WHY=${NO_PY_MODULE:-}
 
 if command -v nvidia-smi >/dev/null; then
   limited "$C_END" nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
@@ -358,19 +361,24 @@ fi
 
 if [ -n "$CHECK" ]; then
   run_step "C device checks" "$C_END" "$C_PASS" "$C_FAIL" "$C_NO_DEVICE" "$CHECK"
-  C_VERDICT=$RESULT C_WHY=${RESULT_WHY:+the check program found no usable device (its reason is above)}
+  C_VERDICT=$RESULT
+  if [ "$RESULT" = SKIP ]; then  # the probe started this very runtime with a device: dlmap not finding one is a defect
+    C_VERDICT=FAIL
+    line FAIL "C device checks: dlmap reports no usable CUDA device (its reason is above), yet $LIBDIR/$SONAME" \
+      "started here with a device"
+  fi
 fi
 
-# The Python checks with the module (and the checker's package) first on the path.
-python_check() { PYTHONPATH=$1${PYTHONPATH:+:$PYTHONPATH} PYTHONDONTWRITEBYTECODE=1 "$PYTHON" -X faulthandler "${@:2}"; }
 if [ -n "$PY_MODULE" ]; then
+  with_module=(env "PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1)
+  with_checker=(env "PYTHONPATH=$CHECK_PKG${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1)
   run_step "Python real-client checks" "$PY_END" "$PY_PASS" "$PY_FAIL" "$PY_NOTHING_CHECKED" \
-    python_check "$BUILD/python" python/gpu_check.py
+    "${with_module[@]}" "$PYTHON" -X faulthandler python/gpu_check.py
   PY_VERDICT=$RESULT PY_WHY=$RESULT_WHY
   # The conformance checker (python/check) on CUDA arrays of JAX, PyTorch and CuPy and on their from_dlpack (tables
   # in $BUILD/conformance; a peer's rows are reported, not required) and on dlmap's own, whose rows must all pass.
   run_step "conformance checks" "$CONF_END" "$PY_PASS" "$PY_FAIL" "$PY_NOTHING_CHECKED" \
-    python_check "$CHECK_PKG" -m dlmap.check.gpu_peers "$BUILD/conformance"
+    "${with_checker[@]}" "$PYTHON" -X faulthandler -m dlmap.check.gpu_peers "$BUILD/conformance"
   CONF_VERDICT=$RESULT CONF_WHY=$RESULT_WHY
 fi
 
