@@ -95,6 +95,30 @@ parallel() {
   return "$status"
 }
 
+# ---- the generated sources: the bundle, checked against this checkout first (a wrong one fails in a second) ---------
+if [ "$MODE" != --toolkit ]; then
+  [ -n "$BUNDLE" ] || fail_build "no bundle of generated sources: build it where Bazel runs (bazel build //gpu:bundle)" \
+    "and pass it: gpu/check.sh --bundle bundle.tar.gz (README, \"GPUs\")"
+  [ -f "$BUNDLE" ] || fail_build "no bundle at $BUNDLE (bazel build //gpu:bundle writes bazel-bin/gpu/bundle.tar.gz)"
+  GEN=$BUILD/generated
+  rm -rf "$GEN"
+  mkdir -p "$GEN"
+  tar -xzf "$BUNDLE" -C "$GEN" --no-same-owner --no-same-permissions 2>"$BUILD/bundle.err" ||
+    fail_build "$BUNDLE is not a readable tar.gz: $(head -c 300 "$BUILD/bundle.err" | tr -s '\n' ' ')"
+  for file in MANIFEST include/dlmap/generated/dlmap_spec.h src/generated/name_lookup.c; do
+    [ -f "$GEN/$file" ] || fail_build "$BUNDLE lacks $file: not a bundle of //gpu:bundle"
+  done
+  PROFILE=$(sed -n 's/^profile //p' "$GEN/MANIFEST")
+  # The bundle must come from this checkout's spec and generator: the C sources here expand its tables.
+  checked=$(grep -cE '^[0-9a-f]{64}  ' "$GEN/MANIFEST" || true)
+  [ "$checked" -gt 0 ] || fail_build "$BUNDLE lacks the record of its inputs (MANIFEST): not a bundle of //gpu:bundle"
+  stale=$(grep -E '^[0-9a-f]{64}  ' "$GEN/MANIFEST" | sha256sum -c --quiet 2>&1 | sed -n 's/: FAILED.*//p' |
+    tr '\n' ' ' || true)
+  [ -z "$stale" ] || fail_build "the bundle was generated from other sources than this checkout's (${stale% }" \
+    "differ): build it again from this checkout (bazel build //gpu:bundle)"
+  line INFO "generated sources: $BUNDLE (profile ${PROFILE:-?}; its $checked inputs match this checkout)"
+fi
+
 # ---- Python: the first of $PYTHON, the active virtual environment's, PATH's python3 and /usr/bin/python3 that has a
 # framework the checks exercise (PyTorch, JAX, CuPy), else the first that runs ----------------------------------------
 PY_TRIED=() PYTHON_CHOSEN="" PY_FRAMEWORKS="" py_first=""
@@ -213,26 +237,6 @@ fi
 ARCH=${ARCH:-90}
 [ "$ARCH" -ge 10 ] 2>/dev/null || ARCH=90
 [ "$MODE" = --toolkit ] && exit 0
-
-# ---- the generated sources: the bundle, checked against this checkout ----------------------------------------------
-[ -n "$BUNDLE" ] || fail_build "no bundle of generated sources: build it where Bazel runs (bazel build //gpu:bundle)" \
-  "and pass it: gpu/check.sh --bundle bundle.tar.gz (README, \"GPUs\")"
-[ -f "$BUNDLE" ] || fail_build "no bundle at $BUNDLE (bazel build //gpu:bundle writes bazel-bin/gpu/bundle.tar.gz)"
-GEN=$BUILD/generated
-rm -rf "$GEN"
-mkdir -p "$GEN"
-tar -xzf "$BUNDLE" -C "$GEN" --no-same-owner --no-same-permissions 2>"$BUILD/bundle.err" ||
-  fail_build "$BUNDLE is not a readable tar.gz: $(head -c 300 "$BUILD/bundle.err" | tr -s '\n' ' ')"
-for file in MANIFEST include/dlmap/generated/dlmap_spec.h src/generated/name_lookup.c; do
-  [ -f "$GEN/$file" ] || fail_build "$BUNDLE lacks $file: not a bundle of //gpu:bundle"
-done
-PROFILE=$(sed -n 's/^profile //p' "$GEN/MANIFEST")
-# The bundle must come from this checkout's spec and generator: the C sources here expand its tables.
-stale=$(grep -E '^[0-9a-f]{64}  ' "$GEN/MANIFEST" | sha256sum -c --quiet 2>&1 | sed -n 's/: FAILED.*//p' | tr '\n' ' ' || true)
-[ -z "$stale" ] || fail_build "the bundle was generated from other sources than this checkout's (${stale% }" \
-  "differ): build it again from this checkout (bazel build //gpu:bundle)"
-checked=$(grep -cE '^[0-9a-f]{64}  ' "$GEN/MANIFEST" || true)
-line INFO "generated sources: $BUNDLE (profile ${PROFILE:-?}; its $checked inputs match this checkout)"
 
 # ---- dlpack.h: the system's, else one a framework on this Python ships ----------------------------------------------
 # The first candidate every dlmap source compiles with (a framework's copy may differ from the upstream header).
