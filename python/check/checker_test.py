@@ -97,6 +97,12 @@ class ReadOnlyRaises(crafted.Crafted):
         raise AttributeError(name)
 
 
+class ReadOnlyHangs(crafted.Crafted):
+    @property
+    def readonly(self):
+        time.sleep(3600)
+
+
 class _BadInt(int):
     def __int__(self):
         raise ValueError("no int here")
@@ -322,6 +328,15 @@ class DeadlineTest(unittest.TestCase):
         for r in rows:
             self.assertEqual(r.got, "not sent: the check's deadline passed", r.id)
             self.assertEqual(r.verdicts["standard"], [("X-not-checked", r.got)], r.id)
+
+    def test_a_deadline_passing_before_the_device_report_is_rows(self):
+        started = time.monotonic()
+        report = check("valid_case(ReadOnlyHangs)", timeout=60, deadline=started + 8)
+        self.assertLess(time.monotonic() - started, 30)
+        unchecked = [("X-not-checked", "not sent: the check's deadline passed")]
+        self.assertEqual([r.id for r in report.rows[:2]], ["R1", "D1"])
+        for r in report.rows:
+            self.assertEqual(r.verdicts["standard"], unchecked, r.id)
 
     def test_a_producer_not_made_by_the_deadline(self):
         with self.assertRaises(NotMade) as raised:

@@ -471,6 +471,8 @@ def requests(rules, source):
 
 def _check_device_report(rules, calls, source):
     answer = calls.ask({"op": "device"})
+    if "unchecked" in answer:
+        return answer["unchecked"], [("X-not-checked", answer["unchecked"])]
     if "failure" in answer or "unreadable" in answer:
         text = answer.get("failure") or "the answer could not be read (%s)" % answer["unreadable"]
         return text, [("P-crash" if "failure" in answer else "P-device-report", text)]
@@ -495,6 +497,8 @@ def _check_readonly(calls, source):
     raised, or the child crashed or hung), else None: an object need not have those attributes, so a raise is
     reported, not failed."""
     answer = calls.ask({"op": "readonly"})
+    if "unchecked" in answer:
+        return answer["unchecked"], [("X-not-checked", answer["unchecked"])]
     if "failure" in answer:
         return answer["failure"], [("P-crash", answer["failure"])]
     if "unreadable" in answer:
