@@ -1,8 +1,9 @@
 # dlmap Python binding — GPU interop check with JAX, PyTorch and CuPy: versioned capsules and CUDA streams in both
 # directions, stream ordering on the producer's current stream (a slow producer, a reader on the consumer's stream, and
 # a control run without the wait that shows the check can see a race), import copies on the consumer's stream, the C
-# exchange API on CUDA tensors; prints one line per check and exits 1 when any fails. Without a CUDA device or any of
-# the frameworks it prints why it skipped and exits 0 (nothing is claimed to have passed).
+# exchange API on CUDA tensors; prints one line per check, each skip with its reason, and a verdict line last.
+# Exit: 0 checks ran on the GPU and none failed; 1 a check failed; 3 nothing was checked (no framework sees a CUDA
+# device, NumPy is missing, or every check skipped; the reasons are printed): gpu/check.sh reads 3 as "nothing checked".
 #
 # Run: gpu/check.sh (builds dlmap.so for this machine's Python and runs this), or bazel run //python:gpu_check, or
 #      PYTHONPATH=<dir of dlmap.so> python3 python/gpu_check.py
@@ -10,6 +11,7 @@ import sys
 import traceback
 
 RESULTS = []  # (status, name, detail)
+EXIT_PASS, EXIT_FAIL, EXIT_NOTHING_CHECKED = 0, 1, 3
 
 
 def report(status, name, detail=""):
@@ -366,16 +368,28 @@ class NoSyncCapsule:
         return (1, 0)
 
 
+FRAMEWORKS = (Torch, CuPy, Jax)
+
+
+def nothing_checked(reason):
+    print(f"SKIP  gpu_check: nothing was checked: {reason}")
+    print("\ngpu_check: NOTHING CHECKED")
+    return EXIT_NOTHING_CHECKED
+
+
 def main():
     try:
         import dlmap
+    except ImportError as e:
+        print(f"FAIL  cannot import dlmap on {sys.executable}: {e} (gpu/check.sh builds dlmap.so for this Python and "
+              "puts it on PYTHONPATH)")
+        return EXIT_FAIL
+    try:
         import numpy as np
     except ImportError as e:
-        print(f"FAIL  cannot import dlmap or numpy on {sys.executable}: {e} (gpu/check.sh builds dlmap.so for this "
-              "Python and puts it on PYTHONPATH; the checks need NumPy)")
-        return 1
+        return nothing_checked(f"NumPy, which the checks compare with, is not installed for {sys.executable} ({e})")
     frameworks, skipped = [], []
-    for cls in (Torch, CuPy, Jax):
+    for cls in FRAMEWORKS:
         try:
             frameworks.append(cls())
         except ImportError as e:
@@ -387,15 +401,18 @@ def main():
     for reason in skipped:
         print(f"SKIP  {reason}")
     if not frameworks:
-        print("SKIP  gpu_check: no CUDA device with JAX, PyTorch or CuPy here; nothing was checked")
-        return 0
+        return nothing_checked(f"no CUDA device with JAX, PyTorch or CuPy for {sys.executable} (reasons above)")
     print(f"gpu_check on {sys.executable}: " + ", ".join(f"{fw.name} {fw.version}" for fw in frameworks))
     for fw in frameworks:
         run_framework(dlmap, np, fw)
     failed = [r for r in RESULTS if r[0] == "FAIL"]
     passed = [r for r in RESULTS if r[0] == "PASS"]
     print(f"\ngpu_check: {len(passed)} passed, {len(failed)} failed, {len(RESULTS) - len(passed) - len(failed)} skipped")
-    return 1 if failed else 0
+    if failed:
+        return EXIT_FAIL
+    if not passed:  # every check skipped: nothing ran on the GPU
+        return nothing_checked("every check skipped (reasons above)")
+    return EXIT_PASS
 
 
 if __name__ == "__main__":

@@ -172,6 +172,23 @@ def export(x, kwargs, consume, names, readable):
     return out
 
 
+_STREAMS = {}  # module:expression → the handle it made in this process, or {"error": why it could not}
+
+
+def made_stream(expression):
+    """The handle of the stream `expression` makes (an int), made once in this child; {"error": text} when making it
+    raised or gave no int."""
+    if expression not in _STREAMS:
+        try:
+            handle = make(expression)
+            _STREAMS[expression] = handle if isinstance(handle, int) and not isinstance(handle, bool) else \
+                {"error": "%s gave a %s, not a stream handle" % (expression, _type_name(handle))}
+        except BaseException as error:  # the check could not make one: said in the row, never an invented handle
+            _STREAMS[expression] = {"error": "%s raised %s: %s" % (expression, _type_name(error),
+                                                                   _message(error)[:160])}
+    return _STREAMS[expression]
+
+
 def answer(x, command, config):
     op = command["op"]
     if op == "readonly":
@@ -182,6 +199,11 @@ def answer(x, command, config):
     for key in ("max_version", "dl_device"):  # JSON has no tuples; the protocol passes them
         if key in kwargs:
             kwargs[key] = tuple(kwargs[key])
+    if command.get("made_stream"):  # a real stream made here (streams.py), once per child, never an invented handle
+        handle = made_stream(command["made_stream"])
+        if not isinstance(handle, int):
+            return {"no_stream": handle["error"]}
+        kwargs["stream"] = handle
     return export(x, kwargs, command["consume"], config["names"], config["readable"])
 
 

@@ -19,6 +19,7 @@ CHECK_SOURCES = [
     "producer.py",
     "report.py",
     "rules.py",
+    "streams.py",
     "tables.py",
 ]
 

@@ -17,6 +17,7 @@ import dlmap
 import dlmap.check
 from dlmap.check import crafted
 from dlmap.check.consumer import cases, run_case
+from dlmap.check.producer import NotMade
 from dlmap.check.rules import Rules
 
 RULES = Rules()
@@ -96,6 +97,12 @@ class ReadOnlyRaises(crafted.Crafted):
         raise AttributeError(name)
 
 
+class ReadOnlyHangs(crafted.Crafted):
+    @property
+    def readonly(self):
+        time.sleep(3600)
+
+
 class _BadInt(int):
     def __int__(self):
         raise ValueError("no int here")
@@ -112,6 +119,24 @@ class _BadRepr:
 class GarbageDevice(crafted.Crafted):
     def __dlpack_device__(self):
         return {"ints": (_BadInt(1), _BadInt(0)), "repr": _BadRepr()}[self.case["garbage"]]
+
+
+# The spec's device type for CUDA device memory: a crafted producer there is GPU-class (its data is host memory; no
+# runtime is called, so the rows below only look at what the checker sends).
+CUDA = next(v for v, d in RULES.devices.items() if d["platform"] == "cuda" and d["memory"] == "device")
+
+
+def made_stream():
+    """A stand-in for a stream the check made in the producer's child (checker_test:made_stream())."""
+    return 0x7F00
+
+
+def cannot_make_stream():
+    raise RuntimeError("no runtime here")
+
+
+def stream_rows(report):
+    return [r for r in report.rows if r.sent.startswith("__dlpack__(stream=")]
 
 
 def broken(report, column="standard"):
@@ -254,6 +279,75 @@ class HostileProducerTest(unittest.TestCase):
                 d1 = row(report, "__dlpack_device__()")
                 self.assertEqual(d1.verdicts["standard"], [("P-device-report", "not a tuple of two ints")])
                 self.assertIn("raised", d1.got)
+
+
+class StreamProbeTest(unittest.TestCase):
+    """A GPU-class producer gets only the stream values its convention documents and a stream the check made, never an
+    integer that names no stream (a runtime handed one may crash)."""
+
+    def test_a_cuda_producer_gets_documented_values_and_a_made_stream(self):
+        report = check("valid_case(device=[%d, 0])" % CUDA, stream="checker_test:made_stream()")
+        convention = RULES.streams[RULES.devices[CUDA]["stream"]]
+        documented = sorted(int(v) for v in convention["values"])
+        expected = ["__dlpack__(stream=%d)" % v for v in documented] + \
+            ["__dlpack__(stream=<a stream the check made>)"]
+        self.assertEqual([r.sent for r in stream_rows(report)], expected)
+        made = stream_rows(report)[-1]
+        self.assertEqual(made.verdicts["standard"], [], made.got)  # a real handle: the call must succeed
+
+    def test_no_invented_handle_for_any_gpu_class_memory(self):
+        for device_type, entry in RULES.devices.items():
+            if entry["memory"] == "host":
+                continue
+            convention = RULES.streams[entry["stream"]]
+            self.assertEqual(RULES.stream_probes(device_type),
+                             sorted(int(v) for v in (convention.get("values") or {})), entry["name"])
+
+    def test_host_memory_keeps_every_probe(self):
+        cpu = next(v for v, d in RULES.devices.items() if d["memory"] == "host")
+        report = check("valid_case()")
+        sent = [r.sent for r in stream_rows(report)]
+        self.assertEqual(sent, ["__dlpack__(stream=%d)" % v for v in RULES.stream_probes(cpu)])
+        self.assertNotIn("__dlpack__(stream=<a stream the check made>)", sent)
+
+    def test_a_stream_that_cannot_be_made_is_an_unchecked_row(self):
+        report = check("valid_case(device=[%d, 0])" % CUDA, stream="checker_test:cannot_make_stream()")
+        made = stream_rows(report)[-1]
+        self.assertIn("not sent: the check could not make a stream", made.got)
+        self.assertIn("RuntimeError: no runtime here", made.got)
+        self.assertEqual([rule for rule, _ in made.verdicts["standard"]], ["X-not-checked"])
+
+
+class DeadlineTest(unittest.TestCase):
+    def test_a_producer_check_stops_at_the_deadline(self):
+        started = time.monotonic()
+        report = check("valid_case(HangsAlways)", timeout=60, deadline=started + 8)
+        self.assertLess(time.monotonic() - started, 30)
+        rows = [r for r in report.rows if r.id.startswith("P")]
+        self.assertTrue(rows)
+        for r in rows:
+            self.assertEqual(r.got, "not sent: the check's deadline passed", r.id)
+            self.assertEqual(r.verdicts["standard"], [("X-not-checked", r.got)], r.id)
+
+    def test_a_deadline_passing_before_the_device_report_is_rows(self):
+        started = time.monotonic()
+        report = check("valid_case(ReadOnlyHangs)", timeout=60, deadline=started + 8)
+        self.assertLess(time.monotonic() - started, 30)
+        unchecked = [("X-not-checked", "not sent: the check's deadline passed")]
+        self.assertEqual([r.id for r in report.rows[:2]], ["R1", "D1"])
+        for r in report.rows:
+            self.assertEqual(r.verdicts["standard"], unchecked, r.id)
+
+    def test_a_producer_not_made_by_the_deadline(self):
+        with self.assertRaises(NotMade) as raised:
+            check("valid_case()", deadline=time.monotonic() - 1)
+        self.assertEqual(raised.exception.failure, "not sent: the check's deadline passed")
+
+    def test_a_consumer_check_past_its_deadline_runs_no_case(self):
+        report = dlmap.check.consumer("checker_test:crash", deadline=time.monotonic() - 1)
+        self.assertEqual(len(report.rows), len(cases(RULES)))
+        for r in report.rows:
+            self.assertEqual(r.verdicts["standard"], [("X-not-checked", "not run: the check's deadline passed")])
 
 
 class ConsumerCheckTest(unittest.TestCase):

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 from .report import Report, Row
 from .rules import STANDARD_PROFILE, Rules, show_version
@@ -18,7 +19,9 @@ RULES = {
     "C-accept": "a valid tensor is accepted",
     "C-deleter": "every unconsumed capsule's deleter runs exactly once (by the consumer that took it, or by the "
                  "capsule when it was left unconsumed); a consumed capsule's never",
+    "X-not-checked": "the checker ran the case (a row that fails here checked nothing: the check's deadline passed)",
 }
+NOT_RUN = "not run: the check's deadline passed"
 
 TIMEOUT_S = 120  # a child that takes longer is reported as hung
 
@@ -81,7 +84,7 @@ def _target(fn):
     return "%s:%s" % (module, name)
 
 
-def run_case(target, fields):
+def run_case(target, fields, timeout=TIMEOUT_S):
     """Runs one case in a child interpreter: (outcome text, parsed JSON or None)."""
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([here] + [p for p in sys.path if p]),
@@ -95,9 +98,9 @@ def run_case(target, fields):
         try:
             child = subprocess.run([sys.executable, os.path.join(here, "crafted.py"), json.dumps(fields), target,
                                     verdict_path], env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                                   text=True, errors="replace", timeout=TIMEOUT_S)
+                                   text=True, errors="replace", timeout=timeout)
         except subprocess.TimeoutExpired:
-            return "hung (over %d s)" % TIMEOUT_S, None
+            return "hung (over %d s)" % timeout, None
         if child.returncode < 0:
             return "crashed (%s)" % signal.Signals(-child.returncode).name, None
         try:
@@ -112,18 +115,29 @@ def run_case(target, fields):
     return text + ", deleter %d/%d" % (result["deleter_calls"], result["produced"]), result
 
 
-def consumer(fn, profile=None):
+def consumer(fn, profile=None, deadline=None):
     """Checks a consumer function (a callable with an importable name, or 'module:expression'); returns a Report.
-    The cases come from the spec's rules; `profile` only names the spec profile the values are read with."""
+    The cases come from the spec's rules; `profile` only names the spec profile the values are read with. deadline:
+    time.monotonic() after which no case is started (each gets a row "not run", rule X-not-checked), and a case still
+    running then is stopped with the same row."""
     rules = Rules(profile or STANDARD_PROFILE)
     target = _target(fn)
     report = Report("consumer", target, ["standard"], RULES,
                     ["Each case runs in a child interpreter; deleter n/m: the deleter ran n times for m unconsumed "
                      "capsules produced."])
     for case_id, text, expected, fields in cases(rules):
-        got, result = run_case(target, fields)
+        left = TIMEOUT_S if deadline is None else deadline - time.monotonic()
+        if left <= 0:
+            report.add(Row(case_id, "%s (expected: %s)" % (text, expected), NOT_RUN,
+                           {"standard": [("X-not-checked", NOT_RUN)]}))
+            continue
+        got, result = run_case(target, fields, min(left, TIMEOUT_S))
+        if result is None and left < TIMEOUT_S and got.startswith("hung"):  # cut short by the check's deadline
+            got = NOT_RUN
         v = []
-        if result is None:
+        if got == NOT_RUN:
+            v.append(("X-not-checked", got))
+        elif result is None:
             v.append(("C-crash", got))
         else:
             if expected == "refuse" and result["outcome"] == "accepted":

@@ -1,22 +1,44 @@
 #!/bin/sh
 # dlmap conformance checker — runs gpu/check.sh's conformance step (python -m dlmap.check.gpu_peers) with the module
 # built over tests/gpu's fake CUDA runtime: dlmap's own kDLCUDA arrays must pass every row under the module's profile,
-# and the peers it cannot run here (no JAX, CuPy or CUDA device) must be skipped with a reason.
-# usage: gpu_peers_fake_gpu_test.sh PYTHON path/to/fake_gpu/dlmap/__init__.so
+# with a real stream of the runtime for the handle row and no invented handle; the peers it cannot run here (no JAX,
+# CuPy or CUDA device) must be skipped with a reason; and peers that crash (fake_gpu_peers.py: a producer's every call,
+# a producer while made, a consumer) must be rows saying so, with dlmap's rows still run and the exit status 0.
+# usage: gpu_peers_fake_gpu_test.sh PYTHON path/to/fake_gpu/dlmap/__init__.so path/to/fake_gpu_peers.py
 set -eu
 python="$1"
 package=$(cd "$(dirname "$2")/.." && pwd)
+helpers=$(cd "$(dirname "$3")" && pwd)
 runtime=$(find -L . -name libdlmap_fake_gpu.so -path '*_solib*' | head -n 1)
 [ -n "$runtime" ] || { echo "FAIL: the fake CUDA runtime is not in the runfiles" >&2; exit 1; }
-out=${TEST_TMPDIR:-/tmp}/conformance
+out=${TEST_UNDECLARED_OUTPUTS_DIR:-${TEST_TMPDIR:-/tmp}}/conformance  # kept: the tables are worth reading
+fail() { echo "FAIL: $*" >&2; exit 1; }
 . python/sanitizer_runtimes.sh
 preload_sanitizer_runtimes "$2"
+status=0
 LD_LIBRARY_PATH="$(cd "$(dirname "$runtime")" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-  PYTHONPATH="$package" PYTHONDONTWRITEBYTECODE=1 "$python" -m dlmap.check.gpu_peers "$out" | tee "$out.log"
-grep -q '^PASS  conformance dlmap producer (CUDA) under its array_api profile: 64 rows pass, 0 fail$' "$out.log" ||
-  { echo "FAIL: dlmap's CUDA rows did not all pass" >&2; exit 1; }
-grep -q 'kDLCUDA (2):0' "$out/dlmap_array_api_cuda_producer.md" || { echo "FAIL: the array was not on kDLCUDA" >&2; exit 1; }
+  PYTHONPATH="$package:$helpers" PYTHONDONTWRITEBYTECODE=1 "$python" -m dlmap.check.gpu_peers "$out" \
+  --deadline 400 --stream 'fake_gpu_peers:stream()' \
+  --peer crasher 'fake_gpu_peers:Crashes()' 'fake_gpu_peers:crash' - \
+  --peer crashes_when_made 'fake_gpu_peers:crashes_when_made()' 'fake_gpu_peers:crash' - >"$out.log" 2>&1 || status=$?
+cat "$out.log"
+[ "$status" = 0 ] || fail "exit status $status, not 0"
+grep -Eq '^PASS  conformance dlmap producer \(CUDA\) under its array_api profile: [0-9]+ rows pass, 0 fail' "$out.log" ||
+  fail "dlmap's CUDA rows did not all pass"
+table=$out/dlmap_array_api_cuda_producer.md
+grep -q 'kDLCUDA (2):0' "$table" || fail "the array was not on kDLCUDA"
+# The handle row passes a stream the runtime made; no integer that names no stream is sent (spec: handles_above 2).
+grep -q '__dlpack__(stream=<a stream the check made>) |' "$table" || fail "no row with a stream the check made"
+if grep -Eq '__dlpack__\(stream=([3-9]|[1-9][0-9]+)\)' "$table"; then fail "an invented stream handle was sent"; fi
 for peer in jax torch cupy; do
-  grep -q "conformance $peer" "$out.log" || { echo "FAIL: no line for $peer" >&2; exit 1; }
+  grep -q "conformance $peer" "$out.log" || fail "no line for $peer"
 done
+# The crashing peers are rows, and the run went on to the summary.
+grep -Eq "^INFO  conformance crasher producer \(CUDA\): [0-9]+ rows pass, [1-9][0-9]* fail" "$out.log" || fail "no producer table for crasher"
+grep -q 'P-crash.*crashed (SIGSEGV)' "$out/crasher_cuda_producer.md" || fail "crasher's crashes are not P-crash rows"
+grep -q '^INFO  conformance crasher consumer: 0 rows pass' "$out.log" || fail "no consumer table for crasher"
+grep -q 'C-crash.*crashed (SIGSEGV)' "$out/crasher_consumer.md" || fail "the consumer's crashes are not C-crash rows"
+grep -q '| M1 | make the producer in a child interpreter | crashed (SIGSEGV) |' \
+  "$out/crashes_when_made_cuda_producer.md" || fail "a crash while made is not a row"
+grep -q '^conformance: PASS: dlmap PASS' "$out.log" || fail "no summary line"
 echo "PASS"

@@ -16,7 +16,7 @@ import time
 import dlmap
 
 from .report import Report, Row
-from .rules import STANDARD_PROFILE, Rules, show_version
+from .rules import MADE_STREAM, STANDARD_PROFILE, Rules, show_version
 
 # The rules a producer row can break, with their text: the library's table (dlmap_check_rule_at, which the C checker
 # reports from too), so that each rule is written once; and P-crash, which only a checker that keeps the producer in
@@ -24,12 +24,24 @@ from .rules import STANDARD_PROFILE, Rules, show_version
 RULES = dict(dlmap._check_rules(), **{
     "P-crash": "a call to the producer (__dlpack__, __dlpack_device__, the attributes read for its read-only state) "
                "returns or raises within the deadline; it never crashes or hangs the process that makes it",
+    "X-not-checked": "the checker made the call it meant to (a row that fails here checked nothing: the check's "
+                     "deadline passed, or it could not make the real stream the call passes)",
 })
 
 _KEYWORD_REJECTED = ("unexpected keyword", "keyword argument")
 MAKE_TIMEOUT_S = 120  # making the producer in a fresh child: the interpreter, the imports, the expression
 CALL_TIMEOUT_S = 60  # one call; a longer one is reported as hung
 HUNG_IN_A_ROW = 3  # after this many calls in a row hung, the rest are not sent (each would wait out the deadline)
+DEADLINE_PASSED = "not sent: the check's deadline passed"
+
+
+class NotMade(ValueError):
+    """The producer could not be made in the child interpreter; .failure says how (raised …, crashed (SIGSEGV), hung
+    (over N s), or the check's deadline passed)."""
+
+    def __init__(self, target, failure):
+        super().__init__("cannot make the producer %s in a child interpreter: %s" % (target, failure))
+        self.failure = failure
 
 
 class Source:
@@ -58,6 +70,7 @@ class Outcome:
     def __init__(self, fields=None):
         fields = fields or {}
         self.failure = fields.get("failure")  # crashed, hung, unreadable, not sent: the row's text
+        self.unchecked = fields.get("unchecked")  # why the checker did not make the call: the row checks nothing
         self.error = Raised(fields["error"]) if "error" in fields else None
         self.returned = fields.get("returned")  # type name of a non-capsule result
         self.name = fields.get("name")
@@ -175,7 +188,8 @@ class Calls:
     """The producer's calls, made in a child interpreter; a fresh child (making the producer again) after one crashed
     or hung, so that each crash or hang is the row of the call that caused it."""
 
-    def __init__(self, target, rules, timeout):
+    def __init__(self, target, rules, timeout, deadline=None):
+        self.deadline = deadline  # time.monotonic() after which no call is sent (None: none)
         self.config = {"target": target, "readable": rules.structs["versioned"][0][0],
                        "names": {s: [rules.structs[s][2], rules.structs[s][3]] for s in ("legacy", "versioned")}}
         self.timeout = timeout
@@ -184,10 +198,22 @@ class Calls:
         self.gone = None  # why no more calls are sent
         self.rebase = None  # called in each fresh child before its first export: the plain export, again
 
+    def _limit(self, timeout):
+        """(seconds to wait, whether the check's deadline cut it): timeout, or what is left before the deadline."""
+        if self.deadline is None:
+            return timeout, False
+        left = self.deadline - time.monotonic()
+        return (left, True) if left < timeout else (timeout, False)
+
     def start(self):
         """A fresh child with the producer made: None, or why it could not be made."""
+        limit, cut = self._limit(MAKE_TIMEOUT_S)
+        if limit <= 0:
+            return DEADLINE_PASSED
         self.child = Child(self.config)
-        made, failure = self.child.ask(None, MAKE_TIMEOUT_S)
+        made, failure = self.child.ask(None, limit)
+        if failure is not None and cut and failure.startswith("hung"):
+            failure = DEADLINE_PASSED
         if failure is None and not made["made"]:
             failure = "raised %s" % made["error"]
         if failure is not None:
@@ -199,10 +225,19 @@ class Calls:
     def ask(self, command):
         """The child's answer to one command, or {"failure": text} for a crash, hang or a call not sent."""
         if self.gone:
-            return {"failure": self.gone}
+            return {"unchecked" if self.gone == DEADLINE_PASSED else "failure": self.gone}
+        limit, cut = self._limit(self.timeout)
+        if limit <= 0:
+            self.close()
+            self.gone = DEADLINE_PASSED
+            return {"unchecked": self.gone}
         if self.child is None and not self._fresh_child(command):
-            return {"failure": self.gone}
-        answer, failure = self.child.ask(command, self.timeout)
+            return {"unchecked" if self.gone == DEADLINE_PASSED else "failure": self.gone}
+        answer, failure = self.child.ask(command, limit)
+        if failure is not None and cut and failure.startswith("hung"):  # cut short by the check, not the producer
+            self.close()
+            self.gone = DEADLINE_PASSED
+            return {"unchecked": self.gone}
         if failure is None:
             self.hung_in_a_row = 0
             return answer
@@ -218,10 +253,12 @@ class Calls:
         with self.gone set, when the producer could not be made again."""
         failure = self.start()
         if failure is not None:
-            self.gone = "not sent: the producer could not be made again (%s)" % failure
+            self.gone = failure if failure == DEADLINE_PASSED else \
+                "not sent: the producer could not be made again (%s)" % failure
             return False
         if self.rebase is not None and command["op"] == "export":
-            answer, failure = self.child.ask({"op": "export", "kwargs": {}, "consume": True}, self.timeout)
+            answer, failure = self.child.ask({"op": "export", "kwargs": {}, "consume": True},
+                                             max(self._limit(self.timeout)[0], 0))
             self.rebase(answer)
             if failure is not None:
                 self.close()
@@ -234,10 +271,15 @@ class Calls:
             self.child = None
 
 
-def export(calls, kwargs, consume=True):
+def export(calls, kwargs, consume=True, made_stream=None):
     """x.__dlpack__(**kwargs) in the child, read and consumed (renamed, deleter called once) or dropped unconsumed
-    there; its Outcome."""
-    answer = calls.ask({"op": "export", "kwargs": kwargs, "consume": consume})
+    there; its Outcome. made_stream: module:expression that makes, in the child, the stream passed as stream=."""
+    command = {"op": "export", "kwargs": kwargs, "consume": consume}
+    if made_stream is not None:
+        command["made_stream"] = made_stream
+    answer = calls.ask(command)
+    if "no_stream" in answer:
+        return Outcome({"unchecked": "not sent: the check could not make a stream (%s)" % answer["no_stream"]})
     if "unreadable" in answer:
         return Outcome({"failure": "the answer could not be read (%s)" % answer["unreadable"]})
     return Outcome(answer)
@@ -248,6 +290,8 @@ def _kind_matches(error, kinds):
 
 
 def _describe(rules, out, source):
+    if out.unchecked is not None:
+        return out.unchecked
     if out.failure is not None:
         return out.failure
     if out.error is not None:
@@ -274,11 +318,14 @@ class Request:
         self.consume = consume
 
     def kwargs(self):
+        """The keyword arguments the checker sends; a MADE_STREAM is added in the child, where it exists."""
         names = ("max_version", "dl_device", "copy", "stream")
-        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+        return {n: getattr(self, n) for n in names if getattr(self, n) not in (None, MADE_STREAM)}
 
     def text(self):
         args = ", ".join("%s=%r" % kv for kv in self.kwargs().items())
+        if self.stream == MADE_STREAM:
+            args = ", ".join([args] * bool(args) + ["stream=<%s>" % MADE_STREAM])
         return "__dlpack__(%s)%s" % (args, "" if self.consume else ", dropped unconsumed")
 
 
@@ -314,6 +361,8 @@ def expectation(rules, request, source):
 def judge(rules, request, out, source, exact_struct):
     """The violations of one call's outcome under `rules`; exact_struct also holds the profile's struct choice."""
     v = []
+    if out.unchecked is not None:
+        return [("X-not-checked", out.unchecked)]
     if out.failure is not None:
         return [("P-capsule" if out.failure.startswith("the answer") else "P-crash", out.failure)]
     expect, ids = expectation(rules, request, source)
@@ -409,13 +458,21 @@ def requests(rules, source):
             for dev in devices for copy in (None, True, False)]
     too_old = rules.too_old()
     extra = [Request(max_version=too_old[0])] if too_old else []
-    streams = [Request(stream=s) for s in rules.stream_probes()]
+    # The memory the stream values are chosen for: the reported device's, else the plain export's. Unknown memory gets
+    # none: any integer might reach a runtime as a stream handle.
+    base = source.base
+    own_type = own[0] if own else (base.device[0] if base is not None and base.device else None)
+    streams = [Request(stream=s) for s in rules.stream_probes(own_type)] if own_type is not None else []
+    if rules.runtime_class(own_type):  # the handle row: a real stream, made in the producer's process
+        streams.append(Request(stream=MADE_STREAM))
     drops = [Request(consume=False), Request(max_version=rules.structs["versioned"][0], consume=False)]
     return grid + extra + streams + drops
 
 
 def _check_device_report(rules, calls, source):
     answer = calls.ask({"op": "device"})
+    if "unchecked" in answer:
+        return answer["unchecked"], [("X-not-checked", answer["unchecked"])]
     if "failure" in answer or "unreadable" in answer:
         text = answer.get("failure") or "the answer could not be read (%s)" % answer["unreadable"]
         return text, [("P-crash" if "failure" in answer else "P-device-report", text)]
@@ -440,6 +497,8 @@ def _check_readonly(calls, source):
     raised, or the child crashed or hung), else None: an object need not have those attributes, so a raise is
     reported, not failed."""
     answer = calls.ask({"op": "readonly"})
+    if "unchecked" in answer:
+        return answer["unchecked"], [("X-not-checked", answer["unchecked"])]
     if "failure" in answer:
         return answer["failure"], [("P-crash", answer["failure"])]
     if "unreadable" in answer:
@@ -448,7 +507,13 @@ def _check_readonly(calls, source):
     return ("; ".join(answer["raised"]), []) if answer["raised"] else None
 
 
-def producer(x, profile=None, subject=None, timeout=CALL_TIMEOUT_S):
+def default_stream_maker(rules, device_type):
+    """module:expression that makes a real stream for a producer on device_type, in its process: one of its platform's
+    runtime (streams.runtime), made through the runtime that process has loaded."""
+    return "dlmap.check.streams:runtime(%r)" % rules.devices[device_type]["platform"]
+
+
+def producer(x, profile=None, subject=None, timeout=CALL_TIMEOUT_S, stream=None, deadline=None):
     """Checks a producer's __dlpack__ / __dlpack_device__; returns a Report whose "standard" column judges by the
     DLPack / Array API standard (the spec and its array_api profile) and, when `profile` names one (e.g. "jax"), a
     second column by that profile of dlmap. The standard lets a producer answer max_version with an older struct; a
@@ -457,23 +522,28 @@ def producer(x, profile=None, subject=None, timeout=CALL_TIMEOUT_S):
     x is 'module:expression' (e.g. 'numpy:arange(6.0)'), or a function with an importable name that makes the
     producer: the producer is made, and every call made, in a child interpreter, each call under `timeout` seconds,
     so that a producer that hangs or crashes gets a row ("hung (over N s)", "crashed (SIGSEGV)"), not the checker's
-    process. Raises ValueError when the producer cannot be made there (the expression raised, crashed or hung)."""
+    process. Raises ValueError when the producer cannot be made there (the expression raised, crashed or hung).
+
+    A producer on memory a vendor runtime keeps (a GPU's) gets the stream values its convention documents and a real
+    stream, made in its process by `stream` ('module:expression' giving the handle; default: its platform runtime's,
+    streams.runtime), never an integer the checker invents. deadline: time.monotonic() after which no call is sent;
+    the calls left get a row "not sent: the check's deadline passed" (rule X-not-checked)."""
     judges = [("standard", Rules(STANDARD_PROFILE), False)]
     if profile:
         judges.append(("%s profile" % profile, Rules(profile), True))
     standard = judges[0][1]
     target = _target(x)
-    calls = Calls(target, standard, timeout)
+    calls = Calls(target, standard, timeout, deadline)
     failure = calls.start()
     if failure is not None:
-        raise ValueError("cannot make the producer %s in a child interpreter: %s" % (target, failure))
+        raise NotMade(target, failure)
     try:
-        return _check(judges, calls, Source(calls.type_name), subject or target)
+        return _check(judges, calls, Source(calls.type_name), subject or target, stream)
     finally:
         calls.close()
 
 
-def _check(judges, calls, source, subject):
+def _check(judges, calls, source, subject, stream_maker):
     standard = judges[0][1]
     extra = _check_readonly(calls, source)
     notes = ["Source: %s, read-only: %s." % (source.type_name, {None: "unknown", True: "yes", False: "no"}
@@ -482,6 +552,7 @@ def _check(judges, calls, source, subject):
     if extra is not None:
         report.add(Row("R1", READONLY_SENT, extra[0], {name: extra[1] for name, _, _ in judges}))
     got, problems = _check_device_report(standard, calls, source)
+    report.device = source.reported
     report.add(Row("D1", "__dlpack_device__()", got, {name: problems for name, _, _ in judges}))
 
     def usable(out):  # a plain export the copy and consistency rules can compare with
@@ -495,7 +566,10 @@ def _check(judges, calls, source, subject):
     source.base = usable(export(calls, {}))
     calls.rebase = rebase if source.base is not None else None
     for number, request in enumerate(requests(standard, source), 1):
-        out = export(calls, request.kwargs(), consume=request.consume)
+        made = None
+        if request.stream == MADE_STREAM:
+            made = stream_maker or default_stream_maker(standard, source.reported[0])
+        out = export(calls, request.kwargs(), consume=request.consume, made_stream=made)
         verdicts = {name: judge(rules, request, out, source, exact) for name, rules, exact in judges}
         report.add(Row("P%02d" % number, request.text(), _describe(standard, out, source), verdicts))
     return report

@@ -19,6 +19,7 @@ class Report:
         self.title, self.subject, self.columns, self.rules = title, subject, list(columns), rules
         self.notes = list(notes)
         self.rows = []
+        self.device = None  # a producer check's (device type, id) as the producer reported it, when it did
 
     def add(self, row):
         self.rows.append(row)

@@ -9,6 +9,9 @@ from . import spec_facts
 FACT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml")
 # The profile that encodes the Array API standard's protocol; the "standard" verdicts are judged by it.
 STANDARD_PROFILE = "array_api"
+# A request's stream that is a real stream the check made in the producer's process (streams.py), not an integer the
+# checker names: its handle exists only there.
+MADE_STREAM = "a stream the check made"
 
 
 def spec_dir():
@@ -132,24 +135,43 @@ class Rules:
 
     # ---- streams ----------------------------------------------------------------------------------------------
 
-    def stream_probes(self):
-        """Integers that some convention names or that start its handles, and one below every convention's range."""
-        values = {-2}
-        for convention in self.streams.values():
-            values.update(int(v) for v in (convention.get("values") or {}))
-            if convention.get("handles_above") is not None:
-                values.add(convention["handles_above"] + 1)
-        return sorted(values)
+    def stream_probes(self, device_type=None):
+        """The stream values to send a producer on `device_type`.
+
+        Host memory: every integer some convention names or that starts its handles, and one
+        below every convention's range; no runtime sees a stream there, so each only tests the producer's refusal.
+        Any other memory (device, pinned, managed: a GPU-class producer) only the values its own convention documents
+        (spec/platforms.yaml stream_conventions `values`): such a producer hands an integer to its runtime as a stream
+        handle, and an integer that names no stream can crash it. Its handle row sends a stream the check made
+        (MADE_STREAM), never an invented handle."""
+        if not self.runtime_class(device_type):
+            values = {-2}
+            for convention in self.streams.values():
+                values.update(int(v) for v in (convention.get("values") or {}))
+                if convention.get("handles_above") is not None:
+                    values.add(convention["handles_above"] + 1)
+            return sorted(values)
+        convention = self.streams[self.devices[device_type]["stream"]]
+        return sorted(int(v) for v in (convention.get("values") or {}))
+
+    def runtime_class(self, device_type):
+        """Whether a producer on device_type keeps its data through a vendor runtime (any memory but the host's),
+        whose stream arguments are real handles."""
+        entry = self.devices.get(device_type)
+        return entry is not None and entry["memory"] != "host"
 
     def stream_allowed(self, device_type, stream):
-        """Whether `stream` is valid for the device type's convention (None always is)."""
+        """Whether `stream` is valid for the device type's convention (None always is; MADE_STREAM, a real stream,
+        wherever the convention takes handles)."""
         if stream is None:
             return True
         convention = self.streams[self.devices[device_type]["stream"]]
+        above = convention.get("handles_above")
+        if stream == MADE_STREAM:
+            return above is not None
         meaning = {int(k): v for k, v in (convention.get("values") or {}).items()}.get(stream)
         if meaning is not None:
             return meaning != "invalid"
-        above = convention.get("handles_above")
         return above is not None and stream > above
 
     # ---- errors -----------------------------------------------------------------------------------------------
