@@ -381,8 +381,13 @@ if [ -n "$PY_MODULE" ]; then
   PY_VERDICT=$RESULT PY_WHY=$RESULT_WHY
   # The conformance checker (python/check) on CUDA arrays of JAX, PyTorch and CuPy and on their from_dlpack (tables
   # in $BUILD/conformance; a peer's rows are reported, not required) and on dlmap's own, whose rows must all pass.
+  # Its own deadline ends 10 s before the step's share, so that it reports what it could not check instead of being
+  # killed (dlmap's rows come first, then each peer's producer and consumer).
+  conf_seconds=$((CONF_END - $(date +%s) - KILL_GRACE - 10))
+  [ "$conf_seconds" -gt 0 ] || conf_seconds=1
   run_step "conformance checks" "$CONF_END" "$PY_PASS" "$PY_FAIL" "$PY_NOTHING_CHECKED" \
-    "${with_checker[@]}" "$PYTHON" -X faulthandler -m dlmap.check.gpu_peers "$BUILD/conformance"
+    "${with_checker[@]}" "$PYTHON" -X faulthandler -m dlmap.check.gpu_peers "$BUILD/conformance" \
+    --deadline "$conf_seconds"
   CONF_VERDICT=$RESULT CONF_WHY=$RESULT_WHY
 fi
 
