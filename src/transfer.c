@@ -161,9 +161,12 @@ bool dlmap__gpu_zero_copy(const dlmap_device_info *source, const dlmap_device_in
     *device_pointer = (void *)(uintptr_t)pointer;
     return true;
   }
-  if (where.kind == DLMAP_MEMORY_HOST_PINNED) {
-    *device_pointer = where.device_pointer != NULL ? where.device_pointer : (void *)(uintptr_t)pointer;
+  if (where.kind == DLMAP_MEMORY_HOST_PINNED && where.device_pointer != NULL) {
+    *device_pointer = where.device_pointer;
     return true;
   }
-  return false; /* the producer's claim does not hold: plain host memory the GPU cannot read */
+  /* Pinned memory without a device address is memory the device "cannot access directly" (CUDA's header on a NULL
+   * devicePointer): its host address is no device address. Otherwise the producer's claim does not hold: plain host
+   * memory the GPU cannot read. Either way: copy, or copy=False's error. */
+  return false;
 }
