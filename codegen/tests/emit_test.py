@@ -595,7 +595,7 @@ class DefaultSpecRows(unittest.TestCase):
         self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, STATUS_INVALID_VALUE, 1, _)", rows(emit.emit_runtime_values(spec_)))
         self.assertIn("DLMAP_RUNTIME_VALUE(ROCM, STATUS_INVALID_VALUE, 1, _)", rows(emit.emit_runtime_values(spec_)))
         self.assertEqual(rows(emit.emit_runtime_contexts(spec_)), [
-            'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent",
+            'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent", '
             '"cuDevicePrimaryCtxRetain", _)',
         ])
         self.assertEqual(rows(emit.emit_runtime_streams(spec_)), [
