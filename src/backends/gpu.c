@@ -425,7 +425,9 @@ const char *dlmap__gpu_device_count_symbol(const dlmap__gpu *gpu) { return gpu->
 /* ---- errors ---------------------------------------------------------------------------------------- */
 
 /* backend_call_failed: "{platform} runtime call {call} failed: {vendor text} (error N)". Clears the
- * runtime's sticky last error so the framework's next check does not see dlmap's failure. */
+ * runtime's last error so the framework's next check does not see dlmap's failure. Only after a failed runtime call:
+ * the runtime keeps one last error per thread and each failure overwrites it, so the one read here is dlmap's own
+ * (an earlier, unread one of the framework's was already gone); sticky errors stay whatever is read. */
 static int32_t call_failed(const dlmap__gpu *gpu, int op, int status, dlmap_error *err) {
   char reason[200];
   dlmap__writer w;
@@ -613,8 +615,9 @@ void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t d
   if (gpu == NULL || pointer == NULL) return;
   /* On the memory's device: a deleter may run on a thread without a context, where the free would create one. */
   device_scope scope;
+  /* A failed runtime call in enter_device cleared its own last error (call_failed); a failed driver call set none, so
+   * nothing here may clear the runtime's last error: it may be the framework's, not yet read. */
   const bool entered = enter_device(gpu, device, &scope, NULL) == DLMAP_OK;
-  if (!entered) gpu->call.get_last_error();
   const int status = kind == DLMAP_MEMORY_HOST_PINNED ? gpu->call.free_host(pointer) : gpu->call.free(pointer);
   if (status != 0) gpu->call.get_last_error();
   if (entered) leave_device(gpu, &scope);

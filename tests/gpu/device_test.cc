@@ -1042,6 +1042,22 @@ TEST_F(FakeRuntime, ANonPrimaryContextIsGivenBack) {
   EXPECT_EQ(after, own) << "the caller's context was replaced";
 }
 
+// Item 7: the runtime's last error belongs to the framework until dlmap's own runtime call overwrites it. A failure of
+// the driver's (switching to the memory's device in a deleter) sets none, so dlmap must not clear the one the
+// framework has not read yet; the memory is still freed.
+TEST_F(FakeRuntime, ADriverFailureLeavesTheFrameworksLastErrorAlone) {
+  std::vector<float> data = Values(4);
+  DLManagedTensor *on1 = FakeDeviceCopy(data, {4}, 1);
+  ASSERT_NE(on1, nullptr);
+  const int live = fake_gpu_get_stats()->live;
+  fake_gpu_set_last_error(FAKE_INVALID_VALUE);  // a launch of the framework's failed; it has not checked yet
+  fake_gpu_fail_next("retain", FAKE_INVALID_DEVICE);
+  on1->deleter(on1);
+  EXPECT_EQ(fake_gpu_peek_last_error(), FAKE_INVALID_VALUE) << "dlmap cleared an error it did not cause";
+  EXPECT_EQ(fake_gpu_get_stats()->live, live - 1);
+  fake_gpu_set_last_error(0);
+}
+
 TEST_F(FakeRuntime, NothingLeaks) {
   const int live = fake_gpu_get_stats()->live;
   std::vector<float> data = Values(64);

@@ -63,7 +63,6 @@ static allocation g_allocations[FAKE_MAX_ALLOCATIONS];
 static stream g_streams[FAKE_MAX_STREAMS];
 static fake_gpu_stats g_stats;
 static int g_device_count = 2;
-static int g_last_error;
 static char g_fail_op[32];
 static int g_fail_code;
 static int g_own_device_only;
@@ -77,6 +76,9 @@ static int g_context_devices[FAKE_MAX_CONTEXTS], g_contexts; /* devices of the n
  * not, and cudaGetDevice answers the current context's device when there is one, else it. */
 static _Thread_local uintptr_t t_context;
 static _Thread_local int t_device;
+/* The runtime's last error, per thread as CUDA keeps it: each failed runtime call overwrites it, it stays until
+ * get_last_error reads it, and the driver's entry points never touch it. */
+static _Thread_local int t_last_error;
 
 /* The spec's default-stream handles of the platform this fake serves (fake_cuda.yaml overrides cuda's runtime), from
  * the generated table the library under test is built with, so the fake accepts exactly the documented constants. */
@@ -103,7 +105,7 @@ static int injected(const char *op) {
 }
 
 static int fail(int code) {
-  g_last_error = code;
+  t_last_error = code;
   return code;
 }
 
@@ -297,7 +299,7 @@ void fake_gpu_reset(int device_count) {
   g_stats.live = live;
   g_stats.last_wait_device = g_stats.last_record_device = g_stats.last_memcpy_device = -1;
   g_device_count = device_count;
-  g_last_error = 0;
+  t_last_error = 0; /* the calling thread's */
   g_fail_op[0] = '\0';
   g_own_device_only = 0;
   g_unmapped_pinned = 0;
@@ -330,6 +332,10 @@ void *fake_gpu_context_create(int device) {
   pthread_mutex_unlock(&g_lock);
   return context;
 }
+
+void fake_gpu_set_last_error(int code) { t_last_error = code; }
+
+int fake_gpu_peek_last_error(void) { return t_last_error; }
 
 void fake_gpu_pinned_unmapped(int on) {
   pthread_mutex_lock(&g_lock);
@@ -441,10 +447,8 @@ const char *fakeGetErrorString(int error) {
 }
 
 int fakeGetLastError(void) {
-  pthread_mutex_lock(&g_lock);
-  const int error = g_last_error;
-  g_last_error = 0;
-  pthread_mutex_unlock(&g_lock);
+  const int error = t_last_error;
+  t_last_error = 0;
   return error;
 }
 
@@ -491,7 +495,8 @@ int fakeCtxSetCurrent(void *context) {
 /* The driver's cuDevicePrimaryCtxRetain: the device's primary context (initialised if it was not), not made current. */
 int fakeDevicePrimaryCtxRetain(void **context, int device) {
   pthread_mutex_lock(&g_lock);
-  const int rc = device < 0 || device >= g_device_count || device >= FAKE_MAX_DEVICES ? FAKE_INVALID_DEVICE : 0;
+  int rc = injected("retain");
+  if (rc == 0 && (device < 0 || device >= g_device_count || device >= FAKE_MAX_DEVICES)) rc = FAKE_INVALID_DEVICE;
   if (rc == 0) {
     g_stats.contexts_created[device]++;
     *context = (void *)((uintptr_t)device + 1);

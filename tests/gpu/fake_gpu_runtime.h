@@ -8,7 +8,8 @@
  * per-thread device (0 until set_device; cudaGetDevice answers the current context's device when there is one, else
  * this one); the driver's cuCtxGetCurrent / cuCtxSetCurrent (which leave the runtime's device alone) and
  * cuDevicePrimaryCtxRetain; non-primary contexts a test makes; pinned memory the device cannot map (a NULL
- * devicePointer); default-stream handles that name a stream of the current device: NULL (the null stream, the
+ * devicePointer); a per-thread last error that each failed runtime call overwrites and only get_last_error
+ * clears (the driver's calls leave it alone); default-stream handles that name a stream of the current device: NULL (the null stream, the
  * legacy one) and exactly the handles the spec's generated table lists; explicit streams only from
  * fake_gpu_stream_create: any other handle fails with FAKE_INVALID_HANDLE (a real runtime would dereference it);
  * and, in deferred mode, streams that run asynchronously: work is queued per stream and runs in an order a seeded
@@ -66,8 +67,8 @@ typedef struct fake_gpu_stats {
  * (as a fresh process would have none) and sets the device count the fake reports (0: no device). */
 void fake_gpu_reset(int device_count);
 const fake_gpu_stats *fake_gpu_get_stats(void);
-/* The next call of the named op ("malloc", "memcpy", "wait", "record", "sync", "attributes") fails with this
- * code; "attributes" may fail with any code, InvalidValue or not. */
+/* The next call of the named op ("malloc", "memcpy", "wait", "record", "sync", "attributes", and the driver's
+ * "retain") fails with this code; "attributes" may fail with any code, InvalidValue or not. */
 void fake_gpu_fail_next(const char *op, int code);
 /* What cudaGetDevice answers the calling thread: its current context's device, else its runtime device. */
 int fake_gpu_current_device(void);
@@ -76,6 +77,10 @@ int fake_gpu_has_context(void);
 void *fake_gpu_current_context(void);
 /* A non-primary context on device (as cuCtxCreate makes one, but not made current); NULL past the fake's limit. */
 void *fake_gpu_context_create(int device);
+/* The calling thread's runtime last error: set as a failed call of the framework's would leave it (unread), and read
+ * without clearing it (cudaPeekAtLastError). */
+void fake_gpu_set_last_error(int code);
+int fake_gpu_peek_last_error(void);
 /* Pointer attributes of pinned memory report a NULL devicePointer (the device cannot access it directly). */
 void fake_gpu_pinned_unmapped(int on);
 /* HIP's behaviour: pointer attributes of device memory fail with InvalidValue unless its device is current. */
