@@ -858,9 +858,8 @@ TEST_F(FakeRuntime, AFailedFinishFreesNothingACopyStillUses) {
   dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CUDA;
-  void *consumer = fake_gpu_stream_create();
-  request.has_stream = true;
-  request.stream = reinterpret_cast<intptr_t>(consumer);
+  // None: the consumer's legacy stream waits for the copy, which runs on the per-thread one (a handle's stream would
+  // run the copy itself, with no wait to fail).
   fake_gpu_set_deferred(1, 7);
   fake_gpu_fail_next("wait", FAKE_INVALID_HANDLE);
   const int live = fake_gpu_get_stats()->live;
@@ -871,7 +870,6 @@ TEST_F(FakeRuntime, AFailedFinishFreesNothingACopyStillUses) {
   EXPECT_EQ(fake_gpu_get_stats()->freed_in_flight, 0) << "the destination was freed under a queued copy";
   EXPECT_EQ(fake_gpu_get_stats()->live, live);
   fake_gpu_set_deferred(0, 0);
-  fake_gpu_stream_destroy(consumer);
 }
 
 TEST_F(FakeRuntime, AFailedImportSyncReleasesNothingACopyStillUses) {
@@ -1056,6 +1054,59 @@ TEST_F(FakeRuntime, ADriverFailureLeavesTheFrameworksLastErrorAlone) {
   EXPECT_EQ(fake_gpu_peek_last_error(), FAKE_INVALID_VALUE) << "dlmap cleared an error it did not cause";
   EXPECT_EQ(fake_gpu_get_stats()->live, live - 1);
   fake_gpu_set_last_error(0);
+}
+
+// Item 7: a copy from host memory into device memory does not run on the legacy default stream (it synchronises with
+// every blocking stream of the device, and may not be used while a stream is captured into a graph), nor does the
+// staged path's first synchronisation: the consumer's stream where it names one, else the per-thread default stream.
+TEST_F(FakeRuntime, HostToDeviceCopiesAvoidTheLegacyDefaultStream) {
+  std::vector<float> data = Values(12);
+  void *consumer = fake_gpu_stream_create();
+  const std::vector<std::vector<int64_t>> strides = {{}, {-4, -1}};  // one copy; staged through the host
+  for (const auto &st : strides) {
+    const int64_t made = static_cast<int64_t>(reinterpret_cast<intptr_t>(consumer));
+    for (int64_t stream : {int64_t{-1}, int64_t{0}, int64_t{1}, made}) {
+      fake_gpu_reset(2);
+      std::vector<int64_t> shape = {3, 4};
+      dlmap_array host = HostArray(data.data(), shape, st, st.empty() ? 0 : 11 * sizeof(float));
+      dlmap_export_request request = dlmap_export_request_default();
+      request.has_dl_device = true;
+      request.dl_device_type = DLMAP_DEVICE_CUDA;
+      request.has_stream = stream != 0;  // 0 here: None
+      request.stream = stream;
+      dlmap_exported out;
+      dlmap_error err;
+      ASSERT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
+      EXPECT_GE(fake_gpu_get_stats()->memcpy_calls, 1);
+      EXPECT_EQ(fake_gpu_get_stats()->legacy_copies, 0) << "stream " << stream << (st.empty() ? "" : ", staged");
+      EXPECT_EQ(fake_gpu_get_stats()->legacy_syncs, 0) << "stream " << stream << (st.empty() ? "" : ", staged");
+      if (stream > 2) EXPECT_EQ(fake_gpu_get_stats()->last_memcpy_stream, consumer) << "the consumer's stream";
+      out.legacy->deleter(out.legacy);
+    }
+  }
+  // An import of host memory into device memory, with no stream and with the legacy one.
+  for (void *handle : {static_cast<void *>(nullptr), reinterpret_cast<void *>(1)}) {
+    int64_t shape[1] = {12};
+    DLManagedTensorVersioned tensor = {};
+    tensor.version = {1, 3};
+    tensor.dl_tensor.data = data.data();
+    tensor.dl_tensor.device = {kDLCPU, 0};
+    tensor.dl_tensor.ndim = 1;
+    tensor.dl_tensor.dtype = kFloat32;
+    tensor.dl_tensor.shape = shape;
+    fake_gpu_reset(2);
+    dlmap_import_request want = dlmap_import_request_default();
+    want.has_device = true;
+    want.device_type = DLMAP_DEVICE_CUDA;
+    want.stream = handle;
+    dlmap_imported imported;
+    dlmap_error err;
+    ASSERT_EQ(dlmap_import_versioned(&tensor, &want, &imported, &err), DLMAP_OK) << err.message;
+    EXPECT_EQ(fake_gpu_get_stats()->legacy_copies, 0);
+    EXPECT_EQ(fake_gpu_get_stats()->legacy_syncs, 0);
+    dlmap_imported_release(&imported);
+  }
+  fake_gpu_stream_destroy(consumer);
 }
 
 TEST_F(FakeRuntime, NothingLeaks) {

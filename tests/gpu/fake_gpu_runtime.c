@@ -576,7 +576,11 @@ static int kind_ok(int kind, int dst, int src) {
   }
 }
 
+/* Whether a handle names the legacy default stream (NULL, the null stream, is it too). */
+static int legacy_stream(void *handle) { return handle == NULL || (uintptr_t)handle == spec_stream("LEGACY_DEFAULT"); }
+
 static void note_copy(int kind, void *stream_handle) {
+  if (legacy_stream(stream_handle)) g_stats.legacy_copies++;
   if (kind >= 1 && kind <= 4) g_stats.kinds[kind]++;
   g_stats.last_memcpy_stream = stream_handle;
   g_stats.last_memcpy_device = current_device();
@@ -715,6 +719,7 @@ int fakeStreamSynchronize(void *stream_handle) {
   pthread_mutex_lock(&g_lock);
   need_context();
   g_stats.syncs++;
+  if (legacy_stream(stream_handle)) g_stats.legacy_syncs++;
   g_stats.last_sync_stream = stream_handle;
   int rc = injected("sync");
   if (rc == 0) {

@@ -61,6 +61,7 @@ typedef struct fake_gpu_stats {
   void *last_memcpy_stream;
   int last_memcpy_device;
   int invalid_streams;   /* calls refused because their stream handle names no stream */
+  int legacy_copies, legacy_syncs; /* copies enqueued on, and synchronisations of, the legacy default stream */
 } fake_gpu_stats;
 
 /* Finishes queued work, forgets every count (allocations stay), leaves deferred mode, forgets which contexts exist
