@@ -239,14 +239,15 @@ def emit_runtime_streams(spec):
                                     if p.runtime for meaning, handle in p.runtime.streams.items()))
 
 
-RUNTIME_CONTEXT = Row("DLMAP_RUNTIME_CONTEXT", "PLATFORM library get_current set_current",
+RUNTIME_CONTEXT = Row("DLMAP_RUNTIME_CONTEXT", "PLATFORM library get_current set_current retain_primary",
                       "The driver's context entry points of the GPU platforms whose runtime names them.")
 
 
 def emit_runtime_contexts(spec):
     return _list([RUNTIME_CONTEXT], (RUNTIME_CONTEXT(
         p.name.upper(), c_string(p.runtime.context.library), c_string(p.runtime.context.get_current),
-        c_string(p.runtime.context.set_current)) for p in spec.platforms if p.runtime and p.runtime.context))
+        c_string(p.runtime.context.set_current), c_string(p.runtime.context.retain_primary))
+        for p in spec.platforms if p.runtime and p.runtime.context))
 
 
 RUNTIME_MEMORY_TYPE = Row("DLMAP_RUNTIME_MEMORY_TYPE", "PLATFORM from_version MEMORY value",

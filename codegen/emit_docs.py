@@ -215,7 +215,7 @@ def _runtime_section(spec):
     rows += [["status %s" % status] + each(lambda r, status=status: str(r.statuses[status]))
              for status in gpus[0].runtime.statuses]
     rows += [["driver context %s" % what] + each(lambda r, what=what: code(getattr(r.context, what)) if r.context else "—")
-             for what in ("library", "get_current", "set_current")]
+             for what in ("library", "get_current", "set_current", "retain_primary")]
     meanings = [m for m in _STREAM_MEANINGS if any(m in p.runtime.streams for p in gpus)]
     rows += [["stream handle for %s" % meaning] + each(lambda r, m=meaning: str(r.streams[m]) if m in r.streams else "—")
              for meaning in meanings]

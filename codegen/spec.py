@@ -113,6 +113,7 @@ class RuntimeContext:
     library: str       # the driver library the symbols live in (dlopen'ed by this name)
     get_current: str   # f(void **context)
     set_current: str   # f(void *context)
+    retain_primary: str  # f(void **context, int device): the device's primary context, not made current
 
 
 @dataclass
@@ -268,7 +269,7 @@ DEFAULT_STREAMS = ("legacy_default", "per_thread_default", "default")
 # returns for memory the runtime does not know (CUDA before 11, HIP 5); every other failure is an error.
 RUNTIME_STATUSES = ("invalid_value",)
 # The driver's context entry points (runtime.context), each returning the driver's error enum (0: success).
-RUNTIME_CONTEXT_OPS = ("get_current", "set_current")
+RUNTIME_CONTEXT_OPS = ("get_current", "set_current", "retain_primary")
 # Bytes dlmap gives the pointer_attributes call to write into; every field must lie inside.
 POINTER_ATTRIBUTES_BYTES = 256
 LOOKUPS = ("device_types", "platforms", "dtypes", "platform_version")
@@ -917,9 +918,10 @@ def _runtime(where, e):
         _check_keys(sub, e["context"], ("library",) + RUNTIME_CONTEXT_OPS)
         library = _str(sub, e["context"], "library")
         ops = [_str(sub, e["context"], op, pattern=_IDENT, what="a C symbol") for op in RUNTIME_CONTEXT_OPS]
-        if ops[0] == ops[1]:
-            sub.fail("key 'set_current': symbol %s is already the 'get_current' op; each op needs its own entry point"
-                     % ops[1])
+        for i, op in enumerate(ops):
+            if op in ops[:i]:
+                sub.fail("key '%s': symbol %s is already the '%s' op; each op needs its own entry point"
+                         % (RUNTIME_CONTEXT_OPS[i], op, RUNTIME_CONTEXT_OPS[ops.index(op)]))
         context = RuntimeContext(library, *ops)
     return Runtime(libraries, symbols, memcpy_kinds, flags, streams,
                    PointerAttributes(offsets["device_offset"], offsets["device_pointer_offset"],

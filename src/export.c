@@ -172,7 +172,16 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   dlmap__transfer transfer;
   memset(&transfer, 0, sizeof transfer);
   if (need_copy) {
-    status = dlmap__transfer_plan(source, array->device_id, array->producer_stream, target, target_id, &transfer, err);
+    /* The consumer's stream as the runtime's handle (NULL where it names none: -1, a host wait). */
+    void *consumer = NULL;
+    if (stream == DLMAP_STREAM_HANDLE) {
+      consumer = (void *)(intptr_t)request->stream;
+    } else if (stream == DLMAP_STREAM_LEGACY_DEFAULT || stream == DLMAP_STREAM_PER_THREAD_DEFAULT ||
+               stream == DLMAP_STREAM_DEFAULT) {
+      dlmap__gpu_default_stream(target->platform, stream, &consumer);
+    }
+    status = dlmap__transfer_plan(source, array->device_id, array->producer_stream, target, target_id, consumer,
+                                  &transfer, err);
     if (status != DLMAP_OK) return status;
     if (element_bits % 8 != 0 && !dlmap__is_row_major(array->ndim, array->shape, array->strides)) {
       return DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED,

@@ -241,7 +241,8 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   const dlmap_device_info *destination = gpu_destination ? target : dlmap_device_type_find(DLMAP_DEVICE_CPU);
   const int32_t destination_id = gpu_destination ? target_id : 0;
   dlmap__transfer transfer;
-  status = dlmap__transfer_plan(device, t->device.device_id, request->stream, destination, destination_id, &transfer, err);
+  status = dlmap__transfer_plan(device, t->device.device_id, request->stream, destination, destination_id,
+                                request->stream, &transfer, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (extent.element_bits % 8 != 0 && !dlmap__is_row_major(t->ndim, t->shape, t->strides)) {
     return fail(

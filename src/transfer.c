@@ -21,6 +21,17 @@ static const dlmap__gpu *available(dlmap_platform platform) {
   return status.available ? dlmap__gpu_loaded(platform) : NULL;
 }
 
+/* The stream a copy from host memory into `platform`'s device memory runs on: the consumer's, unless that is the legacy
+ * default stream or none (-1, host sync), since the legacy stream synchronises implicitly with every blocking stream
+ * of the device and may not be used while a stream of the process is being captured into a graph; then the spec's
+ * per-thread default stream, where the platform has one (else the consumer's, or the null stream: all there is). */
+static void *host_to_device_stream(dlmap_platform platform, void *consumer) {
+  void *legacy = NULL, *per_thread = NULL;
+  const bool has_legacy = dlmap__gpu_default_stream(platform, DLMAP_STREAM_LEGACY_DEFAULT, &legacy) != 0;
+  if (consumer != NULL && !(has_legacy && consumer == legacy)) return consumer;
+  return dlmap__gpu_default_stream(platform, DLMAP_STREAM_PER_THREAD_DEFAULT, &per_thread) ? per_thread : consumer;
+}
+
 /* The runtime of a device type's platform, started, with device_id one of its devices. */
 static int32_t runtime_for(const dlmap_device_info *device, int32_t device_id, const dlmap__gpu **out,
                            dlmap_error *err) {
@@ -30,8 +41,8 @@ static int32_t runtime_for(const dlmap_device_info *device, int32_t device_id, c
 }
 
 int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id, void *source_stream,
-                             const dlmap_device_info *target, int32_t target_id, dlmap__transfer *out,
-                             dlmap_error *err) {
+                             const dlmap_device_info *target, int32_t target_id, void *target_stream,
+                             dlmap__transfer *out, dlmap_error *err) {
   memset(out, 0, sizeof *out);
   const bool source_readable = dlmap_memory_kind_host_accessible(source->memory);
   out->src.kind = host_platform(source) ? DLMAP_MEMORY_HOST : source->memory;
@@ -72,9 +83,9 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
                        dlmap_arg_str(DLMAP_ARG_WHAT, "Copying between two GPU platforms"));
   }
   out->gpu = source_gpu != NULL ? source_gpu : out->dst_gpu;
-  if (source_gpu == NULL) { /* host memory into a GPU: on the target device's default stream */
+  if (source_gpu == NULL) { /* host memory into a GPU: on a stream of the target device */
     out->device = target_id;
-    out->stream = NULL;
+    out->stream = host_to_device_stream(target->platform, target_stream);
   }
   return DLMAP_OK;
 }
@@ -161,9 +172,12 @@ bool dlmap__gpu_zero_copy(const dlmap_device_info *source, const dlmap_device_in
     *device_pointer = (void *)(uintptr_t)pointer;
     return true;
   }
-  if (where.kind == DLMAP_MEMORY_HOST_PINNED) {
-    *device_pointer = where.device_pointer != NULL ? where.device_pointer : (void *)(uintptr_t)pointer;
+  if (where.kind == DLMAP_MEMORY_HOST_PINNED && where.device_pointer != NULL) {
+    *device_pointer = where.device_pointer;
     return true;
   }
-  return false; /* the producer's claim does not hold: plain host memory the GPU cannot read */
+  /* Pinned memory without a device address is memory the device "cannot access directly" (CUDA's header on a NULL
+   * devicePointer): its host address is no device address. Otherwise the producer's claim does not hold: plain host
+   * memory the GPU cannot read. Either way: copy, or copy=False's error. */
+  return false;
 }

@@ -12,17 +12,19 @@ typedef struct dlmap__transfer {
   const dlmap__gpu *dst_gpu; /* the runtime that allocates the destination; NULL: the caller's allocator */
   dlmap__gpu_end src, dst;   /* kinds and devices (data is filled per copy) */
   int32_t device;            /* the device whose stream runs the copy */
-  void *stream;              /* that stream (NULL: its default stream) */
+  void *stream;              /* that stream (NULL: its null stream) */
   const dlmap__gpu *source_gpu; /* source memory's runtime, when a host copy must first wait for it */
 } dlmap__transfer;
 
 /* Plans a copy of memory of device type `source` (device source_id, last written on source_stream) into a
- * new buffer of `target` (device target_id). Host-readable memory on both sides is copied on the host;
- * anything else by the runtime of the GPU side. Errors: platform_unavailable, device_id_out_of_range,
- * not_implemented (between two GPU platforms). */
+ * new buffer of `target` (device target_id, whose consumer uses target_stream: a runtime handle, NULL for none).
+ * Host-readable memory on both sides is copied on the host; anything else by the runtime of the GPU side: on
+ * source_stream from GPU memory, and from host memory on target_stream unless that is the legacy default stream or
+ * none, then on the per-thread default stream where the spec gives the platform one. Errors: platform_unavailable,
+ * device_id_out_of_range, not_implemented (between two GPU platforms). */
 int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id, void *source_stream,
-                             const dlmap_device_info *target, int32_t target_id, dlmap__transfer *out,
-                             dlmap_error *err);
+                             const dlmap_device_info *target, int32_t target_id, void *target_stream,
+                             dlmap__transfer *out, dlmap_error *err);
 
 /* Whether the destination lives in GPU-runtime memory (device, pinned or managed), i.e. not in a block of
  * the caller's allocator. */
@@ -56,8 +58,8 @@ int32_t dlmap__view_sync(const dlmap_device_info *memory, int32_t device_id, voi
 
 /* Whether memory of `source` (pinned or managed, at pointer) can be handed to device target_id of `target`
  * (GPU device memory of the same platform) without a copy: the runtime is available, knows the device and
- * confirms the memory kind. *device_pointer receives the address the device uses. Never fails: false
- * means copy instead. */
+ * confirms the memory kind, and gives pinned memory a device address. *device_pointer receives the address the
+ * device uses. Never fails: false means copy instead. */
 bool dlmap__gpu_zero_copy(const dlmap_device_info *source, const dlmap_device_info *target, int32_t target_id,
                           const void *pointer, void **device_pointer);
 

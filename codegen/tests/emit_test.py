@@ -315,7 +315,7 @@ class MinimalSpecFiles(unittest.TestCase):
 
     def test_runtime_contexts(self):
         self.assertRows(emit.emit_runtime_contexts, [
-            'DLMAP_RUNTIME_CONTEXT(GPU, "libgpudriver.so.1", "gpuCtxGet", "gpuCtxSet", _)',
+            'DLMAP_RUNTIME_CONTEXT(GPU, "libgpudriver.so.1", "gpuCtxGet", "gpuCtxSet", "gpuCtxRetain", _)',
         ])
 
     def test_runtime_without_context_gives_no_context_row(self):
@@ -595,7 +595,8 @@ class DefaultSpecRows(unittest.TestCase):
         self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, STATUS_INVALID_VALUE, 1, _)", rows(emit.emit_runtime_values(spec_)))
         self.assertIn("DLMAP_RUNTIME_VALUE(ROCM, STATUS_INVALID_VALUE, 1, _)", rows(emit.emit_runtime_values(spec_)))
         self.assertEqual(rows(emit.emit_runtime_contexts(spec_)), [
-            'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent", _)',
+            'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent", '
+            '"cuDevicePrimaryCtxRetain", _)',
         ])
         self.assertEqual(rows(emit.emit_runtime_streams(spec_)), [
             "DLMAP_RUNTIME_STREAM(CUDA, LEGACY_DEFAULT, 1, _)",

@@ -677,6 +677,18 @@ class PlatformRules(SpecTestCase):
         self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.context"), "set_current",
                             "symbol cuCtxGetCurrent is already the 'get_current' op")
 
+    def test_runtime_context_retain_primary_needs_its_own_symbol(self):
+        runtime, where = self.runtime()
+        runtime["context"]["retain_primary"] = runtime["context"]["set_current"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.context"), "retain_primary",
+                            "symbol cuCtxSetCurrent is already the 'set_current' op")
+
+    def test_runtime_context_missing_retain_primary(self):
+        runtime, where = self.runtime()
+        del runtime["context"]["retain_primary"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.context"), "retain_primary",
+                            "missing key 'retain_primary'")
+
     def test_runtime_pointer_attributes_unknown_key(self):
         runtime, where = self.runtime()
         runtime["pointer_attributes"]["size"] = 24

@@ -117,15 +117,15 @@ static const memory_type_row kMemoryTypes[] = {
 /* The driver's context entry points (spec: runtime.context), for the platforms whose runtime names them. */
 typedef struct context_row {
   dlmap_platform platform;
-  const char *library, *get_current, *set_current;
+  const char *library, *get_current, *set_current, *retain_primary;
 } context_row;
 
 static const context_row kContexts[] = {
-#define DLMAP_RUNTIME_CONTEXT(PLATFORM, library, get_current, set_current, ...) \
-  {DLMAP_PLATFORM_##PLATFORM, library, get_current, set_current},
+#define DLMAP_RUNTIME_CONTEXT(PLATFORM, library, get_current, set_current, retain_primary, ...) \
+  {DLMAP_PLATFORM_##PLATFORM, library, get_current, set_current, retain_primary},
 #include "src/generated/runtime_contexts.inc"
 #undef DLMAP_RUNTIME_CONTEXT
-    {DLMAP_PLATFORM_COUNT, NULL, NULL, NULL}};
+    {DLMAP_PLATFORM_COUNT, NULL, NULL, NULL, NULL}};
 
 static const char *const kOpNames[] = {
 #define X(OP, op, R, ARGS) #op,
@@ -170,6 +170,8 @@ struct dlmap__gpu {
   /* The driver's per-thread context (spec: runtime.context; NULL where the spec names none). */
   int (*context_get)(void **context);
   int (*context_set)(void *context);
+  int (*context_retain_primary)(void **context, int device);
+  const char *context_set_symbol, *context_retain_symbol; /* for messages */
 };
 
 /* A failed load is not remembered (a later call tries again: the failure may have been transient, such as
@@ -247,13 +249,18 @@ static bool resolve_context(dlmap_platform platform, dlmap__gpu *gpu, char *reas
       return false;
     }
     void *get = dlsym(handle, row->get_current), *set = dlsym(handle, row->set_current);
-    if (get == NULL || set == NULL) {
-      write3(reason, cap, "the driver lacks ", get == NULL ? row->get_current : row->set_current, NULL);
+    void *retain = dlsym(handle, row->retain_primary);
+    if (get == NULL || set == NULL || retain == NULL) {
+      write3(reason, cap, "the driver lacks ",
+             get == NULL ? row->get_current : set == NULL ? row->set_current : row->retain_primary, NULL);
       dlclose(handle);
       return false;
     }
     memcpy(&gpu->context_get, &get, sizeof get);
     memcpy(&gpu->context_set, &set, sizeof set);
+    memcpy(&gpu->context_retain_primary, &retain, sizeof retain);
+    gpu->context_set_symbol = row->set_current;
+    gpu->context_retain_symbol = row->retain_primary;
   }
   return true;
 }
@@ -418,7 +425,9 @@ const char *dlmap__gpu_device_count_symbol(const dlmap__gpu *gpu) { return gpu->
 /* ---- errors ---------------------------------------------------------------------------------------- */
 
 /* backend_call_failed: "{platform} runtime call {call} failed: {vendor text} (error N)". Clears the
- * runtime's sticky last error so the framework's next check does not see dlmap's failure. */
+ * runtime's last error so the framework's next check does not see dlmap's failure. Only after a failed runtime call:
+ * the runtime keeps one last error per thread and each failure overwrites it, so the one read here is dlmap's own
+ * (an earlier, unread one of the framework's was already gone); sticky errors stay whatever is read. */
 static int32_t call_failed(const dlmap__gpu *gpu, int op, int status, dlmap_error *err) {
   char reason[200];
   dlmap__writer w;
@@ -431,6 +440,19 @@ static int32_t call_failed(const dlmap__gpu *gpu, int op, int status, dlmap_erro
   gpu->call.get_last_error();
   return DLMAP_RAISE(err, DLMAP_ERR_BACKEND_CALL_FAILED, dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
                      dlmap_arg_str(DLMAP_ARG_CALL, gpu->symbol[op]), dlmap_arg_str(DLMAP_ARG_REASON, reason));
+}
+
+/* backend_call_failed for one of the driver's context entry points: the runtime's text does not describe the
+ * driver's error enum, so only the number is given; the runtime's last error is not involved. */
+static int32_t driver_failed(const dlmap__gpu *gpu, const char *symbol, int status, dlmap_error *err) {
+  char reason[64];
+  dlmap__writer w;
+  dlmap__writer_init(&w, reason, sizeof reason);
+  dlmap__put_str(&w, "driver error ");
+  dlmap__put_int(&w, status);
+  dlmap__writer_finish(&w);
+  return DLMAP_RAISE(err, DLMAP_ERR_BACKEND_CALL_FAILED, dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
+                     dlmap_arg_str(DLMAP_ARG_CALL, symbol), dlmap_arg_str(DLMAP_ARG_REASON, reason));
 }
 
 int32_t dlmap__gpu_acquire(const dlmap_device_info *device, const dlmap__gpu **out, dlmap_error *err) {
@@ -457,43 +479,52 @@ int32_t dlmap__gpu_check_device(const dlmap__gpu *gpu, int32_t device_id, dlmap_
 
 /* ---- the current device ---------------------------------------------------------------------------- */
 
-/* The calling thread's device state while dlmap works on it: the device (and, where the runtime creates a context
- * on set_device, whether the thread had a context) to give back. */
+/* The calling thread's device state while dlmap works on it, to give back. Where the spec names the driver's context
+ * entry points, set_device is never called: it would set the runtime's per-thread device (which a thread without a
+ * context would keep after dlmap unset the context) and restoring it would initialise a context on the old device
+ * (CUDA 12: hundreds of MB on a GPU the caller may never use). Devices are switched by making their primary context
+ * current through the driver instead, and the thread gets back exactly the context it had: none, a primary one, or a
+ * non-primary one. Without those entry points (HIP), set_device switches and set_device(saved) restores. */
 typedef struct device_scope {
-  int saved;        /* the thread's device on entry */
-  int current;      /* the device current now */
-  bool had_context; /* the thread had a current context on entry (always true without the driver's context ops) */
+  int saved;          /* the thread's device on entry */
+  int current;        /* the device current now */
+  bool driver;        /* switching through the driver's contexts */
+  void *context;      /* driver: the thread's context on entry (NULL: none) */
 } device_scope;
 
 /* Makes `device` (when ≥ 0) current within the scope. */
 static int32_t switch_device(const dlmap__gpu *gpu, device_scope *scope, int32_t device, dlmap_error *err) {
   if (device < 0 || device == scope->current) return DLMAP_OK;
-  const int status = gpu->call.set_device(device);
-  if (status != 0) return call_failed(gpu, GPU_OP_SET_DEVICE, status, err);
+  if (scope->driver) {
+    void *primary = NULL;
+    int status = gpu->context_retain_primary(&primary, device);
+    if (status != 0) return driver_failed(gpu, gpu->context_retain_symbol, status, err);
+    status = gpu->context_set(primary);
+    if (status != 0) return driver_failed(gpu, gpu->context_set_symbol, status, err);
+  } else {
+    const int status = gpu->call.set_device(device);
+    if (status != 0) return call_failed(gpu, GPU_OP_SET_DEVICE, status, err);
+  }
   scope->current = device;
   return DLMAP_OK;
 }
 
 /* Remembers the thread's device state, then makes `device` (when ≥ 0) current. On error nothing is changed. */
 static int32_t enter_device(const dlmap__gpu *gpu, int32_t device, device_scope *scope, dlmap_error *err) {
-  scope->had_context = true;
-  if (gpu->context_get != NULL) {
-    void *context = NULL;
-    /* A failed query counts as "had one": then the thread's device is restored as it always was. */
-    if (gpu->context_get(&context) == 0) scope->had_context = context != NULL;
-  }
+  scope->context = NULL;
+  /* A failed query leaves the runtime's way (set_device), as before the driver's entry points were used. */
+  scope->driver = gpu->context_get != NULL && gpu->context_get(&scope->context) == 0;
   const int status = gpu->call.get_device(&scope->saved);
   if (status != 0) return call_failed(gpu, GPU_OP_GET_DEVICE, status, err);
   scope->current = scope->saved;
   return switch_device(gpu, scope, device, err);
 }
 
-/* Gives the thread its device state back. A thread that had no context gets none: set_device(saved) would create
- * one on the saved device (CUDA 12 initialises the primary context there, hundreds of MB on a GPU the caller may
- * never use), so the context dlmap made current is unset instead. */
+/* Gives the thread its device state back: its own context (a thread that had none gets none, even where dlmap's
+ * runtime calls made one current without a switch), or its device. */
 static void leave_device(const dlmap__gpu *gpu, const device_scope *scope) {
-  if (!scope->had_context) {
-    gpu->context_set(NULL);
+  if (scope->driver) {
+    if (scope->context == NULL || scope->current != scope->saved) gpu->context_set(scope->context);
   } else if (scope->current != scope->saved) {
     gpu->call.set_device(scope->saved);
   }
@@ -584,8 +615,9 @@ void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t d
   if (gpu == NULL || pointer == NULL) return;
   /* On the memory's device: a deleter may run on a thread without a context, where the free would create one. */
   device_scope scope;
+  /* A failed runtime call in enter_device cleared its own last error (call_failed); a failed driver call set none, so
+   * nothing here may clear the runtime's last error: it may be the framework's, not yet read. */
   const bool entered = enter_device(gpu, device, &scope, NULL) == DLMAP_OK;
-  if (!entered) gpu->call.get_last_error();
   const int status = kind == DLMAP_MEMORY_HOST_PINNED ? gpu->call.free_host(pointer) : gpu->call.free(pointer);
   if (status != 0) gpu->call.get_last_error();
   if (entered) leave_device(gpu, &scope);

@@ -17,6 +17,7 @@
 #include "tests/gpu/fake_gpu_runtime.h"
 
 extern "C" int fake_too_new_start_attempts(void);  // tests/gpu/fake_gpu_old_driver.c
+extern "C" int fakeCtxSetCurrent(void *context);      // the driver's cuCtxSetCurrent in the fake
 #endif
 
 namespace {
@@ -415,13 +416,15 @@ TEST_P(GpuExchange, ViewsMakeTheConsumersStreamWait) {
   EXPECT_EQ(s->last_wait_stream, reinterpret_cast<void *>(1)) << "None: the legacy default stream (cudaStreamLegacy)";
   EXPECT_EQ(s->events_destroyed, s->events_created);
   EXPECT_EQ(s->syncs, 0) << "the host never waits";
-  // A stream handle, and -1.
+  // A stream handle (one the runtime made), and -1.
+  void *consumer = fake_gpu_stream_create();
   request.has_stream = true;
-  request.stream = 0x1234;
+  request.stream = reinterpret_cast<intptr_t>(consumer);
   ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
   out.legacy->deleter(out.legacy);
   EXPECT_EQ(s->waits, 2);
-  EXPECT_EQ(s->last_wait_stream, reinterpret_cast<void *>(0x1234));
+  EXPECT_EQ(s->last_wait_stream, consumer);
+  fake_gpu_stream_destroy(consumer);
   request.stream = -1;
   ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
   out.legacy->deleter(out.legacy);
@@ -571,11 +574,13 @@ TEST_F(FakeRuntime, TheCallersDeviceIsRestoredAndEventsLiveOnTheProducersDevice)
   array.data = on1.legacy->dl_tensor.data;
   array.device_type = DLMAP_DEVICE_CUDA;
   array.device_id = 1;
-  array.producer_stream = reinterpret_cast<void *>(0x77);
+  void *producer = fake_gpu_stream_create();
+  array.producer_stream = producer;
   dlmap_export_request view = dlmap_export_request_default();
   dlmap_exported out;
   ASSERT_EQ(dlmap_export(&array, &view, &out, &err), DLMAP_OK) << err.message;
-  EXPECT_EQ(fake_gpu_get_stats()->last_record_stream, reinterpret_cast<void *>(0x77));
+  EXPECT_EQ(fake_gpu_get_stats()->last_record_stream, producer);
+  fake_gpu_stream_destroy(producer);
   EXPECT_EQ(fake_gpu_get_stats()->last_record_device, 1);
   EXPECT_EQ(fake_gpu_current_device(), 0);
   out.legacy->deleter(out.legacy);
@@ -605,14 +610,16 @@ TEST_F(FakeRuntime, ImportCopiesCompleteBeforeTheProducerIsReleased) {
     inner->deleter(inner);
   };
   fake_gpu_reset(2);
+  void *consumer = fake_gpu_stream_create();
   dlmap_import_request want = dlmap_import_request_default();
   want.copy = DLMAP_COPY_ALWAYS;
-  want.stream = reinterpret_cast<void *>(0x99);
+  want.stream = consumer;
   dlmap_imported copy;
   ASSERT_EQ(dlmap_import_versioned(&outer, &want, &copy, &err), DLMAP_OK) << err.message;
   EXPECT_EQ(syncs_at_release, 1) << "the copy on the consumer's stream completed first";
-  EXPECT_EQ(fake_gpu_get_stats()->last_sync_stream, reinterpret_cast<void *>(0x99));
+  EXPECT_EQ(fake_gpu_get_stats()->last_sync_stream, consumer);
   dlmap_imported_release(&copy);
+  fake_gpu_stream_destroy(consumer);
 }
 
 // ---- first contact with real GPUs (issue 18) and hostile inputs (issue 14): each of these failed before its fix --------
@@ -823,7 +830,8 @@ TEST_F(FakeRuntime, ImportCopiesRunOnTheConsumersStream) {
   EXPECT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CPU, true, 5, &handle, &err), DLMAP_ERR_STREAM_INVALID);
 
   std::vector<float> data = Values(5);
-  for (int64_t stream : {int64_t{2}, int64_t{0x4321}}) {
+  void *made = fake_gpu_stream_create();
+  for (int64_t stream : {int64_t{2}, static_cast<int64_t>(reinterpret_cast<intptr_t>(made))}) {
     DLManagedTensor *device = FakeDeviceCopy(data, {5}, 0);
     ASSERT_NE(device, nullptr);
     ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CUDA, true, stream, &handle, &err), DLMAP_OK);
@@ -837,6 +845,7 @@ TEST_F(FakeRuntime, ImportCopiesRunOnTheConsumersStream) {
     EXPECT_EQ(fake_gpu_get_stats()->last_sync_stream, reinterpret_cast<void *>(stream));
     dlmap_imported_release(&copy);
   }
+  fake_gpu_stream_destroy(made);
 }
 
 // Issue 14: when the consumer's wait fails after the copy was enqueued, the destination is freed only once the copy
@@ -849,8 +858,8 @@ TEST_F(FakeRuntime, AFailedFinishFreesNothingACopyStillUses) {
   dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CUDA;
-  request.has_stream = true;
-  request.stream = 0x1234;
+  // None: the consumer's legacy stream waits for the copy, which runs on the per-thread one (a handle's stream would
+  // run the copy itself, with no wait to fail).
   fake_gpu_set_deferred(1, 7);
   fake_gpu_fail_next("wait", FAKE_INVALID_HANDLE);
   const int live = fake_gpu_get_stats()->live;
@@ -878,9 +887,10 @@ TEST_F(FakeRuntime, AFailedImportSyncReleasesNothingACopyStillUses) {
   };
   fake_gpu_set_deferred(1, 11);
   fake_gpu_fail_next("sync", FAKE_ILLEGAL_ADDRESS);
+  void *consumer = fake_gpu_stream_create();
   dlmap_import_request want = dlmap_import_request_default();
   want.copy = DLMAP_COPY_ALWAYS;
-  want.stream = reinterpret_cast<void *>(0x99);
+  want.stream = consumer;
   dlmap_imported copy;
   dlmap_error err;
   EXPECT_EQ(dlmap_import_legacy(&outer, &want, &copy, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
@@ -889,6 +899,214 @@ TEST_F(FakeRuntime, AFailedImportSyncReleasesNothingACopyStillUses) {
   EXPECT_EQ(pending_at_release, 0) << "the producer's memory was released while the copy could still read it";
   EXPECT_EQ(fake_gpu_get_stats()->freed_in_flight, 0) << "the copy's destination was freed while in flight";
   fake_gpu_set_deferred(0, 0);
+  fake_gpu_stream_destroy(consumer);
+}
+
+// ---- issue 24: a stricter fake (each of these failed on main before its fix) ---------------------------------------
+
+// The fake's stream rule: a handle no one created names no stream (a real runtime would dereference it, and may crash).
+// The spec's default-stream handles (what the kDLCUDA convention's 1 and 2 become) and created streams are streams; 3
+// (a "handle" by the convention, python/check's old probe) is refused, and reaches the caller as the catalogue's
+// error with nothing left behind.
+TEST_F(FakeRuntime, StreamHandlesNoOneCreatedAreRefused) {
+  std::vector<float> data = Values(4);
+  DLManagedTensor *device = FakeDeviceCopy(data, {4}, 0);
+  ASSERT_NE(device, nullptr);
+  dlmap_array array = DeviceArray(device, 0);
+  void *made = fake_gpu_stream_create();
+  fake_gpu_reset(2);
+  for (int64_t stream : {int64_t{1}, int64_t{2}, static_cast<int64_t>(reinterpret_cast<intptr_t>(made)), int64_t{3}}) {
+    dlmap_export_request request = dlmap_export_request_default();
+    request.has_stream = true;
+    request.stream = stream;
+    dlmap_exported out;
+    dlmap_error err;
+    const int32_t status = dlmap_export(&array, &request, &out, &err);
+    if (stream != 3) {
+      EXPECT_EQ(status, DLMAP_OK) << "stream " << stream << ": " << err.message;
+      if (status == DLMAP_OK) out.legacy->deleter(out.legacy);
+    } else {
+      EXPECT_EQ(status, DLMAP_ERR_STREAM_SYNC_FAILED) << "stream 3 names no stream";
+      EXPECT_STREQ(err.message, "Making stream 3 wait for the producer failed on cuda: fakeStreamWaitEvent: fake error "
+                                "400: invalid resource handle (error 400)");
+    }
+  }
+  EXPECT_EQ(fake_gpu_get_stats()->invalid_streams, 1);
+  EXPECT_EQ(fake_gpu_get_stats()->waits, 3);
+  EXPECT_EQ(fake_gpu_get_stats()->events_destroyed, fake_gpu_get_stats()->events_created);
+  fake_gpu_stream_destroy(made);
+  device->deleter(device);
+}
+
+// Defect 5: pinned memory whose pointer attributes give no device address ("cannot be accessed directly by the current
+// device") is not handed to the device at its host address: copy=False is refused with the catalogue's error, and
+// otherwise the import copies into device memory.
+TEST_F(FakeRuntime, PinnedMemoryWithoutADeviceAddressIsCopied) {
+  std::vector<float> data = Values(6);
+  std::vector<int64_t> shape = {6};
+  dlmap_array host = HostArray(data.data(), shape, {});
+  dlmap_export_request to_pinned = dlmap_export_request_default();
+  to_pinned.has_max_version = true;
+  to_pinned.max_version = {1, 3};
+  to_pinned.has_dl_device = true;
+  to_pinned.dl_device_type = DLMAP_DEVICE_CUDAHOST;
+  dlmap_exported pinned;
+  dlmap_error err;
+  ASSERT_EQ(dlmap_export(&host, &to_pinned, &pinned, &err), DLMAP_OK) << err.message;
+  // Imports take ownership: each gets a copy of the tensor whose deleter leaves the pinned memory alone.
+  DLManagedTensorVersioned borrowed = *pinned.versioned;
+  borrowed.deleter = [](DLManagedTensorVersioned *) {};
+  fake_gpu_pinned_unmapped(1);
+  dlmap_import_request want = dlmap_import_request_default();
+  want.has_device = true;
+  want.device_type = DLMAP_DEVICE_CUDA;
+  want.copy = DLMAP_COPY_NEVER;
+  dlmap_imported view;
+  DLManagedTensorVersioned first = borrowed;
+  const int32_t refused = dlmap_import_versioned(&first, &want, &view, &err);
+  EXPECT_EQ(refused, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN);
+  if (refused == DLMAP_OK) {
+    EXPECT_NE(view.tensor.data, pinned.versioned->dl_tensor.data) << "a GPU view of a host address";
+    dlmap_imported_release(&view);
+  }
+  want.copy = DLMAP_COPY_IF_NEEDED;
+  dlmap_imported copy;
+  DLManagedTensorVersioned second = borrowed;
+  ASSERT_EQ(dlmap_import_versioned(&second, &want, &copy, &err), DLMAP_OK) << err.message;
+  EXPECT_TRUE(copy.copied);
+  EXPECT_NE(copy.tensor.data, pinned.versioned->dl_tensor.data) << "a GPU view of a host address";
+  dlmap_memory_kind kind;
+  ASSERT_EQ(dlmap_memory_locate(DLMAP_DEVICE_CUDA, copy.tensor.data, &kind, nullptr, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(kind, DLMAP_MEMORY_DEVICE);
+  dlmap_imported_release(&copy);
+  fake_gpu_pinned_unmapped(0);
+  pinned.versioned->deleter(pinned.versioned);
+}
+
+// Defect 6a: a thread without a context copies to device 1. It keeps no context, and the runtime's per-thread device
+// is still the one it had: set_device(1) left cudaGetDevice answering 1 once the context was unset.
+TEST_F(FakeRuntime, AThreadWithoutAContextKeepsItsRuntimeDevice) {
+  int device_before = -1, device_after = -1;
+  bool has_context_after = true;
+  int32_t status = -1;
+  std::thread worker([&] {
+    device_before = fake_gpu_current_device();
+    std::vector<float> data = Values(4);
+    std::vector<int64_t> shape = {4};
+    dlmap_array host = HostArray(data.data(), shape, {});
+    dlmap_export_request request = dlmap_export_request_default();
+    request.has_dl_device = true;
+    request.dl_device_type = DLMAP_DEVICE_CUDA;
+    request.dl_device_id = 1;
+    dlmap_exported out;
+    dlmap_error err;
+    status = dlmap_export(&host, &request, &out, &err);
+    if (status == DLMAP_OK) out.legacy->deleter(out.legacy);
+    has_context_after = fake_gpu_has_context() != 0;
+    device_after = fake_gpu_current_device();
+  });
+  worker.join();
+  ASSERT_EQ(status, DLMAP_OK);
+  EXPECT_EQ(device_before, 0);
+  EXPECT_EQ(device_after, device_before) << "cudaGetDevice answers the device dlmap switched to";
+  EXPECT_FALSE(has_context_after);
+  EXPECT_EQ(fake_gpu_get_stats()->contexts_created[0], 0) << "a context was created on device 0, never used";
+}
+
+// Defect 6b: a thread whose current context is a non-primary one (cuCtxCreate's) gets that context back after dlmap
+// worked on another device, not the device's primary context.
+TEST_F(FakeRuntime, ANonPrimaryContextIsGivenBack) {
+  void *own = fake_gpu_context_create(0);
+  ASSERT_NE(own, nullptr);
+  void *after = nullptr;
+  int32_t status = -1;
+  std::thread worker([&] {
+    if (fakeCtxSetCurrent(own) != 0) return;
+    std::vector<float> data = Values(4);
+    std::vector<int64_t> shape = {4};
+    dlmap_array host = HostArray(data.data(), shape, {});
+    dlmap_export_request request = dlmap_export_request_default();
+    request.has_dl_device = true;
+    request.dl_device_type = DLMAP_DEVICE_CUDA;
+    request.dl_device_id = 1;
+    dlmap_exported out;
+    dlmap_error err;
+    status = dlmap_export(&host, &request, &out, &err);
+    if (status == DLMAP_OK) out.legacy->deleter(out.legacy);
+    after = fake_gpu_current_context();
+  });
+  worker.join();
+  ASSERT_EQ(status, DLMAP_OK);
+  EXPECT_EQ(after, own) << "the caller's context was replaced";
+}
+
+// Item 7: the runtime's last error belongs to the framework until dlmap's own runtime call overwrites it. A failure of
+// the driver's (switching to the memory's device in a deleter) sets none, so dlmap must not clear the one the
+// framework has not read yet; the memory is still freed.
+TEST_F(FakeRuntime, ADriverFailureLeavesTheFrameworksLastErrorAlone) {
+  std::vector<float> data = Values(4);
+  DLManagedTensor *on1 = FakeDeviceCopy(data, {4}, 1);
+  ASSERT_NE(on1, nullptr);
+  const int live = fake_gpu_get_stats()->live;
+  fake_gpu_set_last_error(FAKE_INVALID_VALUE);  // a launch of the framework's failed; it has not checked yet
+  fake_gpu_fail_next("retain", FAKE_INVALID_DEVICE);
+  on1->deleter(on1);
+  EXPECT_EQ(fake_gpu_peek_last_error(), FAKE_INVALID_VALUE) << "dlmap cleared an error it did not cause";
+  EXPECT_EQ(fake_gpu_get_stats()->live, live - 1);
+  fake_gpu_set_last_error(0);
+}
+
+// Item 7: a copy from host memory into device memory does not run on the legacy default stream (it synchronises with
+// every blocking stream of the device, and may not be used while a stream is captured into a graph), nor does the
+// staged path's first synchronisation: the consumer's stream where it names one, else the per-thread default stream.
+TEST_F(FakeRuntime, HostToDeviceCopiesAvoidTheLegacyDefaultStream) {
+  std::vector<float> data = Values(12);
+  void *consumer = fake_gpu_stream_create();
+  const std::vector<std::vector<int64_t>> strides = {{}, {-4, -1}};  // one copy; staged through the host
+  for (const auto &st : strides) {
+    const int64_t made = static_cast<int64_t>(reinterpret_cast<intptr_t>(consumer));
+    for (int64_t stream : {int64_t{-1}, int64_t{0}, int64_t{1}, made}) {
+      fake_gpu_reset(2);
+      std::vector<int64_t> shape = {3, 4};
+      dlmap_array host = HostArray(data.data(), shape, st, st.empty() ? 0 : 11 * sizeof(float));
+      dlmap_export_request request = dlmap_export_request_default();
+      request.has_dl_device = true;
+      request.dl_device_type = DLMAP_DEVICE_CUDA;
+      request.has_stream = stream != 0;  // 0 here: None
+      request.stream = stream;
+      dlmap_exported out;
+      dlmap_error err;
+      ASSERT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
+      EXPECT_GE(fake_gpu_get_stats()->memcpy_calls, 1);
+      EXPECT_EQ(fake_gpu_get_stats()->legacy_copies, 0) << "stream " << stream << (st.empty() ? "" : ", staged");
+      EXPECT_EQ(fake_gpu_get_stats()->legacy_syncs, 0) << "stream " << stream << (st.empty() ? "" : ", staged");
+      if (stream > 2) EXPECT_EQ(fake_gpu_get_stats()->last_memcpy_stream, consumer) << "the consumer's stream";
+      out.legacy->deleter(out.legacy);
+    }
+  }
+  // An import of host memory into device memory, with no stream and with the legacy one.
+  for (void *handle : {static_cast<void *>(nullptr), reinterpret_cast<void *>(1)}) {
+    int64_t shape[1] = {12};
+    DLManagedTensorVersioned tensor = {};
+    tensor.version = {1, 3};
+    tensor.dl_tensor.data = data.data();
+    tensor.dl_tensor.device = {kDLCPU, 0};
+    tensor.dl_tensor.ndim = 1;
+    tensor.dl_tensor.dtype = kFloat32;
+    tensor.dl_tensor.shape = shape;
+    fake_gpu_reset(2);
+    dlmap_import_request want = dlmap_import_request_default();
+    want.has_device = true;
+    want.device_type = DLMAP_DEVICE_CUDA;
+    want.stream = handle;
+    dlmap_imported imported;
+    dlmap_error err;
+    ASSERT_EQ(dlmap_import_versioned(&tensor, &want, &imported, &err), DLMAP_OK) << err.message;
+    EXPECT_EQ(fake_gpu_get_stats()->legacy_copies, 0);
+    EXPECT_EQ(fake_gpu_get_stats()->legacy_syncs, 0);
+    dlmap_imported_release(&imported);
+  }
+  fake_gpu_stream_destroy(consumer);
 }
 
 TEST_F(FakeRuntime, NothingLeaks) {

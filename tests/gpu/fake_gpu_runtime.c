@@ -11,6 +11,7 @@
 
 #define FAKE_MAX_ALLOCATIONS 4096
 #define FAKE_MAX_STREAMS 256
+#define FAKE_MAX_CONTEXTS 16 /* non-primary contexts (fake_gpu_context_create) */
 #define FAKE_EVENT_MAGIC 0x45564e54
 #define FAKE_STREAM_MAGIC 0x5354524d
 
@@ -62,13 +63,36 @@ static allocation g_allocations[FAKE_MAX_ALLOCATIONS];
 static stream g_streams[FAKE_MAX_STREAMS];
 static fake_gpu_stats g_stats;
 static int g_device_count = 2;
-static int g_last_error;
 static char g_fail_op[32];
 static int g_fail_code;
 static int g_own_device_only;
 static int g_deferred;
 static uint32_t g_random = 1;
-static _Thread_local int t_context = -1; /* the device whose primary context is current; -1: none */
+static int g_unmapped_pinned;
+static void *g_created[FAKE_MAX_STREAMS]; /* live handles of fake_gpu_stream_create */
+static int g_context_devices[FAKE_MAX_CONTEXTS], g_contexts; /* devices of the non-primary contexts made so far */
+/* A context handle: (device + 1) for a device's primary context, FAKE_MAX_DEVICES + 1 + i for non-primary context i;
+ * 0 (NULL): none. The runtime's per-thread device is separate: set_device sets it, the driver's cuCtxSetCurrent does
+ * not, and cudaGetDevice answers the current context's device when there is one, else it. */
+static _Thread_local uintptr_t t_context;
+static _Thread_local int t_device;
+/* The runtime's last error, per thread as CUDA keeps it: each failed runtime call overwrites it, it stays until
+ * get_last_error reads it, and the driver's entry points never touch it. */
+static _Thread_local int t_last_error;
+
+/* The spec's default-stream handles of the platform this fake serves (fake_cuda.yaml overrides cuda's runtime), from
+ * the generated table the library under test is built with, so the fake accepts exactly the documented constants. */
+typedef struct default_stream {
+  const char *platform, *meaning;
+  uintptr_t handle;
+} default_stream;
+
+static const default_stream kDefaultStreams[] = {
+#define DLMAP_RUNTIME_STREAM(PLATFORM, MEANING, handle, ...) {#PLATFORM, #MEANING, (uintptr_t)(handle)},
+#include "src/generated/runtime_streams.inc"
+#undef DLMAP_RUNTIME_STREAM
+};
+#define FAKE_PLATFORM "CUDA"
 
 /* ---- helpers (under g_lock unless said) ------------------------------------------------------------------------- */
 
@@ -81,18 +105,54 @@ static int injected(const char *op) {
 }
 
 static int fail(int code) {
-  g_last_error = code;
+  t_last_error = code;
   return code;
 }
 
-/* The thread's context, made as the runtime makes it for a call that needs one: device 0's primary context. */
-static void need_context(void) {
-  if (t_context >= 0) return;
-  t_context = 0;
-  g_stats.contexts_created[0]++;
+/* The device of a valid context handle. */
+static int context_device(uintptr_t context) {
+  return context <= FAKE_MAX_DEVICES ? (int)context - 1 : g_context_devices[context - FAKE_MAX_DEVICES - 1];
 }
 
-static int current_device(void) { return t_context >= 0 ? t_context : 0; }
+static int valid_context(uintptr_t context) {
+  return context <= FAKE_MAX_DEVICES || context - FAKE_MAX_DEVICES - 1 < (uintptr_t)g_contexts;
+}
+
+/* The thread's context, made as the runtime makes it for a call that needs one: the primary context of the thread's
+ * runtime device. */
+static void need_context(void) {
+  if (t_context != 0) return;
+  t_context = (uintptr_t)t_device + 1;
+  g_stats.contexts_created[t_device]++;
+}
+
+/* What cudaGetDevice answers: the current context's device, else the runtime's per-thread device. */
+static int current_device(void) { return t_context != 0 ? context_device(t_context) : t_device; }
+
+/* The spec's handle for a default-stream meaning of this fake's platform (0 when it lists none). */
+static uintptr_t spec_stream(const char *meaning) {
+  for (size_t i = 0; i < sizeof kDefaultStreams / sizeof kDefaultStreams[0]; i++) {
+    if (strcmp(kDefaultStreams[i].platform, FAKE_PLATFORM) == 0 && strcmp(kDefaultStreams[i].meaning, meaning) == 0) {
+      return kDefaultStreams[i].handle;
+    }
+  }
+  return 0;
+}
+
+/* Whether a handle is one of the spec's default-stream handles of this platform. */
+static int documented_stream(uintptr_t handle) {
+  for (size_t i = 0; i < sizeof kDefaultStreams / sizeof kDefaultStreams[0]; i++) {
+    if (strcmp(kDefaultStreams[i].platform, FAKE_PLATFORM) == 0 && kDefaultStreams[i].handle == handle) return 1;
+  }
+  return 0;
+}
+
+static int created_stream(uintptr_t handle) {
+  for (int i = 0; i < FAKE_MAX_STREAMS; i++) {
+    if (g_created[i] != NULL && (uintptr_t)g_created[i] == handle) return 1;
+  }
+  return 0;
+}
 
 static uint32_t next_random(void) {
   g_random ^= g_random << 13;
@@ -119,22 +179,27 @@ static int type_of(const void *p, size_t n, int *overrun) {
   return a != NULL ? a->type : FAKE_UNREGISTERED;
 }
 
-/* The stream a handle names for the calling thread: the null and legacy handles (0, 1) and the per-thread one (2)
- * are the current device's; any other value is an explicit stream. -1 when the table is full. */
+/* The stream a handle names for the calling thread: NULL (the null stream, the legacy default one) and the spec's
+ * default-stream handles are the current device's; a handle of fake_gpu_stream_create is that explicit stream; any
+ * other value is no stream (a real runtime would dereference it): -FAKE_INVALID_HANDLE. -FAKE_OUT_OF_MEMORY when the
+ * table is full. */
 static int resolve(void *handle) {
   uintptr_t h = (uintptr_t)handle;
   int device = -1;
-  if (h <= 2) {
+  if (h == 0 || documented_stream(h)) {
     need_context();
     device = current_device();
-    if (h == 0) h = 1;
+    if (h == 0) h = spec_stream("LEGACY_DEFAULT");
+  } else if (!created_stream(h)) {
+    g_stats.invalid_streams++;
+    return -FAKE_INVALID_HANDLE;
   }
   int free_slot = -1;
   for (int i = 0; i < FAKE_MAX_STREAMS; i++) {
     if (g_streams[i].used && g_streams[i].handle == h && g_streams[i].device == device) return i;
     if (!g_streams[i].used && free_slot < 0) free_slot = i;
   }
-  if (free_slot < 0) return -1;
+  if (free_slot < 0) return -FAKE_OUT_OF_MEMORY;
   stream *s = &g_streams[free_slot];
   memset(s, 0, sizeof *s);
   s->used = 1;
@@ -204,7 +269,7 @@ static int run(int target) {
 /* Queues an op on the stream a handle names; in immediate mode it runs now. */
 static int enqueue(void *handle, const op *o) {
   const int index = resolve(handle);
-  if (index < 0) return FAKE_OUT_OF_MEMORY;
+  if (index < 0) return -index;
   int rc = push(index, o);
   if (rc == 0 && !g_deferred && run(-1) != 0) rc = FAKE_INVALID_HANDLE;
   return rc;
@@ -234,9 +299,10 @@ void fake_gpu_reset(int device_count) {
   g_stats.live = live;
   g_stats.last_wait_device = g_stats.last_record_device = g_stats.last_memcpy_device = -1;
   g_device_count = device_count;
-  g_last_error = 0;
+  t_last_error = 0; /* the calling thread's */
   g_fail_op[0] = '\0';
   g_own_device_only = 0;
+  g_unmapped_pinned = 0;
   g_deferred = 0;
   pthread_mutex_unlock(&g_lock);
 }
@@ -252,7 +318,30 @@ void fake_gpu_fail_next(const char *op, int code) {
 
 int fake_gpu_current_device(void) { return current_device(); }
 
-int fake_gpu_has_context(void) { return t_context >= 0; }
+int fake_gpu_has_context(void) { return t_context != 0; }
+
+void *fake_gpu_current_context(void) { return (void *)t_context; }
+
+void *fake_gpu_context_create(int device) {
+  pthread_mutex_lock(&g_lock);
+  void *context = NULL;
+  if (device >= 0 && device < FAKE_MAX_DEVICES && g_contexts < FAKE_MAX_CONTEXTS) {
+    g_context_devices[g_contexts] = device;
+    context = (void *)(uintptr_t)(FAKE_MAX_DEVICES + 1 + g_contexts++);
+  }
+  pthread_mutex_unlock(&g_lock);
+  return context;
+}
+
+void fake_gpu_set_last_error(int code) { t_last_error = code; }
+
+int fake_gpu_peek_last_error(void) { return t_last_error; }
+
+void fake_gpu_pinned_unmapped(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_unmapped_pinned = on;
+  pthread_mutex_unlock(&g_lock);
+}
 
 void fake_gpu_attributes_on_own_device_only(int on) {
   pthread_mutex_lock(&g_lock);
@@ -284,7 +373,17 @@ int fake_gpu_launch(void *stream_handle, void (*fn)(void *), const void *arg, si
 
 void *fake_gpu_stream_create(void) {
   explicit_stream *s = (explicit_stream *)calloc(1, sizeof *s);
-  if (s != NULL) s->magic = FAKE_STREAM_MAGIC;
+  if (s == NULL) return NULL;
+  s->magic = FAKE_STREAM_MAGIC;
+  pthread_mutex_lock(&g_lock);
+  int slot = 0;
+  while (slot < FAKE_MAX_STREAMS && g_created[slot] != NULL) slot++;
+  if (slot < FAKE_MAX_STREAMS) g_created[slot] = s;
+  pthread_mutex_unlock(&g_lock);
+  if (slot == FAKE_MAX_STREAMS) {
+    free(s);
+    return NULL;
+  }
   return s;
 }
 
@@ -296,6 +395,9 @@ void fake_gpu_stream_destroy(void *handle) {
     run(i); /* a destroyed stream's work still completes */
     free(s->ops);
     memset(s, 0, sizeof *s);
+  }
+  for (int i = 0; i < FAKE_MAX_STREAMS; i++) {
+    if (g_created[i] == handle) g_created[i] = NULL;
   }
   pthread_mutex_unlock(&g_lock);
   free(handle);
@@ -345,10 +447,8 @@ const char *fakeGetErrorString(int error) {
 }
 
 int fakeGetLastError(void) {
-  pthread_mutex_lock(&g_lock);
-  const int error = g_last_error;
-  g_last_error = 0;
-  pthread_mutex_unlock(&g_lock);
+  const int error = t_last_error;
+  t_last_error = 0;
   return error;
 }
 
@@ -362,30 +462,47 @@ int fakeGetDevice(int *device) {
   return 0;
 }
 
-/* As cudaSetDevice since CUDA 12: initialises the device's primary context and makes it current. */
+/* As cudaSetDevice since CUDA 12: sets the thread's runtime device, initialises its primary context and makes that
+ * current. */
 int fakeSetDevice(int device) {
   pthread_mutex_lock(&g_lock);
   g_stats.set_device_calls++;
   const int rc = device < 0 || device >= g_device_count || device >= FAKE_MAX_DEVICES ? fail(FAKE_INVALID_DEVICE) : 0;
   if (rc == 0) {
     g_stats.contexts_created[device]++;
-    t_context = device;
+    t_device = device;
+    t_context = (uintptr_t)device + 1;
   }
   pthread_mutex_unlock(&g_lock);
   return rc;
 }
 
-/* The driver's cuCtxGetCurrent / cuCtxSetCurrent: a context is (device + 1), NULL for none. */
+/* The driver's cuCtxGetCurrent / cuCtxSetCurrent (NULL: none). Neither touches the runtime's per-thread device. */
 int fakeCtxGetCurrent(void **context) {
-  *context = t_context >= 0 ? (void *)(uintptr_t)(t_context + 1) : NULL;
+  *context = (void *)t_context;
   return 0;
 }
 
 int fakeCtxSetCurrent(void *context) {
-  const uintptr_t value = (uintptr_t)context;
-  if (value > FAKE_MAX_DEVICES) return FAKE_INVALID_VALUE;
-  t_context = (int)value - 1;
+  pthread_mutex_lock(&g_lock);
+  const int ok = valid_context((uintptr_t)context);
+  pthread_mutex_unlock(&g_lock);
+  if (!ok) return FAKE_INVALID_CONTEXT;
+  t_context = (uintptr_t)context;
   return 0;
+}
+
+/* The driver's cuDevicePrimaryCtxRetain: the device's primary context (initialised if it was not), not made current. */
+int fakeDevicePrimaryCtxRetain(void **context, int device) {
+  pthread_mutex_lock(&g_lock);
+  int rc = injected("retain");
+  if (rc == 0 && (device < 0 || device >= g_device_count || device >= FAKE_MAX_DEVICES)) rc = FAKE_INVALID_DEVICE;
+  if (rc == 0) {
+    g_stats.contexts_created[device]++;
+    *context = (void *)((uintptr_t)device + 1);
+  }
+  pthread_mutex_unlock(&g_lock);
+  return rc;
 }
 
 static int allocate(void **ptr, size_t bytes, int type) {
@@ -459,7 +576,11 @@ static int kind_ok(int kind, int dst, int src) {
   }
 }
 
+/* Whether a handle names the legacy default stream (NULL, the null stream, is it too). */
+static int legacy_stream(void *handle) { return handle == NULL || (uintptr_t)handle == spec_stream("LEGACY_DEFAULT"); }
+
 static void note_copy(int kind, void *stream_handle) {
+  if (legacy_stream(stream_handle)) g_stats.legacy_copies++;
   if (kind >= 1 && kind <= 4) g_stats.kinds[kind]++;
   g_stats.last_memcpy_stream = stream_handle;
   g_stats.last_memcpy_device = current_device();
@@ -543,7 +664,7 @@ int fakeEventRecord(void *handle, void *stream_handle) {
   /* A real runtime records only on a stream of the event's device, the current one. */
   if (rc == 0 && (e == NULL || e->magic != FAKE_EVENT_MAGIC || e->device != current_device())) rc = FAKE_INVALID_HANDLE;
   const int index = rc == 0 ? resolve(stream_handle) : -1;
-  if (rc == 0 && index < 0) rc = FAKE_OUT_OF_MEMORY;
+  if (rc == 0 && index < 0) rc = -index;
   if (rc == 0) {
     e->recorded = 1;
     e->stream = index;
@@ -598,11 +719,12 @@ int fakeStreamSynchronize(void *stream_handle) {
   pthread_mutex_lock(&g_lock);
   need_context();
   g_stats.syncs++;
+  if (legacy_stream(stream_handle)) g_stats.legacy_syncs++;
   g_stats.last_sync_stream = stream_handle;
   int rc = injected("sync");
   if (rc == 0) {
     const int index = resolve(stream_handle);
-    rc = index < 0 ? FAKE_OUT_OF_MEMORY : run(index) != 0 ? FAKE_INVALID_HANDLE : 0;
+    rc = index < 0 ? -index : run(index) != 0 ? FAKE_INVALID_HANDLE : 0;
   }
   if (rc != 0) fail(rc);
   pthread_mutex_unlock(&g_lock);
@@ -627,7 +749,9 @@ int fakePointerGetAttributes(void *attributes, const void *ptr) {
   } else if (a != NULL) {
     out.type = a->type;
     out.device = a->device;
-    out.device_pointer = (void *)(uintptr_t)ptr;
+    /* Pinned memory the current device cannot access directly (CUDA's header: devicePointer NULL). */
+    const int unmapped = g_unmapped_pinned && a->type == FAKE_HOST;
+    out.device_pointer = unmapped ? NULL : (void *)(uintptr_t)ptr;
     out.host_pointer = a->type == FAKE_DEVICE ? NULL : (void *)(uintptr_t)ptr;
   }
   if (rc != 0) fail(rc);

@@ -4,11 +4,17 @@
  * backend's copies and stream protocol run and are verified on machines without a GPU.
  *
  * What it models of CUDA 12+: a current context per thread (none until set_device or the first call that needs
- * one, which initialises device 0's; the thread's device is its context's, 0 without one), the driver's
- * cuCtxGetCurrent / cuCtxSetCurrent, default-stream handles (0 the null stream, 1 legacy, 2 per-thread) that
- * name a stream of the current device, and, in deferred mode, streams that run asynchronously: work is queued per
- * stream and runs in an order a seeded scheduler picks among the streams that may run (stream order, event waits),
- * at stream_synchronize or fake_gpu_synchronize_all. */
+ * one, which initialises the primary context of the thread's runtime device) and, apart from it, the runtime's
+ * per-thread device (0 until set_device; cudaGetDevice answers the current context's device when there is one, else
+ * this one); the driver's cuCtxGetCurrent / cuCtxSetCurrent (which leave the runtime's device alone) and
+ * cuDevicePrimaryCtxRetain; non-primary contexts a test makes; pinned memory the device cannot map (a NULL
+ * devicePointer); a per-thread last error that each failed runtime call overwrites and only get_last_error
+ * clears (the driver's calls leave it alone); default-stream handles that name a stream of the current device: NULL (the null stream, the
+ * legacy one) and exactly the handles the spec's generated table lists; explicit streams only from
+ * fake_gpu_stream_create: any other handle fails with FAKE_INVALID_HANDLE (a real runtime would dereference it);
+ * and, in deferred mode, streams that run asynchronously: work is queued per stream and runs in an order a seeded
+ * scheduler picks among the streams that may run (stream order, event waits), at stream_synchronize or
+ * fake_gpu_synchronize_all. */
 #ifndef DLMAP_TESTS_GPU_FAKE_GPU_RUNTIME_H_
 #define DLMAP_TESTS_GPU_FAKE_GPU_RUNTIME_H_
 
@@ -28,6 +34,7 @@ enum {
   FAKE_INSUFFICIENT_DRIVER = 35,
   FAKE_NO_DEVICE = 100,
   FAKE_INVALID_DEVICE = 101,
+  FAKE_INVALID_CONTEXT = 201, /* the driver's CUDA_ERROR_INVALID_CONTEXT */
   FAKE_INVALID_HANDLE = 400,
   FAKE_ILLEGAL_ADDRESS = 700
 };
@@ -53,19 +60,30 @@ typedef struct fake_gpu_stats {
   void *last_sync_stream;
   void *last_memcpy_stream;
   int last_memcpy_device;
+  int invalid_streams;   /* calls refused because their stream handle names no stream */
+  int legacy_copies, legacy_syncs; /* copies enqueued on, and synchronisations of, the legacy default stream */
 } fake_gpu_stats;
 
 /* Finishes queued work, forgets every count (allocations stay), leaves deferred mode, forgets which contexts exist
  * (as a fresh process would have none) and sets the device count the fake reports (0: no device). */
 void fake_gpu_reset(int device_count);
 const fake_gpu_stats *fake_gpu_get_stats(void);
-/* The next call of the named op ("malloc", "memcpy", "wait", "record", "sync", "attributes") fails with this
- * code; "attributes" may fail with any code, InvalidValue or not. */
+/* The next call of the named op ("malloc", "memcpy", "wait", "record", "sync", "attributes", and the driver's
+ * "retain") fails with this code; "attributes" may fail with any code, InvalidValue or not. */
 void fake_gpu_fail_next(const char *op, int code);
-/* The device of the calling thread's current context (0 without one, as cudaGetDevice answers). */
+/* What cudaGetDevice answers the calling thread: its current context's device, else its runtime device. */
 int fake_gpu_current_device(void);
-/* Whether the calling thread has a current context. */
+/* Whether the calling thread has a current context, and which (NULL: none). */
 int fake_gpu_has_context(void);
+void *fake_gpu_current_context(void);
+/* A non-primary context on device (as cuCtxCreate makes one, but not made current); NULL past the fake's limit. */
+void *fake_gpu_context_create(int device);
+/* The calling thread's runtime last error: set as a failed call of the framework's would leave it (unread), and read
+ * without clearing it (cudaPeekAtLastError). */
+void fake_gpu_set_last_error(int code);
+int fake_gpu_peek_last_error(void);
+/* Pointer attributes of pinned memory report a NULL devicePointer (the device cannot access it directly). */
+void fake_gpu_pinned_unmapped(int on);
 /* HIP's behaviour: pointer attributes of device memory fail with InvalidValue unless its device is current. */
 void fake_gpu_attributes_on_own_device_only(int on);
 
@@ -73,7 +91,8 @@ void fake_gpu_attributes_on_own_device_only(int on);
 void fake_gpu_set_deferred(int on, unsigned seed);
 /* A "kernel": fn(arg) runs on the stream (a copy of arg_size ≤ 64 bytes is kept) in stream order. 0 or an error. */
 int fake_gpu_launch(void *stream, void (*fn)(void *), const void *arg, size_t arg_size);
-/* A fresh stream handle (an explicit stream, not a default one) and its release. */
+/* A fresh stream handle (an explicit stream, not a default one; the only explicit handles the fake accepts) and its
+ * release. */
 void *fake_gpu_stream_create(void);
 void fake_gpu_stream_destroy(void *stream);
 /* Runs every queued op; 0, or -1 when the queues cannot drain (a wait on an event that never completes). */

@@ -10,6 +10,8 @@ import dlmap
 FAKE = ctypes.CDLL("libdlmap_fake_gpu.so")  # the copy dlmap.so loaded (same soname)
 FAKE.fake_gpu_last_memcpy_stream.restype = ctypes.c_void_p
 FAKE.fake_gpu_reset.argtypes = [ctypes.c_int]
+FAKE.fake_gpu_stream_create.restype = ctypes.c_void_p  # the only explicit stream handles the fake accepts
+FAKE.fake_gpu_stream_destroy.argtypes = [ctypes.c_void_p]
 
 CUDA = 2
 
@@ -48,9 +50,13 @@ class StreamOfImportCopies(unittest.TestCase):
         return producer.streams[-1], FAKE.fake_gpu_last_memcpy_stream()
 
     def test_a_stream_handle_is_the_copys_stream(self):
-        asked, copied_on = self.copy_stream(stream=0x7E5700)
-        self.assertEqual(asked, 0x7E5700)
-        self.assertEqual(copied_on, 0x7E5700)
+        stream = FAKE.fake_gpu_stream_create()
+        try:
+            asked, copied_on = self.copy_stream(stream=stream)
+        finally:
+            FAKE.fake_gpu_stream_destroy(stream)
+        self.assertEqual(asked, stream)
+        self.assertEqual(copied_on, stream)
 
     def test_default_streams_are_the_runtimes_handles(self):
         self.assertEqual(self.copy_stream(stream=1), (1, 1))  # cudaStreamLegacy
