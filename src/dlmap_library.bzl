@@ -110,6 +110,7 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = _CON
         strip_include_prefix = gen,
         testonly = testonly,
     )
+
     # The link guard: one object per library, linked whole (alwayslink) and statically (linkstatic, so a test in
     # Bazel's dynamic link mode does not get it as a shared object, where a second definition is no error). Its
     # one symbol is defined once per library, so a binary linking two libraries fails with "multiple definition of

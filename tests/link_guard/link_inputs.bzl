@@ -8,6 +8,8 @@ CcInfo and cc_common are Bazel's own (Bazel 4.2.3 and 7), not loaded from @rules
 """
 
 def _link_inputs_impl(ctx):
+    # buildifier: disable=native-cc-common
+    # buildifier: disable=native-cc-info
     cc_info = cc_common.merge_cc_infos(cc_infos = [dep[CcInfo] for dep in ctx.attr.deps])
     args = []
     files = []
@@ -26,6 +28,7 @@ def _link_inputs_impl(ctx):
             elif archive:
                 args.append(archive.short_path)
                 files.append(archive)
+
     # --linkopt (a sanitizer's runtime under --config=asan) and coverage's runtime, as Bazel adds them.
     flags.extend(ctx.fragments.cpp.linkopts)
     if ctx.configuration.coverage_enabled:
@@ -37,6 +40,9 @@ def _link_inputs_impl(ctx):
 link_inputs = rule(
     implementation = _link_inputs_impl,
     doc = "One linker argument a line (paths relative to the test's runfiles directory); the archives are its runfiles.",
-    attrs = {"deps": attr.label_list(providers = [CcInfo], doc = "What the binary depends on.")},
+    attrs = {
+        # buildifier: disable=native-cc-info
+        "deps": attr.label_list(providers = [CcInfo], doc = "What the binary depends on."),
+    },
     fragments = ["cpp"],
 )
