@@ -39,7 +39,7 @@ def _link_inputs_impl(ctx):
 
 link_inputs = rule(
     implementation = _link_inputs_impl,
-    doc = "One linker argument a line (paths relative to the test's runfiles directory); the archives are its runfiles.",
+    doc = "One linker argument a line (paths relative to the test's runfiles directory); its runfiles hold them.",
     attrs = {
         # buildifier: disable=native-cc-info
         "deps": attr.label_list(providers = [CcInfo], doc = "What the binary depends on."),
