@@ -39,8 +39,20 @@ cat "$work/main.out"
 linked=$(tail -n 1 "$work/main.out")
 [ "$(pkg-config --modversion dlmap)" = "$linked" ] \
   || { echo "FAIL: pkg-config version $(pkg-config --modversion dlmap), linked library $linked"; exit 1; }
+# The DLPack header, which no package names (DLPack ships no .pc file): dlpack_includedir says where it is, and a
+# user whose header is elsewhere overrides it. A marked copy of the header the compiler finds stands in for theirs.
+system_dlpack=$(printf '#include <dlpack/dlpack.h>\n' | gcc -H -fsyntax-only -x c - 2>&1 \
+  | sed -n 's|^\. \(.*/dlpack/dlpack\.h\)$|\1|p')
+mkdir -p "$work/own/dlpack"
+{ cat "$system_dlpack"; echo '#define DLMAP_LINK_TEST_OWN_DLPACK 1'; } >"$work/own/dlpack/dlpack.h"
+printf '%s\n' '#include <dlmap/dlmap.h>' '#ifndef DLMAP_LINK_TEST_OWN_DLPACK' \
+  '#error not the DLPack header dlpack_includedir names' '#endif' >"$work/own.c"
+# shellcheck disable=SC2046
+gcc -std=c11 -Wall -Wextra -Werror -c -o "$work/own.o" "$work/own.c" \
+  $(pkg-config --define-variable=dlpack_includedir="$work/own" --cflags dlmap) \
+  || { echo "FAIL: pkg-config's dlpack_includedir does not choose the DLPack header"; exit 1; }
 for f in lib/libdlmap.a include/dlmap/dlmap.h include/dlmap/generated/dlmap_spec.h share/dlmap/spec/devices.yaml \
-  share/doc/dlmap/devices.md share/doc/dlmap/errors/README.md; do
+  share/doc/dlmap/devices.md share/doc/dlmap/errors/README.md share/doc/dlmap/LICENSE; do
   [ -f "$work/dlmap/$f" ] || { echo "FAIL: archive lacks $f"; exit 1; }
 done
 echo "PASS: linked against the unpacked archive with gcc and pkg-config"

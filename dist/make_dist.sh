@@ -1,7 +1,7 @@
 #!/bin/sh
-# Packs the dlmap distributable archive: static library, headers (generated ones included), a
-# pkg-config file, the default spec and the docs. Usage: make_dist.sh OUT.tar.gz LIB.a SPEC_H PC_IN -- FILES...
-# FILES are workspace-relative paths of headers (include/…), spec (spec/…) and docs (docs/…).
+# Packs the dlmap distributable archive: static library, headers (generated ones included), a pkg-config file, the
+# default spec, the docs and the licence. Usage: make_dist.sh OUT.tar.gz LIB.a SPEC_H PC_IN -- FILES...
+# FILES are workspace-relative paths of headers (include/…), spec (spec/…), docs (docs/…) and LICENSE.
 set -eu
 out="$1"; lib="$2"; spec_h="$3"; pc_in="$4"; shift 5
 stage=$(mktemp -d)
@@ -12,6 +12,7 @@ cp "$lib" "$root/lib/libdlmap.a"
 cp "$spec_h" "$root/include/dlmap/generated/dlmap_spec.h"
 for f in "$@"; do
   case "$f" in
+    */LICENSE|LICENSE) cp "$f" "$root/share/doc/dlmap/LICENSE" ;;
     */include/dlmap/*|include/dlmap/*) cp "$f" "$root/include/dlmap/" ;;
     */spec/*.yaml|spec/*.yaml) cp "$f" "$root/share/dlmap/spec/" ;;
     */docs/errors/*|docs/errors/*) mkdir -p "$root/share/doc/dlmap/errors"; cp "$f" "$root/share/doc/dlmap/errors/" ;;

@@ -51,6 +51,7 @@ _PUBLIC_HEADERS = str(Label("//:public_headers"))
 _CLI_SRCS = str(Label("//tools:cli_srcs"))
 _DEFAULT_SPEC = str(Label("//spec:default"))
 _PROFILES = str(Label("//spec:profiles"))
+_ONE_LIBRARY_PER_BINARY = str(Label("//src:one_library_per_binary.c"))
 
 # Flags for dlmap's own C: strict, warnings are errors.
 DLMAP_COPTS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -58,10 +59,12 @@ DLMAP_COPTS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 def dlmap_library(name, spec, visibility = None, testonly = False, config = _CONFIG):
     """A static library `name` whose tables come from `spec`.
 
-    Also defines `<name>_gen` (the generated files) for docs and tests.
+    Also defines `<name>_gen` (the generated files) for docs and tests, and `<name>_one_library_per_binary`, the
+    link guard: a binary that links two libraries made here fails to link (see src/one_library_per_binary.c).
 
     Args:
-      name: the cc_library's name; `<name>_gen*` are the generated files and their libraries.
+      name: the cc_library's name; `<name>_gen*` are the generated files and their libraries,
+        `<name>_one_library_per_binary` its link guard.
       spec: a list of YAML labels, read in order.
       visibility: of the library.
       testonly: passed to every target.
@@ -107,6 +110,21 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = _CON
         strip_include_prefix = gen,
         testonly = testonly,
     )
+
+    # The link guard: one object per library, linked whole (alwayslink) and statically (linkstatic, so a test in
+    # Bazel's dynamic link mode does not get it as a shared object, where a second definition is no error). Its
+    # one symbol is defined once per library, so a binary linking two libraries fails with "multiple definition of
+    # `dlmap_link_error_two_dlmap_libraries_in_one_binary_link_only_one_see_README`" naming both guards, and the
+    # same library reached twice is linked once. Its own target per library: a shared one would be linked once.
+    guard = name + "_one_library_per_binary"
+    cc_library(
+        name = guard,
+        srcs = [_ONE_LIBRARY_PER_BINARY],
+        copts = DLMAP_COPTS,
+        alwayslink = True,
+        linkstatic = True,
+        testonly = testonly,
+    )
     cc_library(
         name = name,
         srcs = [_CORE_SRCS, lookup_c],
@@ -114,6 +132,7 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = _CON
         linkopts = ["-ldl"],
         linkstatic = True,
         deps = [
+            ":" + guard,
             ":" + gen + "_spec_header",
             ":" + gen + "_tables",
             _PUBLIC_HEADERS,
