@@ -2,7 +2,8 @@
 # The release: dlmap's source archive and its Bazel registry entry.
 #   bazel run //dist:release -- OUT [URL]    (or dist/release.sh OUT [URL] from a checkout)
 # writes
-#   OUT/dlmap-VERSION.tar.gz    every file git tracks, as the working tree has it, under dlmap-VERSION/ (sorted,
+#   OUT/dlmap-VERSION.tar.gz    every file git tracks or would add (not ignored), as the working tree has it, under
+#                               dlmap-VERSION/ (sorted,
 #                               owner 0, mtime 0, gzip without a name or time: the same tree gives the same bytes);
 #   OUT/registry/               a Bazel registry holding dlmap VERSION (bazel_registry.json, modules/dlmap/
 #                               metadata.json, modules/dlmap/VERSION/{MODULE.bazel,source.json,presubmit.yml}), so
@@ -23,9 +24,9 @@ url=${2:-file://$archive}
 mkdir -p "$out"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-# Tracked files only: no bazel-* links, build outputs or local .bazelrc.host. A file deleted but not yet committed is
-# skipped rather than failing the release.
-(cd "$checkout" && git ls-files -z) | (cd "$checkout" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\n" "$f"; done' sh) \
+# What git tracks or would add: no bazel-* links, build outputs or local .bazelrc.host (.gitignore). A file deleted
+# but not yet committed is skipped rather than failing the release.
+(cd "$checkout" && git ls-files -z --cached --others --exclude-standard) | (cd "$checkout" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\n" "$f"; done' sh) \
   >"$stage/files"
 mkdir "$stage/$name"
 (cd "$checkout" && tar -cf - -T "$stage/files") | tar -xf - -C "$stage/$name"
