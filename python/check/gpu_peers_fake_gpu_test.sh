@@ -4,13 +4,18 @@
 # and the peers it cannot run here (no JAX, CuPy or CUDA device) must be skipped with a reason.
 # usage: gpu_peers_fake_gpu_test.sh PYTHON path/to/fake_gpu/dlmap/__init__.so
 set -eu
-python="$1"
-package=$(cd "$(dirname "$2")/.." && pwd)
+abs() { case "$1" in /*) echo "$1" ;; */*) echo "$PWD/$1" ;; *) echo "$1" ;; esac; }
+python=$(abs "$1")
+module=$(abs "$2")
+package=$(dirname "$(dirname "$module")")
 runtime=$(find -L . -name libdlmap_fake_gpu.so -path '*_solib*' | head -n 1)
 [ -n "$runtime" ] || { echo "FAIL: the fake CUDA runtime is not in the runfiles" >&2; exit 1; }
 out=${TEST_TMPDIR:-/tmp}/conformance
+runtime=$(abs "$runtime")
+# dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
+cd "${DLMAP_ROOT:-.}"
 . python/sanitizer_runtimes.sh
-preload_sanitizer_runtimes "$2"
+preload_sanitizer_runtimes "$module"
 LD_LIBRARY_PATH="$(cd "$(dirname "$runtime")" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   PYTHONPATH="$package" PYTHONDONTWRITEBYTECODE=1 "$python" -m dlmap.check.gpu_peers "$out" | tee "$out.log"
 grep -q '^PASS  conformance dlmap producer (CUDA) under its array_api profile: 64 rows pass, 0 fail$' "$out.log" ||

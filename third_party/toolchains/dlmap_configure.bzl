@@ -318,8 +318,11 @@ def _find_libtorch(ctx):
 # ---------------------------------------------------------------- generated files
 
 def _missing(name, why):
-    """A target that builds only to fail, printing why: what links the library never needs it, so an absent test-only
-    component (GoogleTest) or a DLPack header passed as a label instead costs nothing until something uses it."""
+    """A target that builds only to fail, printing why.
+
+    What links the library never needs it, so an absent test-only component (GoogleTest), or a DLPack header that a
+    consumer passes as a label instead, costs nothing until something uses it.
+    """
     return """
 genrule(
     name = "{name}_missing",
