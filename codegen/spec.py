@@ -8,7 +8,7 @@ mapping sections (abi, lookup) may appear in one file only.
 """
 
 import re
-import types
+import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -529,9 +529,8 @@ def load(paths):
     source, body = maps["profile"]
     if not isinstance(body, dict):
         raise SpecError("%s: profile: must be a mapping, got %s" % (source, _type_name(body)))
-    # The profile loader checks fields with this module's helpers (passed in: this module may be loaded under
-    # another name, as gpu/yaml_standin_test does).
-    spec.profile = profile_loader.load_profile(source, body, spec, types.SimpleNamespace(**globals()))
+    # The profile loader checks fields with this module's helpers (passed in, as spec imports spec_profile).
+    spec.profile = profile_loader.load_profile(source, body, spec, sys.modules[__name__])
     return spec
 
 

@@ -1,10 +1,14 @@
 # dlmap GPU check — what gpu/check.sh needs to know about the machine's Python: where a DLPack header is (the system's,
 # else one a framework ships: PyTorch's ATen/dlpack.h, CuPy's, …; dlmap builds against whichever the machine has), and
-# where Python.h is (to build the `dlmap` module for this interpreter). Prints the paths (dlpack: every candidate, best
-# first), or nothing when there is none.
-"""usage: check_env.py dlpack | python-include"""
+# where Python.h is (to build the `dlmap` module for this interpreter), which frameworks it has, and where the CUDA
+# runtime of the frameworks' pip wheels is (site-packages/nvidia/*/lib/libcudart.so.N: a machine without a toolkit).
+# Prints the paths or names (dlpack and cudart: every candidate, best first), or nothing when there is none.
+"""usage: check_env.py dlpack | python-include | frameworks | cudart"""
+import glob
 import importlib.util
 import os
+import re
+import site
 import sys
 import sysconfig
 
@@ -50,12 +54,50 @@ def python_include():
     return include if include and os.path.exists(os.path.join(include, "Python.h")) else ""
 
 
+def frameworks():
+    """The frameworks gpu/python checks exercise that this interpreter has (located, not imported: fast)."""
+    found = []
+    for name in ("torch", "jax", "cupy"):
+        try:
+            if importlib.util.find_spec(name) is not None:
+                found.append(name)
+        except (ImportError, ValueError):
+            pass
+    return found
+
+
+def cudart_dirs():
+    """Directories of the pip wheels' CUDA runtimes (nvidia-cuda-runtime-cu12: nvidia/cuda_runtime/lib; CUDA 13's
+    nvidia/cu13/lib), in this interpreter's search order, that hold a libcudart.so.N (versioned: wheels ship no
+    unversioned libcudart.so)."""
+    roots = list(sys.path)
+    try:
+        roots += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # a virtual environment's old site.py
+        pass
+    found = []
+    for root in roots:
+        if not root or not os.path.isdir(os.path.join(root, "nvidia")):
+            continue
+        for directory in sorted(glob.glob(os.path.join(root, "nvidia", "*", "lib"))):
+            directory = os.path.realpath(directory)
+            names = os.listdir(directory)
+            if directory not in found and any(re.fullmatch(r"libcudart\.so\.[0-9]+", n) for n in names):
+                found.append(directory)
+    return found
+
+
 def main(argv):
     if argv == ["dlpack"]:
         for path in dlpack_headers():
             print(path)
     elif argv == ["python-include"]:
         print(python_include())
+    elif argv == ["frameworks"]:
+        print(" ".join(frameworks()))
+    elif argv == ["cudart"]:
+        for path in cudart_dirs():
+            print(path)
     else:
         sys.exit(__doc__)
 
