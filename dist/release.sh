@@ -12,7 +12,7 @@
 # URL is where the archive will be served (default: file://OUT/dlmap-VERSION.tar.gz, for an offline test).
 # VERSION is MODULE.bazel's (//tests:module_version_test keeps it equal to dlmap.h's DLMAP_VERSION_*).
 set -eu
-[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: release.sh OUT [URL]" >&2; exit 2; }
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then echo "usage: release.sh OUT [URL]" >&2; exit 2; fi
 checkout=${BUILD_WORKSPACE_DIRECTORY:-$(cd "$(dirname "$0")/.." && pwd)}
 case "$1" in /*) out=$1 ;; *) out=${BUILD_WORKING_DIRECTORY:-$PWD}/$1 ;; esac
 version=$(sed -n 's/^ *version = "\([0-9][0-9.]*\)".*/\1/p' "$checkout/MODULE.bazel" | head -n 1)
@@ -26,8 +26,9 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 # What git tracks or would add: no bazel-* links, build outputs or local .bazelrc.host (.gitignore). A file deleted
 # but not yet committed is skipped rather than failing the release.
-(cd "$checkout" && git ls-files -z --cached --others --exclude-standard) | (cd "$checkout" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\n" "$f"; done' sh) \
-  >"$stage/files"
+(cd "$checkout" && git ls-files --cached --others --exclude-standard | while IFS= read -r f; do
+  if [ -e "$f" ]; then printf '%s\n' "$f"; fi
+done) >"$stage/files"
 mkdir "$stage/$name"
 (cd "$checkout" && tar -cf - -T "$stage/files") | tar -xf - -C "$stage/$name"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$stage" -cf - "$name" | gzip -n -9 >"$archive"

@@ -11,7 +11,6 @@
 # DLMAP_BAZEL_STARTUP: startup options for every bazel command (the drill's --output_user_root).
 set -eu
 cd "$(dirname "$0")/.."
-checkout=$PWD
 full=1
 [ "${1:-}" != --example-only ] || full=0
 scratch=$(mktemp -d /tmp/dlmap-downstream.XXXXXX)
@@ -86,7 +85,8 @@ if [ "$major" -ge 7 ]; then
   exit 0
 fi
 # A workspace that declares its own @rules_cc and @platforms (copies of dlmap's shims with one marker target each)
-# before README's lines: after dlmap_dependencies() they are still its own, and dlmap defines none of Bazel's own.
+# before README's lines: after dlmap_dependencies() they are still its own, dlmap defined only @dlmap_config and the
+# @rules_shell it lacked, none of Bazel's own; and its own DLPack target replaces the host's header.
 ws=$scratch/yours
 consumer "$ws"
 for repo in rules_cc platforms; do
@@ -102,6 +102,28 @@ mv "$ws/WORKSPACE.new" "$ws/WORKSPACE"
 sed -i '/override_repository=platforms=/d' "$ws/.bazelrc.host"
 (cd "$ws" && bz query @rules_cc//:mine @platforms//:mine @dlmap//:dlmap) >/dev/null || fail "your own @rules_cc/@platforms were replaced"
 (cd "$ws" && bz query --output=build '//external:*') >"$scratch/external.txt" 2>&1 || fail "bazel query //external:*"
-defined=$(grep -B2 -A12 'dlmap_dependencies' "$scratch/external.txt" | sed -n 's/^  name = "\(.*\)",$/\1/p' | sort -u | tr '\n' ' ')
-[ "$defined" = "dlmap_config " ] || fail "dlmap_dependencies() defined more than @dlmap_config here: $defined"
-echo "downstream: your own @rules_cc and @platforms stay yours; dlmap_dependencies() added only @dlmap_config"
+# Each rule is a paragraph; keep the names of those dlmap_dependencies() created.
+defined=$(awk -v RS= '/generator_function = "dlmap_dependencies"/' "$scratch/external.txt" |
+  sed -n 's/^  name = "\(.*\)",$/\1/p' | sort -u | tr '\n' ' ')
+[ "$defined" = "dlmap_config rules_shell " ] ||
+  fail "dlmap_dependencies() defined other repositories than @dlmap_config and @rules_shell here: $defined"
+echo "downstream: your own @rules_cc and @platforms stay yours; dlmap_dependencies() added @dlmap_config and the" \
+  "@rules_shell you had not declared"
+
+# The DLPack header, both ways README gives: a directory ($DLPACK_INCLUDE_DIR) and the workspace's own target.
+host_header=$(sed -n 's/^dlpack : \([^ ]*\) .*/\1/p' "$(cd "$ws" && bz info output_base)/external/dlmap_config/SUMMARY")
+[ -f "$host_header" ] || fail "no DLPack header on this host (@dlmap_config's SUMMARY)"
+mkdir -p "$ws/my_dlpack/include/dlpack"
+cp "$host_header" "$ws/my_dlpack/include/dlpack/dlpack.h"
+printf '\ncc_library(name = "my_dlpack", hdrs = ["my_dlpack/include/dlpack/dlpack.h"], includes = ["my_dlpack/include"])\n' \
+  >>"$ws/BUILD"
+(cd "$ws" && bz cquery --@dlmap//:dlpack=//:my_dlpack 'deps(@dlmap//:public_headers)') >"$scratch/deps.txt" 2>&1 ||
+  { cat "$scratch/deps.txt"; fail "cquery with --@dlmap//:dlpack"; }
+if ! grep -q '^//:my_dlpack ' "$scratch/deps.txt" || grep -q '^@dlmap_config//:dlpack ' "$scratch/deps.txt"; then
+  fail "--@dlmap//:dlpack=//:my_dlpack did not replace the host's header"
+fi
+(cd "$ws" && bz build --@dlmap//:dlpack=//:my_dlpack @dlmap//:dlmap) || fail "@dlmap//:dlmap on the workspace's own DLPack"
+(cd "$ws" && bz query --repo_env=DLPACK_INCLUDE_DIR="$ws/my_dlpack/include" @dlmap_config//:dlpack) >/dev/null
+grep -q "^dlpack : $ws/my_dlpack/include/dlpack/dlpack.h " "$(cd "$ws" && bz info output_base)/external/dlmap_config/SUMMARY" ||
+  fail "DLPACK_INCLUDE_DIR was not used"
+echo "downstream: the DLPack header from --@dlmap//:dlpack=LABEL and from DLPACK_INCLUDE_DIR"
