@@ -5,6 +5,8 @@
 # Usage: check_bundle_test.sh BUNDLE
 set -euo pipefail
 bundle=$PWD/$1
+# dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
+cd "${DLMAP_ROOT:-.}"
 export DLMAP_CHECK_BUILD=$TEST_TMPDIR/build
 unset DLMAP_CHECK_BUNDLE
 T=$TEST_TMPDIR

@@ -9,10 +9,13 @@
 set -euo pipefail
 has_nvcc=$1 python=$2 cuda_root=${3#cuda_root=} has_headers=$4 bundle=$PWD/$5
 shift 5
-generated_files=("$@")  # name_lookup.c, then the files of <library>_gen
+generated_files=()  # name_lookup.c, then the files of <library>_gen (absolute: the test changes directory below)
+for file in "$@"; do generated_files+=("$PWD/$file"); done
 if [ ! -x "$python" ] && [ -x "../${python#external/}" ]; then python="../${python#external/}"; fi
 export PYTHON=$PWD/$python DLMAP_CHECK_BUILD=$TEST_TMPDIR/build
 export CUDA_HOME=$cuda_root  # the toolkit the build detected, whatever PATH the test runs with
+# dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
+cd "${DLMAP_ROOT:-.}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # PATH without re2c: each directory that has one is replaced by a copy of its links, less re2c.

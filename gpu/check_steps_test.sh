@@ -5,6 +5,8 @@
 # when the C device checks and a framework's rows passed, "nothing checked" (2) and "incomplete" (4) otherwise, with
 # each skipped half's reason, and FAIL (1) when anything failed.
 set -euo pipefail
+# dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
+cd "${DLMAP_ROOT:-.}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 line() { local status=$1; shift; printf '%-4s  %s\n' "$status" "$*"; }
 STARTED=$(date +%s) BUDGET=480

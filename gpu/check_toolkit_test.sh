@@ -6,6 +6,8 @@
 # (site-packages/nvidia/*/lib/libcudart.so.12, no unversioned .so, no nvcc) is found through the Python that has the
 # framework, which is chosen over an earlier $PYTHON without one, and both choices are said.
 set -euo pipefail
+# dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
+cd "${DLMAP_ROOT:-.}"
 CC=${CC:-gcc}
 T=$TEST_TMPDIR/toolkits
 export DLMAP_CHECK_BUILD=$TEST_TMPDIR/build

@@ -30,6 +30,9 @@ def _member(name, data):
     return info, io.BytesIO(data)
 
 
+_EXTERNAL = re.compile(r"^external/[^/]+/")
+
+
 def _read(path):
     with open(path, "rb") as handle:
         return handle.read()
@@ -54,7 +57,9 @@ def main(argv):
         members[name] = _read(path)
     manifest = ["# dlmap GPU bundle: generated sources for the %s profile; built from (sha256sum -c, from the "
                 "checkout's root):" % args.profile, "profile %s" % args.profile]
-    manifest += ["%s  %s" % (hashlib.sha256(_read(path)).hexdigest(), path) for path in sorted(set(args.inputs))]
+    # Paths from dlmap's root: where dlmap is another workspace's dependency, Bazel names its files external/<repo>/….
+    manifest += ["%s  %s" % (hashlib.sha256(_read(path)).hexdigest(), _EXTERNAL.sub("", path))
+                 for path in sorted(set(args.inputs))]
     members["MANIFEST"] = ("\n".join(manifest) + "\n").encode()
 
     with open(args.out, "wb") as raw:

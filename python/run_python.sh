@@ -3,12 +3,15 @@
 # with the built `dlmap` extension on PYTHONPATH; under ASan it preloads the sanitizer runtimes first.
 # usage: run_python.sh PYTHON path/to/dlmap.so path/to/script.py [args...]
 set -eu
-python="$1"
-module="$2"
-script="$3"
+abs() { case "$1" in /*) echo "$1" ;; */*) echo "$PWD/$1" ;; *) echo "$1" ;; esac; }
+python=$(abs "$1")
+module=$(abs "$2")
+script=$(abs "$3")
 shift 3
-module_dir=$(cd "$(dirname "$module")" && pwd)
-script_dir=$(cd "$(dirname "$script")" && pwd)
+module_dir=$(dirname "$module")
+script_dir=$(dirname "$script")
+# dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
+cd "${DLMAP_ROOT:-.}"
 export PYTHONPATH="$module_dir:$script_dir${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
 export PYTHONNOUSERSITE=1

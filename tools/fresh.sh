@@ -85,8 +85,7 @@ echo "fresh: $release, checkout $(git -C "$checkout" rev-parse --short HEAD): $c
 status=0
 chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
   /bin/sh -c "cd /src/dlmap && $command_line" || status=$?
-chroot "$root" /bin/sh -c 'cd /src/dlmap && for d in . examples/downstream; do
-  (cd $d && command -v bazel >/dev/null && bazel shutdown) >/dev/null 2>&1; done' || true
+chroot "$root" /bin/sh -c 'cd /src/dlmap && command -v bazel >/dev/null && bazel shutdown' >/dev/null 2>&1 || true
 finished=$(seconds)
 echo "fresh: $release: exit $status; userland $((bootstrapped - start)) s, command $((finished - bootstrapped)) s"
 exit "$status"

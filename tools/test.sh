@@ -10,7 +10,7 @@ tools/install_deps.sh
 bazel test "$@" //...
 # README's Python quick start, run as written (a plain build, so only when no flags such as --config=asan are given).
 [ $# -gt 0 ] || tools/readme_python_check.sh
-# The downstream example is a separate workspace that consumes dlmap through local_repository.
-(cd examples/downstream && bazel test "$@" //...)
+# dlmap as a consumer takes it: the release archive in the downstream example, and dlmap's suite from there.
+tools/downstream.sh
 # DLMAP_TEST_DRILL=0 leaves the drill out (.ci/run runs it in its Debian testing userland instead of twice).
 [ "${DLMAP_TEST_DRILL:-1}" = 0 ] || tools/drill/drill.sh

@@ -15,6 +15,10 @@ if [ ! -x "$python" ] && [ -x "../${python#external/}" ]; then
 fi
 
 # Bazel runs a test with the workspace root of its runfiles tree as the working directory.
+case "$python" in /*) ;; *) python="$PWD/$python" ;; esac
+case "$test_file" in /*) ;; *) test_file="$PWD/$test_file" ;; esac
+# dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
+cd "${DLMAP_ROOT:-.}"
 root="$(pwd)"
 export PYTHONPATH="$root/codegen${PYTHONPATH:+:$PYTHONPATH}"
 export DLMAP_CODEGEN_DIR="$root/codegen"

@@ -34,7 +34,7 @@ struct dlmap_error; /* defined under "errors" below */
 
 /* The version of this header; the distributable archive's pkg-config file reads its version from these lines. */
 #define DLMAP_VERSION_MAJOR 0
-#define DLMAP_VERSION_MINOR 1
+#define DLMAP_VERSION_MINOR 2
 #define DLMAP_VERSION_PATCH 0
 
 /* The version of the library linked in, "MAJOR.MINOR.PATCH": a program built against another header can tell. */

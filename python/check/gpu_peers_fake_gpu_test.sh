@@ -6,15 +6,20 @@
 # a producer while made, a consumer) must be rows saying so, with dlmap's rows still run and the exit status 0.
 # usage: gpu_peers_fake_gpu_test.sh PYTHON path/to/fake_gpu/dlmap/__init__.so path/to/fake_gpu_peers.py
 set -eu
-python="$1"
-package=$(cd "$(dirname "$2")/.." && pwd)
-helpers=$(cd "$(dirname "$3")" && pwd)
+abs() { case "$1" in /*) echo "$1" ;; */*) echo "$PWD/$1" ;; *) echo "$1" ;; esac; }
+python=$(abs "$1")
+module=$(abs "$2")
+package=$(dirname "$(dirname "$module")")
+helpers=$(dirname "$(abs "$3")")
 runtime=$(find -L . -name libdlmap_fake_gpu.so -path '*_solib*' | head -n 1)
 [ -n "$runtime" ] || { echo "FAIL: the fake CUDA runtime is not in the runfiles" >&2; exit 1; }
+runtime=$(abs "$runtime")
 out=${TEST_UNDECLARED_OUTPUTS_DIR:-${TEST_TMPDIR:-/tmp}}/conformance  # kept: the tables are worth reading
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
+cd "${DLMAP_ROOT:-.}"
 . python/sanitizer_runtimes.sh
-preload_sanitizer_runtimes "$2"
+preload_sanitizer_runtimes "$module"
 status=0
 LD_LIBRARY_PATH="$(cd "$(dirname "$runtime")" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   PYTHONPATH="$package:$helpers" PYTHONDONTWRITEBYTECODE=1 "$python" -m dlmap.check.gpu_peers "$out" \

@@ -4,10 +4,14 @@
 # profile through the jax package, dlmap under the Array API profile through the array_api package.
 # usage: tables.sh --write|--check PYTHON path/to/jax/dlmap/__init__.so path/to/array_api/dlmap/__init__.so
 set -eu
+abs() { case "$1" in /*) echo "$1" ;; */*) echo "$PWD/$1" ;; *) echo "$1" ;; esac; }
 mode="$1"
-python="$2"
-jax=$(cd "$(dirname "$3")/.." && pwd)
-array_api=$(cd "$(dirname "$4")/.." && pwd)
+python=$(abs "$2")
+jax_module=$(abs "$3")
+jax=$(dirname "$(dirname "$jax_module")")
+array_api=$(dirname "$(dirname "$(abs "$4")")")
+# dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
+cd "${DLMAP_ROOT:-.}"
 case "$mode" in
   --write) dir="${BUILD_WORKSPACE_DIRECTORY:?run it with bazel run}/docs/conformance"; flag=""; mkdir -p "$dir" ;;
   --check) dir="docs/conformance"; flag="--check" ;;
@@ -15,7 +19,7 @@ case "$mode" in
 esac
 export PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1
 . python/sanitizer_runtimes.sh
-preload_sanitizer_runtimes "$3"
+preload_sanitizer_runtimes "$jax_module"
 status=0
 # shellcheck disable=SC2086
 PYTHONPATH="$jax" "$python" -m dlmap.check tables "$dir" --peers numpy,torch,dlmap $flag || status=1

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -79,6 +80,12 @@ int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s FILE_OR_DIR...\n", argv[0]);
     return 2;
+  }
+  // The corpus paths are dlmap's; a consumer's `bazel test @dlmap//...` starts in its own runfiles (DLMAP_ROOT).
+  const char *root = getenv("DLMAP_ROOT");
+  if (root != NULL && chdir(root) != 0) {
+    perror(root);
+    return 1;
   }
   long total = 0;
   for (int i = 1; i < argc; i++) {

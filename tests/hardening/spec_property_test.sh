@@ -4,7 +4,7 @@
 set -eu
 case "$1" in /*) python="$1" ;; *) python="$PWD/$1" ;; esac
 script="$PWD/$2"
-root="$PWD"
+root=$(cd "${DLMAP_ROOT:-.}" && pwd)  # dlmap's files; a consumer's `bazel test @dlmap//...` starts in its own runfiles
 if ! "$python" -c "import hypothesis, yaml" 2>/dev/null; then
   # The detected interpreter lacks hypothesis (e.g. a pyenv python picked at configure time): Debian's has it.
   if /usr/bin/python3 -c "import hypothesis, yaml" 2>/dev/null; then

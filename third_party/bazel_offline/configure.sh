@@ -1,9 +1,12 @@
 #!/bin/sh
-# Writes .bazelrc.host (dlmap's and examples/downstream's; .bazelrc try-imports it, git ignores it): the flags this
-# host's Bazel needs to build dlmap without a network. tools/install_deps.sh runs it, so README's commands do.
+# configure.sh [CONSUMER_WORKSPACE...]: writes .bazelrc.host (.bazelrc try-imports it, git ignores it) in dlmap's
+# checkout and in each consumer workspace given: the flags this host's Bazel needs to build without a network.
+# tools/install_deps.sh runs it, so README's commands do; tools/downstream.sh passes its scratch consumers.
 #
-# - Bazel 4.2.3 (Debian 12, 13): nothing; WORKSPACE + third_party/bazel_shims cover it, and 4.2.3 must not see flags
-#   it does not know.
+# - Bazel 4.2.3 (Debian 12, 13): for dlmap itself nothing (its WORKSPACE declares the shims in third_party/, and 4.2.3
+#   must not see flags it does not know). A consumer's WORKSPACE holds only what dlmap_dependencies() declares, so
+#   Bazel's own repositories that 4.2.3 would download (@rules_java, @platforms, @remote_coverage_tools) come from
+#   dlmap's shims through --override_repository: this machine's offline setting, not part of the consumer's build.
 # - Debian's Bazel 7+ (testing): its /etc/bazel/bazelrc already points rules_cc, platforms, skylib, … at Debian's
 #   packages; this adds the modules @bazel_tools asks for that Debian does not package (stubs in modules/), Debian's
 #   rules_shell, the lockfile setting, and `--config=workspace` for WORKSPACE mode.
@@ -38,8 +41,21 @@ common:workspace --override_repository=rules_java=$debian_rules/java
 common:workspace --override_repository=rules_shell=$debian_rules/shell"
 fi
 
-for workspace in "$checkout" "$checkout/examples/downstream"; do
-  if [ ! -f "$workspace/.bazelrc.host" ] || [ "$(cat "$workspace/.bazelrc.host")" != "$rc" ]; then
-    printf '%s\n' "$rc" >"$workspace/.bazelrc.host"
+consumer_rc=$rc
+if [ "$major" -lt 7 ]; then
+  consumer_rc="$consumer_rc
+# Bazel $version offline: what it would download for any workspace.
+common --override_repository=rules_java=$checkout/third_party/bazel_shims/rules_java
+common --override_repository=platforms=$checkout/third_party/bazel_shims/platforms
+common --override_repository=remote_coverage_tools=$checkout/third_party/remote_coverage_tools"
+fi
+
+write() {  # write FILE TEXT: only when it changes (Bazel restarts its server when a bazelrc does)
+  if [ ! -f "$1" ] || [ "$(cat "$1")" != "$2" ]; then
+    printf '%s\n' "$2" >"$1"
   fi
+}
+write "$checkout/.bazelrc.host" "$rc"
+for workspace in "$@"; do
+  write "$workspace/.bazelrc.host" "$consumer_rc"
 done

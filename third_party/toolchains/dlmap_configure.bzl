@@ -4,7 +4,9 @@
 Finds the CUDA toolkit and HIP/ROCm (both optional: dlmap's GPU backend is built regardless, since it loads
 the runtime with dlopen over the spec's symbol table; a toolkit found here only adds its runtime's path as one
 more place to look, and nvcc for gpu/check.sh's kernels), re2c, a python3 that can
-`import yaml`, GoogleTest and the DLPack header (all required), and that python3's
+`import yaml` (both required: generating the library needs them), GoogleTest (dlmap's own tests only) and the
+DLPack header (optional: a consumer may pass its own DLPack target as --@dlmap//:dlpack; a target that needs an
+absent one fails to build, saying what to install), and that python3's
 own headers (optional: python3-dev, for the CPython binding in python/), the debug build
 of the same Python version with its headers (optional: python3-dbg, for the binding's
 tests under reference-count assertions and sys.gettotalrefcount), Google
@@ -252,9 +254,9 @@ def _find_gtest(ctx):
             libdir = root + "/" + sub
             for ext in [".a", ".so"]:
                 if _exists(ctx, libdir + "/libgtest" + ext) and _exists(ctx, libdir + "/libgtest_main" + ext):
-                    return struct(root = root, libdir = libdir, ext = ext)
-    fail("dlmap: GoogleTest not found (looked in $GTEST_ROOT, /usr and /usr/local for include/gtest/gtest.h " +
-         "and libgtest.a/libgtest_main.a or .so); install it with: apt-get install libgtest-dev")
+                    return struct(found = True, root = root, libdir = libdir, ext = ext)
+    return _absent("GoogleTest not found (looked in $GTEST_ROOT, /usr and /usr/local for include/gtest/gtest.h " +
+                   "and libgtest.a/libgtest_main.a or .so); install it with: apt-get install libgtest-dev")
 
 def _dlpack_version(text):
     """"MAJOR.MINOR" from a dlpack.h text, or "" when it has no version macro."""
@@ -273,9 +275,11 @@ def _find_dlpack(ctx):
     for d in dirs:
         hdr = d + "/dlpack/dlpack.h"
         if _exists(ctx, hdr):
-            return struct(header = hdr, version = _dlpack_version(ctx.read(hdr)))
-    fail("dlmap: dlpack/dlpack.h not found (looked in $DLPACK_INCLUDE_DIR, /usr/include and /usr/local/include); " +
-         "install it with: apt-get install libdlpack-dev")
+            return struct(found = True, header = hdr, version = _dlpack_version(ctx.read(hdr)))
+    why = ("dlpack/dlpack.h not found (looked in $DLPACK_INCLUDE_DIR, /usr/include and /usr/local/include); " +
+           "install it with: apt-get install libdlpack-dev, or pass your own DLPack target with " +
+           "--@dlmap//:dlpack=LABEL")
+    return struct(found = False, why = why, header = "", version = "")
 
 # ---------------------------------------------------------------- optional: Google Benchmark, libtorch (bench/)
 
@@ -313,7 +317,52 @@ def _find_libtorch(ctx):
 
 # ---------------------------------------------------------------- generated files
 
-def _build_file(cuda, rocm, gtest, pyhdrs, pydbg, bench, torch):
+def _missing(name, why):
+    """A target that builds only to fail, printing why.
+
+    What links the library never needs it, so an absent test-only component (GoogleTest), or a DLPack header that a
+    consumer passes as a label instead, costs nothing until something uses it.
+    """
+    return """
+genrule(
+    name = "{name}_missing",
+    outs = ["{name}_missing.h"],
+    cmd = "echo 'dlmap: {why}' >&2; exit 1",
+)
+
+cc_library(name = "{name}", hdrs = [":{name}_missing.h"])
+""".format(name = name, why = why.replace("'", "").replace('"', ""))
+
+def _dlpack_targets(dlpack):
+    if not dlpack.found:
+        return _missing("dlpack", dlpack.why)
+    return """
+# <dlpack/dlpack.h> from the host (what //:dlpack, the DLPack header flag, points at unless a consumer sets it).
+cc_library(name = "dlpack", hdrs = ["dlpack/include/dlpack/dlpack.h"], includes = ["dlpack/include"])
+"""
+
+def _gtest_targets(gtest):
+    if not gtest.found:
+        return _missing("gtest", gtest.why) + _missing("gtest_main", gtest.why)
+    return """
+# GoogleTest (dlmap's own tests only).
+cc_library(
+    name = "gtest",
+    srcs = ["gtest/lib/libgtest%s"],
+    hdrs = glob(["gtest/include/gtest/**"]),
+    includes = ["gtest/include"],
+    linkopts = ["-pthread"],
+)
+
+cc_library(
+    name = "gtest_main",
+    srcs = ["gtest/lib/libgtest_main%s"],
+    linkopts = ["-pthread"],
+    deps = [":gtest"],
+)
+""" % (gtest.ext, gtest.ext)
+
+def _build_file(cuda, rocm, gtest, dlpack, pyhdrs, pydbg, bench, torch):
     """Text of the generated BUILD file."""
     exports = ["tools/re2c", "tools/python3"]
     if cuda.found and cuda.nvcc:
@@ -430,27 +479,10 @@ exports_files(%s)
 # dlmap_config.h: DLMAP_HAS_CUDA, DLMAP_HAS_ROCM, library dirs, SONAMEs, versions.
 cc_library(name = "config", hdrs = ["dlmap_config.h"], includes = ["."])
 
-# <dlpack/dlpack.h> from the host.
-cc_library(name = "dlpack", hdrs = ["dlpack/include/dlpack/dlpack.h"], includes = ["dlpack/include"])
-
-cc_library(
-    name = "gtest",
-    srcs = ["gtest/lib/libgtest%s"],
-    hdrs = glob(["gtest/include/gtest/**"]),
-    includes = ["gtest/include"],
-    linkopts = ["-pthread"],
-)
-
-cc_library(
-    name = "gtest_main",
-    srcs = ["gtest/lib/libgtest_main%s"],
-    linkopts = ["-pthread"],
-    deps = [":gtest"],
-)
-%s%s%s%s%s""" % (
+%s%s%s%s%s%s%s""" % (
         repr(exports),
-        gtest.ext,
-        gtest.ext,
+        _dlpack_targets(dlpack),
+        _gtest_targets(gtest),
         cuda_targets,
         rocm_targets,
         python_targets,
@@ -551,8 +583,8 @@ def _summary(cuda, rocm, re2c, python, gtest, dlpack, pyhdrs, pydbg, bench, torc
         "python : %s (Python %s, PyYAML %s)" % (python.path, python.version, python.yaml),
         "pyhdrs : " + ("%s (EXT_SUFFIX %s)" % (pyhdrs.include, pyhdrs.ext_suffix) if pyhdrs.found else "not found: " + pyhdrs.why),
         "pydbg  : " + ("%s (Python %s, include %s)" % (pydbg.path, pydbg.version, pydbg.include) if pydbg.found else "not found: " + pydbg.why),
-        "gtest  : %s (libdir %s, %s)" % (gtest.root, gtest.libdir, gtest.ext),
-        "dlpack : %s (%s)" % (dlpack.header, dlpack.version or "version unknown"),
+        "gtest  : " + ("%s (libdir %s, %s)" % (gtest.root, gtest.libdir, gtest.ext) if gtest.found else "not found: " + gtest.why),
+        "dlpack : " + ("%s (%s)" % (dlpack.header, dlpack.version or "version unknown") if dlpack.found else "not found: " + dlpack.why),
         "bench  : " + ("%s (libdir %s, %s)" % (bench.root, bench.libdir, bench.lib) if bench.found else "not found: " + bench.why),
         "torch  : " + ("%s (libdir %s)" % (torch.root, torch.libdir) if torch.found else "not found: " + torch.why),
         "",
@@ -575,10 +607,12 @@ def _impl(ctx):
     # Symlink (never copy) what the targets use.
     _wrapper(ctx, "tools/re2c", re2c.path)
     _wrapper(ctx, "tools/python3", python.path)
-    ctx.symlink(dlpack.header, "dlpack/include/dlpack/dlpack.h")
-    ctx.symlink(gtest.root + "/include/gtest", "gtest/include/gtest")
-    for lib in ["libgtest", "libgtest_main"]:
-        ctx.symlink(gtest.libdir + "/" + lib + gtest.ext, "gtest/lib/" + lib + gtest.ext)
+    if dlpack.found:
+        ctx.symlink(dlpack.header, "dlpack/include/dlpack/dlpack.h")
+    if gtest.found:
+        ctx.symlink(gtest.root + "/include/gtest", "gtest/include/gtest")
+        for lib in ["libgtest", "libgtest_main"]:
+            ctx.symlink(gtest.libdir + "/" + lib + gtest.ext, "gtest/lib/" + lib + gtest.ext)
     if cuda.found:
         ctx.symlink(cuda.root + "/include", "cuda/include")
         ctx.symlink(cuda.libdir + "/" + cuda.soname, "cuda/lib/" + cuda.soname)
@@ -610,7 +644,7 @@ def _impl(ctx):
             ctx.symlink(torch.libdir + "/" + lib, "libtorch/lib/" + lib)
 
     ctx.file("WORKSPACE", "# Generated by dlmap_configure.\nworkspace(name = \"%s\")\n" % ctx.name, executable = False)
-    ctx.file("BUILD", _build_file(cuda, rocm, gtest, pyhdrs, pydbg, bench, torch), executable = False)
+    ctx.file("BUILD", _build_file(cuda, rocm, gtest, dlpack, pyhdrs, pydbg, bench, torch), executable = False)
     ctx.file("dlmap_config.h", _config_header(cuda, rocm, dlpack), executable = False)
     ctx.file("build_defs.bzl", _build_defs(cuda, rocm, re2c, python, dlpack, pyhdrs, pydbg, bench, torch), executable = False)
     ctx.file("SUMMARY", _summary(cuda, rocm, re2c, python, gtest, dlpack, pyhdrs, pydbg, bench, torch), executable = False)
