@@ -4,12 +4,16 @@
 # summary, and exit 3 ("nothing checked", which gpu/check.sh reads), never 0 (PASS).
 # usage: gpu_peers_nothing_checked_test.sh PYTHON path/to/array_api/dlmap/__init__.so
 set -eu
-python="$1"
-package=$(cd "$(dirname "$2")/.." && pwd)
+abs() { case "$1" in /*) echo "$1" ;; */*) echo "$PWD/$1" ;; *) echo "$1" ;; esac; }
+python=$(abs "$1")
+module=$(abs "$2")
+package=$(dirname "$(dirname "$module")")
 out=${TEST_TMPDIR:-/tmp}/nothing_checked
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
+cd "${DLMAP_ROOT:-.}"
 . python/sanitizer_runtimes.sh
-preload_sanitizer_runtimes "$2"
+preload_sanitizer_runtimes "$module"
 if PYTHONPATH="$package" PYTHONDONTWRITEBYTECODE=1 "$python" -c \
   'import dlmap, sys; sys.exit(0 if dlmap.platform_status("cuda")["available"] else 1)'; then
   echo "SKIP: this machine has a CUDA device dlmap can use; the case needs one without"
