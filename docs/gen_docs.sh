@@ -27,7 +27,9 @@ else
 fi
 # Bazel starts the script in the main repository's runfiles directory (runfiles/dlmap under WORKSPACE,
 # runfiles/_main under bzlmod).
-workspace=$PWD
+# dlmap's root: where Bazel starts the command, or under it when a consumer runs `bazel test @dlmap//...`.
+started=$PWD
+workspace=$PWD/${DLMAP_ROOT:-.}
 [[ -d $workspace/codegen ]] || { echo "gen_docs.sh: run it with bazel run //docs:update or bazel test //docs:all" >&2; exit 2; }
 
 # @dlmap_config//:tools/python3 (python3 with PyYAML), under each runfiles layout of external repositories: dlmap_config
@@ -62,8 +64,10 @@ while [[ $# -gt 0 ]]; do
   spec_list=$1 sub=$2
   shift 2
   specs=()
+  [[ $spec_list == /* ]] || spec_list=$started/$spec_list
   while IFS= read -r spec; do
-    if [[ -n $spec ]]; then specs+=(--spec "$spec"); fi
+    # Paths from dlmap's root (a consumer's build names them external/<repo>/…).
+    if [[ -n $spec ]]; then specs+=(--spec "${spec#external/*/}"); fi
   done < "$spec_list"
   "$python" codegen/gen_docs.py "${specs[@]}" "$mode" "$root/$sub" || status=1
 done

@@ -32,7 +32,7 @@ version=$(sed -n 's/^ *version = "\([0-9][0-9.]*\)".*/\1/p' MODULE.bazel | head 
 # consumer DIR: a copy of the example, its address lines filled in, its offline flags written.
 consumer() {
   mkdir -p "$1"
-  git ls-files -z examples/downstream | xargs -0 -I{} cp {} "$1/"
+  git ls-files -z --cached --others --exclude-standard examples/downstream | xargs -0 -I{} cp {} "$1/"
   for file in WORKSPACE MODULE.bazel; do
     python3 - "README.md" "examples/downstream/$file" <<'EOF' || fail "README does not show examples/downstream/$file verbatim"
 import sys

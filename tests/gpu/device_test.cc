@@ -1080,7 +1080,9 @@ TEST_F(FakeRuntime, HostToDeviceCopiesAvoidTheLegacyDefaultStream) {
       EXPECT_GE(fake_gpu_get_stats()->memcpy_calls, 1);
       EXPECT_EQ(fake_gpu_get_stats()->legacy_copies, 0) << "stream " << stream << (st.empty() ? "" : ", staged");
       EXPECT_EQ(fake_gpu_get_stats()->legacy_syncs, 0) << "stream " << stream << (st.empty() ? "" : ", staged");
-      if (stream > 2) EXPECT_EQ(fake_gpu_get_stats()->last_memcpy_stream, consumer) << "the consumer's stream";
+      if (stream > 2) {
+        EXPECT_EQ(fake_gpu_get_stats()->last_memcpy_stream, consumer) << "the consumer's stream";
+      }
       out.legacy->deleter(out.legacy);
     }
   }
