@@ -4,9 +4,11 @@
 # spec's YAML (tests/spec_facts: SPEC_* variables).
 # usage: cli_test.sh DLMAP_CLI SPEC_DIR SPEC_FACTS_SH
 set -u
-cli="$1"
+cli="$PWD/$1"
 spec_dir="$2"
-. "$3"
+. "$PWD/$3"
+# dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
+cd "${DLMAP_ROOT:-.}" || exit 1
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 expect_rc() { # expected-rc description command...
