@@ -32,6 +32,7 @@
   X(MEMCPY_2D_ASYNC, memcpy_2d_async, int,                                                                 \
     (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, int kind,      \
      void *stream))                                                                                        \
+  X(MEMSET_ASYNC, memset_async, int, (void *dst, int value, size_t bytes, void *stream))                   \
   X(EVENT_CREATE, event_create, int, (void **event, unsigned flags))                                       \
   X(EVENT_RECORD, event_record, int, (void *event, void *stream))                                          \
   X(EVENT_DESTROY, event_destroy, int, (void *event))                                                      \
@@ -717,6 +718,15 @@ done:
   return result;
 }
 
+/* The byte value every one of the element's bytes holds, or -1 when they differ. */
+static int repeated_byte(const void *element, size_t bytes) {
+  const unsigned char *b = (const unsigned char *)element;
+  for (size_t i = 1; i < bytes; i++) {
+    if (b[i] != b[0]) return -1;
+  }
+  return b[0];
+}
+
 /* The copy on the current device (the stream's). */
 static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
                               int32_t ndim, const int64_t *shape, const int64_t *strides, size_t element_bytes,
@@ -740,6 +750,15 @@ static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, 
     }
   }
   if (strides == NULL) spans[k++] = (span){(int64_t)count, eb};
+
+  /* One host element over the whole destination (every span merged into one of step 0, as in dlmap.empty's zero
+   * source) whose bytes are all alike: the runtime's memset writes it, with no host buffer and no upload. */
+  const int fill = k == 1 && spans[0].step == 0 && src->kind == DLMAP_MEMORY_HOST ? repeated_byte(src->data, element_bytes)
+                                                                                   : -1;
+  if (fill >= 0) {
+    const int status = gpu->call.memset_async(dst->data, fill, (size_t)count * element_bytes, stream);
+    return status != 0 ? call_failed(gpu, GPU_OP_MEMSET_ASYNC, status, err) : DLMAP_OK;
+  }
 
   /* A contiguous run (the innermost span when its step is one element, else single elements), repeated
    * over the remaining spans as rows. */
