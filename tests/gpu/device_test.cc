@@ -163,10 +163,10 @@ TEST_P(GpuExchange, RoundTripRowsOfAWiderBuffer) {  // one 2-D copy
 #endif
 }
 
-TEST_P(GpuExchange, RoundTripTransposed) {  // one 2-D copy per output row
+TEST_P(GpuExchange, RoundTripTransposed) {  // one 2-D copy per slice across the longer side (rows down it)
   RoundTrip(Values(24), {6, 4}, {1, 6});
 #ifdef DLMAP_FAKE_GPU
-  EXPECT_EQ(fake_gpu_get_stats()->memcpy_2d_calls, 6);
+  EXPECT_EQ(fake_gpu_get_stats()->memcpy_2d_calls, 4);
 #endif
 }
 
@@ -184,8 +184,8 @@ TEST_P(GpuExchange, RoundTripNegativeStrides) {  // staged through the host
 #endif
 }
 
-TEST_P(GpuExchange, RoundTripManySlices) {  // more 2-D copies than worth issuing: staged
-  RoundTrip(Values(70 * 12), {70, 3}, {12, 2});
+TEST_P(GpuExchange, RoundTripManySlices) {  // more 2-D copies than worth issuing from host memory: staged
+  RoundTrip(Values(70 * 141), {70, 70}, {141, 2});
 #ifdef DLMAP_FAKE_GPU
   EXPECT_EQ(fake_gpu_get_stats()->memcpy_2d_calls, 0);
   EXPECT_GE(fake_gpu_get_stats()->syncs, 1);
@@ -1196,6 +1196,57 @@ TEST_F(FakeRuntime, ABroadcastOfOneRepeatedByteIsFilledOnTheDevice) {
   EXPECT_STREQ(err.message, "cuda runtime call fakeMemsetAsync failed: fake error 1: invalid value (error 1)");
   EXPECT_EQ(fake_gpu_get_stats()->live, live) << "the destination is freed again";
   fake_gpu_stream_destroy(consumer);
+}
+
+// Item 7: a strided copy between device memories of more than 64 slices stays on the device: 2-D copies whose rows
+// run along the longest dimension a pitch can describe (a transpose: one copy per column), not device → host → device.
+TEST_F(FakeRuntime, ManySliceDeviceCopiesStayOnTheDevice) {
+  struct Case {
+    std::vector<int64_t> shape, strides;
+    int most_copies;
+  };
+  const std::vector<Case> cases = {
+      {{100, 80}, {1, 100}, 80},      // a transpose of 8000 elements: 80 or 100 slices whichever way
+      {{70, 5, 3}, {3, 210, 1}, 5},   // rows of 3 elements; 70 slices one way, 5 the other
+      {{2, 90, 2}, {1, 4, 2}, 4},     // innermost a pitch of 2 elements over the longest dimension
+      {{9, 9, 9}, {1, 100, 10}, 0},   // 81 copies of 9 rows: more calls than a round trip through the host is worth
+  };
+  for (const Case &c : cases) {
+    int64_t count = 1;
+    for (int64_t n : c.shape) count *= n;
+    int64_t extent = 1;
+    for (size_t d = 0; d < c.shape.size(); d++) extent += (c.shape[d] - 1) * c.strides[d];
+    std::vector<float> data = Values(static_cast<size_t>(extent));
+    DLManagedTensor *device = FakeDeviceCopy(data, {extent}, 0);
+    ASSERT_NE(device, nullptr);
+    fake_gpu_reset(2);
+    dlmap_array view = DeviceArray(device, 0);
+    view.ndim = static_cast<int32_t>(c.shape.size());
+    view.shape = c.shape.data();
+    view.strides = c.strides.data();
+    dlmap_export_request request = dlmap_export_request_default();
+    request.has_dl_device = true;
+    request.dl_device_type = DLMAP_DEVICE_CUDA;
+    request.copy = DLMAP_COPY_ALWAYS;
+    dlmap_exported out;
+    dlmap_error err;
+    ASSERT_EQ(dlmap_export(&view, &request, &out, &err), DLMAP_OK) << err.message;
+    ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+    const fake_gpu_stats *stats = fake_gpu_get_stats();
+    const std::string what = "case " + std::to_string(&c - cases.data());
+    if (c.most_copies > 0) {
+      EXPECT_EQ(stats->kinds[2] + stats->kinds[1], 0) << what << ": through the host";
+      EXPECT_GE(stats->memcpy_2d_calls, 1) << what;
+      EXPECT_LE(stats->memcpy_2d_calls, c.most_copies) << what;
+    } else {
+      EXPECT_EQ(stats->memcpy_2d_calls, 0) << what;
+      EXPECT_EQ(stats->kinds[2], 1) << what << ": staged";
+    }
+    const float *copied = static_cast<const float *>(out.legacy->dl_tensor.data);
+    EXPECT_EQ(std::vector<float>(copied, copied + count), Expected(data.data(), c.shape, c.strides)) << what;
+    out.legacy->deleter(out.legacy);
+    device->deleter(device);
+  }
 }
 
 TEST_F(FakeRuntime, NothingLeaks) {
