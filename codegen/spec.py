@@ -260,7 +260,7 @@ CASE_RULES = ("sensitive", "insensitive")
 # meanings that name a runtime's default streams.
 RUNTIME_SYMBOLS = ("device_count", "error_string", "get_last_error", "runtime_version", "get_device", "set_device",
                    "malloc", "free", "malloc_host", "free_host", "malloc_managed", "memcpy_async",
-                   "memcpy_2d_async", "event_create", "event_record", "event_destroy", "stream_wait_event",
+                   "memcpy_2d_async", "memset_async", "event_create", "event_record", "event_destroy", "stream_wait_event",
                    "stream_synchronize", "pointer_attributes")
 MEMCPY_KINDS = ("host_to_device", "device_to_host", "device_to_device", "default")
 RUNTIME_FLAGS = ("event_disable_timing", "malloc_host", "malloc_managed")

@@ -280,6 +280,7 @@ class MinimalSpecFiles(unittest.TestCase):
             'DLMAP_RUNTIME_SYMBOL(GPU, MALLOC_MANAGED, "gpuManagedAlloc", _)',
             'DLMAP_RUNTIME_SYMBOL(GPU, MEMCPY_ASYNC, "gpuCopy", _)',
             'DLMAP_RUNTIME_SYMBOL(GPU, MEMCPY_2D_ASYNC, "gpuCopy2D", _)',
+            'DLMAP_RUNTIME_SYMBOL(GPU, MEMSET_ASYNC, "gpuFill", _)',
             'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_CREATE, "gpuEventCreate", _)',
             'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_RECORD, "gpuEventRecord", _)',
             'DLMAP_RUNTIME_SYMBOL(GPU, EVENT_DESTROY, "gpuEventDestroy", _)',

@@ -48,6 +48,17 @@ class FakeGpuTest(DlmapTestCase):
         finally:
             fake.fakeFree(data)
 
+    def test_empty_fills_on_the_device(self):
+        # dlmap.empty on a GPU: the runtime's memset zero-fills the new memory on the device (issue 24 item 7); no
+        # zero-filled host buffer is uploaded. The fake's fresh memory is not zero, so the zeros are the memset's.
+        for shape, dtype in (((4, 4), "float32"), ((3,), "int8"), ((2, 5), "uint16")):
+            memsets, uploads = fake.fake_gpu_memset_calls(), fake.fake_gpu_host_to_device_copies()
+            a = dlmap.empty(shape, dtype, device=(2, 1))
+            self.assertEqual(fake.fake_gpu_host_to_device_copies(), uploads, "a host-to-device copy")
+            self.assertEqual(fake.fake_gpu_memset_calls(), memsets + 1)
+            h = dlmap.from_dlpack(a, device=(1, 0))
+            self.assertEqual(set(memoryview(h).cast("B").tolist()), {0}, (shape, dtype))
+
     def test_gil_released_around_gpu_work(self):
         # Host copies of device data take their host memory from dlmap's counted allocator, which counts the
         # allocations made by a thread that does not hold the GIL (issue 14: GPU copies held it throughout).

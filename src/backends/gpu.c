@@ -32,6 +32,7 @@
   X(MEMCPY_2D_ASYNC, memcpy_2d_async, int,                                                                 \
     (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, int kind,      \
      void *stream))                                                                                        \
+  X(MEMSET_ASYNC, memset_async, int, (void *dst, int value, size_t bytes, void *stream))                   \
   X(EVENT_CREATE, event_create, int, (void **event, unsigned flags))                                       \
   X(EVENT_RECORD, event_record, int, (void *event, void *stream))                                          \
   X(EVENT_DESTROY, event_destroy, int, (void *event))                                                      \
@@ -654,8 +655,12 @@ typedef struct span {
   int64_t step;
 } span;
 
-/* 2-D copies issued for one tensor at most; beyond, the staged path's one round trip is cheaper. */
+/* 2-D copies issued for one tensor at most where one end is host memory; beyond, the staged path's one pass over the
+ * host is cheaper. Between GPU memories: any number up to GPU_MAX_2D_COPIES_ON_DEVICE, as long as each copies at least
+ * GPU_MIN_2D_ROWS rows (many copies of a few rows each cost more in calls than the round trip through the host). */
 #define GPU_MAX_2D_COPIES 64
+#define GPU_MAX_2D_COPIES_ON_DEVICE INT64_C(1048576)
+#define GPU_MIN_2D_ROWS 32
 /* The largest pitch the runtimes accept for 2-D copies (cudaDevAttrMaxPitch on current GPUs). */
 #define GPU_MAX_PITCH INT64_C(2147483647)
 
@@ -717,6 +722,15 @@ done:
   return result;
 }
 
+/* The byte value every one of the element's bytes holds, or -1 when they differ. */
+static int repeated_byte(const void *element, size_t bytes) {
+  const unsigned char *b = (const unsigned char *)element;
+  for (size_t i = 1; i < bytes; i++) {
+    if (b[i] != b[0]) return -1;
+  }
+  return b[0];
+}
+
 /* The copy on the current device (the stream's). */
 static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
                               int32_t ndim, const int64_t *shape, const int64_t *strides, size_t element_bytes,
@@ -741,6 +755,15 @@ static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, 
   }
   if (strides == NULL) spans[k++] = (span){(int64_t)count, eb};
 
+  /* One host element over the whole destination (every span merged into one of step 0, as in dlmap.empty's zero
+   * source) whose bytes are all alike: the runtime's memset writes it, with no host buffer and no upload. */
+  const int fill = k == 1 && spans[0].step == 0 && src->kind == DLMAP_MEMORY_HOST ? repeated_byte(src->data, element_bytes)
+                                                                                   : -1;
+  if (fill >= 0) {
+    const int status = gpu->call.memset_async(dst->data, fill, (size_t)count * element_bytes, stream);
+    return status != 0 ? call_failed(gpu, GPU_OP_MEMSET_ASYNC, status, err) : DLMAP_OK;
+  }
+
   /* A contiguous run (the innermost span when its step is one element, else single elements), repeated
    * over the remaining spans as rows. */
   int64_t width = eb;
@@ -753,27 +776,42 @@ static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, 
     const int status = gpu->call.memcpy_async(dst->data, src->data, (size_t)width, kind, stream);
     return status != 0 ? call_failed(gpu, GPU_OP_MEMCPY_ASYNC, status, err) : DLMAP_OK;
   }
-  const span rows = spans[row];
+  /* The rows of each 2-D copy run along one span whose source and compact-destination pitches the runtime accepts;
+   * of those, the longest, so the fewest copies cover the rest (a transpose: rows down the longer side). */
+  int64_t dst_step[DLMAP_MAX_NDIM];
+  int32_t pick = -1;
+  for (int32_t i = row; i < k; i++) {
+    dst_step[i] = i == row ? width : dst_step[i - 1] * spans[i - 1].n;
+    const bool fits = spans[i].step >= width && spans[i].step <= GPU_MAX_PITCH && dst_step[i] <= GPU_MAX_PITCH;
+    if (fits && (pick < 0 || spans[i].n > spans[pick].n)) pick = i;
+  }
+  /* Copies issued: the other spans' product (saturating past the limits below). */
   int64_t slices = 1;
-  for (int32_t i = row + 1; i < k && slices <= GPU_MAX_2D_COPIES; i++) {
-    slices = spans[i].n > GPU_MAX_2D_COPIES ? GPU_MAX_2D_COPIES + 1 : slices * spans[i].n;
+  for (int32_t i = row; i < k && pick >= 0; i++) {
+    if (i == pick) continue;
+    slices = spans[i].n > GPU_MAX_2D_COPIES_ON_DEVICE / slices ? GPU_MAX_2D_COPIES_ON_DEVICE + 1 : slices * spans[i].n;
   }
-  if (rows.step < width || rows.step > GPU_MAX_PITCH || slices > GPU_MAX_2D_COPIES) {
-    return staged_copy(gpu, dst, src, ndim, shape, strides, element_bytes, count, stream, err);
-  }
-  /* One 2-D copy per slice of the outer spans, odometer order (which is the compact order of dst). */
-  int64_t index[DLMAP_MAX_NDIM] = {0}, offset = 0;
-  char *out = (char *)dst->data;
-  const size_t slice_bytes = (size_t)(width * rows.n);
-  for (int64_t s = 0; s < slices; s++) {
-    const int status = gpu->call.memcpy_2d_async(out, (size_t)width, (const char *)src->data + offset,
-                                                 (size_t)rows.step, (size_t)width, (size_t)rows.n, kind, stream);
+  /* Through the host, a strided end in host memory is read or written there in one pass: beyond a few copies that is
+   * cheaper. Between GPU memories the host is two transfers and a wait: 2-D copies stay unless each is too short. */
+  const bool device_only = !host_memory(dst->kind) && !host_memory(src->kind);
+  const bool on_device = pick >= 0 && (slices <= GPU_MAX_2D_COPIES ||
+                                       (device_only && spans[pick].n >= GPU_MIN_2D_ROWS &&
+                                        slices <= GPU_MAX_2D_COPIES_ON_DEVICE));
+  if (!on_device) return staged_copy(gpu, dst, src, ndim, shape, strides, element_bytes, count, stream, err);
+  /* One 2-D copy per index of the other spans, in odometer order. */
+  int64_t index[DLMAP_MAX_NDIM] = {0}, offset = 0, out = 0;
+  for (int64_t c = 0; c < slices; c++) {
+    const int status = gpu->call.memcpy_2d_async((char *)dst->data + out, (size_t)dst_step[pick],
+                                                 (const char *)src->data + offset, (size_t)spans[pick].step,
+                                                 (size_t)width, (size_t)spans[pick].n, kind, stream);
     if (status != 0) return call_failed(gpu, GPU_OP_MEMCPY_2D_ASYNC, status, err);
-    out += slice_bytes;
-    for (int32_t d = row + 1; d < k; d++) {
+    for (int32_t d = row; d < k; d++) {
+      if (d == pick) continue;
       offset += spans[d].step;
+      out += dst_step[d];
       if (++index[d] < spans[d].n) break;
       offset -= spans[d].n * spans[d].step;
+      out -= spans[d].n * dst_step[d];
       index[d] = 0;
     }
   }

@@ -72,8 +72,10 @@ typedef struct dlmap__gpu_end {
 } dlmap__gpu_end;
 
 /* Copies a strided tensor at src into compact row-major dst, enqueued on `stream` (a stream of `device`;
- * NULL: its default stream): one copy when src is compact, one or a few 2-D copies where the layout is rows
- * of equal pitch, otherwise staged through host memory (which waits for the stream). element_bytes ≥ 1;
+ * NULL: its default stream): one memset when src is one host element broadcast over the shape (every stride 0)
+ * whose bytes are all alike, one copy when src is compact, 2-D copies where the layout is rows of equal pitch
+ * (a few where one end is host memory; between GPU memories as many as it takes, while each copies enough rows),
+ * otherwise staged through host memory (which waits for the stream). element_bytes ≥ 1;
  * strides NULL means compact. Returns once enqueued; the caller synchronises before reading on the host.
  * Errors: backend_call_failed, out_of_memory (staging). */
 int32_t dlmap__gpu_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src, int32_t ndim,

@@ -40,6 +40,10 @@ int fakeMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, 
   (void)dst; (void)dpitch; (void)src; (void)spitch; (void)width; (void)height; (void)kind; (void)stream;
   return TOO_NEW;
 }
+int fakeMemsetAsync(void *dst, int value, size_t bytes, void *stream) {
+  (void)dst; (void)value; (void)bytes; (void)stream;
+  return TOO_NEW;
+}
 int fakeEventCreateWithFlags(void **event, unsigned flags) { (void)event; (void)flags; return TOO_NEW; }
 int fakeEventRecord(void *event, void *stream) { (void)event; (void)stream; return TOO_NEW; }
 int fakeEventDestroy(void *event) { (void)event; return TOO_NEW; }

@@ -23,10 +23,11 @@ typedef struct allocation {
 } allocation;
 
 /* One queued op of a stream. */
-enum { OP_COPY, OP_KERNEL, OP_WAIT };
+enum { OP_COPY, OP_KERNEL, OP_WAIT, OP_SET };
 typedef struct op {
   int kind;
-  char *dst; /* OP_COPY: height rows of width bytes, pitches apart */
+  char *dst; /* OP_COPY: height rows of width bytes, pitches apart; OP_SET: width bytes set to value */
+  int value;
   const char *src;
   size_t width, height, dpitch, spitch;
   void (*fn)(void *); /* OP_KERNEL */
@@ -236,6 +237,8 @@ static void execute(stream *s) {
   const op *o = &s->ops[s->head];
   if (o->kind == OP_COPY) {
     for (size_t row = 0; row < o->height; row++) memmove(o->dst + row * o->dpitch, o->src + row * o->spitch, o->width);
+  } else if (o->kind == OP_SET) {
+    memset(o->dst, o->value, o->width);
   } else if (o->kind == OP_KERNEL) {
     op copy = *o; /* the kernel may not touch the queue, but its argument must outlive the slot */
     copy.fn(copy.arg);
@@ -281,6 +284,7 @@ static int in_flight(const char *base, size_t size) {
     const stream *s = &g_streams[i];
     for (size_t k = 0; s->used && k < s->count; k++) {
       const op *o = &s->ops[(s->head + k) % s->cap];
+      if (o->kind == OP_SET && o->dst < base + size && o->dst + o->width > base) return 1;
       if (o->kind != OP_COPY || o->height == 0) continue;
       const size_t span_d = (o->height - 1) * o->dpitch + o->width, span_s = (o->height - 1) * o->spitch + o->width;
       if ((o->dst < base + size && o->dst + span_d > base) || (o->src < base + size && o->src + span_s > base)) return 1;
@@ -422,6 +426,20 @@ void *fake_gpu_last_memcpy_stream(void) {
   void *stream_handle = g_stats.last_memcpy_stream;
   pthread_mutex_unlock(&g_lock);
   return stream_handle;
+}
+
+int fake_gpu_memset_calls(void) {
+  pthread_mutex_lock(&g_lock);
+  const int n = g_stats.memset_calls;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+int fake_gpu_host_to_device_copies(void) {
+  pthread_mutex_lock(&g_lock);
+  const int n = g_stats.kinds[1];
+  pthread_mutex_unlock(&g_lock);
+  return n;
 }
 
 /* ---- the runtime's entry points ------------------------------------------------------------------------------------ */
@@ -636,6 +654,32 @@ int fakeMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, 
     o.spitch = spitch;
     rc = enqueue(stream_handle, &o);
     if (rc == 0) note_copy(kind, stream_handle);
+  }
+  if (rc != 0) fail(rc);
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+/* cudaMemsetAsync: device or managed memory only (a real runtime reaches pinned memory too, which dlmap never fills);
+ * counted apart from copies, and with them when it runs on the legacy default stream. */
+int fakeMemsetAsync(void *dst, int value, size_t bytes, void *stream_handle) {
+  pthread_mutex_lock(&g_lock);
+  need_context();
+  g_stats.memset_calls++;
+  int rc = injected("memset");
+  int over;
+  const int type = type_of(dst, bytes, &over);
+  if (rc == 0 && (over || (type != FAKE_DEVICE && type != FAKE_MANAGED))) rc = FAKE_INVALID_VALUE;
+  if (rc == 0) {
+    op o;
+    memset(&o, 0, sizeof o);
+    o.kind = OP_SET;
+    o.dst = (char *)dst;
+    o.value = value;
+    o.width = bytes;
+    o.height = 1;
+    rc = enqueue(stream_handle, &o);
+    if (rc == 0 && legacy_stream(stream_handle)) g_stats.legacy_copies++;
   }
   if (rc != 0) fail(rc);
   pthread_mutex_unlock(&g_lock);

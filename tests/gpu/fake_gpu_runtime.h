@@ -45,6 +45,7 @@ enum {
 typedef struct fake_gpu_stats {
   int memcpy_calls;      /* memcpy_async */
   int memcpy_2d_calls;   /* memcpy_2d_async */
+  int memset_calls;      /* memset_async */
   int kinds[5];          /* copies by memcpy kind: 1 H2D, 2 D2H, 3 D2D, 4 default */
   int events_created, events_recorded, events_destroyed;
   int waits;             /* stream_wait_event */
@@ -61,14 +62,14 @@ typedef struct fake_gpu_stats {
   void *last_memcpy_stream;
   int last_memcpy_device;
   int invalid_streams;   /* calls refused because their stream handle names no stream */
-  int legacy_copies, legacy_syncs; /* copies enqueued on, and synchronisations of, the legacy default stream */
+  int legacy_copies, legacy_syncs; /* copies and memsets enqueued on, and synchronisations of, the legacy default stream */
 } fake_gpu_stats;
 
 /* Finishes queued work, forgets every count (allocations stay), leaves deferred mode, forgets which contexts exist
  * (as a fresh process would have none) and sets the device count the fake reports (0: no device). */
 void fake_gpu_reset(int device_count);
 const fake_gpu_stats *fake_gpu_get_stats(void);
-/* The next call of the named op ("malloc", "memcpy", "wait", "record", "sync", "attributes", and the driver's
+/* The next call of the named op ("malloc", "memcpy", "memset", "wait", "record", "sync", "attributes", and the driver's
  * "retain") fails with this code; "attributes" may fail with any code, InvalidValue or not. */
 void fake_gpu_fail_next(const char *op, int code);
 /* What cudaGetDevice answers the calling thread: its current context's device, else its runtime device. */
@@ -99,8 +100,11 @@ void fake_gpu_stream_destroy(void *stream);
 int fake_gpu_synchronize_all(void);
 /* Ops queued and not yet run. */
 int fake_gpu_pending(void);
-/* The stream handle of the last memcpy (for ctypes callers, which do not read the stats struct). */
+/* The stream handle of the last memcpy, the memsets and the host-to-device copies since the last reset (for ctypes
+ * callers, which do not read the stats struct). */
 void *fake_gpu_last_memcpy_stream(void);
+int fake_gpu_memset_calls(void);
+int fake_gpu_host_to_device_copies(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
