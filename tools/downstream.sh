@@ -49,6 +49,7 @@ EOF
 }
 
 major=$(bazel --version | awk '{print $2}' | cut -d. -f1)
+case "$major" in '' | *[!0-9]*) major=0 ;; esac  # Debian's 4.2.3 says "bazel no_version"
 if [ "$major" -ge 7 ]; then
   modes="bzlmod workspace"
 else
@@ -103,7 +104,7 @@ done
 } >"$ws/WORKSPACE.new"
 mv "$ws/WORKSPACE.new" "$ws/WORKSPACE"
 sed -i '/override_repository=platforms=/d' "$ws/.bazelrc.host"
-(cd "$ws" && bz query @rules_cc//:mine @platforms//:mine @dlmap//:dlmap) >/dev/null || fail "your own @rules_cc/@platforms were replaced"
+(cd "$ws" && bz query '@rules_cc//:mine + @platforms//:mine + @dlmap//src:dlmap') >/dev/null || fail "your own @rules_cc/@platforms were replaced"
 (cd "$ws" && bz query --output=build '//external:*') >"$scratch/external.txt" 2>&1 || fail "bazel query //external:*"
 # Each rule is a paragraph; keep the names of those dlmap_dependencies() created.
 defined=$(awk -v RS= '/generator_function = "dlmap_dependencies"/' "$scratch/external.txt" |
