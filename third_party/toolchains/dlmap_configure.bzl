@@ -331,7 +331,7 @@ genrule(
 )
 
 cc_library(name = "{name}", hdrs = [":{name}_missing.h"])
-""".format(name = name, why = why.replace("'", "").replace('"', ""))
+""".format(name = name, why = why.replace("'", "").replace('"', "").replace("$", "$$"))
 
 def _dlpack_targets(dlpack):
     if not dlpack.found:
