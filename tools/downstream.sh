@@ -10,6 +10,7 @@
 #    consumer of the first mode (dlmap's own suite, as a dependency), and, on Bazel 4.2.3, a workspace that declares
 #    its own @rules_cc, @platforms and DLPack target keeps them.
 # DLMAP_BAZEL_STARTUP: startup options for every bazel command (the drill's --output_user_root).
+# DLMAP_DOWNSTREAM_SUITE=0: leave out `bazel test @dlmap//...` (.ci/run's Debian testing run; its host runs it).
 set -eu
 cd "$(dirname "$0")/.."
 full=1
@@ -77,9 +78,13 @@ for mode in $modes; do
   grep -E "multiple definition|previous definition|first defined" "$scratch/two.log" | head -n 2
   echo "downstream: $mode: the example's tests pass; two dlmap libraries in one binary fail to link"
   if [ "$full" -eq 1 ] && [ "$mode" = "$first" ]; then
-    # shellcheck disable=SC2086
-    (cd "$ws" && bz test $flags @dlmap//...) || fail "dlmap's own suite from the consumer ($mode)"
-    echo "downstream: $mode: bazel test @dlmap//... passes from the consumer"
+    if [ "${DLMAP_DOWNSTREAM_SUITE:-1}" = 0 ]; then
+      echo "downstream: $mode: bazel test @dlmap//... left out (DLMAP_DOWNSTREAM_SUITE=0)"
+    else
+      # shellcheck disable=SC2086
+      (cd "$ws" && bz test $flags @dlmap//...) || fail "dlmap's own suite from the consumer ($mode)"
+      echo "downstream: $mode: bazel test @dlmap//... passes from the consumer"
+    fi
   fi
 done
 

@@ -10,6 +10,7 @@
 #   DLMAP_FRESH_ROOT     make the userland here and keep it; an existing one is reused (packages already
 #                        installed stay, the clone is made anew). Default: a new directory under /var/tmp, removed.
 #   DLMAP_FRESH_MIRROR   the Debian mirror (default: the one this machine's apt uses).
+#   DLMAP_FRESH_ENV      NAME=VALUE words added to the command's otherwise empty environment.
 set -eu
 
 usage() { echo "usage: tools/fresh.sh bookworm|trixie|forky [COMMAND]" >&2; exit 2; }
@@ -84,7 +85,7 @@ git clone --quiet "$checkout" "$root/src/dlmap"
 echo "fresh: $release, checkout $(git -C "$checkout" rev-parse --short HEAD): $command_line"
 status=0
 chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
-  /bin/sh -c "cd /src/dlmap && $command_line" || status=$?
+  ${DLMAP_FRESH_ENV:-} /bin/sh -c "cd /src/dlmap && $command_line" || status=$?
 chroot "$root" /bin/sh -c 'cd /src/dlmap && command -v bazel >/dev/null && bazel shutdown' >/dev/null 2>&1 || true
 finished=$(seconds)
 echo "fresh: $release: exit $status; userland $((bootstrapped - start)) s, command $((finished - bootstrapped)) s"
