@@ -18,6 +18,14 @@ spec.loader.exec_module(g)
 """ % GPU_CHECK
 
 
+def reporting(*reports):
+    """Setup code: one stand-in framework whose checks make these g.report calls."""
+    body = "".join("    %s\n" % line for line in reports)
+    return ("class Reports:\n    name = 'reports'\n    version = '0'\n"
+            "def run_framework(dlmap, np, fw):\n" + body +
+            "g.FRAMEWORKS = (Reports,)\ng.run_framework = run_framework\n")
+
+
 def run(setup):
     code = PRELUDE + setup + "\nsys.exit(g.main())\n"
     child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -63,29 +71,13 @@ g.FRAMEWORKS = (SkipsAll,)
         self.assertNotIn("PASS", out)
 
     def test_a_failed_check_is_fail(self):
-        status, out = run("""
-class Fails:
-    name = "fails"
-    version = "0"
-def run_framework(dlmap, np, fw):
-    g.report("PASS", "one that ran")
-    g.report("FAIL", "one that failed", "AssertionError")
-g.FRAMEWORKS = (Fails,)
-g.run_framework = run_framework
-""")
+        status, out = run(reporting('g.report("PASS", "one that ran")',
+                                    'g.report("FAIL", "one that failed", "AssertionError")'))
         self.assertEqual(status, 1, out)
 
     def test_checks_that_ran_and_passed_are_pass(self):
-        status, out = run("""
-class Passes:
-    name = "passes"
-    version = "0"
-def run_framework(dlmap, np, fw):
-    g.report("PASS", "one that ran")
-    g.report("SKIP", "one that could not", "no stream objects")
-g.FRAMEWORKS = (Passes,)
-g.run_framework = run_framework
-""")
+        status, out = run(reporting('g.report("PASS", "one that ran")',
+                                    'g.report("SKIP", "one that could not", "no stream objects")'))
         self.assertEqual(status, 0, out)
         self.assertIn("1 passed, 0 failed, 1 skipped", out)
 
