@@ -608,7 +608,7 @@ static int set_readonly(PyObject *op, PyObject *value, void *closure) {
   if (value == Py_False && SELF->source_read_only) {
     DLMAP_PY_RAISE(DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "readonly"),
                    dlmap_arg_str(DLMAP_ARG_REASON,
-                                 "the producer marked the data read-only; use dlmap.from_dlpack(x, copy=True) "
+                                 "the producer marked the data read-only; use " DLMAP_PY_MODULE_NAME_STR ".from_dlpack(x, copy=True) "
                                  "for a writable copy"));
     return -1;
   }
@@ -659,7 +659,7 @@ static PyObject *array_repr(PyObject *op) {
   dlmap_dtype_format(TENSOR->dtype, dtype, sizeof dtype);
   PyObject *shape = get_shape(op, NULL);
   if (shape == NULL) return NULL;
-  PyObject *repr = PyUnicode_FromFormat("dlmap.Array(shape=%R, dtype='%s', device=(%d, %d), readonly=%s)", shape,
+  PyObject *repr = PyUnicode_FromFormat(DLMAP_PY_MODULE_NAME_STR ".Array(shape=%R, dtype='%s', device=(%d, %d), readonly=%s)", shape,
                                         dtype, (int)TENSOR->device.device_type, (int)TENSOR->device.device_id,
                                         SELF->read_only ? "True" : "False");
   Py_DECREF(shape);
@@ -731,16 +731,16 @@ static int array_getbuffer(PyObject *op, Py_buffer *view, int flags) {
   view->suboffsets = NULL;
   view->internal = NULL;
   if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !PyBuffer_IsContiguous(view, 'C')) {
-    return buffer_refuse(view, "dlmap.Array is not C-contiguous");
+    return buffer_refuse(view, DLMAP_PY_MODULE_NAME_STR ".Array is not C-contiguous");
   }
   if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !PyBuffer_IsContiguous(view, 'F')) {
-    return buffer_refuse(view, "dlmap.Array is not Fortran-contiguous");
+    return buffer_refuse(view, DLMAP_PY_MODULE_NAME_STR ".Array is not Fortran-contiguous");
   }
   if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !PyBuffer_IsContiguous(view, 'A')) {
-    return buffer_refuse(view, "dlmap.Array is not contiguous");
+    return buffer_refuse(view, DLMAP_PY_MODULE_NAME_STR ".Array is not contiguous");
   }
   if ((flags & PyBUF_STRIDES) != PyBUF_STRIDES) {
-    if (!PyBuffer_IsContiguous(view, 'C')) return buffer_refuse(view, "dlmap.Array is not C-contiguous");
+    if (!PyBuffer_IsContiguous(view, 'C')) return buffer_refuse(view, DLMAP_PY_MODULE_NAME_STR ".Array is not C-contiguous");
     view->strides = NULL;
   }
   if ((flags & PyBUF_ND) != PyBUF_ND) view->shape = NULL;
@@ -776,13 +776,14 @@ static PyMethodDef array_methods[] = {
 
 PyTypeObject dlmap_py_array_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "dlmap.Array",
+    .tp_name = DLMAP_PY_MODULE_NAME_STR ".Array",
     .tp_basicsize = sizeof(dlmap_py_array),
     .tp_dealloc = array_dealloc,
     .tp_repr = array_repr,
     .tp_as_buffer = &array_as_buffer,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "An array dlmap allocated (dlmap.empty) or imported (dlmap.from_dlpack), exchangeable through DLPack.",
+    .tp_doc = "An array dlmap allocated (" DLMAP_PY_MODULE_NAME_STR ".empty) or imported (" DLMAP_PY_MODULE_NAME_STR ".from_dlpack), exchangeable through "
+              "DLPack.",
     .tp_weaklistoffset = offsetof(dlmap_py_array, weakreflist),
     .tp_methods = array_methods,
     .tp_getset = array_getset,

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "dlmap/dlmap.h"
+#include "python/dlmap_python.h"
 #include "python/dlpack_exchange_api.h"
 
 /* ---- capsule names (static strings, as the protocol requires) ------------------------------------------------------ */
@@ -17,6 +18,22 @@
 #define DLMAP_PY_CAPSULE_LEGACY_USED "used_dltensor"
 #define DLMAP_PY_CAPSULE_VERSIONED "dltensor_versioned"
 #define DLMAP_PY_CAPSULE_VERSIONED_USED "used_dltensor_versioned"
+
+/* ---- the module's name ------------------------------------------------------------------------------------------- */
+
+/* The import name, chosen by the build (dlmap_python_module's module_name: -DDLMAP_PY_MODULE_NAME=acme_dlmap), so that
+ * modules over different specs import side by side: the init function is PyInit_<name> and every name the module
+ * shows (the module, its Array type, messages that name them) carries it. */
+#ifndef DLMAP_PY_MODULE_NAME
+#define DLMAP_PY_MODULE_NAME dlmap
+#endif
+#define DLMAP_PY_STR_(x) #x
+#define DLMAP_PY_STR(x) DLMAP_PY_STR_(x)
+#define DLMAP_PY_PASTE_(a, b) a##b
+#define DLMAP_PY_PASTE(a, b) DLMAP_PY_PASTE_(a, b)
+/* The name as a string literal ("dlmap"), and its init function (PyInit_dlmap). */
+#define DLMAP_PY_MODULE_NAME_STR DLMAP_PY_STR(DLMAP_PY_MODULE_NAME)
+#define DLMAP_PY_INIT_FUNCTION DLMAP_PY_PASTE(PyInit_, DLMAP_PY_MODULE_NAME)
 
 /* ---- dlmap.Array ---------------------------------------------------------------------------------------------------- */
 
@@ -87,17 +104,8 @@ void dlmap_py_release_owner(void *owner);
 
 /* ---- errors ------------------------------------------------------------------------------------------------------- */
 
-/* Raises err as the builtin exception class its kind names, with the catalogue's message and the attributes
- * dlmap_id and dlmap_code. Returns NULL (or -1 from the _int form). */
-PyObject *dlmap_py_raise(const dlmap_error *err);
-/* Resolves each kind's exception class from the builtins module, once (PyInit_dlmap): -1 with an exception. */
-int dlmap_py_errors_init(void);
-int dlmap_py_raise_int(const dlmap_error *err);
-
-/* Raises catalogue error `code` with the given args. Returns NULL. */
-PyObject *dlmap_py_raise_code(int32_t code, const dlmap_arg *args, size_t nargs);
-/* DLMAP_PY_RAISE(code, arg...): raises the catalogue error with its arguments counted (see DLMAP_RAISE); NULL. */
-#define DLMAP_PY_RAISE(...) dlmap_py_raise_code(DLMAP_CODE_AND_ARGS(__VA_ARGS__))
+/* dlmap_py_raise, dlmap_py_raise_code, DLMAP_PY_RAISE, dlmap_py_exception_type and dlmap_py_errors_init (called
+ * once by the module's PyInit_): the public helpers of dlmap_python.h (exceptions.c). */
 
 /* argument_type_invalid: "{argument} must be {expected}, got {got}", got being the type name of `got`. */
 PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got);

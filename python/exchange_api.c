@@ -31,7 +31,7 @@ static int allocator(DLTensor *prototype, struct DLManagedTensorVersioned **out,
 static dlmap_py_array *as_array(void *py_object, const char *argument) {
   PyObject *obj = (PyObject *)py_object;
   if (obj == NULL || !PyObject_TypeCheck(obj, &dlmap_py_array_type)) {
-    dlmap_py_type_error(argument, "a dlmap.Array", obj != NULL ? obj : Py_None);
+    dlmap_py_type_error(argument, "a " DLMAP_PY_MODULE_NAME_STR ".Array", obj != NULL ? obj : Py_None);
     return NULL;
   }
   return (dlmap_py_array *)obj;

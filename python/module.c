@@ -553,8 +553,8 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
-    "dlmap",
-    "DLPack exchange through the dlmap C library: dlmap.Array, dlmap.empty and dlmap.from_dlpack.",
+    DLMAP_PY_MODULE_NAME_STR, /* the import name the build chose (binding.h) */
+    "DLPack exchange through the dlmap C library: Array, empty and from_dlpack.",
     -1,
     module_methods,
     NULL,
@@ -563,7 +563,7 @@ static struct PyModuleDef module_def = {
     NULL,
 };
 
-PyMODINIT_FUNC PyInit_dlmap(void) {
+PyMODINIT_FUNC DLMAP_PY_INIT_FUNCTION(void) { /* PyInit_<module name> */
   if (PyType_Ready(&dlmap_py_array_type) < 0) return NULL;
   /* The exchange table lives for the whole process; the capsule is published on the type (DLPack 1.3), where the
    * profile hands out versioned tensors at all (the exchange API speaks only DLManagedTensorVersioned). */
