@@ -14,7 +14,7 @@ DBG_TAGS = ["manual", "pydbg"]
 _SRCS = [str(Label("//python:binding_srcs"))]
 _LDS = str(Label("//python:dlmap.lds"))
 
-def dlmap_python_module(library, name = None, module_name = "dlmap", debug = False):
+def dlmap_python_module(library, name = None, module_name = "dlmap", debug = False, testonly = False):
     """`import <module_name>` with PYTHONPATH set to this package's output directory (the shared object's directory).
 
     Links the static library (PIC objects) and exports nothing but PyInit_<module_name>; libpython is not linked (the
@@ -29,6 +29,7 @@ def dlmap_python_module(library, name = None, module_name = "dlmap", debug = Fal
         over its own spec, so that it and upstream's `dlmap` can be installed together).
       debug: compile the binding against the debug interpreter's headers (python3-dbg, Py_DEBUG), for the tests that
         run on it; only the binding's own C is compiled again, the library is the release build's.
+      testonly: passed to the cc_binary (for a library that is testonly).
     """
     if not module_name or not (module_name[0].isalpha() or module_name[0] == "_") or \
        not module_name.replace("_", "a").isalnum():
@@ -48,6 +49,7 @@ def dlmap_python_module(library, name = None, module_name = "dlmap", debug = Fal
         local_defines = ["DLMAP_PY_MODULE_NAME=" + module_name],
         linkopts = ["-Wl,--version-script=$(location %s)" % _LDS, "-pthread"],
         linkshared = True,
+        testonly = testonly,
         tags = DBG_TAGS if debug else ONLY_WITH_HEADERS,
         deps = [
             library,

@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from . import consumer, producer, tables
+from . import consumer, producer, rules, tables
 from .producer import CALL_TIMEOUT_S
 
 
@@ -14,7 +14,8 @@ def main(argv):
                        ("consumer", "feed crafted producers to module:expression (a from_dlpack function)")):
         p = sub.add_parser(name, help=text)
         p.add_argument("target", help="module:expression, e.g. 'numpy:arange(6.0)' or 'torch:from_dlpack'")
-        p.add_argument("--profile", help="also judge by this dlmap profile (jax, array_api)")
+        p.add_argument("--profile", help="also judge by this dlmap profile: the one the package's module was built "
+                       "with or any dlmap ships (%s)" % ", ".join(rules.profile_names()))
         p.add_argument("--strict", action="store_true", help="exit 1 when any row fails")
         if name == "producer":
             p.add_argument("--timeout", type=float, default=CALL_TIMEOUT_S,
@@ -26,6 +27,11 @@ def main(argv):
     args = parser.parse_args(argv)
     if args.command == "tables":
         return tables.main(args.directory, args.peers.split(","), args.check)
+    if args.profile is not None:  # an unknown name is one line listing the known ones, before any work
+        try:
+            rules.Spec().profile_path(args.profile)
+        except rules.UnknownProfile as error:
+            raise SystemExit("dlmap.check: %s" % error)
     if args.command == "producer":
         try:  # the producer is made in a child interpreter: a wrong name or a failing expression is said, not raised
             report = producer(args.target, profile=args.profile, subject=args.target, timeout=args.timeout)

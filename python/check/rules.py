@@ -2,7 +2,10 @@
 # files shipped beside this module, read by tests/spec_facts/spec_facts.py) and one profile: capsule names per struct,
 # version ranges, flag bits, the strides rule, dtype codes and widths, device types, stream conventions, error kinds.
 # Nothing here restates a table the spec holds; the checker's own logic only says which spec rule applies when.
+import inspect
 import os
+
+import yaml
 
 from . import spec_facts
 
@@ -12,6 +15,9 @@ STANDARD_PROFILE = "array_api"
 # A request's stream that is a real stream the check made in the producer's process (streams.py), not an integer the
 # checker names: its handle exists only there.
 MADE_STREAM = "a stream the check made"
+# The spec the package's module was built from, file by file in the generator's order (check_package.bzl).
+BUILT_DIR = "built"
+BUILT_LIST = "spec.txt"
 
 
 def spec_dir():
@@ -27,16 +33,81 @@ def show_version(v):
     return "(%d, %d)" % tuple(v)
 
 
+class UnknownProfile(ValueError):
+    """A profile name that is neither the built spec's nor a shipped one; the text lists the available names."""
+
+
+def _load(path):
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle) or {}
+
+
+class Spec:
+    """The YAML in a spec directory: the built spec's files (when the package has them, else dlmap's facts) and the
+    profiles `--profile` may name, by their `name:`."""
+
+    def __init__(self, directory=None):
+        self.directory = directory or spec_dir()
+        built = os.path.join(self.directory, BUILT_DIR)
+        listing = os.path.join(built, BUILT_LIST)
+        self.built_profile = None  # (name, path) of the built spec's profile
+        if os.path.exists(listing):
+            with open(listing, encoding="utf-8") as handle:
+                self.built = [os.path.join(built, line.strip()) for line in handle if line.strip()]
+        else:
+            self.built = [os.path.join(self.directory, f) for f in FACT_FILES]
+        self.facts = []  # the built spec without its profile (facts and overlays, in order)
+        for path in self.built:
+            body = _load(path).get("profile")
+            if body is None:
+                self.facts.append(path)
+            else:
+                self.built_profile = (body.get("name"), path)
+        # The shipped profiles, by name: what a profile's `extends:` resolves among, and what --profile may name.
+        self.shipped = {}
+        profiles = os.path.join(self.directory, "profiles")
+        for f in sorted(os.listdir(profiles)) if os.path.isdir(profiles) else []:
+            if f.endswith(".yaml"):
+                path = os.path.join(profiles, f)
+                self.shipped.setdefault((_load(path).get("profile") or {}).get("name", f[:-len(".yaml")]), path)
+
+    def names(self):
+        """Every profile name --profile takes: the built spec's first, then the shipped ones."""
+        names = [self.built_profile[0]] if self.built_profile else []
+        return names + sorted(n for n in self.shipped if n not in names)
+
+    def profile_path(self, profile):
+        """The file of a profile by name (the built spec's own wins over a shipped one of that name)."""
+        if self.built_profile and self.built_profile[0] == profile:
+            return self.built_profile[1]
+        if profile in self.shipped:
+            return self.shipped[profile]
+        raise UnknownProfile("unknown profile %r (available: %s)" % (profile, ", ".join(self.names()) or "none"))
+
+    def read(self, profile):
+        """The merged spec under `profile`: the built spec's facts and overlays with that profile's file."""
+        paths = self.facts + [self.profile_path(profile)]
+        if "base_profiles" in inspect.signature(spec_facts.read).parameters:  # a reader that resolves `extends:`
+            return spec_facts.read(paths, base_profiles=list(self.shipped.values()))
+        return spec_facts.read(paths)
+
+
+def profile_names(directory=None):
+    """The profile names the checker can judge by here (see Spec.names)."""
+    return Spec(directory).names()
+
+
+def built_profile(directory=None):
+    """The name of the profile the package's module was built with, or None without a built spec."""
+    found = Spec(directory).built_profile
+    return found[0] if found else None
+
+
 class Rules:
     """The spec's facts plus one profile, in the forms the checks ask for."""
 
     def __init__(self, profile=STANDARD_PROFILE, directory=None):
-        directory = directory or spec_dir()
-        paths = [os.path.join(directory, f) for f in FACT_FILES]
-        paths.append(os.path.join(directory, "profiles", profile + ".yaml"))
-        if not os.path.exists(paths[-1]):
-            raise ValueError("no profile %r in %s" % (profile, os.path.join(directory, "profiles")))
-        spec = spec_facts.read(paths)
+        spec = Spec(directory).read(profile)
         self.profile_name = spec["profile"]["name"]
         self.profile = spec["profile"]
         self.versions = [(version(v["version"]), v["struct"]) for v in spec["versions"]]
