@@ -94,6 +94,17 @@ expect_rc 2 "bad command" "$cli" frobnicate
 expect_rc 2 "explain without argument" "$cli" explain
 expect_rc 0 "help" "$cli" help
 
+# --version and version: the library version (dlmap.h's macros), the spec's DLPack version and the profile.
+lib_version=$(sed -n 's/^#define DLMAP_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/dlmap/dlmap.h | paste -sd.)
+for flag in --version version; do
+  out=$("$cli" $flag) || fail "$flag exited $?"
+  for line in "dlmap $lib_version" "  library: dlmap $lib_version" "  spec:    DLPack $SPEC_CURRENT" \
+    "  profile: $SPEC_PROFILE"; do
+    echo "$out" | grep -qxF -- "$line" || fail "$flag lacks line: $line (got: $out)"
+  done
+done
+expect_rc 2 "--version with an argument" "$cli" --version x
+
 # spec check runs the generator's validator with its messages.
 expect_rc 0 "spec check default" "$cli" spec check "$spec_dir"/versions.yaml "$spec_dir"/platforms.yaml \
   "$spec_dir"/devices.yaml "$spec_dir"/dtypes.yaml "$spec_dir"/errors.yaml "$spec_dir"/profiles/jax.yaml

@@ -17,6 +17,7 @@ static void usage(FILE *out) {
           "                           reads them as an overlay on the default spec\n"
           "  demo                     export a host array and import it back (versioned and legacy,\n"
           "                           layout policies), then show rejected requests and inputs\n"
+          "  version, --version       this CLI's version, the DLPack version of its spec, and its profile\n"
           "  help                     this text\n"
           "\n"
           "exit status: 0 success, 1 failure (unknown name, invalid spec), 2 usage error\n");
@@ -32,6 +33,7 @@ int main(int argc, char **argv) {
   if (strcmp(command, "explain") == 0) return cli_explain(argc - 2, argv + 2);
   if (strcmp(command, "demo") == 0) return cli_demo(argc - 2, argv + 2);
   if (strcmp(command, "spec") == 0) return cli_spec(argc - 2, argv + 2, argv[0]);
+  if (strcmp(command, "version") == 0 || strcmp(command, "--version") == 0) return cli_version(argc - 2, argv + 2);
   if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) {
     usage(stdout);
     return CLI_OK;
