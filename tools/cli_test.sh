@@ -86,11 +86,15 @@ done
 expect_rc 1 "explain unknown name" "$cli" explain no_such_thing
 grep -qF "Unknown device type, platform, data type or error name 'no_such_thing'" /tmp/cli_out.$$ \
   || fail "unknown name message: $(cat /tmp/cli_out.$$)"
+# Usage errors are worded for a command line: no Python exception kind ("ValueError: …").
+grep -Eq '(^|: )[A-Za-z]*(Error|Exception):' /tmp/cli_out.$$ && fail "explain unknown name reads as an exception: $(cat /tmp/cli_out.$$)"
 expect_rc 1 "explain unknown value" "$cli" explain 5
 grep -qF 'Unknown DLPack device type 5: the spec this build was generated from does not define it.' /tmp/cli_out.$$ \
   || fail "unknown value message"
 expect_rc 2 "no command" "$cli"
 expect_rc 2 "bad command" "$cli" frobnicate
+[ "$(cat /tmp/cli_out.$$)" = "dlmap: unknown command 'frobnicate'; try: dlmap help" ] \
+  || fail "unknown command message: $(cat /tmp/cli_out.$$)"
 expect_rc 2 "explain without argument" "$cli" explain
 expect_rc 0 "help" "$cli" help
 

@@ -210,7 +210,8 @@ int cli_explain(int argc, char **argv) {
     DLMAP_RAISE(&err, DLMAP_ERR_NAME_UNKNOWN,
                 dlmap_arg_str(DLMAP_ARG_WHAT, "device type, platform, data type or error"),
                 dlmap_arg_str(DLMAP_ARG_NAME, what));
-    fprintf(stderr, "dlmap: %s: %s\n", dlmap_error_kind_name(err.kind), err.message);
+    /* The catalogue's text, without the Python exception kind the binding would raise it as. */
+    fprintf(stderr, "%s: %s\n", DLMAP_CLI_NAME, err.message);
     return CLI_FAILED;
   }
   return CLI_OK;
