@@ -40,7 +40,7 @@ typedef struct cli_suggestions {
 size_t cli_edit_distance(const char *a, const char *b);
 void cli_suggest_init(cli_suggestions *s, const char *typed);
 void cli_suggest_consider(cli_suggestions *s, const char *name, const char *kind);
-/* Prints "did you mean X (kind) or Y (kind)?" and a newline; nothing when no name was close. */
+/* Prints "dlmap: did you mean X (kind) or Y (kind)?" and a newline; nothing when no name was close. */
 void cli_suggest_print(FILE *out, const cli_suggestions *s);
 
 /* Considers every name `explain` accepts, from the generated tables (cli_names.c). */

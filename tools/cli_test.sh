@@ -88,6 +88,22 @@ grep -qF "Unknown device type, platform, data type or error name 'no_such_thing'
   || fail "unknown name message: $(cat /tmp/cli_out.$$)"
 # Usage errors are worded for a command line: no Python exception kind ("ValueError: …").
 grep -Eq '(^|: )[A-Za-z]*(Error|Exception):' /tmp/cli_out.$$ && fail "explain unknown name reads as an exception: $(cat /tmp/cli_out.$$)"
+# "Did you mean": the spec's own names and aliases within a few edits, each with its kind; commands likewise.
+while read -r typed suggested; do
+  expect_rc 1 "explain $typed" "$cli" explain "$typed"
+  grep -qF "did you mean" /tmp/cli_out.$$ && grep -qF "$suggested" /tmp/cli_out.$$ \
+    || fail "explain $typed: no suggestion $suggested: $(cat /tmp/cli_out.$$)"
+done <<EOF
+kDLCUDAHst kDLCUDAHost (device type)
+kdlcudahost_ kDLCUDAHost (device type)
+flaot32 float32 (data type)
+rocn rocm (platform)
+export_unsuported_device_type export_unsupported_device_type (error)
+EOF
+expect_rc 1 "explain far from every name" "$cli" explain no_such_thing
+grep -q "did you mean" /tmp/cli_out.$$ && fail "explain no_such_thing suggests: $(cat /tmp/cli_out.$$)"
+expect_rc 2 "misspelt command" "$cli" devics
+grep -qxF "dlmap: did you mean devices?" /tmp/cli_out.$$ || fail "devics: no suggestion: $(cat /tmp/cli_out.$$)"
 expect_rc 1 "explain unknown value" "$cli" explain 5
 grep -qF 'Unknown DLPack device type 5: the spec this build was generated from does not define it.' /tmp/cli_out.$$ \
   || fail "unknown value message"

@@ -212,6 +212,10 @@ int cli_explain(int argc, char **argv) {
                 dlmap_arg_str(DLMAP_ARG_NAME, what));
     /* The catalogue's text, without the Python exception kind the binding would raise it as. */
     fprintf(stderr, "%s: %s\n", DLMAP_CLI_NAME, err.message);
+    cli_suggestions near;
+    cli_suggest_init(&near, what);
+    cli_suggest_spec_names(&near);
+    cli_suggest_print(stderr, &near);
     return CLI_FAILED;
   }
   return CLI_OK;

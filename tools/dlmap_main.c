@@ -56,5 +56,9 @@ int main(int argc, char **argv) {
     if (strcmp(command, kCommands[i].name) == 0) return kCommands[i].run(argc - 2, argv + 2);
   }
   fprintf(stderr, "%s: unknown command '%s'; try: %s help\n", DLMAP_CLI_NAME, command, DLMAP_CLI_NAME);
+  cli_suggestions near;
+  cli_suggest_init(&near, command);
+  for (size_t i = 0; i < count; i++) cli_suggest_consider(&near, kCommands[i].name, "");
+  cli_suggest_print(stderr, &near);
   return CLI_USAGE;
 }
