@@ -156,7 +156,8 @@ static bool parse_int(const char *text, long long *out) {
 
 int cli_explain(int argc, char **argv) {
   if (argc != 1) {
-    fprintf(stderr, "usage: dlmap explain <device type value or name | platform | data type | error code or id>\n");
+    fprintf(stderr, "usage: %s explain <device type value or name | platform | data type | error code or id>\n",
+            DLMAP_CLI_NAME);
     return CLI_USAGE;
   }
   const char *what = argv[0];
