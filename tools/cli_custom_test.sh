@@ -39,5 +39,24 @@ grep -qF "unknown platform 'acmee'" "$tmp/out" || fail "spec check message: $(ca
 run 0 "spec check relative to BUILD_WORKING_DIRECTORY" env BUILD_WORKING_DIRECTORY="$tmp/caller" "$cli" spec check \
   --on-default good.yaml
 
+# 201 is a device type here and an error code of the catalogue: both shown, and said so; a qualifier picks one.
+run 0 "explain 201" "$cli" explain 201
+head -1 "$tmp/out" | grep -qxF "'201' is device type 201 (kDLAcmeNPU) and error code 201 (export_unsupported_device_type); \`$name explain device:201\` shows one." \
+  || fail "explain 201 first line: $(head -1 "$tmp/out")"
+grep -qx 'Device type 201: kDLAcmeNPU' "$tmp/out" && grep -q '^Error export_unsupported_device_type (code 201, ' "$tmp/out" \
+  || fail "explain 201 lacks a page: $(cat "$tmp/out")"
+run 0 "explain device:201" "$cli" explain device:201
+# (its page may name error 201 as what a refusal raises; the error's own page would come first)
+head -1 "$tmp/out" | grep -qx 'Device type 201: kDLAcmeNPU' && ! grep -q "^'201' is" "$tmp/out" \
+  || fail "explain device:201: $(cat "$tmp/out")"
+run 0 "explain error:201" "$cli" explain error:201
+head -1 "$tmp/out" | grep -q '^Error export_unsupported_device_type (code 201, ' && ! grep -q '^Device type 201' "$tmp/out" \
+  || fail "explain error:201: $(cat "$tmp/out")"
+run 1 "explain platform:201" "$cli" explain platform:201
+run 2 "explain bogus:201" "$cli" explain bogus:201
+grep -qF "unknown qualifier 'bogus'" "$tmp/out" || fail "bogus qualifier: $(cat "$tmp/out")"
+run 0 "help documents qualifiers" "$cli" help
+grep -qF 'error:201' "$tmp/out" || fail "help lacks the qualifier"
+
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "PASS: custom CLI"

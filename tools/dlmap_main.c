@@ -12,6 +12,8 @@ static void usage(FILE *out) {
           "                           this build and machine can serve (and why not)\n"
           "  explain <what>           the spec's entry for a device type (value or name), platform, data\n"
           "                           type, or error (code or id), with the errors a user would meet\n"
+          "                           (a name or number that is several says so; a prefix device:,\n"
+          "                           platform:, dtype: or error: shows only that kind: error:201)\n"
           "  spec check [--on-default] FILE...\n"
           "                           validate spec files with the generator's messages; --on-default\n"
           "                           reads them as an overlay on the spec this CLI was built from;\n"
