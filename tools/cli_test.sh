@@ -86,13 +86,44 @@ done
 expect_rc 1 "explain unknown name" "$cli" explain no_such_thing
 grep -qF "Unknown device type, platform, data type or error name 'no_such_thing'" /tmp/cli_out.$$ \
   || fail "unknown name message: $(cat /tmp/cli_out.$$)"
+# Usage errors are worded for a command line: no Python exception kind ("ValueError: …").
+grep -Eq '(^|: )[A-Za-z]*(Error|Exception):' /tmp/cli_out.$$ && fail "explain unknown name reads as an exception: $(cat /tmp/cli_out.$$)"
+# "Did you mean": the spec's own names and aliases within a few edits, each with its kind; commands likewise.
+while read -r typed suggested; do
+  expect_rc 1 "explain $typed" "$cli" explain "$typed"
+  grep -qF "did you mean" /tmp/cli_out.$$ && grep -qF "$suggested" /tmp/cli_out.$$ \
+    || fail "explain $typed: no suggestion $suggested: $(cat /tmp/cli_out.$$)"
+done <<EOF
+kDLCUDAHst kDLCUDAHost (device type)
+kdlcudahost_ kDLCUDAHost (device type)
+flaot32 float32 (data type)
+rocn rocm (platform)
+export_unsuported_device_type export_unsupported_device_type (error)
+EOF
+expect_rc 1 "explain far from every name" "$cli" explain no_such_thing
+grep -q "did you mean" /tmp/cli_out.$$ && fail "explain no_such_thing suggests: $(cat /tmp/cli_out.$$)"
+expect_rc 2 "misspelt command" "$cli" devics
+grep -qxF "dlmap: did you mean devices?" /tmp/cli_out.$$ || fail "devics: no suggestion: $(cat /tmp/cli_out.$$)"
 expect_rc 1 "explain unknown value" "$cli" explain 5
 grep -qF 'Unknown DLPack device type 5: the spec this build was generated from does not define it.' /tmp/cli_out.$$ \
   || fail "unknown value message"
 expect_rc 2 "no command" "$cli"
 expect_rc 2 "bad command" "$cli" frobnicate
+[ "$(cat /tmp/cli_out.$$)" = "dlmap: unknown command 'frobnicate'; try: dlmap help" ] \
+  || fail "unknown command message: $(cat /tmp/cli_out.$$)"
 expect_rc 2 "explain without argument" "$cli" explain
 expect_rc 0 "help" "$cli" help
+
+# --version and version: the library version (dlmap.h's macros), the spec's DLPack version and the profile.
+lib_version=$(sed -n 's/^#define DLMAP_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/dlmap/dlmap.h | paste -sd.)
+for flag in --version version; do
+  out=$("$cli" $flag) || fail "$flag exited $?"
+  for line in "dlmap $lib_version" "  library: dlmap $lib_version" "  spec:    DLPack $SPEC_CURRENT" \
+    "  profile: $SPEC_PROFILE"; do
+    echo "$out" | grep -qxF -- "$line" || fail "$flag lacks line: $line (got: $out)"
+  done
+done
+expect_rc 2 "--version with an argument" "$cli" --version x
 
 # spec check runs the generator's validator with its messages.
 expect_rc 0 "spec check default" "$cli" spec check "$spec_dir"/versions.yaml "$spec_dir"/platforms.yaml \

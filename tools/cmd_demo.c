@@ -63,7 +63,7 @@ static void show_tensor(const char *label, const DLTensor *t) {
 int cli_demo(int argc, char **argv) {
   (void)argv;
   if (argc != 0) {
-    fprintf(stderr, "usage: dlmap demo\n");
+    fprintf(stderr, "usage: %s demo\n", DLMAP_CLI_NAME);
     return CLI_USAGE;
   }
   float values[6] = {0, 1, 2, 3, 4, 5};

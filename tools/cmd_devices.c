@@ -28,7 +28,7 @@ static const char *yes_no(bool value) { return value ? "yes" : "no"; }
 int cli_devices(int argc, char **argv) {
   (void)argv;
   if (argc != 0) {
-    fprintf(stderr, "usage: dlmap devices\n");
+    fprintf(stderr, "usage: %s devices\n", DLMAP_CLI_NAME);
     return CLI_USAGE;
   }
   dlmap_platform_status status[DLMAP_PLATFORM_COUNT];

@@ -154,64 +154,150 @@ static bool parse_int(const char *text, long long *out) {
   return true;
 }
 
-int cli_explain(int argc, char **argv) {
-  if (argc != 1) {
-    fprintf(stderr, "usage: dlmap explain <device type value or name | platform | data type | error code or id>\n");
-    return CLI_USAGE;
+/* The kinds of entry `explain` finds, and the qualifier (`explain device:201`) that asks for one kind only. */
+typedef enum { KIND_DEVICE, KIND_PLATFORM, KIND_DTYPE, KIND_ERROR, KIND_COUNT } entry_kind;
+static const char *const kQualifiers[KIND_COUNT] = {"device", "platform", "dtype", "error"};
+
+/* One entry a name or number matched. */
+typedef struct match {
+  entry_kind kind;
+  const dlmap_device_info *device;
+  dlmap_platform platform;
+  DLDataType dtype;
+  const dlmap_error_info *error;
+} match;
+
+/* What a match is, for the line that lists several: "device type 201 (kDLAcmeNPU)". */
+static void print_match_label(const match *m) {
+  char name[64];
+  switch (m->kind) {
+    case KIND_DEVICE:
+      printf("device type %d (%s)", m->device->value, m->device->name);
+      break;
+    case KIND_PLATFORM:
+      printf("platform %s", dlmap_platform_find(m->platform)->name);
+      break;
+    case KIND_DTYPE:
+      dlmap_dtype_format(m->dtype, name, sizeof name);
+      printf("data type %s", name);
+      break;
+    case KIND_ERROR:
+    case KIND_COUNT:
+      printf("error code %d (%s)", m->error->code, m->error->id);
+      break;
   }
+}
+
+static void print_match(const match *m) {
+  switch (m->kind) {
+    case KIND_DEVICE:
+      explain_device(m->device);
+      break;
+    case KIND_PLATFORM:
+      explain_platform(m->platform);
+      break;
+    case KIND_DTYPE:
+      explain_dtype(m->dtype);
+      break;
+    case KIND_ERROR:
+    case KIND_COUNT:
+      cli_print_error_page(stdout, m->error, NULL);
+      break;
+  }
+}
+
+static int usage(void) {
+  fprintf(stderr,
+          "usage: %s explain [device:|platform:|dtype:|error:]<device type value or name | platform | data type | "
+          "error code or id>\n",
+          DLMAP_CLI_NAME);
+  return CLI_USAGE;
+}
+
+int cli_explain(int argc, char **argv) {
+  if (argc != 1) return usage();
   const char *what = argv[0];
+  /* An optional qualifier: only entries of that kind. */
+  int only = -1;
+  const char *colon = strchr(what, ':');
+  if (colon != NULL) {
+    for (int k = 0; k < KIND_COUNT; k++) {
+      if (strlen(kQualifiers[k]) == (size_t)(colon - what) && strncmp(what, kQualifiers[k], (size_t)(colon - what)) == 0) {
+        only = k;
+      }
+    }
+    if (only < 0) {
+      fprintf(stderr, "%s: unknown qualifier '%.*s' in '%s'; use device:, platform:, dtype: or error:\n",
+              DLMAP_CLI_NAME, (int)(colon - what), what, what);
+      return usage();
+    }
+    what = colon + 1;
+  }
+#define WANTS(k) (only < 0 || only == (k))
   const size_t len = strlen(what);
-  int found = 0;
-  long long number;
+  match found[KIND_COUNT];
+  int count = 0;
+  long long number = 0;
   int32_t device_type;
   dlmap_platform platform;
   DLDataType dtype;
 
-  if (parse_int(what, &number)) {
-    if (number >= INT32_MIN && number <= INT32_MAX && dlmap_device_type_find((int32_t)number) != NULL) {
-      explain_device(dlmap_device_type_find((int32_t)number));
-      found++;
+  const bool numeric = parse_int(what, &number);
+  const bool in_range = numeric && number >= INT32_MIN && number <= INT32_MAX;
+  if (numeric) {
+    if (WANTS(KIND_DEVICE) && in_range && dlmap_device_type_find((int32_t)number) != NULL) {
+      found[count++] = (match){.kind = KIND_DEVICE, .device = dlmap_device_type_find((int32_t)number)};
     }
-    const dlmap_error_info *info = dlmap_error_describe(number >= INT32_MIN && number <= INT32_MAX ? (int32_t)number : -1);
-    if (info->code > 0) {
-      if (found++) printf("\n");
-      cli_print_error_page(stdout, info, NULL);
-    }
-    if (!found && number >= INT32_MIN && number <= INT32_MAX) {
-      /* An unknown value is what a producer from a newer DLPack would send: show what dlmap says. */
-      dlmap_error err;
-      dlmap_device_type_lookup((int32_t)number, NULL, &err);
-      printf("%d is neither a device type nor an error code of this build's spec.\n\n", (int)number);
-      printf("As a device type it is rejected with %s:\n", dlmap_error_kind_name(err.kind));
-      cli_print_error_page(stdout, dlmap_error_describe(err.code), err.message);
-      return CLI_FAILED;
-    }
+    const dlmap_error_info *info = dlmap_error_describe(in_range ? (int32_t)number : -1);
+    if (WANTS(KIND_ERROR) && info->code > 0) found[count++] = (match){.kind = KIND_ERROR, .error = info};
   } else {
-    if (dlmap_device_type_parse(what, len, &device_type)) {
-      explain_device(dlmap_device_type_find(device_type));
-      found++;
+    if (WANTS(KIND_DEVICE) && dlmap_device_type_parse(what, len, &device_type)) {
+      found[count++] = (match){.kind = KIND_DEVICE, .device = dlmap_device_type_find(device_type)};
     }
-    if (dlmap_platform_parse(what, len, &platform)) {
-      if (found++) printf("\n");
-      explain_platform(platform);
+    if (WANTS(KIND_PLATFORM) && dlmap_platform_parse(what, len, &platform)) {
+      found[count++] = (match){.kind = KIND_PLATFORM, .platform = platform};
     }
-    if (dlmap_dtype_parse(what, len, &dtype)) {
-      if (found++) printf("\n");
-      explain_dtype(dtype);
+    if (WANTS(KIND_DTYPE) && dlmap_dtype_parse(what, len, &dtype)) {
+      found[count++] = (match){.kind = KIND_DTYPE, .dtype = dtype};
     }
     const dlmap_error_info *info = dlmap_error_find_by_id(what);
-    if (info != NULL) {
-      if (found++) printf("\n");
-      cli_print_error_page(stdout, info, NULL);
-    }
+    if (WANTS(KIND_ERROR) && info != NULL) found[count++] = (match){.kind = KIND_ERROR, .error = info};
   }
-  if (!found) {
+#undef WANTS
+
+  if (count > 1) {
+    /* Say what the bare word matched, and how to ask for one of them. */
+    printf("'%s' is ", what);
+    for (int i = 0; i < count; i++) {
+      printf("%s", i == 0 ? "" : i + 1 == count ? " and " : ", ");
+      print_match_label(&found[i]);
+    }
+    printf("; `%s explain %s:%s` shows one.\n\n", DLMAP_CLI_NAME, kQualifiers[found[0].kind], what);
+  }
+  for (int i = 0; i < count; i++) {
+    if (i > 0) printf("\n");
+    print_match(&found[i]);
+  }
+  if (count > 0) return CLI_OK;
+
+  if (in_range && (only < 0 || only == KIND_DEVICE)) {
+    /* An unknown value is what a producer from a newer DLPack would send: show what dlmap says. */
     dlmap_error err;
-    DLMAP_RAISE(&err, DLMAP_ERR_NAME_UNKNOWN,
-                dlmap_arg_str(DLMAP_ARG_WHAT, "device type, platform, data type or error"),
-                dlmap_arg_str(DLMAP_ARG_NAME, what));
-    fprintf(stderr, "dlmap: %s: %s\n", dlmap_error_kind_name(err.kind), err.message);
+    dlmap_device_type_lookup((int32_t)number, NULL, &err);
+    printf("%d is neither a device type nor an error code of this build's spec.\n\n", (int)number);
+    printf("As a device type it is rejected with %s:\n", dlmap_error_kind_name(err.kind));
+    cli_print_error_page(stdout, dlmap_error_describe(err.code), err.message);
     return CLI_FAILED;
   }
-  return CLI_OK;
+  dlmap_error err;
+  DLMAP_RAISE(&err, DLMAP_ERR_NAME_UNKNOWN,
+              dlmap_arg_str(DLMAP_ARG_WHAT, "device type, platform, data type or error"),
+              dlmap_arg_str(DLMAP_ARG_NAME, what));
+  /* The catalogue's text, without the Python exception kind the binding would raise it as. */
+  fprintf(stderr, "%s: %s\n", DLMAP_CLI_NAME, err.message);
+  cli_suggestions near;
+  cli_suggest_init(&near, what);
+  cli_suggest_spec_names(&near);
+  cli_suggest_print(stderr, &near);
+  return CLI_FAILED;
 }

@@ -1,6 +1,7 @@
-/* dlmap CLI — `dlmap spec check [--on-default] FILE...`: runs the generator's own validator
- * (codegen/check_spec.py) so a spec is judged by exactly the messages the build would print. */
-#include <glob.h>
+/* dlmap CLI — `dlmap spec check [--on-default] FILE...`: runs the generator's own validator (codegen/check_spec.py)
+ * so a spec is judged by exactly the messages the build would print; --on-default checks the files on top of the
+ * spec this CLI was built from (its own list, which dlmap_cli() generates: cli_built_spec). */
+#include <dirent.h>
 #include <stdbool.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -12,55 +13,67 @@
 
 extern char **environ;
 
-enum { MAX_FILES = 64 };
+enum { MAX_FILES = 64, PATH_CAP = 4096 };
 
-/* The directories dlmap's own files may have in a runfiles tree: its repository name under WORKSPACE, the main
- * repository under bzlmod (dlmap built as itself), and its canonical names as a bzlmod dependency (Bazel 7, 8). */
-static const char *const kRunfilesRepositories[] = {"dlmap", "_main", "dlmap~", "dlmap+"};
+/* A rootpath's file in the runfiles tree `base`: "../<repo>/<path>" (another repository's file) is
+ * <base>/<repo>/<path>; "<path>" (the main repository's) is <base>/<dir>/<path> for the one top-level directory
+ * that has it, whatever the main repository is called (a downstream workspace's name, or _main under bzlmod). */
+static bool in_runfiles(const char *base, const char *rootpath, char *out, size_t cap) {
+  if (strncmp(rootpath, "../", 3) == 0) {
+    return snprintf(out, cap, "%s/%s", base, rootpath + 3) < (int)cap && access(out, R_OK) == 0;
+  }
+  DIR *dir = opendir(base);
+  if (dir == NULL) return false;
+  bool found = false;
+  for (struct dirent *entry; !found && (entry = readdir(dir)) != NULL;) {
+    if (entry->d_name[0] == '.') continue;
+    found = snprintf(out, cap, "%s/%s/%s", base, entry->d_name, rootpath) < (int)cap && access(out, R_OK) == 0;
+  }
+  closedir(dir);
+  return found;
+}
 
-/* out = <base>/<repository>/<subdir>; false (and out empty) when it does not fit, which -O2's -Wformat-truncation
- * also asks to check. */
-static bool join(const char *base, const char *repository, const char *subdir, char *out, size_t cap) {
-  if (snprintf(out, cap, "%s/%s/%s", base, repository, subdir) < (int)cap) return true;
-  if (cap > 0) out[0] = '\0';
+/* Where one of the CLI's own files is: under $<variable> when set (an installed CLI; the rootpath without its
+ * "../<repo>/" part), else in the Bazel runfiles ($RUNFILES_DIR, or next to the binary). False when not found;
+ * out then names the place looked at. */
+static bool locate(const char *argv0, const char *variable, const char *rootpath, char *out, size_t cap) {
+  const char *set = getenv(variable);
+  if (set != NULL && set[0] != '\0') {
+    const char *tail = rootpath;
+    if (strncmp(tail, "../", 3) == 0 && strchr(tail + 3, '/') != NULL) tail = strchr(tail + 3, '/') + 1;
+    return snprintf(out, cap, "%s/%s", set, tail) < (int)cap && access(out, R_OK) == 0;
+  }
+  char base[PATH_CAP + 16];
+  const char *runfiles = getenv("RUNFILES_DIR");
+  if (runfiles != NULL && runfiles[0] != '\0') {
+    snprintf(base, sizeof base, "%s", runfiles);
+  } else {
+    char self[PATH_CAP];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+      self[n] = '\0';
+    } else {
+      snprintf(self, sizeof self, "%s", argv0);
+    }
+    snprintf(base, sizeof base, "%s.runfiles", self);
+  }
+  if (in_runfiles(base, rootpath, out, cap)) return true;
+  /* the place looked at, for the message; the check of the length also satisfies -Wformat-truncation */
+  if (snprintf(out, cap, "%s/.../%s", base, rootpath) >= (int)cap && cap > 0) out[0] = '\0';
   return false;
 }
 
-/* The first repository directory in the runfiles tree `base` that has subdir (the first one named when none has). */
-static void in_runfiles(const char *base, const char *subdir, char *out, size_t cap) {
-  for (size_t i = 0; i < sizeof kRunfilesRepositories / sizeof kRunfilesRepositories[0]; i++) {
-    if (join(base, kRunfilesRepositories[i], subdir, out, cap) && access(out, F_OK) == 0) return;
-  }
-  join(base, kRunfilesRepositories[0], subdir, out, cap);
-}
-
-/* Where the generator and the default spec are: $DLMAP_CODEGEN_DIR and $DLMAP_SPEC_DIR when set
- * (an installed CLI), else the Bazel runfiles next to the binary. */
-static void locate(const char *argv0, const char *variable, const char *subdir, char *out, size_t cap) {
-  const char *set = getenv(variable);
-  if (set != NULL && set[0] != '\0') {
-    snprintf(out, cap, "%s", set);
-    return;
-  }
-  const char *runfiles = getenv("RUNFILES_DIR");
-  if (runfiles != NULL && runfiles[0] != '\0') {
-    in_runfiles(runfiles, subdir, out, cap);
-    return;
-  }
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    self[n] = '\0';
-  } else {
-    snprintf(self, sizeof self, "%s", argv0);
-  }
-  char base[4096 + 16];
-  snprintf(base, sizeof base, "%s.runfiles", self);
-  in_runfiles(base, subdir, out, cap);
+/* A FILE argument as the caller meant it: under `bazel run` the working directory is the runfiles tree, so a
+ * relative path is taken from $BUILD_WORKING_DIRECTORY, the directory `bazel run` was called from. */
+static const char *user_path(const char *path, char *out, size_t cap) {
+  const char *cwd = getenv("BUILD_WORKING_DIRECTORY");
+  if (path[0] == '/' || cwd == NULL || cwd[0] == '\0') return path;
+  if (snprintf(out, cap, "%s/%s", cwd, path) >= (int)cap) return path;
+  return out;
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: dlmap spec check [--on-default] FILE...\n");
+  fprintf(stderr, "usage: %s spec check [--on-default] FILE...\n", DLMAP_CLI_NAME);
   return CLI_USAGE;
 }
 
@@ -71,44 +84,35 @@ int cli_spec(int argc, char **argv, const char *argv0) {
   if (on_default) argc--, argv++;
   if (argc < 1 || argc > MAX_FILES) return usage();
 
-  char codegen[4096], spec_dir[4096], checker[4200], pattern[4200], profile[4400];
-  locate(argv0, "DLMAP_CODEGEN_DIR", "codegen", codegen, sizeof codegen);
-  snprintf(checker, sizeof checker, "%s/check_spec.py", codegen);
-  if (access(checker, R_OK) != 0) {
-    fprintf(stderr, "dlmap: cannot find the spec checker at %s (set DLMAP_CODEGEN_DIR to dlmap's codegen/)\n",
-            checker);
+  static char checker[PATH_CAP], built[MAX_FILES][PATH_CAP], given[MAX_FILES][PATH_CAP];
+  if (!locate(argv0, "DLMAP_CODEGEN_DIR", cli_spec_checker, checker, sizeof checker)) {
+    fprintf(stderr, "%s: cannot find the spec checker at %s (set DLMAP_CODEGEN_DIR to dlmap's codegen/)\n",
+            DLMAP_CLI_NAME, checker);
     return CLI_FAILED;
   }
 
-  /* argv for: python3 check_spec.py [default spec files] FILE... */
+  /* argv for: python3 check_spec.py [this CLI's spec files, in the order the build read them] FILE... */
   char *child[2 * MAX_FILES + 4];
   int n = 0;
   child[n++] = (char *)DLMAP_PYTHON;
   child[n++] = checker;
-  glob_t defaults = {0};
   if (on_default) {
-    /* Each section of the default spec lives in one file, so their order does not matter; the
-     * user's overlay files come after them. */
-    locate(argv0, "DLMAP_SPEC_DIR", "spec", spec_dir, sizeof spec_dir);
-    snprintf(pattern, sizeof pattern, "%s/*.yaml", spec_dir);
-    if (glob(pattern, 0, NULL, &defaults) != 0 || defaults.gl_pathc > MAX_FILES) {
-      fprintf(stderr, "dlmap: cannot find the default spec at %s (set DLMAP_SPEC_DIR)\n", spec_dir);
-      globfree(&defaults);
-      return CLI_FAILED;
+    for (size_t i = 0; cli_built_spec[i] != NULL; i++) {
+      if (i >= MAX_FILES || !locate(argv0, "DLMAP_SPEC_DIR", cli_built_spec[i], built[i], sizeof built[i])) {
+        fprintf(stderr, "%s: cannot find this CLI's spec file %s at %s (set DLMAP_SPEC_DIR)\n", DLMAP_CLI_NAME,
+                cli_built_spec[i], i >= MAX_FILES ? "(too many files)" : built[i]);
+        return CLI_FAILED;
+      }
+      child[n++] = built[i];
     }
-    for (size_t i = 0; i < defaults.gl_pathc; i++) child[n++] = defaults.gl_pathv[i];
-    /* The facts, then the profile this CLI was built with (spec/profiles/<name>.yaml). */
-    snprintf(profile, sizeof profile, "%s/profiles/%s.yaml", spec_dir, dlmap_profile_current()->name);
-    child[n++] = profile;
   }
-  for (int i = 0; i < argc; i++) child[n++] = argv[i];
+  for (int i = 0; i < argc; i++) child[n++] = (char *)user_path(argv[i], given[i], sizeof given[i]);
   child[n] = NULL;
 
   pid_t pid;
   int rc = posix_spawn(&pid, DLMAP_PYTHON, NULL, NULL, child, environ);
-  globfree(&defaults);
   if (rc != 0) {
-    fprintf(stderr, "dlmap: cannot run %s: %s\n", DLMAP_PYTHON, strerror(rc));
+    fprintf(stderr, "%s: cannot run %s: %s\n", DLMAP_CLI_NAME, DLMAP_PYTHON, strerror(rc));
     return CLI_FAILED;
   }
   int status;
