@@ -16,5 +16,5 @@ grep -q kDLDocsVendorNPU "$spec/vendor_overlay.yaml" || fail "vendor_overlay.yam
 grep -q kDLDocsVendorNPU "$work/dlmap/share/doc/dlmap/devices.md" || fail "devices.md lacks kDLDocsVendorNPU"
 [ -f "$work/dlmap/share/doc/dlmap/errors/README.md" ] || fail "no errors/README.md"
 grep -qi DocsVendorNPU "$work/dlmap/include/dlmap/generated/dlmap_spec.h" || fail "dlmap_spec.h is not the vendor spec's"
-[ -f "$work/dlmap/lib/libdlmap.a" ] && [ -f "$work/dlmap/lib/pkgconfig/dlmap.pc" ] || fail "no library or dlmap.pc"
+for f in lib/libdlmap.a lib/pkgconfig/dlmap.pc; do [ -f "$work/dlmap/$f" ] || fail "no $f"; done
 echo "PASS: the vendor library's archive holds its spec, header and docs"

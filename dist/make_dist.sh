@@ -5,10 +5,10 @@
 #   DOCS_DIR: a dlmap_docs() directory (devices.md, errors/); LIST: a file naming the spec files in the generator's
 #   order, one a line; they are written to share/dlmap/spec/ under their own names, with spec.txt listing that order.
 set -eu
-[ $# -ge 8 ] && [ "$7" = --headers ] || {
+if [ $# -lt 8 ] || [ "$7" != --headers ]; then
   echo "usage: make_dist.sh OUT LIB SPEC_H PC_IN LICENSE DOCS_DIR --headers HEADER... --spec_list LIST" >&2
   exit 2
-}
+fi
 out="$1"; lib="$2"; spec_h="$3"; pc_in="$4"; license="$5"; docs="$6"; shift 6
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
