@@ -17,6 +17,10 @@ def _dlmap_docs_impl(ctx):
     args.add(out.path)
     for f in specs:
         args.add("--spec", f)
+
+    # Every shipped profile, which the spec's profile may name in `extends:` (as dlmap_library() passes them).
+    for f in ctx.files._profiles:
+        args.add("--base_profile", f)
     ctx.actions.run_shell(
         inputs = specs + ctx.files._generator + ctx.files._profiles,
         tools = [ctx.executable._python],
