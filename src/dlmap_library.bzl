@@ -59,8 +59,9 @@ DLMAP_COPTS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 def dlmap_library(name, spec, visibility = None, testonly = False, config = _CONFIG):
     """A static library `name` whose tables come from `spec`.
 
-    Also defines `<name>_gen` (the generated files) for docs and tests, and `<name>_one_library_per_binary`, the
-    link guard: a binary that links two libraries made here fails to link (see src/one_library_per_binary.c).
+    Also defines `<name>_spec` (the spec files, in order), `<name>_gen` (the generated files) for docs and tests,
+    and `<name>_one_library_per_binary`, the link guard: a binary that links two libraries made here fails to link
+    (see src/one_library_per_binary.c).
 
     Args:
       name: the cc_library's name; `<name>_gen*` are the generated files and their libraries,
@@ -74,6 +75,14 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = _CON
     """
     gen = name + "_gen"
     outs = {flag: gen + "/" + path for flag, path in _C_OUTPUTS.items()}
+
+    # The spec files, in order, for what else is made from this library's spec (dlmap_dist: its archive ships them).
+    native.filegroup(
+        name = name + "_spec",
+        srcs = spec,
+        visibility = visibility,
+        testonly = testonly,
+    )
     native.genrule(
         name = gen,
         srcs = spec,

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Downstream example test — every tool built on Acme's profile (acme_profile.yaml) works on that spec: the CLI lists
+# kDLAcmeNPU under profile acme, the docs name it, and the dist archive holds Acme's spec files in the generator's
+# order, with the docs and a header generated from them.
+# usage: acme_tools_test.sh CLI DOCS_DIR DIST_ARCHIVE
+set -eu
+cli="$1" docs="$2" archive="$3"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$cli" devices | grep -Eq '^ +201  kDLAcmeNPU ' || fail "CLI devices lacks kDLAcmeNPU"
+"$cli" devices | grep -q 'acme' || fail "CLI devices does not name profile acme"
+grep -q kDLAcmeNPU "$docs/devices.md" || fail "docs: devices.md lacks kDLAcmeNPU"
+[ -f "$docs/errors/README.md" ] || fail "docs: no errors/README.md"
+
+work="${TEST_TMPDIR:-$(mktemp -d)}/dist"
+rm -rf "$work" && mkdir -p "$work"
+tar -xzf "$archive" -C "$work"
+spec="$work/dlmap/share/dlmap/spec"
+tail -n 2 "$spec/spec.txt" | paste -sd' ' | grep -qx 'acme_profile.yaml acme_spec.yaml' || fail "dist: spec.txt: $(cat "$spec/spec.txt")"
+grep -q 'extends: jax' "$spec/acme_profile.yaml" || fail "dist: acme_profile.yaml is not Acme's profile"
+grep -q kDLAcmeNPU "$spec/acme_spec.yaml" || fail "dist: acme_spec.yaml is not Acme's overlay"
+grep -q kDLAcmeNPU "$work/dlmap/share/doc/dlmap/devices.md" || fail "dist: its devices.md lacks kDLAcmeNPU"
+grep -q DLMAP_DEVICE_ACMENPU "$work/dlmap/include/dlmap/generated/dlmap_spec.h" || fail "dist: its header lacks Acme's type"
+echo "PASS: Acme's CLI, docs and dist archive on acme_profile.yaml"
