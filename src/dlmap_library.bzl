@@ -76,7 +76,8 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = _CON
     gen = name + "_gen"
     outs = {flag: gen + "/" + path for flag, path in _C_OUTPUTS.items()}
 
-    # The spec files, in order, for what else is made from this library's spec (dlmap_dist: its archive ships them).
+    # The spec files in the order the generator reads them, for the tools built on this library (dlmap_cli's
+    # `spec check --on-default`, dlmap_dist's archive).
     native.filegroup(
         name = name + "_spec",
         srcs = spec,
@@ -108,14 +109,6 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = _CON
         testonly = testonly,
     )
 
-    # The spec's files in the order the generator reads them, for tools built on this library (dlmap_cli's
-    # `spec check --on-default`).
-    native.filegroup(
-        name = name + "_spec",
-        srcs = spec,
-        visibility = visibility,
-        testonly = testonly,
-    )
     cc_library(
         name = gen + "_spec_header",
         hdrs = [outs["spec_h"]],
