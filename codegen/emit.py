@@ -359,7 +359,7 @@ def emit_error_related(spec):
     return _list([ERROR_RELATED], (ERROR_RELATED(e.id.upper(), r.upper()) for e in spec.errors for r in e.related))
 
 
-# The profile's four kinds of rows; ERROR is an error enumerator suffix, or OK for none.
+# The profile's five kinds of rows; ERROR is an error enumerator suffix, or OK for none.
 PROFILE = Row("DLMAP_PROFILE",
               "name doc OWN_TYPE FALSY_TYPE ABSENT_STRUCT GATING LEGACY_READ_ONLY STREAM OTHERWISE_ERROR REQUEST "
               "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar",
@@ -370,10 +370,14 @@ PROFILE_VERSION_RANGE = Row("DLMAP_PROFILE_VERSION_RANGE", "has_until until_majo
                             "The max_version ranges, ascending.")
 PROFILE_DEVICE_RULE = Row("DLMAP_PROFILE_DEVICE_RULE", "PLATFORM MEMORY_MATCH device_type ERROR",
                           "The __dlpack_device__ rules, in order; device_type is -1 with an error.")
+PROFILE_ERROR_ORIGIN = Row("DLMAP_PROFILE_ERROR_ORIGIN", "ERROR kind message status",
+                           "One row per error whose kind, text or status word a profile replaces, in catalogue "
+                           "order: the name of the profile each comes from (this one or one it extends), NULL where "
+                           "the catalogue's own applies.")
 
 
 def emit_profile(spec):
-    """The exchange policy of the spec's profile, as four kinds of rows (hand-written C defines the ones it reads)."""
+    """The exchange policy of the spec's profile, as five kinds of rows (hand-written C defines the ones it reads)."""
     p = spec.profile
 
     def error(error_id):
@@ -392,7 +396,12 @@ def emit_profile(spec):
     lines += [PROFILE_DEVICE_RULE(r.platform.upper(), r.memory.upper(),
                                   r.device_type if r.device_type is not None else -1, error(r.error))
               for r in p.rules]
-    return _list([PROFILE, PROFILE_DEVICE, PROFILE_VERSION_RANGE, PROFILE_DEVICE_RULE], lines)
+
+    def origin(fields, field):
+        return c_string(fields[field]) if field in fields else "NULL"
+    lines += [PROFILE_ERROR_ORIGIN(error_id.upper(), origin(fields, "kind"), origin(fields, "message"),
+                                   origin(fields, "status")) for error_id, fields in p.error_origins.items()]
+    return _list([PROFILE, PROFILE_DEVICE, PROFILE_VERSION_RANGE, PROFILE_DEVICE_RULE, PROFILE_ERROR_ORIGIN], lines)
 
 
 # ---- re2c rules -----------------------------------------------------------------------------------

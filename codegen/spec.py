@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Tuple
 
 import yaml
 
+import profile_extends
 import spec_profile as profile_loader
 from names import enumerator, upper_snake  # noqa: F401  (spec.enumerator: emitters and tests use it)
 
@@ -463,6 +464,10 @@ def _apply_overrides(path, body, lists):
     if not isinstance(body, dict):
         raise SpecError("%s: overrides: must be a mapping of section → list, got %s" % (path, _type_name(body)))
     for section, items in body.items():
+        if section == "profile":
+            raise SpecError("%s: overrides: cannot change the profile; use `extends: <profile>` in a profile file "
+                            "with only the keys that change (README \"Write your own profile\")"
+                            % path)
         if section not in IDENTITY:
             raise SpecError("%s: overrides: unknown section '%s' (known: %s)" % (path, section, ", ".join(IDENTITY)))
         if not isinstance(items, list):
@@ -503,8 +508,11 @@ def _entries(lists, section):
         yield _Where(source, section, index, name if isinstance(name, str) else None), entry
 
 
-def load(paths):
+def load(paths, base_profiles=()):
     """Load, merge and validate spec files; returns a Spec or raises SpecError.
+
+    base_profiles: profile files (dlmap's shipped spec/profiles/*.yaml) that the spec's profile may name in
+    `extends:`, by their `name:`; read only when it extends one.
 
     One loader per section, in dependency order: each checks its entries and the references they make to the
     sections loaded before it (a device type's platform, an error's kind), so a mistake names the entry that makes it.
@@ -530,9 +538,25 @@ def load(paths):
     source, body = maps["profile"]
     if not isinstance(body, dict):
         raise SpecError("%s: profile: must be a mapping, got %s" % (source, _type_name(body)))
+    try:
+        body, origins = profile_extends.resolve_with_origins(
+            body, _base_profiles(base_profiles) if "extends" in body else {})
+    except profile_extends.ExtendsError as error:
+        raise SpecError("%s: profile: %s" % (source, error))
     # The profile loader checks fields with this module's helpers (passed in, as spec imports spec_profile).
-    spec.profile = profile_loader.load_profile(source, body, spec, sys.modules[__name__])
+    spec.profile = profile_loader.load_profile(source, body, spec, sys.modules[__name__], origins)
     return spec
+
+
+def _base_profiles(paths):
+    """{name: profile mapping} of the profile files an `extends:` may name (the first file of a name wins)."""
+    bases = {}
+    for path in paths:
+        body = _read(path).get("profile")
+        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+            raise SpecError("%s: not a profile file (no `profile` section with a name)" % path)
+        bases.setdefault(body["name"], body)
+    return bases
 
 
 def _fold(lookup, kind, name):

@@ -7,7 +7,9 @@ only resolved data (device type values, error ids, per-type booleans): emit.py w
 """
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Dict, List, Optional
+
+import profile_extends
 
 GATINGS = ("strict", "known")
 LEGACY_READ_ONLY = ("refuse", "drop")
@@ -68,11 +70,15 @@ class Profile:
     alignment: int
     whole_bytes: bool
     scalar: bool
+    # error id → {kind | message | status: the profile it comes from}, for each field a profile replaces (the
+    # profile itself or one it extends; codegen/profile_extends.py)
+    error_origins: Dict[str, Dict[str, str]]
 
 
-def load_profile(source, body, spec, helpers):
-    """body: the `profile` mapping from source; spec: the loaded facts (a spec.Spec without a profile);
-    helpers: the spec module (its _Where and field checkers). Applies the profile's error overrides to spec.errors."""
+def load_profile(source, body, spec, helpers, origins=None):
+    """body: the `profile` mapping from source, `extends` already resolved; spec: the loaded facts (a spec.Spec
+    without a profile); helpers: the spec module (its _Where and field checkers); origins: as
+    profile_extends.resolve_with_origins gives them. Applies the profile's error overrides to spec.errors."""
     h = helpers
     where = h._Where(source, "profile")
     h._check_keys(where, body, ("name", "doc", "export", "dlpack_device", "import"), ("errors",))
@@ -180,8 +186,12 @@ def load_profile(source, body, spec, helpers):
                       rules, otherwise, h._choice(w, imp, "request", REQUESTS),
                       h._choice(w, imp, "host_stream", HOST_STREAMS), h._choice(sw, imp["strides"], "view", LAYOUTS),
                       h._choice(sw, imp["strides"], "otherwise", OTHERWISE), alignment,
-                      h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"))
+                      h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"), {})
     _apply_errors(source, body.get("errors", []), spec, h)
+    if origins is None:  # a body that extends nothing: its own entries
+        origins = profile_extends.resolve_with_origins(body, {})[1]
+    # In catalogue order; only the errors whose kind, text or status a profile replaces.
+    profile.error_origins = {e.id: dict(origins[e.id]) for e in spec.errors if origins.get(e.id)}
     return profile
 
 

@@ -12,10 +12,14 @@ Deliberately independent of codegen/spec.py: a test that compares the library wi
 generator that drops, reorders or misreads entries. Validation is the generator's job; this reader only fails
 loudly on what it cannot read.
 
-Usage: spec_facts.py --spec FILE [--spec FILE ...] [--c_header OUT] [--sh OUT]
+A profile's `extends:` is resolved with the generator's own merge rule (codegen/profile_extends.py), among the
+--base_profile files (spec_facts() passes dlmap's shipped profiles).
+
+Usage: spec_facts.py --spec FILE [--spec FILE ...] [--base_profile FILE ...] [--c_header OUT] [--sh OUT]
 """
 
 import argparse
+import os
 import sys
 
 import yaml
@@ -27,12 +31,44 @@ IDENTITY = {"versions": "version", "flags": "name", "platforms": "name", "memory
 MAPPINGS = ("abi", "lookup", "profile")
 
 
-def read(paths):
-    """The merged spec: {section: [entries]} for list sections, {section: mapping} for abi, lookup, profile."""
+def _load(path):
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle) or {}
+
+
+def _profile_extends():
+    """codegen/profile_extends.py: beside this file where a package ships a copy of both, else in dlmap's codegen/."""
+    try:
+        from . import profile_extends  # noqa: F401  (a package that ships both, e.g. python/check)
+    except ImportError:
+        here = os.path.dirname(os.path.abspath(__file__))
+        for directory in (here, os.path.join(os.path.dirname(os.path.dirname(here)), "codegen")):
+            if os.path.exists(os.path.join(directory, "profile_extends.py")) and directory not in sys.path:
+                sys.path.insert(0, directory)
+        import profile_extends
+    return profile_extends
+
+
+def shipped_profiles(paths):
+    """The profile files `extends:` may name when the caller gives none: every *.yaml in a profiles/ directory
+    beside or holding one of paths (dlmap's spec/profiles/ for a spec read from spec/)."""
+    found = []
+    for path in paths:
+        directory = os.path.dirname(os.path.abspath(path))
+        for candidate in (os.path.join(directory, "profiles"), directory):
+            if os.path.basename(candidate) == "profiles" and os.path.isdir(candidate):
+                found += [os.path.join(candidate, f) for f in sorted(os.listdir(candidate)) if f.endswith(".yaml")]
+    return list(dict.fromkeys(found))
+
+
+def read(paths, base_profiles=None):
+    """The merged spec: {section: [entries]} for list sections, {section: mapping} for abi, lookup, profile.
+
+    A profile's `extends: <name>` is resolved by codegen/profile_extends.py (the generator's own merge rule) among
+    base_profiles (files), or shipped_profiles(paths) when None; the profile read is the merged one."""
     merged = {section: [] for section in IDENTITY}
     for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle) or {}
+        data = _load(path)
         for section, body in data.items():
             if section == "overrides":
                 for name, items in body.items():
@@ -44,6 +80,13 @@ def read(paths):
                 merged[section] = body
             else:
                 merged[section].extend(body)
+    profile = merged.get("profile")
+    if isinstance(profile, dict) and "extends" in profile:
+        bases = {}
+        for path in shipped_profiles(paths) if base_profiles is None else base_profiles:
+            body = _load(path).get("profile") or {}
+            bases.setdefault(body.get("name"), body)
+        merged["profile"] = _profile_extends().resolve(profile, bases)
     # The profile's per-error kind, text and status word replace the catalogue's (README "Profiles").
     for override in (merged.get("profile") or {}).get("errors", []):
         entry = next(e for e in merged["errors"] if e["id"] == override["id"])
@@ -216,10 +259,11 @@ def sh(spec, paths):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--spec", action="append", required=True)
+    parser.add_argument("--base_profile", action="append", help="a profile `extends:` may name (repeatable)")
     parser.add_argument("--c_header")
     parser.add_argument("--sh")
     args = parser.parse_args(argv)
-    spec = read(args.spec)
+    spec = read(args.spec, args.base_profile)
     for path, emit in ((args.c_header, c_header), (args.sh, sh)):
         if path:
             with open(path, "w", encoding="utf-8") as handle:
