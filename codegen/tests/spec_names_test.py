@@ -16,6 +16,12 @@ from spec_rules_test import SpecTestCase  # noqa: E402  (also puts codegen/ on s
 
 import emit  # noqa: E402
 import emit_docs  # noqa: E402
+import spec  # noqa: E402
+import spec_rules_test  # noqa: E402
+
+# tests/spec_facts/spec_facts.py, the plain PyYAML reader the tests and the conformance checker use.
+sys.path.insert(0, os.path.join(os.path.dirname(spec_rules_test.CODEGEN_DIR), "tests", "spec_facts"))
+import spec_facts  # noqa: E402
 
 PROFILE = "profiles/array_api.yaml"
 
@@ -140,6 +146,27 @@ class VendorDeviceTypes(SpecTestCase):
     def test_other_words_are_not_versions(self):
         self.vendor(0x10001, introduced="vendors")
         self.assertRejected("overlay.yaml", "device_types[0] (kDLAcmeVPU)", "introduced", "is not a version")
+
+
+class PlainReaderAgrees(SpecTestCase):
+    """tests/spec_facts reads a vendor type and a platform alias as the generator does."""
+
+    def test_vendor_type_and_platform_alias(self):
+        self.overlay({"device_types": [{"value": 0x10002, "name": "kDLAcmeW", "introduced": "vendor",
+                                        "platform": "NVIDIA", "memory": "device", "stream": "opaque",
+                                        "doc": "Acme W."}]})
+        paths = self.write()
+        loaded = spec.load(paths)
+        facts = spec_facts.read(paths)
+        for device, entry in zip(loaded.device_types, facts["device_types"]):
+            self.assertEqual((entry["value"], entry["platform"], spec_facts.version(entry["introduced"]),
+                              bool(entry.get("vendor"))),
+                             (device.value, device.platform, (device.introduced.major, device.introduced.minor),
+                              device.vendor))
+        self.assertIn("65538 vendor kDLAcmeW", spec_facts.sh(facts, paths))
+        self.assertRegex(spec_facts.c_header(facts, paths),
+                         r'\{65538, "kDLAcmeW", \{"kDLAcmeW", (NULL, )*NULL\}, \{%d, %d\}, "cuda", "device", "opaque", 0, 1\},'
+                         % (loaded.abi.current.major, loaded.abi.current.minor))
 
 
 class StyleWording(SpecTestCase):

@@ -85,6 +85,10 @@ def read(paths, base_profiles=None):
     platform_of = {fold(n): p["name"] for p in merged["platforms"] for n in [p["name"]] + p.get("aliases", [])}
     for d in merged["device_types"]:
         d["platform"] = platform_of.get(fold(d["platform"]), d["platform"])
+        # A vendor's own type (`introduced: vendor`) counts as introduced in the current version, as the generator has
+        # it; `vendor: True` marks it.
+        if d.get("introduced") == "vendor":
+            d["introduced"], d["vendor"] = merged["abi"]["current"], True
     profile = merged.get("profile")
     if isinstance(profile, dict) and "extends" in profile:
         bases = {}
@@ -110,14 +114,9 @@ def version(text):
     return int(major), int(minor)
 
 
-def device_introduced(d, spec):
-    """A device type's `introduced`: a vendor's own type (`introduced: vendor`) is in the current version only."""
-    return spec["abi"]["current"] if d["introduced"] == "vendor" else d["introduced"]
-
-
 def device_state(d):
     """released, main (upstream: main) or vendor (introduced: vendor)."""
-    return "vendor" if d["introduced"] == "vendor" else "main" if d.get("upstream") == "main" else "released"
+    return "vendor" if d.get("vendor") else "main" if d.get("upstream") == "main" else "released"
 
 
 def device_names(d):
@@ -203,7 +202,7 @@ def c_header(spec, paths):
            "int vendor /* introduced: vendor */"],
           "spec_facts_device_types",
           [[str(d["value"]), c_string(d["name"]), c_names(device_names(d), n_device),
-            c_version(device_introduced(d, spec)), c_string(d["platform"]), c_string(d["memory"]),
+            c_version(d["introduced"]), c_string(d["platform"]), c_string(d["memory"]),
             c_string(d["stream"]), "1" if device_state(d) == "released" else "0",
             "1" if device_state(d) == "vendor" else "0"] for d in devices],
           "SPEC_FACTS_DEVICE_TYPE_COUNT")
