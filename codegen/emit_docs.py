@@ -152,7 +152,9 @@ _UPSTREAM_MAIN = ("*(main)* after the version: added on DLPack's main branch aft
 
 
 def _since(entry):
-    """A device type's or dtype code's *since* cell."""
+    """A device type's or dtype code's *since* cell: a vendor's own device type says so instead of a version."""
+    if getattr(entry, "vendor", False):
+        return "vendor extension"
     return str(entry.introduced) + (" *(main)*" if entry.upstream == "main" else "")
 
 
@@ -317,7 +319,7 @@ def _profile_section(spec):
         ranges.append(["%s ≤ max_version%s" % (start, " < %s" % r.until if r.until else ""),
                        r.struct + " tensor" if r.struct else "error [%s](errors/%s.md)" % (r.error, r.error)])
         start = str(r.until)
-    memory = {"any": "any memory", "pinned": "pinned host memory", "unpinned": "other memory"}
+    memory = {"any": "any memory", "host_pinned": "pinned host memory", "other": "other memory"}
     rules = [[code(r.platform), memory[r.memory], code(names[r.device_type]) if r.device_type is not None
               else "error [%s](errors/%s.md)" % (r.error, r.error)] for r in p.rules]
     rules.append(["any other platform", "", "error [%s](errors/%s.md)" % (p.otherwise, p.otherwise)])

@@ -1,5 +1,5 @@
 # dlmap codegen — command line: spec files → the Markdown under docs/ (write it, or check it is fresh).
-"""Usage: gen_docs.py --spec FILE [--spec FILE …] (--out DIR | --check DIR)
+"""Usage: gen_docs.py --spec FILE [--spec FILE …] [--base_profile FILE …] (--out DIR | --check DIR)
 
 --out DIR    writes devices.md, errors/README.md and errors/<id>.md under DIR (creating errors/),
              rewriting only files whose text changed and removing errors/*.md pages of errors the
@@ -92,12 +92,14 @@ def check(docs, root):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", action="append", required=True, help="spec YAML file (repeatable, in order)")
+    parser.add_argument("--base_profile", action="append", default=[], metavar="FILE",
+                        help="a profile `extends:` may name (repeatable; dlmap's shipped spec/profiles/*.yaml)")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--out", metavar="DIR", help="write the docs under DIR")
     mode.add_argument("--check", metavar="DIR", help="compare DIR's docs with the spec; exit 1 when stale")
     args = parser.parse_args(argv)
     try:
-        docs = emit_docs.emit_docs(spec.load(args.spec))
+        docs = emit_docs.emit_docs(spec.load(args.spec, args.base_profile))
     except spec.SpecError as error:
         print("dlmap spec error: %s" % error, file=sys.stderr)
         return 1

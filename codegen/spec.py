@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Tuple
 
 import yaml
 
+import profile_extends
 import spec_profile as profile_loader
 from names import enumerator, upper_snake  # noqa: F401  (spec.enumerator: emitters and tests use it)
 
@@ -175,6 +176,7 @@ class DeviceType:
     doc: str
     note: str
     upstream: str = ""  # "main": on DLPack's main branch after the tag of `introduced`, so that release lacks it
+    vendor: bool = False  # `introduced: vendor`: no DLPack release defines it (introduced is then abi.current)
 
 
 @dataclass
@@ -251,6 +253,11 @@ LANES = ("vector", "scalar")
 # Where an entry is defined when no DLPack release has it yet: `upstream: main` marks a value added on DLPack's main
 # branch after the tag of its `introduced` version (whose headers main still carries), so that release lacks it.
 UPSTREAM = ("main",)
+# A vendor's own device type (`introduced: vendor`): in no DLPack release. Its value must lie in this range, far above
+# DLPack's own values (which grow one at a time from 1) and above every dlmap error code (1…65535), so that a number
+# never names both a DLPack device type and a vendor's, nor a device type and an error.
+VENDOR = "vendor"
+VENDOR_DEVICE_VALUES = (0x10000, 2**31 - 1)
 PLACEHOLDER_TYPES = ("int", "uint", "hex", "ptr", "str", "version", "ints")
 STREAM_MEANINGS = ("legacy_default", "per_thread_default", "default", "no_sync", "handle",
                    "host_sync", "invalid")
@@ -463,6 +470,10 @@ def _apply_overrides(path, body, lists):
     if not isinstance(body, dict):
         raise SpecError("%s: overrides: must be a mapping of section → list, got %s" % (path, _type_name(body)))
     for section, items in body.items():
+        if section == "profile":
+            raise SpecError("%s: overrides: cannot change the profile; use `extends: <profile>` in a profile file "
+                            "with only the keys that change (README \"Write your own profile\")"
+                            % path)
         if section not in IDENTITY:
             raise SpecError("%s: overrides: unknown section '%s' (known: %s)" % (path, section, ", ".join(IDENTITY)))
         if not isinstance(items, list):
@@ -503,8 +514,11 @@ def _entries(lists, section):
         yield _Where(source, section, index, name if isinstance(name, str) else None), entry
 
 
-def load(paths):
+def load(paths, base_profiles=()):
     """Load, merge and validate spec files; returns a Spec or raises SpecError.
+
+    base_profiles: profile files (dlmap's shipped spec/profiles/*.yaml) that the spec's profile may name in
+    `extends:`, by their `name:`; read only when it extends one.
 
     One loader per section, in dependency order: each checks its entries and the references they make to the
     sections loaded before it (a device type's platform, an error's kind), so a mistake names the entry that makes it.
@@ -530,9 +544,25 @@ def load(paths):
     source, body = maps["profile"]
     if not isinstance(body, dict):
         raise SpecError("%s: profile: must be a mapping, got %s" % (source, _type_name(body)))
+    try:
+        body, origins = profile_extends.resolve_with_origins(
+            body, _base_profiles(base_profiles) if "extends" in body else {})
+    except profile_extends.ExtendsError as error:
+        raise SpecError("%s: profile: %s" % (source, error))
     # The profile loader checks fields with this module's helpers (passed in, as spec imports spec_profile).
-    spec.profile = profile_loader.load_profile(source, body, spec, sys.modules[__name__])
+    spec.profile = profile_loader.load_profile(source, body, spec, sys.modules[__name__], origins)
     return spec
+
+
+def _base_profiles(paths):
+    """{name: profile mapping} of the profile files an `extends:` may name (the first file of a name wins)."""
+    bases = {}
+    for path in paths:
+        body = _read(path).get("profile")
+        if not isinstance(body, dict) or not isinstance(body.get("name"), str):
+            raise SpecError("%s: not a profile file (no `profile` section with a name)" % path)
+        bases.setdefault(body["name"], body)
+    return bases
 
 
 def _fold(lookup, kind, name):
@@ -708,14 +738,21 @@ def _load_device_types(lists, known, lookup, platforms, memory_kinds, convention
     for where, e in _entries(lists, "device_types"):
         _check_keys(where, e, ("value", "name", "introduced", "platform", "memory", "stream", "doc"),
                     ("spellings", "aliases", "note", "upstream"))
+        vendor = e.get("introduced") == VENDOR
         device = DeviceType(_int(where, e, "value", 0, 2**31 - 1),
                             _str(where, e, "name", pattern=_IDENT, what="a C identifier"),
                             _str_list(where, e, "spellings", _IDENT, "a C identifier"),
                             _str_list(where, e, "aliases", _LOOKUP_NAME, "a lookup name"),
-                            _version(where, e, "introduced", known),
-                            _str(where, e, "platform"), _str(where, e, "memory"), _str(where, e, "stream"),
+                            max(known) if vendor else _version(where, e, "introduced", known),
+                            _platform_name(where, e, "platform", platforms, lookup),
+                            _str(where, e, "memory"), _str(where, e, "stream"),
                             _str(where, e, "doc"), _str(where, e, "note", default=""),
-                            _choice(where, e, "upstream", UPSTREAM) if "upstream" in e else "")
+                            _choice(where, e, "upstream", UPSTREAM) if "upstream" in e else "", vendor)
+        if vendor and not VENDOR_DEVICE_VALUES[0] <= device.value <= VENDOR_DEVICE_VALUES[1]:
+            where.fail("key 'value': %d is outside the vendor range %d…%d (0x%x…0x%x) that `introduced: vendor` "
+                       "types use" % ((device.value,) + VENDOR_DEVICE_VALUES * 2))
+        if vendor and device.upstream:
+            where.fail("key 'upstream': a vendor device type is in no DLPack release, nor on its main branch")
         device_values.add(where, device.value, device.value)
         enumerators.add(where, enumerator(device.name), enumerator(device.name))
         _check_reserved(where, "device type", enumerator(device.name))
@@ -729,6 +766,28 @@ def _load_device_types(lists, known, lookup, platforms, memory_kinds, convention
             where.fail("unknown stream convention '%s'" % device.stream)
         devices.append(device)
     return devices
+
+
+def _platform_name(where, entry, key, platforms, lookup):
+    """entry[key] names a platform by its name or an alias (under the lookup's case rule) → the platform's name."""
+    text = _str(where, entry, key)
+    if text is None:
+        where.fail("missing key '%s'" % key)
+    return platform_by_name(platforms, lookup, text) or text  # an unknown name is reported by the caller
+
+
+def platform_by_name(platforms, lookup, text):
+    """The name of the platform whose name or alias text is (under the platform lookup's case rule), or None."""
+    folded = _fold(lookup, "platforms", text) if isinstance(text, str) else None
+    return next((p.name for p in platforms for n in [p.name] + p.aliases if _fold(lookup, "platforms", n) == folded),
+                None)
+
+
+def device_by_name(devices, lookup, text):
+    """The device type whose name, spelling or alias text is (under the device lookup's case rule), or None."""
+    folded = _fold(lookup, "device_types", text) if isinstance(text, str) else None
+    return next((d for d in devices for n in [d.name] + d.spellings + d.aliases
+                 if _fold(lookup, "device_types", n) == folded), None)
 
 
 def _load_dtype_codes(lists, known, lookup):
@@ -968,10 +1027,13 @@ def _split_message(where, error, placeholder_types):
             if name is None or "{" in name:
                 where.fail("key 'message': unbalanced '{' at character %d (write '{{' for a literal brace)" % i)
             name, style = placeholder_style(name)
-            if style and profile_loader.STYLES.get(style) != placeholder_types.get(name):
-                where.fail("key 'message': {%s:%s}: style '%s' is not one for a %s placeholder (styles: %s)"
-                           % (name, style, style, placeholder_types.get(name), ", ".join(
-                               "%s for %s" % pair for pair in profile_loader.STYLES.items())))
+            styles = ", ".join("%s for %s placeholders" % pair for pair in profile_loader.STYLES.items())
+            if style and style not in profile_loader.STYLES:
+                where.fail("key 'message': {%s:%s}: unknown style '%s' (styles: %s)" % (name, style, style, styles))
+            if style and name in placeholder_types and profile_loader.STYLES[style] != placeholder_types[name]:
+                where.fail("key 'message': {%s:%s}: style '%s' is for %s placeholders, and %s is of type %s "
+                           "(styles: %s)" % (name, style, style, profile_loader.STYLES[style], name,
+                                             placeholder_types[name], styles))
             if name not in error.args:
                 where.fail("key 'message': placeholder {%s} is not supplied by the C side for this error "
                            "(args: %s)" % (name, ", ".join(error.args) or "none"))

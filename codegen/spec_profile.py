@@ -7,7 +7,9 @@ only resolved data (device type values, error ids, per-type booleans): emit.py w
 """
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Dict, List, Optional
+
+import profile_extends
 
 GATINGS = ("strict", "known")
 LEGACY_READ_ONLY = ("refuse", "drop")
@@ -18,9 +20,18 @@ REQUESTS = ("versioned_first", "legacy")
 HOST_STREAMS = ("none", "as_given")
 LAYOUTS = ("any", "compact_permutation", "row_major")
 OTHERWISE = ("copy", "refuse")
-MEMORY_MATCH = ("any", "pinned", "unpinned")
+# A __dlpack_device__ rule matches the array's memory by the memory kinds' own words: host_pinned (page-locked host
+# memory), other (anything else: device memory, or plain host memory) or any.
+MEMORY_MATCH = ("any", "host_pinned", "other")
+# The memory kinds a device type reported for each match may have: the query tells only pinned host memory from the
+# rest, so a rule never reports managed memory, nor pinned host memory as device memory or the other way round.
+# (`any` keeps JAX's oneAPI rule, which ignores the memory kind and reports device memory.)
+MEMORY_REPORTED = {"host_pinned": ("host_pinned", "host"), "other": ("device", "host"),
+                   "any": ("host", "host_pinned", "device")}
 # Message styles a placeholder may carry, by the placeholder's type: {max_version:tuple} → (0, 4).
 STYLES = {"tuple": "version", "packed": "ints"}
+# The C enumerator suffix (dlmap_memory_match in include/dlmap/profile.h) of each rule's memory match.
+MEMORY_MATCH_C = {"any": "ANY", "host_pinned": "PINNED", "other": "UNPINNED"}
 
 
 @dataclass
@@ -33,7 +44,7 @@ class VersionRange:
 @dataclass
 class DeviceRule:
     platform: str
-    memory: str              # MEMORY_MATCH
+    memory: str              # MEMORY_MATCH (emit.py writes the C enumerator: MEMORY_MATCH_C)
     device_type: Optional[int]
     error: Optional[str]
 
@@ -68,24 +79,28 @@ class Profile:
     alignment: int
     whole_bytes: bool
     scalar: bool
+    # error id → {kind | message | status: the profile it comes from}, for each field a profile replaces (the
+    # profile itself or one it extends; codegen/profile_extends.py)
+    error_origins: Dict[str, Dict[str, str]]
 
 
-def load_profile(source, body, spec, helpers):
-    """body: the `profile` mapping from source; spec: the loaded facts (a spec.Spec without a profile);
-    helpers: the spec module (its _Where and field checkers). Applies the profile's error overrides to spec.errors."""
+def load_profile(source, body, spec, helpers, origins=None):
+    """body: the `profile` mapping from source, `extends` already resolved; spec: the loaded facts (a spec.Spec
+    without a profile); helpers: the spec module (its _Where and field checkers); origins: as
+    profile_extends.resolve_with_origins gives them. Applies the profile's error overrides to spec.errors."""
     h = helpers
     where = h._Where(source, "profile")
     h._check_keys(where, body, ("name", "doc", "export", "dlpack_device", "import"), ("errors",))
     name = h._str(where, body, "name", pattern=h._WORD, what="a lower-case word")
     devices_by_value = {d.value: d for d in spec.device_types}
-    devices_by_name = {d.name: d for d in spec.device_types}
     platforms = {p.name: p for p in spec.platforms}
     error_ids = {e.id: e for e in spec.errors}
 
     def device_value(w, key, item):
         if isinstance(item, bool) or not isinstance(item, (int, str)):
-            w.fail("key '%s': %r is not a device type (an enumerator or a value)" % (key, item))
-        found = devices_by_value.get(item) if isinstance(item, int) else devices_by_name.get(item)
+            w.fail("key '%s': %r is not a device type (an enumerator, a spelling, an alias or a value)" % (key, item))
+        found = devices_by_value.get(item) if isinstance(item, int) else \
+            h.device_by_name(spec.device_types, spec.lookup, item)
         if found is None:
             w.fail("key '%s': unknown device type %r" % (key, item))
         return found.value
@@ -139,15 +154,20 @@ def load_profile(source, body, spec, helpers):
             h._check_keys(rw, rule, ("platform", "memory"), ("device_type", "error"))
             if ("device_type" in rule) == ("error" in rule):
                 rw.fail("needs exactly one of 'device_type' and 'error'")
-            platform = h._str(rw, rule, "platform")
+            platform = h._platform_name(rw, rule, "platform", spec.platforms, spec.lookup)
             if platform not in platforms:
                 rw.fail("key 'platform': unknown platform '%s'" % platform)
+            memory = h._choice(rw, rule, "memory", MEMORY_MATCH)
             device = device_value(rw, "device_type", rule["device_type"]) if "device_type" in rule else None
             if device is not None and devices_by_value[device].platform != platform:
                 rw.fail("key 'device_type': %s belongs to platform %s, not %s"
                         % (devices_by_value[device].name, devices_by_value[device].platform, platform))
-            rules.append(DeviceRule(platform, h._choice(rw, rule, "memory", MEMORY_MATCH), device,
-                                    error_id(rw, rule, "error") if "error" in rule else None))
+            if device is not None and devices_by_value[device].memory not in MEMORY_REPORTED[memory]:
+                rw.fail("key 'device_type': %s has memory kind %s, which memory '%s' cannot be (a rule for it "
+                        "reports a type of memory kind %s)" % (devices_by_value[device].name,
+                                                               devices_by_value[device].memory, memory,
+                                                               " or ".join(MEMORY_REPORTED[memory])))
+            rules.append(DeviceRule(platform, memory, device, error_id(rw, rule, "error") if "error" in rule else None))
     else:
         w.fail("key 'rules' must be 'derived' or a list of rules, got %s" % h._type_name(dd["rules"]))
 
@@ -180,8 +200,12 @@ def load_profile(source, body, spec, helpers):
                       rules, otherwise, h._choice(w, imp, "request", REQUESTS),
                       h._choice(w, imp, "host_stream", HOST_STREAMS), h._choice(sw, imp["strides"], "view", LAYOUTS),
                       h._choice(sw, imp["strides"], "otherwise", OTHERWISE), alignment,
-                      h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"))
+                      h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"), {})
     _apply_errors(source, body.get("errors", []), spec, h)
+    if origins is None:  # a body that extends nothing: its own entries
+        origins = profile_extends.resolve_with_origins(body, {})[1]
+    # In catalogue order; only the errors whose kind, text or status a profile replaces.
+    profile.error_origins = {e.id: dict(origins[e.id]) for e in spec.errors if origins.get(e.id)}
     return profile
 
 
@@ -216,7 +240,7 @@ def _derived_rules(spec):
     """Per platform: host memory for a cpu-backend platform, else host_pinned when pinned and device when not."""
     rules = []
     for platform in spec.platforms:
-        wanted = [("any", "host")] if platform.backend == "cpu" else [("pinned", "host_pinned"), ("unpinned", "device")]
+        wanted = [("any", "host")] if platform.backend == "cpu" else [("host_pinned", "host_pinned"), ("other", "device")]
         for match, memory in wanted:
             found = next((d for d in spec.device_types if d.platform == platform.name and d.memory == memory), None)
             if found is not None:

@@ -11,7 +11,7 @@
 
 static const dlmap_device_info kDevices[] = {
 #define DLMAP_DEVICE_TYPE(value, ENUM, spellings, aliases, name, PLATFORM, MEMORY, STREAM, major, minor, \
-                          upstream_main, doc, note, ...)                                                 \
+                          upstream_main, doc, note, vendor, ...)                                         \
   {value,                                                                                                \
    name,                                                                                                 \
    kSpellings_##ENUM,                                                                                    \
@@ -22,7 +22,8 @@ static const dlmap_device_info kDevices[] = {
    {major, minor},                                                                                       \
    doc,                                                                                                  \
    note,                                                                                                 \
-   upstream_main},
+   upstream_main,                                                                                        \
+   vendor},
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
 };

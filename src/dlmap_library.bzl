@@ -86,12 +86,16 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = _CON
     )
     native.genrule(
         name = gen,
-        srcs = spec,
+        srcs = spec + [_PROFILES],
         outs = outs.values(),
         tools = [_PYTHON, _GEN_C, _GENERATOR],
+        # The spec's files in order; dlmap's shipped profiles are what a profile's `extends:` may name.
         cmd = " ".join(
             [
-                "specs=; for f in $(SRCS); do specs=\"$$specs --spec $$f\"; done;",
+                "specs=; for f in %s; do specs=\"$$specs --spec $$f\"; done;" % " ".join(
+                    ["$(locations %s)" % label for label in spec],
+                ),
+                "for f in $(locations %s); do specs=\"$$specs --base_profile $$f\"; done;" % _PROFILES,
                 "$(location %s) $(location %s) $$specs" % (_PYTHON, _GEN_C),
             ] +
             ["--%s $(location %s)" % (flag, out) for flag, out in outs.items()],

@@ -72,6 +72,11 @@ const dlmap_dtype_code_info *dlmap_dtype_code_find(uint8_t code) {
   return index < 0 ? NULL : &kCodes[index];
 }
 
+const char *dlmap_dtype_code_name(uint8_t code) {
+  const dlmap_dtype_code_info *info = dlmap_dtype_code_find(code);
+  return info != NULL ? info->name : NULL;
+}
+
 const dlmap_dtype_code_info *dlmap_dtype_code_at(size_t index) {
   return index < sizeof kCodes / sizeof kCodes[0] ? &kCodes[index] : NULL;
 }

@@ -27,6 +27,11 @@ const dlmap_platform_info *dlmap_platform_find(dlmap_platform platform) {
   return &kPlatforms[platform];
 }
 
+const char *dlmap_platform_name(dlmap_platform platform) {
+  const dlmap_platform_info *info = dlmap_platform_find(platform);
+  return info != NULL ? info->name : NULL;
+}
+
 int32_t dlmap_platform_lookup_by_version(const char *platform_version, dlmap_platform *out, dlmap_error *err) {
   if (platform_version != NULL) {
     int found = dlmap__platform_from_words(platform_version, strlen(platform_version));

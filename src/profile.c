@@ -8,6 +8,7 @@
 #define DLMAP_PROFILE_DEVICE(...)
 #define DLMAP_PROFILE_VERSION_RANGE(...)
 #define DLMAP_PROFILE_DEVICE_RULE(...)
+#define DLMAP_PROFILE_ERROR_ORIGIN(...)
 #define DLMAP_PROFILE(name, doc, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
                       REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment, whole_bytes, scalar, ...)    \
   {name,                                                                                                           \
@@ -124,4 +125,25 @@ static const dlmap_device_rule kRules[] = {
 
 const dlmap_device_rule *dlmap_profile_device_rule_at(size_t index) {
   return index + 1 < sizeof kRules / sizeof kRules[0] ? &kRules[index] : NULL; /* the last row ends the list */
+}
+
+/* ---- which profile each error's kind, text and status word come from ---- */
+
+#undef DLMAP_PROFILE_DEVICE_RULE
+#define DLMAP_PROFILE_DEVICE_RULE(...)
+#undef DLMAP_PROFILE_ERROR_ORIGIN
+#define DLMAP_PROFILE_ERROR_ORIGIN(ERROR, kind, message, status, ...) {DLMAP_ERR_##ERROR, {kind, message, status}},
+typedef struct origin_row {
+  int32_t code;
+  dlmap_error_origin origin;
+} origin_row;
+static const origin_row kOrigins[] = {
+#include "src/generated/profile.inc"
+    {DLMAP_OK, {NULL, NULL, NULL}} /* sentinel: a profile may replace no error's text */
+};
+
+dlmap_error_origin dlmap_profile_error_origin(int32_t code) {
+  size_t i = 0;
+  while (i + 1 < sizeof kOrigins / sizeof kOrigins[0] && kOrigins[i].code != code) i++;
+  return kOrigins[i].origin; /* the sentinel's: all NULL */
 }

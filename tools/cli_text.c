@@ -40,6 +40,8 @@ void cli_print_error_page(FILE *out, const dlmap_error_info *info, const char *m
   fprintf(out, "  Message:\n");
   /* the message stays on one line, so it can be searched for verbatim */
   fprintf(out, "    %s\n", message != NULL ? message : info->message_template);
+  const char *text_from = dlmap_profile_error_origin(info->code).message; /* NULL: the catalogue's own text */
+  if (text_from != NULL) fprintf(out, "  text: from profile %s\n", text_from);
   fprintf(out, "  What it means:\n");
   cli_wrap(out, "    ", info->meaning);
   fprintf(out, "  When it happens:\n");

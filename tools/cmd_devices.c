@@ -40,13 +40,15 @@ int cli_devices(int argc, char **argv) {
          DLMAP_DEVICE_TYPE_COUNT, profile->name);
   printf("%5s  %-15s %-8s %-12s %-7s %-6s %-16s %s\n", "value", "enumerator", "platform", "memory", "stream", "since",
          "served here", "profile: dl_device / export from / import");
-  int upstream_main = 0;
+  int upstream_main = 0, vendor = 0;
   for (size_t i = 0; dlmap_device_type_at(i) != NULL; i++) {
     const dlmap_device_info *d = dlmap_device_type_at(i);
     const dlmap_platform_info *platform = dlmap_platform_find(d->platform);
     char since[16];
     snprintf(since, sizeof since, "%u.%u%s", d->introduced.major, d->introduced.minor, d->upstream_main ? "*" : "");
+    if (d->vendor) snprintf(since, sizeof since, "vendor"); /* in no DLPack release */
     upstream_main += d->upstream_main;
+    vendor += d->vendor;
     const dlmap_device_policy policy = dlmap_profile_device_policy(d->value);
     printf("%5d  %-15s %-8s %-12s %-7s %-6s %-16s %-3s / %-3s / %s\n", d->value, d->name, platform->name,
            dlmap_memory_kind_name(d->memory), dlmap_stream_convention_name(d->stream), since,
@@ -54,6 +56,7 @@ int cli_devices(int argc, char **argv) {
            yes_no(policy.import_accepted));
   }
   if (upstream_main) printf("    * on DLPack's main branch after that version's tag: the release itself lacks it\n");
+  if (vendor) printf("    vendor: a vendor extension, in no DLPack release\n");
 
   printf("\nPlatforms on this build and machine\n\n");
   for (int p = 0; p < DLMAP_PLATFORM_COUNT; p++) {

@@ -36,7 +36,8 @@ static void explain_device(const dlmap_device_info *d) {
   cli_wrap(stdout, "  ", d->doc);
   print_list("earlier names:", d->spellings);
   print_list("aliases:", d->aliases);
-  print_since(d->introduced, d->upstream_main);
+  if (d->vendor) printf("  %-16s%s\n", "since DLPack:", "none: a vendor extension, in no DLPack release");
+  else print_since(d->introduced, d->upstream_main);
   printf("  %-16s%s (%s)\n", "platform:", platform->name,
          platform->backend == DLMAP_BACKEND_NONE ? "no dlmap backend" : platform->backend == DLMAP_BACKEND_CPU
                                                                           ? "cpu backend"

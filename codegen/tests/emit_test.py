@@ -356,9 +356,9 @@ class MinimalSpecFiles(unittest.TestCase):
 
     def test_device_types(self):
         self.assertRows(emit.emit_device_types, [
-            'DLMAP_DEVICE_TYPE(1, CPU, (), ("cpu", ), "kDLCPU", CPU, HOST, NONE, 0, 9, false, "CPU.", "", _)',
+            'DLMAP_DEVICE_TYPE(1, CPU, (), ("cpu", ), "kDLCPU", CPU, HOST, NONE, 0, 9, false, "CPU.", "", false, _)',
             r'DLMAP_DEVICE_TYPE(2, GPU, ("kGPU", ), ("gpu", "accel", ), "kDLGPU", GPU, DEVICE, GPU, 1, 0, false, '
-            r'"GPU \"device\" memory.", "Caf\303\251\077", _)',
+            r'"GPU \"device\" memory.", "Caf\303\251\077", false, _)',
         ])
 
     def test_dtype_codes(self):
@@ -554,20 +554,20 @@ class DefaultSpecRows(unittest.TestCase):
                        'DLMAP_DEVICE_TYPE(11, ROCMHOST, (), '
                        + yaml_aliases("devices.yaml", "device_types", "kDLROCMHost")
                        + ', "kDLROCMHost", ROCM, HOST_PINNED, NONE, 0, 6, false, '
-                       '"Pinned ROCm host memory (hipMallocHost).", "", _)')
+                       '"Pinned ROCm host memory (hipMallocHost).", "", false, _)')
 
     def test_device_type_on_upstream_main(self):
         self.assertRow(emit.emit_device_types,
                        'DLMAP_DEVICE_TYPE(19, TPU, (), ' + yaml_aliases("devices.yaml", "device_types", "kDLTPU")
                        + ', "kDLTPU", TPU, DEVICE, OPAQUE, 1, 3, true, "TPU device memory.", '
-                       '"Added to DLPack main after the v1.3 tag (PR #188); headers there still say 1.3.", _)')
+                       '"Added to DLPack main after the v1.3 tag (PR #188); headers there still say 1.3.", false, _)')
 
     def test_device_type_cuda_with_spellings_and_note(self):
         self.assertRow(emit.emit_device_types,
                        'DLMAP_DEVICE_TYPE(2, CUDA, ("kGPU", "kDLGPU", ), '
                        + yaml_aliases("devices.yaml", "device_types", "kDLCUDA")
                        + ', "kDLCUDA", CUDA, DEVICE, CUDA, 0, 1, false, "CUDA device memory.", '
-                       '"Spelled kGPU in 0.1, kDLGPU from 0.2, kDLCUDA from 0.5; the value never changed.", _)')
+                       '"Spelled kGPU in 0.1, kDLGPU from 0.2, kDLCUDA from 0.5; the value never changed.", false, _)')
 
     def test_device_types_in_spec_order(self):
         values = [int(re.match(r"DLMAP_DEVICE_TYPE\((\d+),", line).group(1))
@@ -706,7 +706,7 @@ class RowSignatures(unittest.TestCase):
     def test_device_type_signature(self):
         self.assertEqual(row_signatures(emit.emit_device_types(minimal_spec())), {"DLMAP_DEVICE_TYPE": [
             "value", "ENUM", "(spellings)", "(aliases)", "name", "PLATFORM", "MEMORY", "STREAM", "major", "minor",
-            "upstream_main", "doc", "note", "_"]})
+            "upstream_main", "doc", "note", "vendor", "_"]})
 
     def test_error_signature(self):
         self.assertEqual(row_signatures(emit.emit_errors(minimal_spec())), {"DLMAP_ERROR": [
@@ -717,12 +717,13 @@ class RowSignatures(unittest.TestCase):
             "ENUM", "(aliases)", "(version_words)", "(libraries)", "name", "BACKEND", "doc", "device_count",
             "error_string", "_"]})
 
-    def test_profile_has_four_signatures(self):
+    def test_profile_has_five_signatures(self):
         signatures = row_signatures(emit.emit_profile(default_spec()))
         self.assertEqual(list(signatures), ["DLMAP_PROFILE", "DLMAP_PROFILE_DEVICE", "DLMAP_PROFILE_VERSION_RANGE",
-                                            "DLMAP_PROFILE_DEVICE_RULE"])
+                                            "DLMAP_PROFILE_DEVICE_RULE", "DLMAP_PROFILE_ERROR_ORIGIN"])
         self.assertEqual(signatures["DLMAP_PROFILE_DEVICE"],
                          ["value", "export_target", "export_source", "import_accepted", "_"])
+        self.assertEqual(signatures["DLMAP_PROFILE_ERROR_ORIGIN"], ["ERROR", "kind", "message", "status", "_"])
 
     def test_signature_comment_text(self):
         # The whole head of one file, written out: the generated-by line, the signature wrapped under its
@@ -737,7 +738,7 @@ class RowSignatures(unittest.TestCase):
     def test_long_signature_wraps_under_its_parenthesis(self):
         head = emit.emit_device_types(minimal_spec()).splitlines()[1:3]
         self.assertTrue(head[0].startswith("/* DLMAP_DEVICE_TYPE(value, ENUM, "), head)
-        self.assertTrue(head[1].startswith(" *" + " " * len(" DLMAP_DEVICE_TYPE(") + "doc, note, _)"), head)
+        self.assertTrue(head[1].startswith(" *" + " " * len(" DLMAP_DEVICE_TYPE(") + "doc, note, vendor, _)"), head)
         for name in x_macro_outputs():
             head = [line for line in emit.C_OUTPUTS[name](default_spec()).splitlines() if line.startswith(("/*", " *"))]
             self.assertEqual([line for line in head if len(line) > 118], [], name)

@@ -262,6 +262,9 @@ typedef struct dlmap_platform_info {
 /* The platform's entry, or NULL when out of range. */
 const dlmap_platform_info *dlmap_platform_find(dlmap_platform platform);
 
+/* The platform's name ("cuda"), or NULL when out of range. */
+const char *dlmap_platform_name(dlmap_platform platform);
+
 /* The platform a runtime's platform_version string names (JAX's __dlpack_device__ rule: the first
  * platform whose word occurs in it). Error: unknown_gpu_platform. */
 int32_t dlmap_platform_lookup_by_version(const char *platform_version, dlmap_platform *out, dlmap_error *err);
@@ -308,6 +311,8 @@ typedef struct dlmap_device_info {
   const char *doc;
   const char *note;              /* "" when none */
   bool upstream_main;            /* on DLPack's main branch after the `introduced` tag: that release lacks it */
+  bool vendor;                   /* a vendor's own type, in no DLPack release (`introduced: vendor` in the spec);
+                                    introduced is then the current version */
 } dlmap_device_info;
 
 /* The entry for a device type value, or NULL when the spec does not define it. */
@@ -348,6 +353,9 @@ typedef struct dlmap_dtype_code_info {
 
 /* The entry for a code, or NULL when the spec does not define it. */
 const dlmap_dtype_code_info *dlmap_dtype_code_find(uint8_t code);
+
+/* The code's enumerator ("kDLFloat"), or NULL when the spec does not define it. */
+const char *dlmap_dtype_code_name(uint8_t code);
 
 /* Entries in spec order: index 0 … DLMAP_DTYPE_CODE_COUNT - 1; NULL past the end. */
 const dlmap_dtype_code_info *dlmap_dtype_code_at(size_t index);

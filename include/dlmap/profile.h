@@ -88,6 +88,17 @@ typedef struct dlmap_device_rule {
 
 const dlmap_device_rule *dlmap_profile_device_rule_at(size_t index);
 
+/* Where an error's kind, text and status word come from: for each, the name of the profile that replaced the
+ * catalogue's (spec/errors.yaml) with its own, which is this build's profile or one it `extends:` ("jax"), or NULL
+ * where the catalogue's own applies. All NULL for a code the profile leaves alone, or does not know. */
+typedef struct dlmap_error_origin {
+  const char *kind;    /* the exception kind */
+  const char *message; /* the message text */
+  const char *status;  /* the status word shown before the message */
+} dlmap_error_origin;
+
+dlmap_error_origin dlmap_profile_error_origin(int32_t code);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -10,6 +10,12 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 out=$("$cli" devices) || fail "dlmap devices exited $?"
 echo "$out" | grep -Eq '^ +200  kDLAcmeNPU +none +device +opaque +1\.3 +no: no backend +no +/ yes / no$' || fail "devices lacks the kDLAcmeNPU row:
 $out"
+echo "$out" | grep -Eq '^ *65537  kDLAcmeVPU +none +device +opaque +vendor +no: no backend' || fail "devices does not print kDLAcmeVPU as a vendor extension:
+$out"
+echo "$out" | grep -qx '    vendor: a vendor extension, in no DLPack release' || fail "devices lacks the vendor footnote"
+out2=$("$cli" explain kDLAcmeVPU) || fail "explain kDLAcmeVPU exited $?"
+echo "$out2" | grep -qx '  since DLPack:   none: a vendor extension, in no DLPack release' || fail "explain kDLAcmeVPU:
+$out2"
 echo "$out" | grep -qF "spec: DLPack $SPEC_CURRENT, $SPEC_DEVICE_TYPE_COUNT types" \
   || fail "devices does not count $SPEC_DEVICE_TYPE_COUNT types"
 

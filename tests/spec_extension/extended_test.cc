@@ -14,7 +14,8 @@ namespace {
 TEST(SpecExtension, GeneratedEnumeratorAndCount) {
   EXPECT_EQ(DLMAP_DEVICE_ACMENPU, 200);
   EXPECT_EQ(DLMAP_DEVICE_TYPE_COUNT, SPEC_FACTS_DEVICE_TYPE_COUNT);
-  EXPECT_EQ(spec_facts_device_types[SPEC_FACTS_DEVICE_TYPE_COUNT - 1].value, 200) << "the overlay's entry comes last";
+  EXPECT_EQ(spec_facts_device_types[SPEC_FACTS_DEVICE_TYPE_COUNT - 2].value, 200) << "the overlay's entries come last";
+  EXPECT_EQ(DLMAP_DEVICE_ACMEVPU, 65537);
 }
 
 TEST(SpecExtension, InfoForValue200) {
@@ -31,9 +32,42 @@ TEST(SpecExtension, InfoForValue200) {
   EXPECT_EQ(info->introduced.major, 1u);
   EXPECT_EQ(info->introduced.minor, 3u);
   EXPECT_STREQ(dlmap_device_type_name(200), "kDLAcmeNPU");
-  // The last entry in spec order is the overlay's.
-  EXPECT_EQ(dlmap_device_type_at(DLMAP_DEVICE_TYPE_COUNT - 1), info);
+  EXPECT_FALSE(info->vendor) << "it claims DLPack 1.3";
+  // The overlay's entries come last in spec order.
+  EXPECT_EQ(dlmap_device_type_at(DLMAP_DEVICE_TYPE_COUNT - 2), info);
   EXPECT_EQ(dlmap_device_type_at(DLMAP_DEVICE_TYPE_COUNT), nullptr);
+}
+
+// `introduced: vendor`: in no DLPack release; counted as introduced in the current version.
+TEST(SpecExtension, VendorDeviceType) {
+  const dlmap_device_info *info = dlmap_device_type_find(65537);
+  ASSERT_NE(info, nullptr);
+  EXPECT_STREQ(info->name, "kDLAcmeVPU");
+  EXPECT_TRUE(info->vendor);
+  EXPECT_FALSE(info->upstream_main);
+  EXPECT_EQ(info->introduced.major, SPEC_FACTS_CURRENT_MAJOR);
+  EXPECT_EQ(info->introduced.minor, SPEC_FACTS_CURRENT_MINOR);
+  EXPECT_EQ(info->platform, DLMAP_PLATFORM_NONE) << "named by an alias spelling (NONE) in the overlay";
+  EXPECT_EQ(dlmap_device_type_at(DLMAP_DEVICE_TYPE_COUNT - 1), info);
+  for (size_t i = 0; i < SPEC_FACTS_DEVICE_TYPE_COUNT; i++) {
+    const spec_facts_device_type &f = spec_facts_device_types[i];
+    EXPECT_EQ(dlmap_device_type_find(f.value)->vendor, f.vendor != 0) << f.name;
+  }
+}
+
+// `_name` for every table the naming vocabulary covers, from the spec's own names.
+TEST(SpecExtension, TableNames) {
+  for (int p = 0; p < DLMAP_PLATFORM_COUNT; p++) {
+    ASSERT_LT(static_cast<size_t>(p), SPEC_FACTS_PLATFORM_COUNT);
+    EXPECT_STREQ(dlmap_platform_name(static_cast<dlmap_platform>(p)), spec_facts_platforms[p].name);
+  }
+  EXPECT_EQ(dlmap_platform_name(DLMAP_PLATFORM_COUNT), nullptr);
+  EXPECT_EQ(dlmap_platform_name(static_cast<dlmap_platform>(-1)), nullptr);
+  for (size_t i = 0; i < SPEC_FACTS_DTYPE_CODE_COUNT; i++) {
+    const spec_facts_dtype_code &c = spec_facts_dtype_codes[i];
+    EXPECT_STREQ(dlmap_dtype_code_name(static_cast<uint8_t>(c.code)), c.name);
+  }
+  EXPECT_EQ(dlmap_dtype_code_name(250), nullptr);
 }
 
 TEST(SpecExtension, NameLookups) {

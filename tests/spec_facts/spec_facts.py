@@ -12,10 +12,14 @@ Deliberately independent of codegen/spec.py: a test that compares the library wi
 generator that drops, reorders or misreads entries. Validation is the generator's job; this reader only fails
 loudly on what it cannot read.
 
-Usage: spec_facts.py --spec FILE [--spec FILE ...] [--c_header OUT] [--sh OUT]
+A profile's `extends:` is resolved with the generator's own merge rule (codegen/profile_extends.py), among the
+--base_profile files (spec_facts() passes dlmap's shipped profiles).
+
+Usage: spec_facts.py --spec FILE [--spec FILE ...] [--base_profile FILE ...] [--c_header OUT] [--sh OUT]
 """
 
 import argparse
+import os
 import sys
 
 import yaml
@@ -27,12 +31,44 @@ IDENTITY = {"versions": "version", "flags": "name", "platforms": "name", "memory
 MAPPINGS = ("abi", "lookup", "profile")
 
 
-def read(paths):
-    """The merged spec: {section: [entries]} for list sections, {section: mapping} for abi, lookup, profile."""
+def _load(path):
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle) or {}
+
+
+def _profile_extends():
+    """codegen/profile_extends.py: beside this file where a package ships a copy of both, else in dlmap's codegen/."""
+    try:
+        from . import profile_extends  # noqa: F401  (a package that ships both, e.g. python/check)
+    except ImportError:
+        here = os.path.dirname(os.path.abspath(__file__))
+        for directory in (here, os.path.join(os.path.dirname(os.path.dirname(here)), "codegen")):
+            if os.path.exists(os.path.join(directory, "profile_extends.py")) and directory not in sys.path:
+                sys.path.insert(0, directory)
+        import profile_extends
+    return profile_extends
+
+
+def shipped_profiles(paths):
+    """The profile files `extends:` may name when the caller gives none: every *.yaml in a profiles/ directory
+    beside or holding one of paths (dlmap's spec/profiles/ for a spec read from spec/)."""
+    found = []
+    for path in paths:
+        directory = os.path.dirname(os.path.abspath(path))
+        for candidate in (os.path.join(directory, "profiles"), directory):
+            if os.path.basename(candidate) == "profiles" and os.path.isdir(candidate):
+                found += [os.path.join(candidate, f) for f in sorted(os.listdir(candidate)) if f.endswith(".yaml")]
+    return list(dict.fromkeys(found))
+
+
+def read(paths, base_profiles=None):
+    """The merged spec: {section: [entries]} for list sections, {section: mapping} for abi, lookup, profile.
+
+    A profile's `extends: <name>` is resolved by codegen/profile_extends.py (the generator's own merge rule) among
+    base_profiles (files), or shipped_profiles(paths) when None; the profile read is the merged one."""
     merged = {section: [] for section in IDENTITY}
     for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle) or {}
+        data = _load(path)
         for section, body in data.items():
             if section == "overrides":
                 for name, items in body.items():
@@ -44,6 +80,22 @@ def read(paths):
                 merged[section] = body
             else:
                 merged[section].extend(body)
+    # A device type may name its platform by an alias (under the platform lookup's case rule): the platform's name.
+    fold = (lambda n: n.lower()) if (merged.get("lookup") or {}).get("platforms") == "insensitive" else (lambda n: n)
+    platform_of = {fold(n): p["name"] for p in merged["platforms"] for n in [p["name"]] + p.get("aliases", [])}
+    for d in merged["device_types"]:
+        d["platform"] = platform_of.get(fold(d["platform"]), d["platform"])
+        # A vendor's own type (`introduced: vendor`) counts as introduced in the current version, as the generator has
+        # it; `vendor: True` marks it.
+        if d.get("introduced") == "vendor":
+            d["introduced"], d["vendor"] = merged["abi"]["current"], True
+    profile = merged.get("profile")
+    if isinstance(profile, dict) and "extends" in profile:
+        bases = {}
+        for path in shipped_profiles(paths) if base_profiles is None else base_profiles:
+            body = _load(path).get("profile") or {}
+            bases.setdefault(body.get("name"), body)
+        merged["profile"] = _profile_extends().resolve(profile, bases)
     # The profile's per-error kind, text and status word replace the catalogue's (README "Profiles").
     for override in (merged.get("profile") or {}).get("errors", []):
         entry = next(e for e in merged["errors"] if e["id"] == override["id"])
@@ -60,6 +112,11 @@ def version(text):
     """'1.3' → (1, 3)."""
     major, minor = text.split(".")
     return int(major), int(minor)
+
+
+def device_state(d):
+    """released, main (upstream: main) or vendor (introduced: vendor)."""
+    return "vendor" if d.get("vendor") else "main" if d.get("upstream") == "main" else "released"
 
 
 def device_names(d):
@@ -141,11 +198,13 @@ def c_header(spec, paths):
     table("spec_facts_device_type",
           ["int32_t value", "const char *name", "const char *names[%d] /* name, spellings, aliases; NULL-ended */"
            % n_device, "spec_facts_version introduced", "const char *platform", "const char *memory",
-           "const char *stream", "int released /* 0: upstream main only */"],
+           "const char *stream", "int released /* 0: upstream main only, or a vendor's own */",
+           "int vendor /* introduced: vendor */"],
           "spec_facts_device_types",
-          [[str(d["value"]), c_string(d["name"]), c_names(device_names(d), n_device), c_version(d["introduced"]),
-            c_string(d["platform"]), c_string(d["memory"]), c_string(d["stream"]),
-            "0" if d.get("upstream") == "main" else "1"] for d in devices],
+          [[str(d["value"]), c_string(d["name"]), c_names(device_names(d), n_device),
+            c_version(d["introduced"]), c_string(d["platform"]), c_string(d["memory"]),
+            c_string(d["stream"]), "1" if device_state(d) == "released" else "0",
+            "1" if device_state(d) == "vendor" else "0"] for d in devices],
           "SPEC_FACTS_DEVICE_TYPE_COUNT")
     table("spec_facts_dtype_code",
           ["int code", "const char *name", "spec_facts_version introduced", "int vector_lanes", "int width_count",
@@ -197,7 +256,7 @@ def c_header(spec, paths):
 
 def sh(spec, paths):
     def line(d):
-        return " ".join([str(d["value"]), "main" if d.get("upstream") == "main" else "released"] + device_names(d))
+        return " ".join([str(d["value"]), device_state(d)] + device_names(d))
     assignments = [
         ("SPEC_CURRENT", spec["abi"]["current"]),
         ("SPEC_PROFILE", spec["profile"]["name"]),
@@ -205,7 +264,7 @@ def sh(spec, paths):
         ("SPEC_DTYPE_CODE_COUNT", str(len(spec["dtype_codes"]))),
         ("SPEC_ERROR_COUNT", str(len(spec["errors"]))),
         ("SPEC_PLATFORM_COUNT", str(len(spec["platforms"]))),
-        # value, "released" or "main", then the enumerator, earlier spellings and aliases
+        # value, "released", "main" or "vendor", then the enumerator, earlier spellings and aliases
         ("SPEC_DEVICE_TYPES", "\n".join(line(d) for d in spec["device_types"])),
     ]
     out = ["# Generated by tests/spec_facts/spec_facts.py from %s; do not edit." % " ".join(paths)]
@@ -216,10 +275,11 @@ def sh(spec, paths):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--spec", action="append", required=True)
+    parser.add_argument("--base_profile", action="append", help="a profile `extends:` may name (repeatable)")
     parser.add_argument("--c_header")
     parser.add_argument("--sh")
     args = parser.parse_args(argv)
-    spec = read(args.spec)
+    spec = read(args.spec, args.base_profile)
     for path, emit in ((args.c_header, c_header), (args.sh, sh)):
         if path:
             with open(path, "w", encoding="utf-8") as handle:
