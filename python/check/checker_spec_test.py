@@ -57,11 +57,8 @@ class CheckerSpecTest(unittest.TestCase):
 
     def test_a_profile_that_extends_a_shipped_one(self):
         """A built spec whose profile is `extends: jax` plus a change resolves among the shipped profiles (through
-        codegen/profile_extends.py, shipped beside spec_facts.py where this dlmap has it)."""
-        try:
-            from dlmap.check import profile_extends  # noqa: F401
-        except ImportError:
-            self.skipTest("this dlmap has no codegen/profile_extends.py (profile inheritance) to ship")
+        codegen/profile_extends.py, shipped beside spec_facts.py)."""
+        from dlmap.check import profile_extends  # noqa: F401
         spec = rules.Spec()
         with tempfile.TemporaryDirectory() as directory:
             built = os.path.join(directory, rules.BUILT_DIR)
