@@ -8,7 +8,7 @@ set -eu
 cli="$1" docs="$2" archive="$3" module="$4" check_init="$5" python="$6"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-"$cli" devices | grep -Eq '^ +65537  kDLAcmeNPU ' || fail "CLI devices lacks kDLAcmeNPU"
+"$cli" devices | grep -Eq '^ *65537  kDLAcmeNPU ' || fail "CLI devices lacks kDLAcmeNPU"
 "$cli" devices | grep -q 'acme' || fail "CLI devices does not name profile acme"
 grep -q kDLAcmeNPU "$docs/devices.md" || fail "docs: devices.md lacks kDLAcmeNPU"
 [ -f "$docs/errors/README.md" ] || fail "docs: no errors/README.md"
