@@ -36,6 +36,7 @@ _FACT_LABELS = [str(Label("//spec:" + f)) for f in _FACTS]
 _SPEC_FACTS = str(Label("//tests/spec_facts:spec_facts.py"))
 _DEFAULT_SPEC = str(Label("//spec:default"))
 _PROFILES = str(Label("//spec:profiles"))
+
 # The generator's sources: codegen/profile_extends.py is shipped from them where this dlmap has it.
 _GENERATOR = str(Label("//codegen:generator"))
 
