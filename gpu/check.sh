@@ -334,12 +334,13 @@ if [ -n "$PY_INCLUDE" ]; then
   PY_MODULE=$BUILD/python/dlmap.so
   line INFO "built $PY_MODULE for $PYTHON"
   # The conformance checker's package (python/check/BUILD lays it out the same way): the module as dlmap/__init__.so,
-  # the checker as dlmap/check/, the spec it reads as dlmap/check/spec/.
+  # the checker as dlmap/check/ (with the reader of profiles that extend another), the spec it reads as
+  # dlmap/check/spec/.
   CHECK_PKG=$BUILD/check_pkg
   rm -rf "$CHECK_PKG"
   mkdir -p "$CHECK_PKG/dlmap/check/spec/profiles"
   cp "$PY_MODULE" "$CHECK_PKG/dlmap/__init__.so"
-  for source in python/check/*.py tests/spec_facts/spec_facts.py; do
+  for source in python/check/*.py tests/spec_facts/spec_facts.py codegen/profile_extends.py; do
     case $source in *_test.py) ;; *) cp "$source" "$CHECK_PKG/dlmap/check/" ;; esac
   done
   cp spec/*.yaml "$CHECK_PKG/dlmap/check/spec/"
