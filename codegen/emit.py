@@ -177,7 +177,7 @@ DEVICE_TYPE = Row(
     "value ENUM (spellings) (aliases) name PLATFORM MEMORY STREAM major minor upstream_main doc note vendor",
     "One row per device type, in spec order. ENUM: the name without kDL; major, minor: the version that introduced "
     "it; upstream_main: it is on DLPack's main branch after that version's tag; vendor: a vendor's own type that no "
-    "DLPack release defines (`introduced: vendor`; major, minor are then the current version).")
+    "DLPack release defines (`introduced: vendor`; major, minor are then the oldest listed version).")
 
 
 def emit_device_types(spec):

@@ -176,7 +176,8 @@ class DeviceType:
     doc: str
     note: str
     upstream: str = ""  # "main": on DLPack's main branch after the tag of `introduced`, so that release lacks it
-    vendor: bool = False  # `introduced: vendor`: no DLPack release defines it (introduced is then abi.current)
+    vendor: bool = False  # `introduced: vendor`: no DLPack release defines it (introduced is then the oldest listed
+    #                      version: the vendor's producers stamp what they speak, so no version refuses it)
 
 
 @dataclass
@@ -743,7 +744,7 @@ def _load_device_types(lists, known, lookup, platforms, memory_kinds, convention
                             _str(where, e, "name", pattern=_IDENT, what="a C identifier"),
                             _str_list(where, e, "spellings", _IDENT, "a C identifier"),
                             _str_list(where, e, "aliases", _LOOKUP_NAME, "a lookup name"),
-                            max(known) if vendor else _version(where, e, "introduced", known),
+                            min(known) if vendor else _version(where, e, "introduced", known),
                             _platform_name(where, e, "platform", platforms, lookup),
                             _str(where, e, "memory"), _str(where, e, "stream"),
                             _str(where, e, "doc"), _str(where, e, "note", default=""),

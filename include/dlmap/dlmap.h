@@ -312,7 +312,7 @@ typedef struct dlmap_device_info {
   const char *note;              /* "" when none */
   bool upstream_main;            /* on DLPack's main branch after the `introduced` tag: that release lacks it */
   bool vendor;                   /* a vendor's own type, in no DLPack release (`introduced: vendor` in the spec);
-                                    introduced is then the current version */
+                                    introduced is then the oldest listed version */
 } dlmap_device_info;
 
 /* The entry for a device type value, or NULL when the spec does not define it. */

@@ -85,10 +85,11 @@ def read(paths, base_profiles=None):
     platform_of = {fold(n): p["name"] for p in merged["platforms"] for n in [p["name"]] + p.get("aliases", [])}
     for d in merged["device_types"]:
         d["platform"] = platform_of.get(fold(d["platform"]), d["platform"])
-        # A vendor's own type (`introduced: vendor`) counts as introduced in the current version, as the generator has
-        # it; `vendor: True` marks it.
+        # A vendor's own type (`introduced: vendor`) counts as introduced in the oldest listed version, as the generator
+        # has it (no version refuses it); `vendor: True` marks it.
         if d.get("introduced") == "vendor":
-            d["introduced"], d["vendor"] = merged["abi"]["current"], True
+            d["introduced"] = min((v["version"] for v in merged["versions"]), key=version)
+            d["vendor"] = True
     profile = merged.get("profile")
     if isinstance(profile, dict) and "extends" in profile:
         bases = {}
