@@ -110,10 +110,6 @@ int dlmap_py_names_init(void) {
 
 /* ---- dlmap.from_dlpack -------------------------------------------------------------------------------------------- */
 
-void dlmap_py_call_deleter(struct DLManagedTensorVersioned *tensor) {
-  if (tensor->deleter != NULL) tensor->deleter(tensor);
-}
-
 /* Whether a tensor from a producer's C table can be used as is: host memory needs no synchronisation; device memory
  * only when the caller asked for none (stream=-1) or producer and caller both use the legacy default stream, and
  * when no move to another device is asked for (the producer's Python path copies; dlmap has no GPU copy). */
@@ -410,14 +406,14 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
       dlmap_error err;
       if (dlmap_device_type_find(tensor_device) != NULL &&
           dlmap_stream_classify(tensor_device, has_stream, stream, &meaning, &err) != DLMAP_OK) {
-        dlmap_py_call_deleter(tensor);
+        dlmap_managed_tensor_delete(tensor, true);
         return dlmap_py_raise(&err);
       }
     }
     if (exchange_tensor_usable(api, tensor, &request, has_stream, stream)) {
       return dlmap_py_import(tensor, true, &request, "c_exchange_api");
     }
-    dlmap_py_call_deleter(tensor); /* needs synchronisation or a device move: the Python path asks the producer */
+    dlmap_managed_tensor_delete(tensor, true); /* needs synchronisation or a device move: the Python path asks the producer */
   }
 
   /* 2. The Python protocol: where the producer says the array lives, and whether the stream suits it. */
