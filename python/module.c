@@ -368,12 +368,11 @@ static PyObject *from_dlpack_fast(PyObject *module, PyObject *const *args, Py_ss
 
 /* The consumer's stream for a tensor on device_type, read by the core's stream rules (stream=5 for a host tensor is
  * the catalogue's error, whichever path serves it): the runtime's handle into request->stream, on which a copy on
- * import runs (1 legacy, 2 per-thread, > 2 the consumer's own stream) after the work the producer ordered before it. */
-static int consumer_stream(int32_t device_type, bool has_stream, int64_t stream, dlmap_import_request *request) {
-  dlmap_error err;
-  if (dlmap_stream_handle(device_type, has_stream, stream, &request->stream, &err) == DLMAP_OK) return 0;
-  dlmap_py_raise(&err);
-  return -1;
+ * import runs (1 legacy, 2 per-thread, > 2 the consumer's own stream) after the work the producer ordered before it.
+ * A status, the error in err: the caller raises it once nothing else (a producer's deleter) is left to run. */
+static int32_t consumer_stream(int32_t device_type, bool has_stream, int64_t stream, dlmap_import_request *request,
+                               dlmap_error *err) {
+  return dlmap_stream_handle(device_type, has_stream, stream, &request->stream, err);
 }
 
 /* Step 1: the producer type's C exchange API, when it publishes one (it hands out versioned tensors: not for a
@@ -397,10 +396,11 @@ static PyObject *from_exchange_api(PyObject *x, dlmap_import_request *request, b
   const dlmap_version version = {tensor->version.major, tensor->version.minor};
   const bool readable = dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED;
   const int32_t device_type = readable ? (int32_t)tensor->dl_tensor.device.device_type : 0;
+  dlmap_error err;
   if (readable && dlmap_device_type_find(device_type) != NULL &&
-      consumer_stream(device_type, has_stream, stream, request) < 0) {
-    dlmap_managed_tensor_delete(tensor, true);
-    return NULL;
+      consumer_stream(device_type, has_stream, stream, request, &err) != DLMAP_OK) {
+    dlmap_managed_tensor_delete(tensor, true); /* before raising: the deleter may run Python code */
+    return dlmap_py_raise(&err);
   }
   if (exchange_tensor_usable(api, tensor, request, has_stream, stream)) {
     return dlmap_py_import(tensor, true, request, "c_exchange_api");
@@ -487,7 +487,8 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   if (profile->host_stream_none && dlmap_device_type_find(device_type)->stream == DLMAP_STREAM_CONVENTION_NONE) {
     has_stream = false;
   }
-  if (consumer_stream(device_type, has_stream, stream, &request) < 0) return NULL;
+  dlmap_error err;
+  if (consumer_stream(device_type, has_stream, stream, &request, &err) != DLMAP_OK) return dlmap_py_raise(&err);
   bool versioned_call;
   PyObject *capsule = ask_producer(x, method, self, &request, copy_obj, has_stream, stream, &versioned_call);
   if (capsule == NULL) return NULL;
