@@ -61,16 +61,6 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
 
 /* ---- construction and destruction ---------------------------------------------------------------------------------- */
 
-static void call_deleter(void *managed, bool versioned) {
-  if (versioned) {
-    struct DLManagedTensorVersioned *t = (struct DLManagedTensorVersioned *)managed;
-    if (t->deleter != NULL) t->deleter(t);
-  } else {
-    DLManagedTensor *t = (DLManagedTensor *)managed;
-    if (t->deleter != NULL) t->deleter(t);
-  }
-}
-
 bool dlmap_py_gpu_device_type(int32_t device_type) {
   const dlmap_device_info *device = dlmap_device_type_find(device_type);
   return device != NULL && dlmap_platform_find(device->platform)->backend == DLMAP_BACKEND_GPU;
@@ -94,7 +84,7 @@ typedef struct deferred_tensor {
 } deferred_tensor;
 
 static void deferred_finish(deferred_tensor *d) {
-  call_deleter(d->producer, d->versioned);
+  dlmap_managed_tensor_delete(d->producer, d->versioned);
   free(d);
 }
 
@@ -147,7 +137,7 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
   }
   dlmap_py_array *self = (dlmap_py_array *)dlmap_py_array_type.tp_alloc(&dlmap_py_array_type, 0);
   if (self == NULL) {
-    call_deleter(managed, versioned);
+    dlmap_managed_tensor_delete(managed, versioned);
     return NULL;
   }
   /* Import in place: the imported struct must not move once its strides may point into it. GPU work (runtime

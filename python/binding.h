@@ -145,8 +145,6 @@ void dlmap_py_fail_next_allocations(long long n);
 
 /* ---- module.c, for the testing hooks ------------------------------------------------------------------------------ */
 
-/* Calls a versioned tensor's deleter (when it has one). */
-void dlmap_py_call_deleter(struct DLManagedTensorVersioned *tensor);
 /* How many producer types from_dlpack remembers as legacy-only. */
 Py_ssize_t dlmap_py_legacy_only_type_count(void);
 /* dlmap._stats, dlmap._fail_allocations, dlmap._call_deleter_on_thread, … (testing_hooks.c). */

@@ -99,12 +99,8 @@ static void destroy_capsule(PyObject *capsule, const char *name, const char *use
     PyObject *context = PyUnicode_FromString("the destructor of a dlmap DLPack capsule");
     PyErr_WriteUnraisable(context);
     Py_XDECREF(context);
-  } else if (versioned) {
-    struct DLManagedTensorVersioned *tensor = (struct DLManagedTensorVersioned *)managed;
-    if (tensor->deleter != NULL) tensor->deleter(tensor);
   } else {
-    DLManagedTensor *tensor = (DLManagedTensor *)managed;
-    if (tensor->deleter != NULL) tensor->deleter(tensor);
+    dlmap_managed_tensor_delete(managed, versioned);
   }
 #if PY_VERSION_HEX >= 0x030C0000
   PyErr_SetRaisedException(pending);
@@ -125,10 +121,10 @@ PyObject *dlmap_py_capsule_from_export(const dlmap_exported *exported) {
   PyObject *capsule;
   if (exported->structure == DLMAP_STRUCT_VERSIONED) {
     capsule = PyCapsule_New(exported->versioned, DLMAP_PY_CAPSULE_VERSIONED, destroy_versioned_capsule);
-    if (capsule == NULL) exported->versioned->deleter(exported->versioned);
+    if (capsule == NULL) dlmap_managed_tensor_delete(exported->versioned, true);
   } else {
     capsule = PyCapsule_New(exported->legacy, DLMAP_PY_CAPSULE_LEGACY, destroy_legacy_capsule);
-    if (capsule == NULL) exported->legacy->deleter(exported->legacy);
+    if (capsule == NULL) dlmap_managed_tensor_delete(exported->legacy, false);
   }
   return capsule;
 }

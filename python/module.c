@@ -110,10 +110,6 @@ int dlmap_py_names_init(void) {
 
 /* ---- dlmap.from_dlpack -------------------------------------------------------------------------------------------- */
 
-void dlmap_py_call_deleter(struct DLManagedTensorVersioned *tensor) {
-  if (tensor->deleter != NULL) tensor->deleter(tensor);
-}
-
 /* Whether a tensor from a producer's C table can be used as is: host memory needs no synchronisation; device memory
  * only when the caller asked for none (stream=-1) or producer and caller both use the legacy default stream, and
  * when no move to another device is asked for (the producer's Python path copies; dlmap has no GPU copy). */
@@ -370,96 +366,92 @@ static PyObject *from_dlpack_fast(PyObject *module, PyObject *const *args, Py_ss
   return result;
 }
 
-/* from_dlpack once x's __dlpack__ and __dlpack_device__ are in hand as lookup_methods found them (borrowed here). */
-static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *device_method, PyObject *self,
-                                     dlmap_import_request *request_in, PyObject *copy_obj, bool has_stream,
-                                     int64_t stream) {
-  dlmap_import_request request = *request_in;
-  const dlmap_profile_info *profile = dlmap_profile_current();
-  if (request.has_device) {
-    /* A target the profile does not import onto is refused before the producer is asked for anything. */
-    if (!dlmap_profile_device_policy(request.device_type).import_accepted) {
-      return DLMAP_PY_RAISE(DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE,
-                            dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request.device_type));
-    }
-  }
+/* The consumer's stream for a tensor on device_type, read by the core's stream rules (stream=5 for a host tensor is
+ * the catalogue's error, whichever path serves it): the runtime's handle into request->stream, on which a copy on
+ * import runs (1 legacy, 2 per-thread, > 2 the consumer's own stream) after the work the producer ordered before it.
+ * A status, the error in err: the caller raises it once nothing else (a producer's deleter) is left to run. */
+static int32_t consumer_stream(int32_t device_type, bool has_stream, int64_t stream, dlmap_import_request *request,
+                               dlmap_error *err) {
+  return dlmap_stream_handle(device_type, has_stream, stream, &request->stream, err);
+}
 
-  /* 1. The producer type's C exchange API, when it publishes one (it hands out versioned tensors: not for a profile
-   * that asks for legacy capsules only). */
-  const bool ask_versioned = profile->request == DLMAP_REQUEST_VERSIONED_FIRST;
-  const DLPackExchangeAPI *api = ask_versioned ? dlmap_py_find_exchange_api(Py_TYPE(x)) : NULL;
-  if (api != NULL && api->managed_tensor_from_py_object_no_sync != NULL) {
-    struct DLManagedTensorVersioned *tensor = NULL;
-    if (api->managed_tensor_from_py_object_no_sync(x, &tensor) != 0 || tensor == NULL) {
-      if (!PyErr_Occurred()) {
-        return DLMAP_PY_RAISE(DLMAP_ERR_BACKEND_CALL_FAILED,
-                              dlmap_arg_str(DLMAP_ARG_PLATFORM, "the producer's C exchange API"),
-                              dlmap_arg_str(DLMAP_ARG_CALL, "managed_tensor_from_py_object_no_sync"),
-                              dlmap_arg_str(DLMAP_ARG_REASON, "it failed without setting an exception"));
-      }
-      return NULL;
-    }
-    /* The stream rules of the tensor's device type, as on the Python path (which checks before asking the producer;
-     * here the device is known only now): stream=5 for a host tensor is an error whichever path serves it. Only
-     * the ABI-stable head (version, manager_ctx, deleter, flags) may be read before the major version is known: a
-     * future major's tensor may end there, and import refuses it (its deleter, in the head, runs once). */
-    const dlmap_version version = {tensor->version.major, tensor->version.minor};
-    if (dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED) {
-      const int32_t tensor_device = (int32_t)tensor->dl_tensor.device.device_type;
-      dlmap_stream_meaning meaning;
-      dlmap_error err;
-      if (dlmap_device_type_find(tensor_device) != NULL &&
-          dlmap_stream_classify(tensor_device, has_stream, stream, &meaning, &err) != DLMAP_OK) {
-        dlmap_py_call_deleter(tensor);
-        return dlmap_py_raise(&err);
-      }
-    }
-    if (exchange_tensor_usable(api, tensor, &request, has_stream, stream)) {
-      return dlmap_py_import(tensor, true, &request, "c_exchange_api");
-    }
-    dlmap_py_call_deleter(tensor); /* needs synchronisation or a device move: the Python path asks the producer */
+/* Step 1: the producer type's C exchange API, when it publishes one (it hands out versioned tensors: not for a
+ * profile that asks for legacy capsules only). The imported array, or NULL with an exception, or NULL without one
+ * when the path does not serve x (no table, or the tensor needs synchronisation or a move: it is released and the
+ * Python path asks the producer). The tensor belongs to dlmap from the moment the table hands it out. */
+static PyObject *from_exchange_api(PyObject *x, dlmap_import_request *request, bool has_stream, int64_t stream) {
+  const DLPackExchangeAPI *api = dlmap_py_find_exchange_api(Py_TYPE(x));
+  if (api == NULL || api->managed_tensor_from_py_object_no_sync == NULL) return NULL;
+  struct DLManagedTensorVersioned *tensor = NULL;
+  if (api->managed_tensor_from_py_object_no_sync(x, &tensor) != 0 || tensor == NULL) {
+    if (PyErr_Occurred()) return NULL;
+    return DLMAP_PY_RAISE(DLMAP_ERR_BACKEND_CALL_FAILED,
+                          dlmap_arg_str(DLMAP_ARG_PLATFORM, "the producer's C exchange API"),
+                          dlmap_arg_str(DLMAP_ARG_CALL, "managed_tensor_from_py_object_no_sync"),
+                          dlmap_arg_str(DLMAP_ARG_REASON, "it failed without setting an exception"));
   }
-
-  /* 2. The Python protocol: where the producer says the array lives, and whether the stream suits it. */
-  PyObject *no_args[1] = {NULL};
-  PyObject *reported = call_method(device_method, self, no_args + 1, 0, NULL);
-  if (reported == NULL) return NULL;
-  int32_t device_type, device_id;
-  bool has_reported;
-  const int parsed = dlmap_py_parse_device(reported, "__dlpack_device__() result", false,
-                                           "a (device_type, device_id) tuple of ints", &has_reported, &device_type,
-                                           &device_id);
-  Py_DECREF(reported);
-  if (parsed < 0) return NULL;
-  if (!dlmap_profile_device_policy(device_type).import_accepted) return unsupported_source(x, device_type);
-  const dlmap_device_info *source = dlmap_device_type_find(device_type);
-  if (profile->host_stream_none && source->stream == DLMAP_STREAM_CONVENTION_NONE) has_stream = false;
-  /* Also the runtime's handle for the stream: a copy on import runs on it (1 legacy, 2 per-thread, > 2 the
-   * consumer's own stream), after the work the producer ordered before that stream. */
+  /* Only the ABI-stable head (version, manager_ctx, deleter, flags) may be read before the major version is known: a
+   * future major's tensor may end there, and import refuses it (its deleter, in the head, runs once). A device type
+   * the spec does not know is import's to report too. */
+  const dlmap_version version = {tensor->version.major, tensor->version.minor};
+  const bool readable = dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED;
+  const int32_t device_type = readable ? (int32_t)tensor->dl_tensor.device.device_type : 0;
   dlmap_error err;
-  if (dlmap_stream_handle(device_type, has_stream, stream, &request.stream, &err) != DLMAP_OK) {
+  if (readable && dlmap_device_type_find(device_type) != NULL &&
+      consumer_stream(device_type, has_stream, stream, request, &err) != DLMAP_OK) {
+    dlmap_managed_tensor_delete(tensor, true); /* before raising: the deleter may run Python code */
     return dlmap_py_raise(&err);
   }
+  if (exchange_tensor_usable(api, tensor, request, has_stream, stream)) {
+    return dlmap_py_import(tensor, true, request, "c_exchange_api");
+  }
+  dlmap_managed_tensor_delete(tensor, true);
+  return NULL;
+}
 
-  /* 3. Ask for a versioned capsule; an old producer raises TypeError on the keywords and gets a plain call. */
+/* Step 2: where the producer says the array lives, as a device type the profile imports from (else the catalogue's
+ * error naming str(x), before the producer is asked for anything): 0, or -1 with an exception. */
+static int reported_device(PyObject *x, PyObject *device_method, PyObject *self, int32_t *device_type) {
+  PyObject *no_args[1] = {NULL};
+  PyObject *reported = call_method(device_method, self, no_args + 1, 0, NULL);
+  if (reported == NULL) return -1;
+  int32_t device_id;
+  bool has_reported;
+  const int parsed = dlmap_py_parse_device(reported, "__dlpack_device__() result", false,
+                                           "a (device_type, device_id) tuple of ints", &has_reported, device_type,
+                                           &device_id);
+  Py_DECREF(reported);
+  if (parsed < 0) return -1;
+  if (!dlmap_profile_device_policy(*device_type).import_accepted) {
+    unsupported_source(x, *device_type);
+    return -1;
+  }
+  return 0;
+}
+
+/* Step 3: a capsule from __dlpack__: versioned first (max_version, stream, and dl_device and copy when asked); an old
+ * producer raises TypeError on the keywords and gets a plain call. *versioned_call says which call answered. */
+static PyObject *ask_producer(PyObject *x, PyObject *method, PyObject *self, const dlmap_import_request *request,
+                              PyObject *copy_obj, bool has_stream, int64_t stream, bool *versioned_call) {
+  const bool ask_versioned = dlmap_profile_current()->request == DLMAP_REQUEST_VERSIONED_FIRST;
   PyObject *stream_arg = has_stream ? PyLong_FromLongLong((long long)stream) : Py_NewRef(Py_None);
   if (stream_arg == NULL) return NULL;
   PyObject *capsule = NULL;
   /* A Python function whose signature has no max_version would raise TypeError before running: call it plainly. */
-  bool versioned_call = ask_versioned && !is_legacy_only(Py_TYPE(x)) && !dlmap_py_rejects_max_version(method);
-  if (versioned_call) {
-    PyObject *dl_device = request.has_device ? device_tuple(request.device_type, request.device_id) : NULL;
-    if (!request.has_device || dl_device != NULL) {
+  *versioned_call = ask_versioned && !is_legacy_only(Py_TYPE(x)) && !dlmap_py_rejects_max_version(method);
+  if (*versioned_call) {
+    PyObject *dl_device = request->has_device ? device_tuple(request->device_type, request->device_id) : NULL;
+    if (!request->has_device || dl_device != NULL) {
       capsule = call_dlpack(method, self, stream_arg, dl_device, copy_obj != Py_None ? copy_obj : NULL);
       Py_XDECREF(dl_device);
       if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
         remember_if_legacy_only(Py_TYPE(x));
         PyErr_Clear();
-        versioned_call = false;
+        *versioned_call = false;
       }
     }
   }
-  if (!versioned_call) {
+  if (!*versioned_call) {
     /* A plain __dlpack__() on the host; a stream is still passed to a device producer when one was given. A
      * legacy-only profile always passes stream= (None included), as JAX does. */
     PyObject *values[2] = {NULL, stream_arg};
@@ -467,10 +459,43 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
                                            : call_method(method, self, values + 1, 0, NULL);
   }
   Py_DECREF(stream_arg);
+  return capsule;
+}
+
+/* from_dlpack once x's __dlpack__ and __dlpack_device__ are in hand as lookup_methods found them (borrowed here):
+ * the C exchange API, else the Python protocol (the reported device, the stream, the capsule), then import. What the
+ * profile accepts, the stream rules and the tensor's checks are the core's; the binding asks them before it asks the
+ * producer for anything it would refuse. */
+static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *device_method, PyObject *self,
+                                     dlmap_import_request *request_in, PyObject *copy_obj, bool has_stream,
+                                     int64_t stream) {
+  dlmap_import_request request = *request_in;
+  const dlmap_profile_info *profile = dlmap_profile_current();
+  /* A target the profile does not import onto is refused before the producer is asked for anything. */
+  if (request.has_device && !dlmap_profile_device_policy(request.device_type).import_accepted) {
+    return DLMAP_PY_RAISE(DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE,
+                          dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request.device_type));
+  }
+  if (profile->request == DLMAP_REQUEST_VERSIONED_FIRST) {
+    PyObject *imported = from_exchange_api(x, &request, has_stream, stream);
+    if (imported != NULL || PyErr_Occurred()) return imported;
+    request = *request_in; /* the Python path starts afresh */
+  }
+
+  int32_t device_type;
+  if (reported_device(x, device_method, self, &device_type) < 0) return NULL;
+  if (profile->host_stream_none && dlmap_device_type_find(device_type)->stream == DLMAP_STREAM_CONVENTION_NONE) {
+    has_stream = false;
+  }
+  dlmap_error err;
+  if (consumer_stream(device_type, has_stream, stream, &request, &err) != DLMAP_OK) return dlmap_py_raise(&err);
+  bool versioned_call;
+  PyObject *capsule = ask_producer(x, method, self, &request, copy_obj, has_stream, stream, &versioned_call);
   if (capsule == NULL) return NULL;
 
-  /* 4. Import. The producer moved the data when it was given dl_device; otherwise import weighs its report against
-   * the tensor (PyTorch reports pinned tensors as kDLCUDAHost but stores kDLCPU; other disagreements are errors). */
+  /* Step 4: import. The producer moved the data when it was given dl_device; otherwise import weighs its report
+   * against the tensor (PyTorch reports pinned tensors as kDLCUDAHost but stores kDLCPU; other disagreements are
+   * errors). */
   if (!(versioned_call && request.has_device)) {
     request.has_reported_device = true;
     request.reported_device_type = device_type;

@@ -32,12 +32,7 @@ typedef struct deleter_call {
 
 static void *run_deleter(void *arg) {
   deleter_call *call = (deleter_call *)arg;
-  if (call->versioned) {
-    dlmap_py_call_deleter((struct DLManagedTensorVersioned *)call->managed);
-  } else {
-    DLManagedTensor *t = (DLManagedTensor *)call->managed;
-    if (t->deleter != NULL) t->deleter(t);
-  }
+  dlmap_managed_tensor_delete(call->managed, call->versioned);
   return NULL;
 }
 

@@ -18,16 +18,8 @@ typedef struct producer {
   dlmap_version version;
 } producer;
 
-static void call_deleter(void *managed, bool versioned) {
-  if (managed == NULL) return;
-  if (versioned) {
-    struct DLManagedTensorVersioned *t = (struct DLManagedTensorVersioned *)managed;
-    if (t->deleter != NULL) t->deleter(t);
-  } else {
-    DLManagedTensor *t = (DLManagedTensor *)managed;
-    if (t->deleter != NULL) t->deleter(t);
-  }
-}
+/* The producer's deleter, through the library's one legacy/versioned dispatch (src/managed_delete.c). */
+static void call_deleter(void *managed, bool versioned) { dlmap_managed_tensor_delete(managed, versioned); }
 
 /* Every error path: release the producer's tensor, then report. */
 static int32_t fail(const producer *p, int32_t status) {

@@ -389,6 +389,13 @@ bool dlmap_platform_parse(const char *name, size_t len, dlmap_platform *out);
 /* Data type names: "float32" → (kDLFloat, 32, 1); "bf16" → (kDLBfloat, 16, 1). */
 bool dlmap_dtype_parse(const char *name, size_t len, DLDataType *out);
 
+/* ---- managed tensors ---------------------------------------------------------------------------- */
+
+/* Runs a managed tensor's deleter: managed is a struct DLManagedTensorVersioned when versioned, else a
+ * DLManagedTensor. Nothing for a NULL tensor or a NULL deleter. The deleter releases the tensor, so the caller
+ * gives up ownership here and must not touch managed afterwards; it is the one way dlmap and its binding do this. */
+void dlmap_managed_tensor_delete(void *managed, bool versioned);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

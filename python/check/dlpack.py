@@ -1,6 +1,7 @@
 # dlmap conformance checker — ctypes views of the DLPack structs and the PyCapsule calls the checker needs to read
 # what a producer returned, to consume it the way a consumer does, and to build crafted capsules for consumers.
-# Imported as `dlmap.check.dlpack` by the checker and as a plain `dlpack` module by crafted.py in child interpreters.
+# Imported as `dlmap.check.dlpack` by the checker and as a plain `dlpack` module by crafted.py in child interpreters;
+# python/tests/testing.py loads it by path: the one ctypes definition of the DLPack structs in the tree.
 import ctypes
 
 

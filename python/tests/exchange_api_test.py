@@ -40,7 +40,7 @@ def allocate(api, shape, **kwargs):
 
 
 def release(managed):
-    managed.contents.deleter(managed)
+    testing.run_deleter(managed)
 
 
 class TableTest(DlmapTestCase):

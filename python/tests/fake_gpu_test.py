@@ -90,7 +90,7 @@ class FakeGpuTest(DlmapTestCase):
             import dlmap, testing
             from fake_gpu_test import device_floats, fake
 
-            crashes_without_gil = ctypes.cast(ctypes.pythonapi.PyErr_Occurred, testing.VERSIONED_DELETER)
+            crashes_without_gil = ctypes.cast(ctypes.pythonapi.PyErr_Occurred, ctypes.c_void_p).value
             data = device_floats([1.0, 2.0, 3.0])
             keep = []
 

@@ -179,9 +179,9 @@ def make_tensor(spec, versioned, tag):
     if versioned:
         managed.version = testing.DLPackVersion(*spec.get("version", (1, 3)))
         managed.flags = spec.get("flags", 0)
-        managed.deleter = _versioned_deleter if deleter != "null" else testing.VERSIONED_DELETER()
+        managed.deleter = testing.deleter_address(_versioned_deleter if deleter != "null" else None)
     else:
-        managed.deleter = _legacy_deleter if deleter != "null" else testing.LEGACY_DELETER()
+        managed.deleter = testing.deleter_address(_legacy_deleter if deleter != "null" else None)
     address = ctypes.addressof(managed)
     # A NULL deleter is DLPack's "nothing to release": such a tensor is not counted.
     _tensors[address] = {"calls": 0, "keep": keep, "tag": tag, "counted": deleter != "null"}

@@ -561,7 +561,7 @@ class CapsuleTest(DlmapTestCase):
         self.assertEqual(seen, [(ValueError, "the destructor of a dlmap DLPack capsule")])
         self.assertEqual(dlmap._stats()["live_exports"], 1, "the deleter did not run")
         t = kept.pop("tensor")
-        t.deleter(ctypes.pointer(t))  # release it by hand
+        testing.run_deleter(ctypes.pointer(t))  # release it by hand
         self.assertEqual(dlmap._stats()["live_exports"], 0)
 
     def test_deleter_on_a_native_thread(self):

@@ -5,6 +5,7 @@ import atexit
 import ctypes
 import gc
 import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -216,50 +217,43 @@ class DlmapTestCase(unittest.TestCase):
 # ---- ctypes views of DLPack -----------------------------------------------------------------------------------------
 
 
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+def _load_dlpack():
+    """python/check/dlpack.py, the one ctypes definition of the DLPack structs (the conformance checker ships it), loaded
+    by its path under a private name: these tests run with the bare extension, not the checker's package."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("_dlmap_tests_dlpack", os.path.join(here, os.pardir, "check",
+                                                                                     "dlpack.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+_dlpack = _load_dlpack()
+DLDevice = _dlpack.DLDevice
+DLDataType = _dlpack.DLDataType
+DLTensor = _dlpack.DLTensor
+DLPackVersion = _dlpack.DLPackVersion
+DLManagedTensor = _dlpack.DLManagedTensor
+DLManagedTensorVersioned = _dlpack.DLManagedTensorVersioned
 
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class DLPackVersion(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
-
-
-class DLManagedTensor(ctypes.Structure):
-    pass
-
-
+# The structs keep their deleter as a plain address; a test's deleter is a function of one of these types, stored
+# with deleter_address and called through run_deleter.
 LEGACY_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
-DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", LEGACY_DELETER)]
-
-
-class DLManagedTensorVersioned(ctypes.Structure):
-    pass
-
-
 VERSIONED_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensorVersioned))
-DLManagedTensorVersioned._fields_ = [
-    ("version", DLPackVersion),
-    ("manager_ctx", ctypes.c_void_p),
-    ("deleter", VERSIONED_DELETER),
-    ("flags", ctypes.c_uint64),
-    ("dl_tensor", DLTensor),
-]
+
+
+def deleter_address(function):
+    """The address to store in a managed tensor's deleter field (None, a NULL deleter, for None). The caller keeps
+    function alive as long as a tensor may call it."""
+    return None if function is None else ctypes.cast(function, ctypes.c_void_p).value
+
+
+def run_deleter(managed):
+    """Calls the deleter of a managed tensor given as a ctypes pointer to either struct, as its producer's consumer
+    would."""
+    kind = VERSIONED_DELETER if isinstance(managed.contents, DLManagedTensorVersioned) else LEGACY_DELETER
+    kind(managed.contents.deleter)(managed)
+
 
 FLAG_READ_ONLY = 1
 FLAG_IS_COPIED = 2
@@ -624,11 +618,11 @@ class Producer:
             managed = DLManagedTensorVersioned()
             managed.version = DLPackVersion(*self.version)
             managed.flags = self.flags
-            managed.deleter = _versioned_deleter
+            managed.deleter = deleter_address(_versioned_deleter)
             keep = self._fill(managed.dl_tensor)
         else:
             managed = DLManagedTensor()
-            managed.deleter = _legacy_deleter
+            managed.deleter = deleter_address(_legacy_deleter)
             keep = self._fill(managed.dl_tensor)
         address = ctypes.addressof(managed)
         _live_tensors[address] = {"tensor": managed, "keep": keep, "buffer": self.buffer, "tag": self.tag}

@@ -97,7 +97,7 @@ def _torch_export():
         out = ctypes.POINTER(testing.DLManagedTensorVersioned)()
         if TABLE.managed_tensor_from_py_object_no_sync(torch.zeros(1), ctypes.byref(out)) == 0:
             version = (out.contents.version.major, out.contents.version.minor)
-            out.contents.deleter(out)
+            testing.run_deleter(out)
             return "c_exchange_api", version
     try:
         capsule = torch.zeros(1).__dlpack__(max_version=testing.CURRENT)
