@@ -10,7 +10,7 @@
 #undef DLMAP_DEVICE_TYPE
 
 static const dlmap_device_info kDevices[] = {
-#define DLMAP_DEVICE_TYPE(value_, ENUM, spellings, aliases, name_, PLATFORM, MEMORY, STREAM, major_, minor_, \
+#define DLMAP_DEVICE_TYPE(value_, ENUM, spellings_, aliases_, name_, PLATFORM, MEMORY, STREAM, major_, minor_, \
                           upstream_main_, doc_, note_, vendor_, ...)                                        \
   {                                                                                                         \
       .value = value_,                                                                                      \

@@ -14,7 +14,7 @@
 
 /* Indexed by the platform's public value (spec `value:`), not by its place in the list. */
 static const dlmap_platform_info kPlatforms[DLMAP_PLATFORM_COUNT] = {
-#define DLMAP_PLATFORM(ENUM, aliases, words, libraries, name_, BACKEND, doc_, device_count, error_string, ...) \
+#define DLMAP_PLATFORM(ENUM, aliases_, words_, libraries_, name_, BACKEND, doc_, device_count, error_string, ...) \
   [DLMAP_PLATFORM_##ENUM] = {                                                                                \
       .platform = DLMAP_PLATFORM_##ENUM,                                                                     \
       .name = name_,                                                                                         \
