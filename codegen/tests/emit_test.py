@@ -757,6 +757,19 @@ class RowSignatures(unittest.TestCase):
                          ["value", "export_target", "export_source", "import_accepted", "_"])
         self.assertEqual(signatures["DLMAP_PROFILE_ERROR_ORIGIN"], ["ERROR", "kind", "message", "status", "_"])
 
+    def test_every_list_defaults_then_undefines_its_row_macros(self):
+        # LLVM's .def shape: an empty default for each row macro the includer did not define, #undef of each at the
+        # end, so a consumer defines only the rows it reads and no definition outlives its #include.
+        for name in x_macro_outputs():
+            with self.subTest(output=name):
+                text = emit.C_OUTPUTS[name](default_spec())
+                for macro in row_signatures(text):
+                    self.assertIn("#ifndef %s\n#define %s(...)\n#endif\n" % (macro, macro), text)
+                    self.assertTrue(text.index("#ifndef " + macro) < text.index("\n" + macro + "(")
+                                    if "\n" + macro + "(" in text else True)
+                    self.assertIn("#undef %s\n" % macro, text.split("\n" + macro + "(")[-1])
+                self.assertTrue(text.endswith("#undef %s\n" % list(row_signatures(text))[-1]), text[-200:])
+
     def test_signature_comment_text(self):
         # The whole head of one file, written out: the generated-by line, the signature wrapped under its
         # parenthesis, what a row is, and the legend of column kinds.
@@ -842,6 +855,71 @@ class Expansions(unittest.TestCase):
                 self.assertEqual(params[-1], "...")
                 # Fewer named columns than the row has before `_`, so `...` always receives `_` at least.
                 self.assertLessEqual(len(params) - 1, len(signatures[macro]) - 1)
+
+    def test_struct_expansions_name_their_fields(self):
+        # Every expansion that fills a struct uses designated initialisers (.field = column, or [ENUM] = {...}), so
+        # two neighbouring columns of one type (whole_bytes, scalar) cannot be swapped without the compiler noticing.
+        checked = 0
+        for file, macro, body in c_row_bodies():
+            if "{" not in body or re.search(r"static const char \*const", body):  # a name list, not a struct
+                continue
+            with self.subTest(file=file, macro=macro):
+                checked += 1
+                inner = body[body.index("{") + 1:body.rindex("}")]
+                for element in brace_elements(inner):
+                    self.assertRegex(element, r"^(\.\w+ =|\[\w+\] =)", body)
+        self.assertGreaterEqual(checked, 15)
+
+    def test_no_hand_written_stub_of_a_row_macro(self):
+        # The .inc gives an empty default to every row macro the includer did not define, so no consumer stubs one
+        # with #define MACRO(...) nor undefines one.
+        macros = set()
+        for name in x_macro_outputs():
+            macros.update(row_signatures(emit.C_OUTPUTS[name](default_spec())))
+        for file, macro, body in c_row_bodies():
+            self.assertNotEqual(body.strip(), "", "%s stubs %s" % (file, macro))
+
+
+def brace_elements(text):
+    """The comma-separated elements of an initialiser list's contents, split outside (), {} and string literals."""
+    elements, depth, quoted, current, i = [], 0, False, "", 0
+    while i < len(text):
+        char = text[i]
+        if quoted:
+            if char == "\\":
+                current, i = current + text[i:i + 2], i + 2
+                continue
+            quoted = char != '"'
+        elif char == '"':
+            quoted = True
+        elif char in "({":
+            depth += 1
+        elif char in ")}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            elements.append(current.strip())
+            current, i = "", i + 1
+            continue
+        current, i = current + char, i + 1
+    return [element for element in elements + [current.strip()] if element]
+
+
+def c_row_bodies():
+    """(file, macro, body) of every #define of a generated row macro in the hand-written C, the body with its line
+    continuations joined and the parameter list removed."""
+    macros = set()
+    for name in x_macro_outputs():
+        macros.update(row_signatures(emit.C_OUTPUTS[name](default_spec())))
+    found = []
+    for directory, _, files in os.walk(SRC_DIR):
+        for file in sorted(f for f in files if f.endswith(".c")):
+            path = os.path.join(directory, file)
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read().replace("\\\n", " ")
+            for macro, body in re.findall(r"^\s*#\s*define\s+(DLMAP_\w+)\([^)]*\)(.*)$", text, re.M):
+                if macro in macros:
+                    found.append((os.path.relpath(path, SRC_DIR), macro, body))
+    return found
 
 
 class Outputs(unittest.TestCase):
