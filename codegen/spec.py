@@ -145,6 +145,7 @@ class Platform:
     aliases: List[str]
     runtime: Optional[Runtime]
     doc: str
+    value: int = 0  # the public dlmap_platform value (see PUBLIC_VALUES)
 
 
 @dataclass
@@ -152,6 +153,7 @@ class MemoryKind:
     name: str
     host_accessible: bool
     doc: str
+    value: int = 0  # the public dlmap_memory_kind value
 
 
 @dataclass
@@ -161,6 +163,7 @@ class StreamConvention:
     values: Dict[int, str]
     handles_above: Optional[int]
     rule: str
+    value: int = 0  # the public dlmap_stream_convention value
 
 
 @dataclass
@@ -203,6 +206,7 @@ class DtypeCode:
 class ExceptionKind:
     name: str
     doc: str
+    value: int = 0  # the public dlmap_error_kind value
 
 
 @dataclass
@@ -210,6 +214,7 @@ class Placeholder:
     name: str
     type: str
     doc: str
+    value: int = 0  # the public dlmap_placeholder value (also its bit in an error's args mask)
 
 
 @dataclass
@@ -285,6 +290,15 @@ LOOKUPS = ("device_types", "platforms", "dtypes", "platform_version")
 LIST_SECTIONS = ("versions", "flags", "platforms", "memory_kinds", "stream_conventions",
                  "device_types", "dtype_codes", "exception_kinds", "placeholders", "errors")
 MAP_SECTIONS = ("abi", "lookup", "profile")
+# Map sections a spec may leave out: released_values (spec/released_values.yaml) records the public value of every
+# entry dlmap has released, and the loader refuses a spec that changes or reuses one.
+OPTIONAL_MAP_SECTIONS = ("released_values",)
+# The lists whose entries are public C enumerators: each entry carries its number as `value:` (never its position, so
+# inserting an entry renumbers nothing). The values are exactly 0…N-1 (C tables are indexed by them and callers count
+# up to the _COUNT enumerator), so a released entry stays listed; an entry added later takes the next free value.
+PUBLIC_VALUES = {"platforms": "dlmap_platform", "memory_kinds": "dlmap_memory_kind",
+                 "stream_conventions": "dlmap_stream_convention", "exception_kinds": "dlmap_error_kind",
+                 "placeholders": "dlmap_placeholder"}
 TENSOR_RULES = ("non_null_strides",)  # versions[].requires
 
 # An overlay's `overrides` section edits entries of earlier files, found by their identity key:
@@ -447,7 +461,7 @@ def _gather(paths):
                 if not isinstance(body, list):
                     raise SpecError("%s: %s: must be a list, got %s" % (path, section, _type_name(body)))
                 lists[section].extend((path, i, entry) for i, entry in enumerate(body))
-            elif section in MAP_SECTIONS:
+            elif section in MAP_SECTIONS + OPTIONAL_MAP_SECTIONS:
                 if not isinstance(body, dict):
                     raise SpecError("%s: %s: must be a mapping, got %s" % (path, section, _type_name(body)))
                 if section in maps:
@@ -456,7 +470,7 @@ def _gather(paths):
                 maps[section] = (path, body)
             else:
                 raise SpecError("%s: unknown section '%s' (known: %s)"
-                                % (path, section, ", ".join(LIST_SECTIONS + MAP_SECTIONS + ("overrides",))))
+                                % (path, section, ", ".join(LIST_SECTIONS + MAP_SECTIONS + OPTIONAL_MAP_SECTIONS + ("overrides",))))
     for section in LIST_SECTIONS:
         if not lists[section]:
             raise SpecError("spec: section '%s' is missing or empty (given: %s)" % (section, ", ".join(paths)))
@@ -542,6 +556,8 @@ def load(paths, base_profiles=()):
     errors = _load_errors(lists, kinds, placeholders)
     spec = Spec(versions, abi, flags, platforms, memory_kinds, conventions, lookup, devices, codes, kinds,
                 placeholders, errors, list(paths))
+    if "released_values" in maps:
+        _check_released_values(spec, *maps["released_values"])
     source, body = maps["profile"]
     if not isinstance(body, dict):
         raise SpecError("%s: profile: must be a mapping, got %s" % (source, _type_name(body)))
@@ -569,6 +585,42 @@ def _base_profiles(paths):
 def _fold(lookup, kind, name):
     """A lookup name as the lookup `kind` compares it (its case rule under `lookup`)."""
     return name.lower() if lookup[kind] == "insensitive" else name
+
+
+def _check_public_values(lists, section, items):
+    """The `value:`s of a public list: each used once, together exactly 0…N-1 (see PUBLIC_VALUES)."""
+    used = _Unique("value")
+    for (where, _), item in zip(_entries(lists, section), items):
+        used.add(where, item.value)
+        if item.value >= len(items):
+            where.fail("key 'value': %d leaves a gap: the %d %s take exactly the values 0…%d (a released entry stays "
+                       "listed; a new one takes the next free value)" % (item.value, len(items), section, len(items) - 1))
+
+
+def _check_released_values(spec, source, body):
+    """Every entry released_values records keeps its value, and no other entry takes it."""
+    for section, record in body.items():
+        if section not in PUBLIC_VALUES:
+            raise SpecError("%s: released_values: unknown list '%s' (known: %s)"
+                            % (source, section, ", ".join(PUBLIC_VALUES)))
+        if not isinstance(record, dict):
+            raise SpecError("%s: released_values.%s: must be a mapping of name → value, got %s"
+                            % (source, section, _type_name(record)))
+        current = {item.name: item.value for item in getattr(spec, section)}
+        owner = {value: name for name, value in current.items()}
+        for name, value in record.items():
+            where = "%s: released_values.%s.%s" % (source, section, name)
+            if name not in current:
+                raise SpecError("%s: released %s '%s' (value %s) is no longer listed; a released entry stays, so that "
+                                "no value is reused" % (where, section, name, value))
+            if current[name] != value:
+                raise SpecError("%s: %s '%s' was released as value %s and is now %d; a released value never changes "
+                                "(%s is public ABI)" % (where, section, name, value, current[name],
+                                                        PUBLIC_VALUES[section]))
+        for value, name in owner.items():
+            if name not in record and value in record.values():
+                raise SpecError("%s: released_values.%s: '%s' takes value %d, released for another entry"
+                                % (source, section, name, value))
 
 
 def _load_versions(lists):
@@ -643,7 +695,7 @@ def _load_platforms(lists, lookup):
     platforms, platform_names, words = [], _Unique("platform lookup name"), _Unique("version word")
     word_owner = {}  # folded version word → platform name
     for where, e in _entries(lists, "platforms"):
-        _check_keys(where, e, ("name", "backend", "version_words", "doc"), ("aliases", "runtime"))
+        _check_keys(where, e, ("name", "value", "backend", "version_words", "doc"), ("aliases", "runtime"))
         name = _str(where, e, "name", pattern=_WORD, what="a lower-case word")
         backend = _choice(where, e, "backend", BACKENDS)
         runtime = None
@@ -655,7 +707,7 @@ def _load_platforms(lists, lookup):
         platform = Platform(name, backend,
                             _str_list(where, e, "version_words", _LOOKUP_NAME, "a lookup word"),
                             _str_list(where, e, "aliases", _LOOKUP_NAME, "a lookup name"),
-                            runtime, _str(where, e, "doc"))
+                            runtime, _str(where, e, "doc"), _int(where, e, "value", 0, 2**31 - 2))
         _check_reserved(where, "platform", name.upper())
         for text in [name] + platform.aliases:
             platform_names.add(where, _fold(lookup, "platforms", text), text)
@@ -673,6 +725,7 @@ def _load_platforms(lists, lookup):
         platforms.append(platform)
     if "cpu" not in {p.name for p in platforms}:
         raise SpecError("spec: platforms: the cpu platform is required (the CPU backend serves it)")
+    _check_public_values(lists, "platforms", platforms)
     return platforms
 
 
@@ -680,12 +733,13 @@ def _load_memory_kinds(lists):
     """memory_kinds: unique names."""
     memory_kinds, memory_names = [], _Unique("memory kind")
     for where, e in _entries(lists, "memory_kinds"):
-        _check_keys(where, e, ("name", "host_accessible", "doc"))
+        _check_keys(where, e, ("name", "value", "host_accessible", "doc"))
         kind = MemoryKind(_str(where, e, "name", pattern=_WORD, what="a lower-case word"),
-                          _bool(where, e, "host_accessible"), _str(where, e, "doc"))
+                          _bool(where, e, "host_accessible"), _str(where, e, "doc"), _int(where, e, "value", 0, 2**31 - 2))
         memory_names.add(where, kind.name)
         _check_reserved(where, "memory kind", kind.name.upper())
         memory_kinds.append(kind)
+    _check_public_values(lists, "memory_kinds", memory_kinds)
     return memory_kinds
 
 
@@ -705,7 +759,7 @@ def _load_stream_conventions(lists):
     """stream_conventions: the meaning of each special `stream` value, and where handles begin."""
     conventions, convention_names = [], _Unique("stream convention")
     for where, e in _entries(lists, "stream_conventions"):
-        _check_keys(where, e, ("name", "absent", "handles_above", "rule"), ("values",))
+        _check_keys(where, e, ("name", "value", "absent", "handles_above", "rule"), ("values",))
         name = _str(where, e, "name", pattern=_WORD, what="a lower-case word")
         convention_names.add(where, name)
         _check_reserved(where, "stream convention", name.upper())
@@ -725,7 +779,8 @@ def _load_stream_conventions(lists):
                 where.fail("key 'values': %s lie above handles_above (%d)" % (shadowed, handles_above))
         absent = _choice(where, e, "absent", [m for m in STREAM_MEANINGS if m not in ("handle", "invalid")])
         conventions.append(StreamConvention(name, absent, dict(sorted(values.items())), handles_above,
-                                            _str(where, e, "rule")))
+                                            _str(where, e, "rule"), _int(where, e, "value", 0, 2**31 - 2)))
+    _check_public_values(lists, "stream_conventions", conventions)
     return conventions
 
 
@@ -830,13 +885,15 @@ def _load_exception_kinds(lists):
     """exception_kinds: Python class names, unique also as the C enumerators they become."""
     kinds, kind_names, kind_enums = [], _Unique("exception kind"), _Unique("C enumerator")
     for where, e in _entries(lists, "exception_kinds"):
-        _check_keys(where, e, ("name", "doc"))
-        kind = ExceptionKind(_str(where, e, "name", pattern=_IDENT, what="a Python class name"), _str(where, e, "doc"))
+        _check_keys(where, e, ("name", "value", "doc"))
+        kind = ExceptionKind(_str(where, e, "name", pattern=_IDENT, what="a Python class name"), _str(where, e, "doc"),
+                             _int(where, e, "value", 0, 2**31 - 2))
         kind_names.add(where, kind.name)
         kind_enum = upper_snake(kind.name)
         kind_enums.add(where, kind_enum, "DLMAP_KIND_" + kind_enum)
         _check_reserved(where, "exception kind", kind_enum)
         kinds.append(kind)
+    _check_public_values(lists, "exception_kinds", kinds)
     return kinds
 
 
@@ -844,14 +901,16 @@ def _load_placeholders(lists):
     """placeholders: the named values a message can show, at most 64 (the C side's mask)."""
     placeholders, placeholder_names = [], _Unique("placeholder")
     for where, e in _entries(lists, "placeholders"):
-        _check_keys(where, e, ("name", "type", "doc"))
+        _check_keys(where, e, ("name", "value", "type", "doc"))
         placeholder = Placeholder(_str(where, e, "name", pattern=_WORD, what="a lower-case word"),
-                                  _choice(where, e, "type", PLACEHOLDER_TYPES), _str(where, e, "doc"))
+                                  _choice(where, e, "type", PLACEHOLDER_TYPES), _str(where, e, "doc"),
+                                  _int(where, e, "value", 0, 2**31 - 2))
         placeholder_names.add(where, placeholder.name)
         _check_reserved(where, "placeholder", placeholder.name.upper())
         placeholders.append(placeholder)
         if len(placeholders) > 64:
             where.fail("more than 64 placeholders; the C side tracks them in a 64-bit mask")
+    _check_public_values(lists, "placeholders", placeholders)
     return placeholders
 
 

@@ -9,7 +9,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 tar -xzf "$archive" -C "$work"
 spec="$work/dlmap/share/dlmap/spec"
-printf '%s\n' versions.yaml platforms.yaml devices.yaml dtypes.yaml errors.yaml array_api.yaml vendor_overlay.yaml \
+printf '%s\n' versions.yaml platforms.yaml devices.yaml dtypes.yaml errors.yaml released_values.yaml array_api.yaml \
+  vendor_overlay.yaml \
   | cmp -s - "$spec/spec.txt" || fail "spec.txt: $(cat "$spec/spec.txt")"
 while read -r f; do [ -s "$spec/$f" ] || fail "spec.txt names $f, which the archive lacks"; done <"$spec/spec.txt"
 grep -q kDLDocsVendorNPU "$spec/vendor_overlay.yaml" || fail "vendor_overlay.yaml is not the overlay"

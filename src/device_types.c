@@ -10,20 +10,22 @@
 #undef DLMAP_DEVICE_TYPE
 
 static const dlmap_device_info kDevices[] = {
-#define DLMAP_DEVICE_TYPE(value, ENUM, spellings, aliases, name, PLATFORM, MEMORY, STREAM, major, minor, \
-                          upstream_main, doc, note, vendor, ...)                                         \
-  {value,                                                                                                \
-   name,                                                                                                 \
-   kSpellings_##ENUM,                                                                                    \
-   kAliases_##ENUM,                                                                                      \
-   DLMAP_PLATFORM_##PLATFORM,                                                                            \
-   DLMAP_MEMORY_##MEMORY,                                                                                \
-   DLMAP_STREAM_CONVENTION_##STREAM,                                                                     \
-   {major, minor},                                                                                       \
-   doc,                                                                                                  \
-   note,                                                                                                 \
-   upstream_main,                                                                                        \
-   vendor},
+#define DLMAP_DEVICE_TYPE(value_, ENUM, spellings_, aliases_, name_, PLATFORM, MEMORY, STREAM, major_, minor_, \
+                          upstream_main_, doc_, note_, vendor_, ...)                                        \
+  {                                                                                                         \
+      .value = value_,                                                                                      \
+      .name = name_,                                                                                        \
+      .spellings = kSpellings_##ENUM,                                                                       \
+      .aliases = kAliases_##ENUM,                                                                           \
+      .platform = DLMAP_PLATFORM_##PLATFORM,                                                                \
+      .memory = DLMAP_MEMORY_##MEMORY,                                                                      \
+      .stream = DLMAP_STREAM_CONVENTION_##STREAM,                                                           \
+      .introduced = {.major = major_, .minor = minor_},                                                     \
+      .doc = doc_,                                                                                          \
+      .note = note_,                                                                                        \
+      .upstream_main = upstream_main_,                                                                      \
+      .vendor = vendor_,                                                                                    \
+  },
 #include "src/generated/device_types.inc"
 #undef DLMAP_DEVICE_TYPE
 };
@@ -33,8 +35,10 @@ typedef struct memory_row {
   bool host_accessible;
 } memory_row;
 
-static const memory_row kMemoryKinds[] = {
-#define DLMAP_MEMORY_KIND(ENUM, name, host_accessible, ...) {name, host_accessible},
+/* Indexed by the kind's public value (spec `value:`), not by its place in the list. */
+static const memory_row kMemoryKinds[DLMAP_MEMORY_KIND_COUNT] = {
+#define DLMAP_MEMORY_KIND(ENUM, name_, host_accessible_, ...) \
+  [DLMAP_MEMORY_##ENUM] = {.name = name_, .host_accessible = host_accessible_},
 #include "src/generated/memory_kinds.inc"
 #undef DLMAP_MEMORY_KIND
 };
@@ -47,9 +51,16 @@ typedef struct convention_row {
   const char *rule;
 } convention_row;
 
-static const convention_row kConventions[] = {
-#define DLMAP_STREAM_CONVENTION(ENUM, name, ABSENT, has_handles, handles_above, rule, ...) \
-  {name, DLMAP_STREAM_##ABSENT, has_handles, handles_above, rule},
+/* Indexed by the convention's public value (spec `value:`). */
+static const convention_row kConventions[DLMAP_STREAM_CONVENTION_COUNT] = {
+#define DLMAP_STREAM_CONVENTION(ENUM, name_, ABSENT, has_handles_, handles_above_, rule_, ...) \
+  [DLMAP_STREAM_CONVENTION_##ENUM] = {                                                       \
+      .name = name_,                                                                         \
+      .absent = DLMAP_STREAM_##ABSENT,                                                       \
+      .has_handles = has_handles_,                                                           \
+      .handles_above = handles_above_,                                                       \
+      .rule = rule_,                                                                         \
+  },
 #include "src/generated/stream_conventions.inc"
 #undef DLMAP_STREAM_CONVENTION
 };
@@ -61,11 +72,11 @@ typedef struct stream_value_row {
 } stream_value_row;
 
 static const stream_value_row kStreamValues[] = {
-#define DLMAP_STREAM_VALUE(CONVENTION, value, MEANING, ...) \
-  {DLMAP_STREAM_CONVENTION_##CONVENTION, value, DLMAP_STREAM_##MEANING},
+#define DLMAP_STREAM_VALUE(CONVENTION, value_, MEANING, ...) \
+  {.convention = DLMAP_STREAM_CONVENTION_##CONVENTION, .value = value_, .meaning = DLMAP_STREAM_##MEANING},
 #include "src/generated/stream_values.inc"
 #undef DLMAP_STREAM_VALUE
-    {DLMAP_STREAM_CONVENTION_COUNT, 0, DLMAP_STREAM_INVALID} /* sentinel: a spec may list no values */
+    {.convention = DLMAP_STREAM_CONVENTION_COUNT, .value = 0, .meaning = DLMAP_STREAM_INVALID} /* sentinel: a spec may list no values */
 };
 
 /* Index of each entry in kDevices. */

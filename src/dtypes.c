@@ -3,8 +3,15 @@
 #include "src/internal.h"
 
 static const dlmap_dtype_code_info kCodes[] = {
-#define DLMAP_DTYPE_CODE(value, ENUM, name, major, minor, upstream_main, LANES, doc, ...) \
-  {value, name, {major, minor}, DLMAP_LANES_##LANES, doc, upstream_main},
+#define DLMAP_DTYPE_CODE(value, ENUM, name_, major_, minor_, upstream_main_, LANES, doc_, ...) \
+  {                                                                                        \
+      .code = value,                                                                       \
+      .name = name_,                                                                       \
+      .introduced = {.major = major_, .minor = minor_},                                    \
+      .vector_lanes = DLMAP_LANES_##LANES,                                                 \
+      .doc = doc_,                                                                         \
+      .upstream_main = upstream_main_,                                                     \
+  },
 #define DLMAP_LANES_VECTOR true
 #define DLMAP_LANES_SCALAR false
 #include "src/generated/dtype_codes.inc"
@@ -21,10 +28,11 @@ typedef struct width_row {
 } width_row;
 
 static const width_row kWidths[] = {
-#define DLMAP_DTYPE_WIDTH(code, bits, name, major, minor, ...) {code, bits, name, {major, minor}},
+#define DLMAP_DTYPE_WIDTH(code_, bits_, name_, major_, minor_, ...) \
+  {.code = code_, .bits = bits_, .name = name_, .introduced = {.major = major_, .minor = minor_}},
 #include "src/generated/dtype_widths.inc"
 #undef DLMAP_DTYPE_WIDTH
-    {0, 0, NULL, {0, 0}} /* sentinel: bits 0 is never valid */
+    {.code = 0, .bits = 0, .name = NULL, .introduced = {0, 0}} /* sentinel: bits 0 is never valid */
 };
 
 /* code → index in kCodes, or -1; built at compile time from the generated list. */

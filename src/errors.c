@@ -6,8 +6,17 @@
 #include "src/internal.h"
 
 static const dlmap_error_info kErrors[] = {
-#define DLMAP_ERROR(ENUM, code, id, KIND, template_text, compiled, mask, meaning, when, fix, ...) \
-  {code, id, DLMAP_KIND_##KIND, template_text, meaning, when, fix, mask},
+#define DLMAP_ERROR(ENUM, code_, id_, KIND, template_text, compiled, mask, meaning_, when_, fix_, ...) \
+  {                                                                                                   \
+      .code = code_,                                                                                  \
+      .id = id_,                                                                                      \
+      .kind = DLMAP_KIND_##KIND,                                                                      \
+      .message_template = template_text,                                                              \
+      .meaning = meaning_,                                                                            \
+      .when = when_,                                                                                  \
+      .fix = fix_,                                                                                    \
+      .args_mask = mask,                                                                              \
+  },
 #include "src/generated/errors.inc"
 #undef DLMAP_ERROR
 };
@@ -20,9 +29,15 @@ static const char *const kCompiled[] = {
 };
 
 static const dlmap_error_info kUnknown = {
-    -1, "unknown", DLMAP_KIND_COUNT, "unknown dlmap status code", "The code is not in this build's catalogue.",
-    "A status from another build or a corrupted value reached the catalogue.", "Check which dlmap build produced it.",
-    0};
+    .code = -1,
+    .id = "unknown",
+    .kind = DLMAP_KIND_COUNT,
+    .message_template = "unknown dlmap status code",
+    .meaning = "The code is not in this build's catalogue.",
+    .when = "A status from another build or a corrupted value reached the catalogue.",
+    .fix = "Check which dlmap build produced it.",
+    .args_mask = 0,
+};
 
 typedef struct related_row {
   int32_t code;
@@ -30,14 +45,15 @@ typedef struct related_row {
 } related_row;
 
 static const related_row kRelated[] = {
-#define DLMAP_ERROR_RELATED(ENUM, RELATED, ...) {DLMAP_ERR_##ENUM, DLMAP_ERR_##RELATED},
+#define DLMAP_ERROR_RELATED(ENUM, RELATED, ...) {.code = DLMAP_ERR_##ENUM, .related = DLMAP_ERR_##RELATED},
 #include "src/generated/error_related.inc"
 #undef DLMAP_ERROR_RELATED
     {0, 0} /* sentinel: a spec may relate no errors; code 0 is never an error */
 };
 
-static const char *const kKindNames[] = {
-#define DLMAP_EXCEPTION_KIND(ENUM, name, ...) name,
+/* Indexed by the kind's public value (spec `value:`). */
+static const char *const kKindNames[DLMAP_KIND_COUNT] = {
+#define DLMAP_EXCEPTION_KIND(ENUM, name, ...) [DLMAP_KIND_##ENUM] = name,
 #include "src/generated/exception_kinds.inc"
 #undef DLMAP_EXCEPTION_KIND
 };
@@ -47,8 +63,10 @@ typedef struct placeholder_row {
   dlmap_arg_type type;
 } placeholder_row;
 
-static const placeholder_row kPlaceholders[] = {
-#define DLMAP_PLACEHOLDER(ENUM, name, TYPE, ...) {name, DLMAP_ARG_TYPE_##TYPE},
+/* Indexed by the placeholder's public value (spec `value:`), which is also its bit in an error's args_mask and the
+ * byte after 1 or 2 in a compiled template. */
+static const placeholder_row kPlaceholders[DLMAP_ARG_COUNT] = {
+#define DLMAP_PLACEHOLDER(ENUM, name_, TYPE, ...) [DLMAP_ARG_##ENUM] = {.name = name_, .type = DLMAP_ARG_TYPE_##TYPE},
 #include "src/generated/placeholders.inc"
 #undef DLMAP_PLACEHOLDER
 };

@@ -12,12 +12,20 @@
 #include "src/generated/platforms.inc"
 #undef DLMAP_PLATFORM
 
-static const dlmap_platform_info kPlatforms[] = {
-#define DLMAP_PLATFORM(ENUM, aliases, words, libraries, name, BACKEND, doc, device_count, error_string, ...) \
-  {                                                                                                          \
-      DLMAP_PLATFORM_##ENUM, name,          DLMAP_BACKEND_##BACKEND, doc,                                    \
-      kAliases_##ENUM,       kWords_##ENUM, kLibraries_##ENUM,       device_count,                           \
-      error_string},
+/* Indexed by the platform's public value (spec `value:`), not by its place in the list. */
+static const dlmap_platform_info kPlatforms[DLMAP_PLATFORM_COUNT] = {
+#define DLMAP_PLATFORM(ENUM, aliases_, words_, libraries_, name_, BACKEND, doc_, device_count, error_string, ...) \
+  [DLMAP_PLATFORM_##ENUM] = {                                                                                \
+      .platform = DLMAP_PLATFORM_##ENUM,                                                                     \
+      .name = name_,                                                                                         \
+      .backend = DLMAP_BACKEND_##BACKEND,                                                                    \
+      .doc = doc_,                                                                                           \
+      .aliases = kAliases_##ENUM,                                                                            \
+      .version_words = kWords_##ENUM,                                                                        \
+      .libraries = kLibraries_##ENUM,                                                                        \
+      .device_count_symbol = device_count,                                                                   \
+      .error_string_symbol = error_string,                                                                   \
+  },
 #include "src/generated/platforms.inc"
 #undef DLMAP_PLATFORM
 };

@@ -5,28 +5,6 @@
 /* The rows write ERROR as an error enumerator suffix, and OK where there is none. */
 #define DLMAP_ERR_OK DLMAP_OK
 
-#define DLMAP_PROFILE_DEVICE(...)
-#define DLMAP_PROFILE_VERSION_RANGE(...)
-#define DLMAP_PROFILE_DEVICE_RULE(...)
-#define DLMAP_PROFILE_ERROR_ORIGIN(...)
-#define DLMAP_PROFILE(name, doc, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
-                      REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment, whole_bytes, scalar, ...)    \
-  {name,                                                                                                           \
-   doc,                                                                                                            \
-   DLMAP_PROFILE_OWN_TYPE_##OWN_TYPE,                                                                              \
-   DLMAP_PROFILE_FALSY_##FALSY_TYPE,                                                                               \
-   DLMAP_STRUCT_##ABSENT_STRUCT,                                                                                   \
-   DLMAP_GATING_##GATING,                                                                                          \
-   DLMAP_PROFILE_READ_ONLY_##LEGACY_READ_ONLY,                                                                     \
-   DLMAP_STREAM_POLICY_##STREAM,                                                                                   \
-   DLMAP_ERR_##OTHERWISE,                                                                                          \
-   DLMAP_REQUEST_##REQUEST,                                                                                        \
-   DLMAP_PROFILE_HOST_STREAM_##HOST_STREAM,                                                                        \
-   DLMAP_LAYOUT_##VIEW_LAYOUT,                                                                                     \
-   DLMAP_PROFILE_LAYOUT_##OTHERWISE_LAYOUT,                                                                        \
-   alignment,                                                                                                      \
-   whole_bytes,                                                                                                    \
-   scalar},
 /* The profile's words for each boolean setting. */
 #define DLMAP_PROFILE_OWN_TYPE_ACCEPT true
 #define DLMAP_PROFILE_OWN_TYPE_LISTED false
@@ -38,19 +16,44 @@
 #define DLMAP_PROFILE_HOST_STREAM_AS_GIVEN false
 #define DLMAP_PROFILE_LAYOUT_REFUSE true
 #define DLMAP_PROFILE_LAYOUT_COPY false
+
+/* profile.inc holds five kinds of rows; each table below defines the one macro it reads (the .inc gives the others
+ * empty defaults and undefines them all at its end). */
+#define DLMAP_PROFILE(name_, doc_, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
+                      REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_, ...) \
+  {                                                                                                                \
+      .name = name_,                                                                                               \
+      .doc = doc_,                                                                                                 \
+      .dl_device_own_type = DLMAP_PROFILE_OWN_TYPE_##OWN_TYPE,                                                     \
+      .dl_device_falsy_is_none = DLMAP_PROFILE_FALSY_##FALSY_TYPE,                                                 \
+      .absent_struct = DLMAP_STRUCT_##ABSENT_STRUCT,                                                               \
+      .gating = DLMAP_GATING_##GATING,                                                                             \
+      .legacy_drops_read_only = DLMAP_PROFILE_READ_ONLY_##LEGACY_READ_ONLY,                                        \
+      .stream = DLMAP_STREAM_POLICY_##STREAM,                                                                      \
+      .dlpack_device_otherwise = DLMAP_ERR_##OTHERWISE,                                                            \
+      .request = DLMAP_REQUEST_##REQUEST,                                                                          \
+      .host_stream_none = DLMAP_PROFILE_HOST_STREAM_##HOST_STREAM,                                                 \
+      .view_layout = DLMAP_LAYOUT_##VIEW_LAYOUT,                                                                   \
+      .other_layouts_refused = DLMAP_PROFILE_LAYOUT_##OTHERWISE_LAYOUT,                                            \
+      .alignment = alignment_,                                                                                     \
+      .whole_bytes = whole_bytes_,                                                                                 \
+      .scalar = scalar_,                                                                                           \
+  },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"
 };
-#undef DLMAP_PROFILE
 
 const dlmap_profile_info *dlmap_profile_current(void) { return &kProfile[0]; }
 
 /* ---- per device type, in the device table's order ---- */
 
-#undef DLMAP_PROFILE_DEVICE
-#define DLMAP_PROFILE(...)
-#define DLMAP_PROFILE_DEVICE(value, export_target, export_source, import_accepted, ...) \
-  {value, {export_target, export_source, import_accepted}},
+#define DLMAP_PROFILE_DEVICE(value_, export_target_, export_source_, import_accepted_, ...) \
+  {                                                                                      \
+      .value = value_,                                                                   \
+      .policy = {.export_target = export_target_,                                        \
+                 .export_source = export_source_,                                        \
+                 .import_accepted = import_accepted_},                                   \
+  },
 typedef struct device_row {
   int32_t value;
   dlmap_device_policy policy;
@@ -58,8 +61,6 @@ typedef struct device_row {
 static const device_row kDevices[] = {
 #include "src/generated/profile.inc"
 };
-#undef DLMAP_PROFILE_DEVICE
-#define DLMAP_PROFILE_DEVICE(...)
 
 dlmap_device_policy dlmap_profile_device_policy(int32_t device_type) {
   /* The rows follow the device table, so the entry's index in it is the row's. */
@@ -79,14 +80,16 @@ typedef struct version_range {
   dlmap_struct_kind structure;
   int32_t error;
 } version_range;
-#undef DLMAP_PROFILE_VERSION_RANGE
-#define DLMAP_PROFILE_VERSION_RANGE(has_until, until_major, until_minor, STRUCT, ERROR, ...) \
-  {has_until, {until_major, until_minor}, DLMAP_STRUCT_##STRUCT, DLMAP_ERR_##ERROR},
+#define DLMAP_PROFILE_VERSION_RANGE(has_until_, until_major, until_minor, STRUCT, ERROR, ...) \
+  {                                                                                       \
+      .has_until = has_until_,                                                            \
+      .until = {.major = until_major, .minor = until_minor},                              \
+      .structure = DLMAP_STRUCT_##STRUCT,                                                 \
+      .error = DLMAP_ERR_##ERROR,                                                         \
+  },
 static const version_range kRanges[] = {
 #include "src/generated/profile.inc"
 };
-#undef DLMAP_PROFILE_VERSION_RANGE
-#define DLMAP_PROFILE_VERSION_RANGE(...)
 
 int32_t dlmap_profile_struct_lookup(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
                                  dlmap_error *err) {
@@ -115,9 +118,13 @@ int32_t dlmap_profile_struct_lookup(bool has_max_version, dlmap_version max_vers
 
 /* ---- __dlpack_device__ rules ---- */
 
-#undef DLMAP_PROFILE_DEVICE_RULE
-#define DLMAP_PROFILE_DEVICE_RULE(PLATFORM, MEMORY, device_type, ERROR, ...) \
-  {DLMAP_PLATFORM_##PLATFORM, DLMAP_MATCH_##MEMORY, device_type, DLMAP_ERR_##ERROR},
+#define DLMAP_PROFILE_DEVICE_RULE(PLATFORM, MEMORY, device_type_, ERROR, ...) \
+  {                                                                     \
+      .platform = DLMAP_PLATFORM_##PLATFORM,                            \
+      .memory = DLMAP_MATCH_##MEMORY,                                   \
+      .device_type = device_type_,                                      \
+      .error = DLMAP_ERR_##ERROR,                                       \
+  },
 static const dlmap_device_rule kRules[] = {
 #include "src/generated/profile.inc"
     {DLMAP_PLATFORM_COUNT, DLMAP_MATCH_ANY, -1, DLMAP_OK} /* sentinel: a profile may have no rules */
@@ -129,10 +136,11 @@ const dlmap_device_rule *dlmap_profile_device_rule_at(size_t index) {
 
 /* ---- which profile each error's kind, text and status word come from ---- */
 
-#undef DLMAP_PROFILE_DEVICE_RULE
-#define DLMAP_PROFILE_DEVICE_RULE(...)
-#undef DLMAP_PROFILE_ERROR_ORIGIN
-#define DLMAP_PROFILE_ERROR_ORIGIN(ERROR, kind, message, status, ...) {DLMAP_ERR_##ERROR, {kind, message, status}},
+#define DLMAP_PROFILE_ERROR_ORIGIN(ERROR, kind_, message_, status_, ...) \
+  {                                                                     \
+      .code = DLMAP_ERR_##ERROR,                                        \
+      .origin = {.kind = kind_, .message = message_, .status = status_}, \
+  },
 typedef struct origin_row {
   int32_t code;
   dlmap_error_origin origin;

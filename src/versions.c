@@ -3,7 +3,8 @@
 #include "src/internal.h"
 
 static const dlmap_version_info kVersions[] = {
-#define DLMAP_VERSION(major, minor, STRUCT, note, ...) {{major, minor}, DLMAP_STRUCT_##STRUCT, note},
+#define DLMAP_VERSION(major_, minor_, STRUCT, note_, ...) \
+  {.version = {.major = major_, .minor = minor_}, .structure = DLMAP_STRUCT_##STRUCT, .note = note_},
 #include "src/generated/versions.inc"
 #undef DLMAP_VERSION
 };
@@ -15,7 +16,8 @@ typedef struct flag_row {
 } flag_row;
 
 static const flag_row kFlags[] = {
-#define DLMAP_FLAG_ROW(NAME, bit, major, minor, ...) {UINT64_C(1) << (bit), #NAME, {major, minor}},
+#define DLMAP_FLAG_ROW(NAME, bit_, major_, minor_, ...) \
+  {.bit = UINT64_C(1) << (bit_), .name = #NAME, .introduced = {.major = major_, .minor = minor_}},
 #include "src/generated/flags.inc"
 #undef DLMAP_FLAG_ROW
 };

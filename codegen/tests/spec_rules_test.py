@@ -25,10 +25,12 @@ TESTDATA = os.path.join(HERE, "testdata")
 PYTHON = os.environ.get("DLMAP_PYTHON") or sys.executable or "/usr/bin/python3"
 sys.path.insert(0, CODEGEN_DIR)
 
+import emit  # noqa: E402
 import spec  # noqa: E402  (the generator's loader, found through CODEGEN_DIR)
 
 # The default spec, in the order //spec:default lists it.
-DEFAULT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml", "profiles/array_api.yaml")
+DEFAULT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml", "released_values.yaml",
+                 "profiles/array_api.yaml")
 
 # libyaml's dumper when present (only speed differs); the loader under test is spec.py's own.
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -506,7 +508,7 @@ class PlatformRules(SpecTestCase):
 
     def test_duplicate_platform_name(self):
         platforms = self.docs["platforms.yaml"]["platforms"]
-        platforms.append({"name": "cuda", "backend": "none", "version_words": [], "doc": "Again."})
+        platforms.append({"name": "cuda", "value": len(platforms), "backend": "none", "version_words": [], "doc": "Again."})
         first = self.find("platforms.yaml", "platforms", "cuda")[2]
         self.assertRejected("platforms.yaml", "platforms[%d] (cuda)" % (len(platforms) - 1), "platform lookup name",
                             "duplicate platform lookup name 'cuda' (already used by %s: %s)"
@@ -527,7 +529,7 @@ class PlatformRules(SpecTestCase):
 
     def test_platform_name_clashes_with_alias(self):
         platforms = self.docs["platforms.yaml"]["platforms"]
-        platforms.append({"name": "nvidia", "backend": "none", "version_words": [], "doc": "Clash."})
+        platforms.append({"name": "nvidia", "value": len(platforms), "backend": "none", "version_words": [], "doc": "Clash."})
         self.assertRejected("platforms.yaml", "platforms[%d] (nvidia)" % (len(platforms) - 1),
                             "platform lookup name", "duplicate platform lookup name 'nvidia'", "(cuda)")
 
@@ -543,7 +545,7 @@ class PlatformRules(SpecTestCase):
                             "version word 'cu' (oneapi) is a prefix of 'cuda' (cuda)")
 
     def test_version_word_prefix_in_overlay_names_the_overlay(self):
-        self.overlay({"platforms": [{"name": "rocmplus", "backend": "none", "version_words": ["rocmplus"],
+        self.overlay({"platforms": [{"name": "rocmplus", "value": 14, "backend": "none", "version_words": ["rocmplus"],
                                      "doc": "Longer word than rocm's."}]})
         self.assertRejected("overlay.yaml", "platforms[0] (rocmplus)", "version_words",
                             "version word 'rocm' (rocm) is a prefix of 'rocmplus' (rocmplus)")
@@ -756,13 +758,13 @@ class PlatformRules(SpecTestCase):
 
     def test_duplicate_memory_kind(self):
         kinds = self.docs["platforms.yaml"]["memory_kinds"]
-        kinds.append({"name": "managed", "host_accessible": False, "doc": "Again."})
+        kinds.append({"name": "managed", "value": len(kinds), "host_accessible": False, "doc": "Again."})
         self.assertRejected("platforms.yaml", "memory_kinds[%d] (managed)" % (len(kinds) - 1), "memory kind",
                             "duplicate memory kind 'managed'")
 
     def test_duplicate_stream_convention(self):
         conventions = self.docs["platforms.yaml"]["stream_conventions"]
-        conventions.append({"name": "rocm", "absent": "default", "handles_above": None, "rule": "Again."})
+        conventions.append({"name": "rocm", "value": len(conventions), "absent": "default", "handles_above": None, "rule": "Again."})
         self.assertRejected("platforms.yaml", "stream_conventions[%d] (rocm)" % (len(conventions) - 1),
                             "stream convention", "duplicate stream convention 'rocm'")
 
@@ -959,12 +961,12 @@ class ErrorCatalogueRules(SpecTestCase):
     def add_placeholders(self, count):
         placeholders = self.docs["errors.yaml"]["placeholders"]
         for i in range(count):
-            placeholders.append({"name": "extra_%d" % i, "type": "int", "doc": "Filler."})
+            placeholders.append({"name": "extra_%d" % i, "value": len(placeholders), "type": "int", "doc": "Filler."})
         return placeholders
 
     def test_duplicate_exception_kind(self):
         kinds = self.docs["errors.yaml"]["exception_kinds"]
-        kinds.append({"name": "TypeError", "doc": "Again."})
+        kinds.append({"name": "TypeError", "value": len(kinds), "doc": "Again."})
         self.assertRejected("errors.yaml", "exception_kinds[%d] (TypeError)" % (len(kinds) - 1), "exception kind",
                             "duplicate exception kind 'TypeError'")
 
@@ -974,6 +976,7 @@ class ErrorCatalogueRules(SpecTestCase):
                  ("exception_kinds", {"name": "Count", "doc": "x"}, "exception kind", "COUNT")]
         for section, entry, what, c_name in cases:
             with self.subTest(section=section):
+                entry["value"] = len(self.docs["errors.yaml"][section])
                 self.docs["errors.yaml"][section].append(entry)
                 index = len(self.docs["errors.yaml"][section]) - 1
                 self.assertRejected("errors.yaml", "%s[%d] (%s)" % (section, index, entry["name"]), None,
@@ -986,7 +989,7 @@ class ErrorCatalogueRules(SpecTestCase):
 
     def test_exception_kinds_with_the_same_enumerator(self):
         kinds = self.docs["errors.yaml"]["exception_kinds"]
-        kinds.append({"name": "Buffer_Error", "doc": "x"})
+        kinds.append({"name": "Buffer_Error", "value": len(kinds), "doc": "x"})
         self.assertRejected("errors.yaml", "exception_kinds[%d] (Buffer_Error)" % (len(kinds) - 1), None,
                             "duplicate C enumerator 'DLMAP_KIND_BUFFER_ERROR'")
 
@@ -998,7 +1001,7 @@ class ErrorCatalogueRules(SpecTestCase):
 
     def test_duplicate_placeholder(self):
         placeholders = self.docs["errors.yaml"]["placeholders"]
-        placeholders.append({"name": "ndim", "type": "int", "doc": "Again."})
+        placeholders.append({"name": "ndim", "value": len(placeholders), "type": "int", "doc": "Again."})
         self.assertRejected("errors.yaml", "placeholders[%d] (ndim)" % (len(placeholders) - 1), "placeholder",
                             "duplicate placeholder 'ndim'")
 
@@ -1277,6 +1280,78 @@ class CommandLines(SpecTestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertTrue(result.stdout.startswith("spec OK: "), result.stdout)
         self.assertEqual(result.stderr, "")
+
+
+# ==== public values (spec.PUBLIC_VALUES) and the record of released ones (spec/released_values.yaml) ===============
+
+class PublicValueRules(SpecTestCase):
+    """Entries of the lists whose values are public C enumerators carry their number as `value:`; a new entry
+    renumbers nothing, and no spec may change or reuse a value spec/released_values.yaml records."""
+
+    def test_every_public_list_needs_a_value(self):
+        for file, section, name in (("platforms.yaml", "platforms", "cuda"), ("platforms.yaml", "memory_kinds", "host"),
+                                    ("platforms.yaml", "stream_conventions", "cuda"),
+                                    ("errors.yaml", "exception_kinds", "TypeError"),
+                                    ("errors.yaml", "placeholders", "ndim")):
+            with self.subTest(section=section):
+                self.docs = default_docs()
+                _, entry, where = self.find(file, section, name)
+                del entry["value"]
+                self.assertRejected(file, where, "value", "missing key 'value'")
+
+    def test_inserting_an_entry_renumbers_nothing(self):
+        # A new platform listed first takes the next free value; every released enumerator keeps its number.
+        before = emit.emit_spec_header(self.assertLoads())
+        platforms = self.docs["platforms.yaml"]["platforms"]
+        platforms.insert(0, {"name": "newchip", "value": len(platforms), "backend": "none",
+                             "version_words": ["newchip"], "doc": "A platform added after a release."})
+        after = emit.emit_spec_header(self.assertLoads())
+        released = self.docs["released_values.yaml"]["released_values"]["platforms"]
+        for name, value in released.items():
+            line = "  DLMAP_PLATFORM_%s = %d,\n" % (name.upper(), value)
+            self.assertIn(line, before)
+            self.assertIn(line, after)
+        self.assertIn("  DLMAP_PLATFORM_NEWCHIP = %d,\n" % len(released), after)
+
+    def test_duplicate_value(self):
+        index, entry, where = self.find("platforms.yaml", "memory_kinds", "host")
+        entry["value"] = self.entry("platforms.yaml", "memory_kinds", "device")["value"]
+        self.assertRejected("platforms.yaml", where, "value", "duplicate value")
+
+    def test_gap_in_values(self):
+        placeholders = self.docs["errors.yaml"]["placeholders"]
+        placeholders.append({"name": "late", "value": len(placeholders) + 1, "type": "int", "doc": "A gap."})
+        self.assertRejected("errors.yaml", "placeholders[%d] (late)" % (len(placeholders) - 1), "value",
+                            "leaves a gap", "0…%d" % (len(placeholders) - 1))
+
+    def test_changed_released_value_refused(self):
+        # Swapping two platforms' values keeps them unique and dense, but changes public ABI.
+        cpu, cuda = self.entry("platforms.yaml", "platforms", "cpu"), self.entry("platforms.yaml", "platforms", "cuda")
+        cpu["value"], cuda["value"] = cuda["value"], cpu["value"]
+        self.assertRejected("released_values.yaml", "released_values.platforms.cpu", None,
+                            "was released as value 0 and is now 1", "dlmap_platform")
+
+    def test_changed_released_placeholder_refused(self):
+        kinds = self.docs["errors.yaml"]["placeholders"]
+        kinds[0]["value"], kinds[1]["value"] = kinds[1]["value"], kinds[0]["value"]
+        self.assertRejected("released_values.yaml", "released_values.placeholders.%s" % kinds[0]["name"], None,
+                            "a released value never changes", "dlmap_placeholder")
+
+    def test_released_entry_must_stay_listed(self):
+        self.docs["released_values.yaml"]["released_values"]["memory_kinds"]["retired"] = 9
+        self.assertRejected("released_values.yaml", "released_values.memory_kinds.retired", None,
+                            "is no longer listed")
+
+    def test_record_names_only_public_lists(self):
+        self.docs["released_values.yaml"]["released_values"]["errors"] = {"ndim_negative": 401}
+        self.assertRejected("released_values.yaml", None, None, "released_values: unknown list 'errors'")
+
+    def test_the_record_matches_the_default_spec(self):
+        # Every entry of the shipped spec is recorded (a release adds the new ones), so nothing goes unguarded.
+        loaded = self.assertLoads()
+        record = self.docs["released_values.yaml"]["released_values"]
+        for section in spec.PUBLIC_VALUES:
+            self.assertEqual(record[section], {item.name: item.value for item in getattr(loaded, section)}, section)
 
 
 if __name__ == "__main__":

@@ -70,7 +70,8 @@ typedef struct symbol_row {
 } symbol_row;
 
 static const symbol_row kSymbols[] = {
-#define DLMAP_RUNTIME_SYMBOL(PLATFORM, OP, symbol, ...) {DLMAP_PLATFORM_##PLATFORM, GPU_OP_##OP, symbol},
+#define DLMAP_RUNTIME_SYMBOL(PLATFORM, OP, symbol_, ...) \
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .op = GPU_OP_##OP, .symbol = symbol_},
 #include "src/generated/runtime_symbols.inc"
 #undef DLMAP_RUNTIME_SYMBOL
     {DLMAP_PLATFORM_COUNT, 0, NULL} /* sentinel: a spec may describe no runtime */
@@ -83,7 +84,8 @@ typedef struct value_row {
 } value_row;
 
 static const value_row kValues[] = {
-#define DLMAP_RUNTIME_VALUE(PLATFORM, NAME, value, ...) {DLMAP_PLATFORM_##PLATFORM, GPU_VALUE_##NAME, value},
+#define DLMAP_RUNTIME_VALUE(PLATFORM, NAME, value_, ...) \
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .name = GPU_VALUE_##NAME, .value = value_},
 #include "src/generated/runtime_values.inc"
 #undef DLMAP_RUNTIME_VALUE
     {DLMAP_PLATFORM_COUNT, 0, 0}};
@@ -95,8 +97,8 @@ typedef struct stream_row {
 } stream_row;
 
 static const stream_row kStreams[] = {
-#define DLMAP_RUNTIME_STREAM(PLATFORM, MEANING, handle, ...) \
-  {DLMAP_PLATFORM_##PLATFORM, DLMAP_STREAM_##MEANING, handle},
+#define DLMAP_RUNTIME_STREAM(PLATFORM, MEANING, handle_, ...) \
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .meaning = DLMAP_STREAM_##MEANING, .handle = handle_},
 #include "src/generated/runtime_streams.inc"
 #undef DLMAP_RUNTIME_STREAM
     {DLMAP_PLATFORM_COUNT, DLMAP_STREAM_INVALID, 0}};
@@ -109,8 +111,8 @@ typedef struct memory_type_row {
 } memory_type_row;
 
 static const memory_type_row kMemoryTypes[] = {
-#define DLMAP_RUNTIME_MEMORY_TYPE(PLATFORM, from_version, MEMORY, value, ...) \
-  {DLMAP_PLATFORM_##PLATFORM, from_version, DLMAP_MEMORY_##MEMORY, value},
+#define DLMAP_RUNTIME_MEMORY_TYPE(PLATFORM, from_version_, MEMORY, value_, ...) \
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .from_version = from_version_, .kind = DLMAP_MEMORY_##MEMORY, .value = value_},
 #include "src/generated/runtime_memory_types.inc"
 #undef DLMAP_RUNTIME_MEMORY_TYPE
     {DLMAP_PLATFORM_COUNT, 0, DLMAP_MEMORY_KIND_COUNT, 0}};
@@ -122,8 +124,14 @@ typedef struct context_row {
 } context_row;
 
 static const context_row kContexts[] = {
-#define DLMAP_RUNTIME_CONTEXT(PLATFORM, library, get_current, set_current, retain_primary, ...) \
-  {DLMAP_PLATFORM_##PLATFORM, library, get_current, set_current, retain_primary},
+#define DLMAP_RUNTIME_CONTEXT(PLATFORM, library_, get_current_, set_current_, retain_primary_, ...) \
+  {                                                                                                \
+      .platform = DLMAP_PLATFORM_##PLATFORM,                                                       \
+      .library = library_,                                                                         \
+      .get_current = get_current_,                                                                 \
+      .set_current = set_current_,                                                                 \
+      .retain_primary = retain_primary_,                                                           \
+  },
 #include "src/generated/runtime_contexts.inc"
 #undef DLMAP_RUNTIME_CONTEXT
     {DLMAP_PLATFORM_COUNT, NULL, NULL, NULL, NULL}};

@@ -28,7 +28,7 @@ import yaml
 IDENTITY = {"versions": "version", "flags": "name", "platforms": "name", "memory_kinds": "name",
             "stream_conventions": "name", "device_types": "value", "dtype_codes": "value",
             "exception_kinds": "name", "placeholders": "name", "errors": "id"}
-MAPPINGS = ("abi", "lookup", "profile")
+MAPPINGS = ("abi", "lookup", "profile", "released_values")
 
 
 def _load(path):
@@ -101,6 +101,10 @@ def read(paths, base_profiles=None):
     for override in (merged.get("profile") or {}).get("errors", []):
         entry = next(e for e in merged["errors"] if e["id"] == override["id"])
         entry.update({key: override[key] for key in ("kind", "message", "status") if key in override})
+    # The lists whose entries are public C enumerators carry their number as `value:` (codegen/spec.py PUBLIC_VALUES,
+    # exactly 0…N-1): their tables are written in value order, so a table's index is the enumerator's value.
+    for section in ("platforms", "memory_kinds", "stream_conventions", "exception_kinds", "placeholders"):
+        merged[section].sort(key=lambda entry: entry["value"])
     return merged
 
 

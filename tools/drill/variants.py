@@ -68,6 +68,7 @@ class Spec:
         self.devices = load("devices.yaml")["device_types"]
         self.dtypes = load("dtypes.yaml")["dtype_codes"]
         self.errors = load("errors.yaml")["errors"]
+        self.placeholders = load("errors.yaml")["placeholders"]
 
     def path(self, name):
         return os.path.join(self.root, "spec", name)
@@ -135,7 +136,8 @@ def variant_d(spec):
     code = max(e["code"] for e in spec.errors) + 1
     path = spec.path("errors.yaml")
     append_to_section(path, "placeholders",
-                      '  - {name: drill_detail, type: str, doc: "What the drill error reports (tools/drill)."}')
+                      '  - {name: drill_detail, value: %d, type: str, doc: "What the drill error reports (tools/drill)."}'
+                      % len(spec.placeholders))  # the next free dlmap_placeholder value
     append_to_section(path, "errors", """\
   - id: drill_unraised
     code: %d
