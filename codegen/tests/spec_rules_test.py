@@ -1279,5 +1279,23 @@ class CommandLines(SpecTestCase):
         self.assertEqual(result.stderr, "")
 
 
+class MemoryKindRefines(SpecTestCase):
+    """`refines:` on a memory kind (which __dlpack_device__ reports replace a tensor's device on import)."""
+
+    def test_default_spec_pinned_refines_host(self):
+        kinds = {m.name: m.refines for m in self.assertLoads().memory_kinds}
+        self.assertEqual(kinds["host_pinned"], "host")
+
+    def test_refines_an_unlisted_kind(self):
+        _, e, where = self.find("platforms.yaml", "memory_kinds", "managed")
+        e["refines"] = "hots"
+        self.assertRejected("platforms.yaml", where, "refines", "'hots' is not another listed memory kind")
+
+    def test_refines_itself(self):
+        _, e, where = self.find("platforms.yaml", "memory_kinds", "managed")
+        e["refines"] = "managed"
+        self.assertRejected("platforms.yaml", where, "refines", "'managed' is not another listed memory kind")
+
+
 if __name__ == "__main__":
     unittest.main()
