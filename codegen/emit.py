@@ -483,6 +483,24 @@ def emit_platform_words_re(spec):
         _re2c_rules(pairs, spec.lookup["platform_version"])
 
 
+# ---- exchange constants (export and import read these instead of working them out at run time) -------------
+
+LEGACY_NEWEST = Row("DLMAP_LEGACY_NEWEST", "major minor",
+                    "The newest listed version below the legacy range's end: the version a legacy export speaks.")
+MEMORY_REFINES = Row("DLMAP_MEMORY_REFINES", "MEMORY REFINED",
+                     "One row per memory kind that refines another (`refines:`): a __dlpack_device__ report of MEMORY "
+                     "may replace a tensor's own device of memory kind REFINED.")
+
+
+def emit_exchange(spec):
+    """Facts of the spec that export and import apply: the legacy export's version, which device reports win."""
+    until = spec.abi.legacy.until
+    newest = [v.version for v in spec.versions if (v.version.major, v.version.minor) < (until.major, until.minor)]
+    lines = [LEGACY_NEWEST("%du" % newest[-1].major, "%du" % newest[-1].minor)]
+    lines += [MEMORY_REFINES(m.name.upper(), m.refines.upper()) for m in spec.memory_kinds if m.refines]
+    return _list([LEGACY_NEWEST, MEMORY_REFINES], lines)
+
+
 # ---- the outputs ---------------------------------------------------------------------------------
 
 # Every C output: (generator flag, path under <lib>_gen/, emitter), in the order gen_c.py offers them. Every path
@@ -513,6 +531,7 @@ OUTPUTS = (
     ("platform_names_re", "src/generated/platform_names.re.inc", emit_platform_names_re),
     ("dtype_names_re", "src/generated/dtype_names.re.inc", emit_dtype_names_re),
     ("platform_words_re", "src/generated/platform_words.re.inc", emit_platform_words_re),
+    ("exchange_inc", "src/generated/exchange.inc", emit_exchange),
 )
 C_OUTPUTS = {flag: function for flag, _, function in OUTPUTS}
 C_OUTPUT_PATHS = {flag: path for flag, path, _ in OUTPUTS}

@@ -154,6 +154,7 @@ class MemoryKind:
     host_accessible: bool
     doc: str
     value: int = 0  # the public dlmap_memory_kind value
+    refines: Optional[str] = None  # the memory kind this one is a registered form of (host_pinned: host)
 
 
 @dataclass
@@ -730,16 +731,23 @@ def _load_platforms(lists, lookup):
 
 
 def _load_memory_kinds(lists):
-    """memory_kinds: unique names."""
-    memory_kinds, memory_names = [], _Unique("memory kind")
+    """memory_kinds: unique names; `refines` names another listed kind."""
+    memory_kinds, memory_names, refining = [], _Unique("memory kind"), []
     for where, e in _entries(lists, "memory_kinds"):
-        _check_keys(where, e, ("name", "value", "host_accessible", "doc"))
+        _check_keys(where, e, ("name", "value", "host_accessible", "doc"), optional=("refines",))
         kind = MemoryKind(_str(where, e, "name", pattern=_WORD, what="a lower-case word"),
-                          _bool(where, e, "host_accessible"), _str(where, e, "doc"), _int(where, e, "value", 0, 2**31 - 2))
+                          _bool(where, e, "host_accessible"), _str(where, e, "doc"), _int(where, e, "value", 0, 2**31 - 2),
+                          _str(where, e, "refines", pattern=_WORD, what="a memory kind"))
         memory_names.add(where, kind.name)
         _check_reserved(where, "memory kind", kind.name.upper())
         memory_kinds.append(kind)
+        if kind.refines is not None:
+            refining.append((where, kind))
     _check_public_values(lists, "memory_kinds", memory_kinds)
+    names = {m.name for m in memory_kinds}
+    for where, kind in refining:
+        if kind.refines not in names or kind.refines == kind.name:
+            where.fail("key 'refines': '%s' is not another listed memory kind" % kind.refines)
     return memory_kinds
 
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dlmap/profile.h"
+#include "src/exchange.h"
 
 /* Every producer rule, by id: this C checker and the Python one (python/check/producer.py, which reads this table
  * through the extension) report the same ids with the same text. The values they compare come from the spec. */
@@ -177,16 +178,6 @@ static expectation expect(const dlmap_check_request *r, const dlmap_check_source
   return e;
 }
 
-/* The newest version whose struct is legacy: what a legacy tensor's values are judged in under strict gating. */
-static dlmap_version newest_legacy(void) {
-  dlmap_version best = {0, 0};
-  const dlmap_version_info *v;
-  for (size_t i = 0; (v = dlmap_version_at(i)) != NULL; i++) {
-    if (v->structure == DLMAP_STRUCT_LEGACY) best = v->version;
-  }
-  return best;
-}
-
 static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_view *a, dlmap_struct_kind wanted,
                          const baseline *base) {
   const dlmap_profile_info *profile = dlmap_profile_current();
@@ -207,7 +198,7 @@ static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_
     report(c, "P-struct", "the profile gives the %s struct", wanted == DLMAP_STRUCT_LEGACY ? "legacy" : "versioned");
   }
   if (a->kind == DLMAP_STRUCT_VERSIONED || profile->gating == DLMAP_GATING_STRICT) {
-    dlmap_version at = a->kind == DLMAP_STRUCT_VERSIONED ? a->version : newest_legacy();
+    dlmap_version at = a->kind == DLMAP_STRUCT_VERSIONED ? a->version : dlmap__legacy_newest();
     if (dlmap_check_representable(t->device.device_type, t->dtype, a->flags, at, &err) != DLMAP_OK) {
       report(c, "P-values", "%s", err.message);
     }

@@ -34,6 +34,7 @@ _C_OUTPUTS = {
     "platform_names_re": "src/generated/platform_names.re.inc",
     "dtype_names_re": "src/generated/dtype_names.re.inc",
     "platform_words_re": "src/generated/platform_words.re.inc",
+    "exchange_inc": "src/generated/exchange.inc",
 }
 
 # Labels resolved here, in dlmap's repository, so that a consuming module need not see @dlmap_config itself.

@@ -1,11 +1,10 @@
-/* dlmap core — export (to_dlpack / __dlpack__): negotiate the version, place the data on the requested
- * device, copy when needed and allowed, validate the stream, set the flags, and hand out one heap block
- * holding the managed tensor, shape, strides (and the copied data) whose deleter runs exactly once. */
-#include <stdatomic.h>
+/* dlmap core — export (to_dlpack / __dlpack__) as named steps: negotiate the version, validate the array, choose
+ * the target, read the stream, place (view or copy), stamp the flags, allocate one heap block holding the managed
+ * tensor, shape, strides (and the copied data), copy or view, and hand it out; its deleter runs exactly once. */
 #include <stddef.h>
 #include <string.h>
 
-#include "src/layout.h"
+#include "src/exchange.h"
 #include "src/memory.h"
 #include "src/placement.h"
 #include "src/transfer.h"
@@ -19,11 +18,11 @@ typedef struct export_block {
   dlmap_allocator allocator; /* a copy: the caller's allocator struct need not outlive the export */
   void *owner;
   void (*release)(void *owner);
-  void *gpu_copy;          /* a copy in GPU-runtime memory (device, pinned, managed), else NULL */
-  const dlmap__gpu *gpu;   /* the runtime that allocated it, and which memory it is */
+  void *gpu_copy;        /* a copy in GPU-runtime memory (device, pinned, managed), else NULL */
+  const dlmap__gpu *gpu; /* the runtime that allocated it, and which memory it is */
   dlmap_memory_kind gpu_memory;
-  int32_t gpu_device;      /* the device it was allocated on (freed with that device current) */
-  int64_t dims[]; /* shape[ndim] then strides[ndim]; a host copy follows at an aligned offset */
+  int32_t gpu_device; /* the device it was allocated on (freed with that device current) */
+  int64_t dims[];     /* shape[ndim] then strides[ndim]; a host copy follows at an aligned offset */
 } export_block;
 
 static void release_block(export_block *block) {
@@ -36,65 +35,53 @@ static void legacy_deleter(DLManagedTensor *self) { release_block((export_block 
 
 static void versioned_deleter(struct DLManagedTensorVersioned *self) { release_block((export_block *)(void *)self); }
 
-/* The newest listed version below `until` (the version a legacy export speaks). */
-static dlmap_version newest_before(dlmap_version until) {
-  dlmap_version best = {0, 0};
-  const dlmap_version_info *listed;
-  for (size_t i = 0; (listed = dlmap_version_at(i)) != NULL; i++) {
-    if (dlmap_version_compare(listed->version, until) < 0) best = listed->version;
-  }
-  return best;
-}
+/* What the steps decide, in the order they decide it; the block is made only once every check has passed. */
+typedef struct export_plan {
+  dlmap_struct_kind structure; /* 1. negotiate */
+  dlmap_version version;
+  const dlmap_device_info *source; /* 2. validate */
+  dlmap__extent extent;            /* of the storage (padded sub-byte elements are bytes) */
+  const dlmap_device_info *target; /* 3. target */
+  int32_t target_id;
+  dlmap_stream_meaning stream; /* 4. stream */
+  dlmap__placement placement;  /* 5. place */
+  bool copy, source_on_gpu;
+  dlmap__transfer transfer;
+  uint64_t flags; /* 6. stamp */
+} export_plan;
 
-/* newest_before(DLPack's legacy limit): a constant of the spec, found on first use (any thread may find it; all
- * store the same value), so that an export does not walk the version list (about 270 instructions, bench/). */
-static dlmap_version newest_legacy_version(void) {
-  static _Atomic uint64_t cached; /* (major << 32 | minor) + 1; 0 until found */
-  uint64_t packed = atomic_load_explicit(&cached, memory_order_relaxed);
-  if (packed == 0) {
-    const dlmap_version v =
-        newest_before(dlmap__version(DLMAP_ABI_LEGACY_UNTIL_MAJOR, DLMAP_ABI_LEGACY_UNTIL_MINOR));
-    packed = ((uint64_t)v.major << 32 | v.minor) + 1;
-    atomic_store_explicit(&cached, packed, memory_order_relaxed);
-  }
-  packed -= 1;
-  return dlmap__version((uint32_t)(packed >> 32), (uint32_t)packed);
-}
-
-/* max_version → struct (the profile's ranges) and the version every value must be expressible in: a versioned
- * tensor is stamped min(max_version, current); a legacy one speaks the newest legacy version up to max_version. */
-static int32_t negotiate(const dlmap_export_request *request, dlmap_struct_kind *structure, dlmap_version *version,
-                         dlmap_error *err) {
-  const int32_t status = dlmap_profile_struct_lookup(request->has_max_version, request->max_version, structure, err);
-  if (status != DLMAP_OK) return status;
-  const dlmap_version newest = *structure == DLMAP_STRUCT_LEGACY ? newest_legacy_version() : dlmap_version_current();
-  *version = request->has_max_version && dlmap_version_compare(request->max_version, newest) < 0 ? request->max_version
-                                                                                                : newest;
-  return DLMAP_OK;
-}
-
-int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
-                     dlmap_error *err) {
+static int32_t check_arguments(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
+                               dlmap_error *err) {
   if (array == NULL) return dlmap__invalid_argument(err, "array", "must not be NULL");
   if (request == NULL) return dlmap__invalid_argument(err, "request", "must not be NULL");
   if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
   int32_t status = DLMAP__CHECK_STRUCT_SIZE(array, dlmap_array, "array", err);
   if (status == DLMAP_OK) status = DLMAP__CHECK_STRUCT_SIZE(request, dlmap_export_request, "request", err);
   if (status == DLMAP_OK) status = dlmap__check_copy_mode(request->copy, err);
-  if (status != DLMAP_OK) return status;
+  return status;
+}
 
-  /* 1. The version: which struct, and which DLPack version every value must be expressible in. */
-  dlmap_struct_kind structure = DLMAP_STRUCT_LEGACY; /* negotiate() sets it; -O2 cannot tell (maybe-uninitialized) */
-  dlmap_version version;
-  status = negotiate(request, &structure, &version, err);
+/* 1. max_version → struct (the profile's ranges) and the version every value must be expressible in: a versioned
+ * tensor is stamped min(max_version, current); a legacy one speaks the newest legacy version up to max_version. */
+static int32_t negotiate(const dlmap_export_request *request, export_plan *plan, dlmap_error *err) {
+  plan->structure = DLMAP_STRUCT_LEGACY; /* the lookup sets it; -O2 cannot tell (maybe-uninitialized) */
+  const int32_t status =
+      dlmap_profile_struct_lookup(request->has_max_version, request->max_version, &plan->structure, err);
   if (status != DLMAP_OK) return status;
+  const dlmap_version newest =
+      plan->structure == DLMAP_STRUCT_LEGACY ? dlmap__legacy_newest() : dlmap_version_current();
+  plan->version = request->has_max_version && dlmap_version_compare(request->max_version, newest) < 0
+                      ? request->max_version
+                      : newest;
+  return DLMAP_OK;
+}
 
-  /* 2. The array itself: one device, of a type the profile exports from. */
+/* 2. The array itself: one device, of a type the profile exports from, a valid dtype and storage. */
+static int32_t validate(const dlmap_array *array, export_plan *plan, dlmap_error *err) {
   if (array->num_shards > 1) {
     return DLMAP_RAISE(err, DLMAP_ERR_TO_DLPACK_MULTI_DEVICE, dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, array->num_shards));
   }
-  const dlmap_device_info *source;
-  status = dlmap_device_type_lookup(array->device_type, &source, err);
+  int32_t status = dlmap_device_type_lookup(array->device_type, &plan->source, err);
   if (status != DLMAP_OK) return status;
   if (!dlmap__export_accepts_source(array->device_type)) {
     char device[96];
@@ -103,121 +90,123 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   }
   status = dlmap_dtype_validate(array->dtype, err);
   if (status != DLMAP_OK) return status;
-  dlmap__extent extent;
-  status = dlmap__check_shape(array->ndim, array->shape, array->strides, array->dtype, &extent, err);
-  if (status != DLMAP_OK) return status;
-  /* Padded sub-byte data (IS_SUBBYTE_TYPE_PADDED) stores each element in a byte of its own: its size, copies and
-   * strided copies are those of 8-bit elements, not of packed ones. */
-  const bool padded = array->subbyte_padded && extent.element_bits < 8;
-  const uint64_t element_bits = padded ? 8 : extent.element_bits;
-  const uint64_t data_bytes = padded ? extent.count : extent.compact_bytes;
-  if (array->data == NULL && extent.count > 0) {
-    return DLMAP_RAISE(err, DLMAP_ERR_DATA_NULL, dlmap_arg_uint(DLMAP_ARG_NBYTES, data_bytes));
-  }
-  if (array->subbyte_padded && extent.element_bits >= 8) {
-    char name[64];
-    dlmap_dtype_format(array->dtype, name, sizeof name);
-    return DLMAP_RAISE(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, dlmap_arg_str(DLMAP_ARG_DTYPE, name));
-  }
+  plan->source_on_gpu = dlmap_platform_find(plan->source->platform)->backend == DLMAP_BACKEND_GPU;
+  return dlmap__check_storage(array->ndim, array->shape, array->strides, array->dtype, array->subbyte_padded,
+                              array->data, &plan->extent, err);
+}
 
-  /* 3. The target device: dl_device, or the array's own; the profile says which device types dl_device may name
-   * (and whether device type 0, being falsy, means no dl_device). */
-  const dlmap_profile_info *profile = dlmap_profile_current();
-  const dlmap_device_info *target = source;
-  int32_t target_id = array->device_id;
-  if (request->has_dl_device && !(request->dl_device_type == 0 && profile->dl_device_falsy_is_none)) {
-    target = dlmap_device_type_find(request->dl_device_type);
-    if (target == NULL || !dlmap__export_accepts_target(request->dl_device_type, array->device_type)) {
-      return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE,
-                         dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->dl_device_type));
-    }
-    target_id = request->dl_device_id;
-    if (target_id < 0) {
-      dlmap_platform_status platform_status; /* the count the message states is the runtime's, not a guess */
-      dlmap_platform_probe(target->platform, &platform_status);
-      return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, dlmap_arg_int(DLMAP_ARG_DEVICE_ID, target_id),
-                         dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(target->platform)->name),
-                         dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, platform_status.device_count));
-    }
+/* 3. The target device: dl_device, or the array's own; the profile says which device types dl_device may name
+ * (and whether device type 0, being falsy, means no dl_device). */
+static int32_t choose_target(const dlmap_array *array, const dlmap_export_request *request, export_plan *plan,
+                             dlmap_error *err) {
+  plan->target = plan->source;
+  plan->target_id = array->device_id;
+  if (!request->has_dl_device || (request->dl_device_type == 0 && dlmap_profile_current()->dl_device_falsy_is_none)) {
+    return DLMAP_OK;
   }
-
-  /* 4. The stream, read by the target device type's convention; a profile that passes streams through turns a
-   * value the convention forbids into a host wait (always correct, never an error). */
-  dlmap_stream_meaning stream;
-  status = dlmap_stream_classify(target->value, request->has_stream, request->stream, &stream, err);
-  if (status != DLMAP_OK && profile->stream == DLMAP_STREAM_POLICY_PASS_THROUGH) {
-    status = DLMAP_RAISE(err, DLMAP_OK);
-    stream = DLMAP_STREAM_HOST_SYNC;
+  const dlmap_device_info *target = dlmap_device_type_find(request->dl_device_type);
+  if (target == NULL || !dlmap__export_accepts_target(request->dl_device_type, array->device_type)) {
+    return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE,
+                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->dl_device_type));
   }
-  if (status != DLMAP_OK) return status;
+  if (request->dl_device_id < 0) {
+    dlmap_platform_status platform_status; /* the count the message states is the runtime's, not a guess */
+    dlmap_platform_probe(target->platform, &platform_status);
+    return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, dlmap_arg_int(DLMAP_ARG_DEVICE_ID, request->dl_device_id),
+                       dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(target->platform)->name),
+                       dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, platform_status.device_count));
+  }
+  plan->target = target;
+  plan->target_id = request->dl_device_id;
+  return DLMAP_OK;
+}
 
-  /* Only a view of GPU-runtime memory has a stream to synchronise (dlmap__view_sync is a no-op otherwise). */
-  const bool source_on_gpu = dlmap_platform_find(source->platform)->backend == DLMAP_BACKEND_GPU;
+/* 4. The stream, read by the target device type's convention. The profile's stream policy decides what a value the
+ * convention forbids is: an error (validate), or a host wait (pass_through: always correct, never an error). */
+static int32_t read_stream(const dlmap_export_request *request, export_plan *plan, dlmap_error *err) {
+  const bool pass_through = dlmap_profile_current()->stream == DLMAP_STREAM_POLICY_PASS_THROUGH;
+  const int32_t status = dlmap_stream_classify(plan->target->value, request->has_stream, request->stream, &plan->stream,
+                                               pass_through ? NULL : err);
+  if (status == DLMAP_OK || !pass_through) return status;
+  plan->stream = DLMAP_STREAM_HOST_SYNC;
+  return DLMAP_OK;
+}
 
-  /* 5. View or copy (placement.h): the host is one device whatever its id; host-accessible memory (pinned, managed)
-   * is exported to the host without a copy, and to a GPU of its platform where the runtime confirms it. */
-  const dlmap__placement placement =
-      dlmap__place(source, array->device_id, array->data, target, target_id, request->copy == DLMAP_COPY_ALWAYS);
-  const bool gpu_view = placement.kind == DLMAP__PLACE_GPU_VIEW;
-  const bool need_copy = placement.kind == DLMAP__PLACE_COPY;
-  if (need_copy && request->copy == DLMAP_COPY_NEVER) {
+/* The consumer's stream as the runtime's handle (NULL where it names none: -1, a host wait). */
+static void *consumer_stream(const dlmap_export_request *request, const export_plan *plan) {
+  void *consumer = NULL;
+  if (plan->stream == DLMAP_STREAM_HANDLE) {
+    consumer = (void *)(intptr_t)request->stream;
+  } else if (plan->stream == DLMAP_STREAM_LEGACY_DEFAULT || plan->stream == DLMAP_STREAM_PER_THREAD_DEFAULT ||
+             plan->stream == DLMAP_STREAM_DEFAULT) {
+    dlmap__gpu_default_stream(plan->target->platform, plan->stream, &consumer);
+  }
+  return consumer;
+}
+
+/* The device whose stream a view's consumer uses: the target GPU for a GPU view, else the array's own. */
+static int32_t consumer_device(const dlmap_array *array, const export_plan *plan) {
+  return plan->placement.kind == DLMAP__PLACE_GPU_VIEW ? plan->target_id : array->device_id;
+}
+
+/* 5. View or copy (placement.h): the host is one device whatever its id; host-accessible memory (pinned, managed)
+ * is exported to the host without a copy, and to a GPU of its platform where the runtime confirms it. A copy is
+ * planned (the CPU backend copies between host-accessible memories, the GPU backend the rest); a view of GPU memory
+ * checks now that the consumer's stream can be made to wait (done last, in view()). */
+static int32_t place(const dlmap_array *array, const dlmap_export_request *request, export_plan *plan,
+                     dlmap_error *err) {
+  plan->placement = dlmap__place(plan->source, array->device_id, array->data, plan->target, plan->target_id,
+                                 request->copy == DLMAP_COPY_ALWAYS);
+  plan->copy = plan->placement.kind == DLMAP__PLACE_COPY;
+  memset(&plan->transfer, 0, sizeof plan->transfer);
+  if (plan->copy && request->copy == DLMAP_COPY_NEVER) {
     char device[96], source_device[96];
-    dlmap__describe_device(device, sizeof device, target->value, target_id);
+    dlmap__describe_device(device, sizeof device, plan->target->value, plan->target_id);
     dlmap__describe_device(source_device, sizeof source_device, array->device_type, array->device_id);
     return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN, dlmap_arg_str(DLMAP_ARG_DEVICE, device),
                        dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source_device));
   }
-  /* The CPU backend copies between host-accessible memories; anything else needs the GPU backend, as
-   * does making the consumer's stream wait for a view of GPU memory (checked here, done last). */
-  dlmap__transfer transfer;
-  memset(&transfer, 0, sizeof transfer);
-  if (need_copy) {
-    /* The consumer's stream as the runtime's handle (NULL where it names none: -1, a host wait). */
-    void *consumer = NULL;
-    if (stream == DLMAP_STREAM_HANDLE) {
-      consumer = (void *)(intptr_t)request->stream;
-    } else if (stream == DLMAP_STREAM_LEGACY_DEFAULT || stream == DLMAP_STREAM_PER_THREAD_DEFAULT ||
-               stream == DLMAP_STREAM_DEFAULT) {
-      dlmap__gpu_default_stream(target->platform, stream, &consumer);
-    }
-    status = dlmap__transfer_plan(source, array->device_id, array->producer_stream, target, target_id, consumer,
-                                  &transfer, err);
+  if (plan->copy) {
+    const int32_t status = dlmap__transfer_plan(plan->source, array->device_id, array->producer_stream, plan->target,
+                                                plan->target_id, consumer_stream(request, plan), &plan->transfer, err);
     if (status != DLMAP_OK) return status;
-    if (element_bits % 8 != 0 && !dlmap__is_row_major(array->ndim, array->shape, array->strides)) {
-      return DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED,
-                         dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data"));
-    }
-  } else if (!request->defer_stream_sync && source_on_gpu) {
-    status = dlmap__view_sync(source, array->device_id, array->producer_stream, gpu_view ? target_id : array->device_id,
-                              stream, request->stream, false, err);
-    if (status != DLMAP_OK) return status;
+    return dlmap__check_copyable(&plan->extent, array->ndim, array->shape, array->strides, err);
   }
-  const bool gpu_copy = need_copy && dlmap__transfer_gpu_destination(&transfer);
+  if (request->defer_stream_sync || !plan->source_on_gpu) return DLMAP_OK;
+  return dlmap__view_sync(plan->source, array->device_id, array->producer_stream, consumer_device(array, plan),
+                          plan->stream, request->stream, false, err);
+}
 
-  /* 6. Flags, and whether the negotiated version can say everything the tensor needs (the profile may let a legacy
-   * tensor carry any value the spec knows, and drop READ_ONLY, which a legacy tensor cannot carry). */
-  const bool legacy = structure == DLMAP_STRUCT_LEGACY;
-  uint64_t flags = 0;
-  if (array->read_only && !need_copy && !(legacy && profile->legacy_drops_read_only)) flags |= DLMAP_FLAG_READ_ONLY;
-  if (need_copy) flags |= DLMAP_FLAG_IS_COPIED;
-  if (array->subbyte_padded) flags |= DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED;
-  if (legacy && (flags & DLMAP_FLAG_READ_ONLY)) return DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED);
-  if (!legacy || profile->gating == DLMAP_GATING_STRICT) {
-    /* IS_COPIED is informational: a legacy consumer simply owns the copy without being told. */
-    const uint64_t must_express = legacy ? (flags & ~DLMAP_FLAG_IS_COPIED) : flags;
-    status = dlmap__check_in_version(target, array->dtype, must_express, version, err); /* dtype validated in 2. */
-    if (status != DLMAP_OK) return status;
+/* 6. Flags, and whether the negotiated version can say everything the tensor needs (the profile may let a legacy
+ * tensor carry any value the spec knows, and drop READ_ONLY, which a legacy tensor cannot carry). */
+static int32_t stamp(const dlmap_array *array, export_plan *plan, dlmap_error *err) {
+  const dlmap_profile_info *profile = dlmap_profile_current();
+  const bool legacy = plan->structure == DLMAP_STRUCT_LEGACY;
+  plan->flags = 0;
+  if (array->read_only && !plan->copy && !(legacy && profile->legacy_drops_read_only)) {
+    plan->flags |= DLMAP_FLAG_READ_ONLY;
   }
+  if (plan->copy) plan->flags |= DLMAP_FLAG_IS_COPIED;
+  if (array->subbyte_padded) plan->flags |= DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED;
+  if (legacy && (plan->flags & DLMAP_FLAG_READ_ONLY)) return DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED);
+  if (legacy && profile->gating != DLMAP_GATING_STRICT) return DLMAP_OK;
+  /* IS_COPIED is informational: a legacy consumer simply owns the copy without being told. */
+  const uint64_t must_express = legacy ? (plan->flags & ~DLMAP_FLAG_IS_COPIED) : plan->flags;
+  return dlmap__check_in_version(plan->target, array->dtype, must_express, plan->version, err); /* dtype: 2. */
+}
 
-  /* 7. One block: header, shape and strides, then the copy at an aligned offset. */
-  const int32_t ndim = array->ndim;
-  size_t header, total;
-  if (!dlmap__align_size(sizeof(export_block) + 2 * (size_t)ndim * sizeof(int64_t), &header) ||
-      (need_copy && data_bytes > SIZE_MAX - header)) {
+/* 7. One block: header, shape and strides, then a host copy at an aligned offset (a GPU-runtime copy is allocated
+ * by the copy step). The caller owns the block (release_block); it owns nothing yet. */
+static int32_t allocate(const dlmap_array *array, const dlmap_export_request *request, const export_plan *plan,
+                        export_block **out, size_t *header, dlmap_error *err) {
+  const uint64_t data_bytes = plan->extent.compact_bytes;
+  const bool host_copy = plan->copy && !dlmap__transfer_gpu_destination(&plan->transfer);
+  if (!dlmap__align_size(sizeof(export_block) + 2 * (size_t)array->ndim * sizeof(int64_t), header) ||
+      (plan->copy && data_bytes > SIZE_MAX - *header)) {
     return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, UINT64_MAX),
                        dlmap_arg_str(DLMAP_ARG_WHAT, "an export"));
   }
-  total = header + (need_copy && !gpu_copy ? (size_t)data_bytes : 0);
+  const size_t total = *header + (host_copy ? (size_t)data_bytes : 0);
   export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {
     return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, total),
@@ -225,87 +214,111 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   }
   memset(block, 0, sizeof *block);
   block->allocator = *dlmap__allocator_or_default(request->allocator);
-  block->owner = array->owner;
-  block->release = array->release;
+  *out = block;
+  return DLMAP_OK;
+}
 
-  DLTensor *tensor = structure == DLMAP_STRUCT_LEGACY ? &block->tensor.legacy.dl_tensor
-                                                      : &block->tensor.versioned.dl_tensor;
+/* The tensor's shape, strides (compact for a copy; never NULL for ndim > 0, DLPack 1.2) and device. */
+static DLTensor *describe(const dlmap_array *array, const export_plan *plan, export_block *block) {
+  DLTensor *tensor =
+      plan->structure == DLMAP_STRUCT_LEGACY ? &block->tensor.legacy.dl_tensor : &block->tensor.versioned.dl_tensor;
+  const int32_t ndim = array->ndim;
   int64_t *shape = block->dims, *strides = block->dims + ndim;
   if (ndim > 0) {
     memcpy(shape, array->shape, (size_t)ndim * sizeof(int64_t));
-    if (array->strides != NULL && !need_copy) {
+    if (array->strides != NULL && !plan->copy) {
       memcpy(strides, array->strides, (size_t)ndim * sizeof(int64_t));
     } else {
-      dlmap__compact_strides(ndim, shape, strides); /* strides are never NULL for ndim > 0 (DLPack 1.2) */
+      dlmap__compact_strides(ndim, shape, strides);
     }
   }
   tensor->ndim = ndim;
   tensor->shape = ndim > 0 ? shape : NULL;
   tensor->strides = ndim > 0 ? strides : NULL;
   tensor->dtype = array->dtype;
-  tensor->device.device_type = (DLDeviceType)target->value;
-  tensor->device.device_id = dlmap__on_host(target) ? 0 : target_id;
-  if (need_copy) {
-    char *copy = (char *)block + header;
-    if (gpu_copy) {
-      block->gpu = transfer.dst_gpu;
-      block->gpu_memory = transfer.dst.kind;
-      block->gpu_device = transfer.dst.device;
-      status = dlmap__transfer_allocate(&transfer, (size_t)data_bytes, &block->gpu_copy, err);
-      if (status != DLMAP_OK) {
-        dlmap__release(&block->allocator, block);
-        return status;
-      }
-      copy = (char *)block->gpu_copy;
-    }
-    if (extent.count > 0) { /* data may be NULL only without elements, and NULL + byte_offset is undefined */
-      const char *first = (const char *)array->data + array->byte_offset;
-      const int64_t packed = (int64_t)data_bytes; /* packed sub-byte data is compact here: its bytes */
-      status = element_bits % 8 == 0
-                   ? dlmap__transfer_copy(&transfer, copy, first, ndim, array->shape, array->strides,
-                                          (size_t)(element_bits / 8), err)
-                   : dlmap__transfer_copy(&transfer, copy, first, 1, &packed, NULL, 1, err);
-      /* The consumer's stream waits for the copy (a host destination: the host does). */
-      if (status == DLMAP_OK) status = dlmap__transfer_finish(&transfer, false, stream, request->stream, err);
-      if (status != DLMAP_OK) {
-        if (block->gpu_copy != NULL) dlmap__transfer_release(&transfer, block->gpu_copy);
-        dlmap__release(&block->allocator, block);
-        return status;
-      }
-    }
-    tensor->data = copy;
-    tensor->byte_offset = 0;
-  } else {
-    /* byte_offset is kept, not folded into data: on handle-based devices (OpenCL, Metal) data is an
-     * opaque handle that must not be offset. */
-    tensor->data = gpu_view ? placement.gpu_view_data : array->data;
-    tensor->byte_offset = array->byte_offset;
-    if (!request->defer_stream_sync && source_on_gpu) {
-      status = dlmap__view_sync(source, array->device_id, array->producer_stream,
-                                gpu_view ? target_id : array->device_id, stream, request->stream, true, err);
-      if (status != DLMAP_OK) {
-        dlmap__release(&block->allocator, block);
-        return status;
-      }
-    }
-  }
+  tensor->device.device_type = (DLDeviceType)plan->target->value;
+  tensor->device.device_id = dlmap__on_host(plan->target) ? 0 : plan->target_id;
+  return tensor;
+}
 
+/* 8a. The copy, into the block or GPU-runtime memory the block then owns; the consumer's stream waits for it (a
+ * host destination: the host does). */
+static int32_t copy(const dlmap_array *array, const dlmap_export_request *request, const export_plan *plan,
+                    export_block *block, size_t header, DLTensor *tensor, dlmap_error *err) {
+  /* data may be NULL only without elements, and NULL + byte_offset is undefined */
+  const char *first = plan->extent.count > 0 ? (const char *)array->data + array->byte_offset : NULL;
+  void *data;
+  const int32_t status =
+      dlmap__copy_compact(&plan->transfer, (char *)block + header, first, array->ndim, array->shape, array->strides,
+                          &plan->extent, false, plan->stream, request->stream, &data, &block->gpu_copy, err);
+  if (status != DLMAP_OK) return status;
+  if (block->gpu_copy != NULL) {
+    block->gpu = plan->transfer.dst_gpu;
+    block->gpu_memory = plan->transfer.dst.kind;
+    block->gpu_device = plan->transfer.dst.device;
+  }
+  tensor->data = data;
+  tensor->byte_offset = 0;
+  return DLMAP_OK;
+}
+
+/* 8b. The view: the producer's memory. byte_offset is kept, not folded into data: on handle-based devices (OpenCL,
+ * Metal) data is an opaque handle that must not be offset. The consumer's stream is made to wait last. */
+static int32_t view(const dlmap_array *array, const dlmap_export_request *request, const export_plan *plan,
+                    DLTensor *tensor, dlmap_error *err) {
+  tensor->data = plan->placement.kind == DLMAP__PLACE_GPU_VIEW ? plan->placement.gpu_view_data : array->data;
+  tensor->byte_offset = array->byte_offset;
+  if (request->defer_stream_sync || !plan->source_on_gpu) return DLMAP_OK;
+  return dlmap__view_sync(plan->source, array->device_id, array->producer_stream, consumer_device(array, plan),
+                          plan->stream, request->stream, true, err);
+}
+
+/* 9. Hand the block out: from here its deleter, run by the consumer, owns it and the array's owner. */
+static void hand_out(const dlmap_array *array, const export_plan *plan, export_block *block, dlmap_exported *out) {
+  block->owner = array->owner;
+  block->release = array->release;
   memset(out, 0, sizeof *out);
-  if (structure == DLMAP_STRUCT_LEGACY) {
+  if (plan->structure == DLMAP_STRUCT_LEGACY) {
     block->tensor.legacy.manager_ctx = block;
     block->tensor.legacy.deleter = legacy_deleter;
     out->legacy = &block->tensor.legacy;
   } else {
-    block->tensor.versioned.version.major = version.major;
-    block->tensor.versioned.version.minor = version.minor;
+    block->tensor.versioned.version.major = plan->version.major;
+    block->tensor.versioned.version.minor = plan->version.minor;
     block->tensor.versioned.manager_ctx = block;
     block->tensor.versioned.deleter = versioned_deleter;
-    block->tensor.versioned.flags = flags;
+    block->tensor.versioned.flags = plan->flags;
     out->versioned = &block->tensor.versioned;
   }
-  out->structure = structure;
-  out->version = version;
-  out->copied = need_copy;
-  out->stream = stream;
+  out->structure = plan->structure;
+  out->version = plan->version;
+  out->copied = plan->copy;
+  out->stream = plan->stream;
+}
+
+int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
+                     dlmap_error *err) {
+  export_plan plan;
+  int32_t status = check_arguments(array, request, out, err);
+  if (status == DLMAP_OK) status = negotiate(request, &plan, err);
+  if (status == DLMAP_OK) status = validate(array, &plan, err);
+  if (status == DLMAP_OK) status = choose_target(array, request, &plan, err);
+  if (status == DLMAP_OK) status = read_stream(request, &plan, err);
+  if (status == DLMAP_OK) status = place(array, request, &plan, err);
+  if (status == DLMAP_OK) status = stamp(array, &plan, err);
+  export_block *block = NULL;
+  size_t header = 0;
+  if (status == DLMAP_OK) status = allocate(array, request, &plan, &block, &header, err);
+  if (status != DLMAP_OK) return status;
+  /* The block owns what the copy step allocates; on error release_block frees both (the array's owner is not yet
+   * the block's: hand_out gives it). */
+  DLTensor *tensor = describe(array, &plan, block);
+  status =
+      plan.copy ? copy(array, request, &plan, block, header, tensor, err) : view(array, request, &plan, tensor, err);
+  if (status != DLMAP_OK) {
+    release_block(block);
+    return status;
+  }
+  hand_out(array, &plan, block, out);
   return DLMAP_OK;
 }

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "src/layout.h"
+#include "src/exchange.h"
 #include "src/memory.h"
 #include "src/placement.h"
 #include "src/transfer.h"
@@ -56,13 +56,7 @@ static int32_t layout_error(const producer *p, dlmap_error *err, dlmap_layout_po
              dlmap_arg_ints(DLMAP_ARG_SHAPE, t->shape, shown), dlmap_arg_ints(DLMAP_ARG_STRIDES, t->strides, shown)));
 }
 
-static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
-                             dlmap_error *err) {
-  static const dlmap_import_request kDefaults = {.struct_size = sizeof(dlmap_import_request)};
-  if (request == NULL) request = &kDefaults;
-  if (out == NULL) {
-    return fail(p, dlmap__invalid_argument(err, "out", "must not be NULL"));
-  }
+static int32_t check_request(const producer *p, const dlmap_import_request *request, dlmap_error *err) {
   int32_t status = DLMAP__CHECK_STRUCT_SIZE(request, dlmap_import_request, "request", err);
   if (status == DLMAP_OK) status = dlmap__check_copy_mode(request->copy, err);
   if (status != DLMAP_OK) return fail(p, status);
@@ -79,32 +73,56 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     return fail(p, DLMAP_RAISE(err, DLMAP_ERR_FROM_DLPACK_MULTI_DEVICE,
                                dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, request->num_shards)));
   }
+  return DLMAP_OK;
+}
+
+/* What the steps decide, in the order they decide it. */
+typedef struct import_plan {
+  int32_t device_type; /* 1. validate: the tensor's, or the __dlpack_device__ report that replaces it */
+  const dlmap_device_info *device;
+  dlmap__extent extent; /* 2. storage (padded sub-byte elements are bytes) */
+  bool padded;
+  uintptr_t first;                 /* the first element's address (data + byte_offset on direct addresses) */
+  const dlmap_device_info *target; /* 3. place */
+  int32_t target_id;
+  dlmap__placement placement;
+  uint64_t alignment;
+  bool read_only, copy;
+} import_plan;
+
+/* The device a __dlpack_device__ report names replaces the tensor's only where the spec's memory kinds say the
+ * report refines it (host memory reported as pinned host memory: PyTorch's pinned tensors). Any other disagreement
+ * could make a device address read on the host, or the reverse. */
+static int32_t read_report(const producer *p, const dlmap_import_request *request, import_plan *plan,
+                           dlmap_error *err) {
+  const DLTensor *t = p->tensor;
+  plan->device_type = (int32_t)t->device.device_type;
+  if (!request->has_reported_device || request->reported_device_type == plan->device_type) return DLMAP_OK;
+  const dlmap_device_info *own = dlmap_device_type_find(plan->device_type);
+  const dlmap_device_info *reported = dlmap_device_type_find(request->reported_device_type);
+  if (own == NULL || reported == NULL || !dlmap__report_refines(reported->memory, own->memory)) {
+    char source[96];
+    dlmap__describe_device(source, sizeof source, plan->device_type, t->device.device_id);
+    return fail(
+        p, DLMAP_RAISE(err, DLMAP_ERR_DEVICE_REPORT_MISMATCH,
+                       dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, dlmap_device_type_name(request->reported_device_type)),
+                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->reported_device_type),
+                       dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
+  }
+  plan->device_type = request->reported_device_type;
+  return DLMAP_OK;
+}
+
+/* 1. Values: device type, dtype and flags known (and of the widths and lanes the profile imports), and (versioned)
+ * expressible in the tensor's version; only then whether the profile imports from the device (a 1.1 tensor claiming
+ * kDLTrn is malformed before it is unservable). */
+static int32_t validate(const producer *p, const dlmap_import_request *request, import_plan *plan, dlmap_error *err) {
   const DLTensor *t = p->tensor;
   const dlmap_profile_info *profile = dlmap_profile_current();
-
-  /* 1. Values: device type, dtype and flags known (and of the widths and lanes the profile imports), and
-   * (versioned) expressible in the tensor's version; only then whether the profile imports from the device (a 1.1
-   * tensor claiming kDLTrn is malformed before it is unservable). A __dlpack_device__ report replaces the tensor's device type only where
-   * the spec's memory kinds allow it: host memory reported as pinned host memory (PyTorch's pinned
-   * tensors). Any other disagreement could make a device address read on the host, or the reverse. */
-  int32_t device_type = (int32_t)t->device.device_type;
-  if (request->has_reported_device && request->reported_device_type != device_type) {
-    const dlmap_device_info *own = dlmap_device_type_find(device_type);
-    const dlmap_device_info *reported = dlmap_device_type_find(request->reported_device_type);
-    if (own == NULL || reported == NULL || own->memory != DLMAP_MEMORY_HOST ||
-        reported->memory != DLMAP_MEMORY_HOST_PINNED) {
-      char source[96];
-      dlmap__describe_device(source, sizeof source, device_type, t->device.device_id);
-      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DEVICE_REPORT_MISMATCH,
-                                 dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME,
-                                               dlmap_device_type_name(request->reported_device_type)),
-                                 dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->reported_device_type),
-                                 dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
-    }
-    device_type = request->reported_device_type;
-  }
-  const dlmap_device_info *device = dlmap_device_type_find(device_type);
-  if (device == NULL) return unsupported_device(p, err, device_type, NULL);
+  int32_t status = read_report(p, request, plan, err);
+  if (status != DLMAP_OK) return status;
+  plan->device = dlmap_device_type_find(plan->device_type);
+  if (plan->device == NULL) return unsupported_device(p, err, plan->device_type, NULL);
   if (profile->whole_bytes && t->dtype.bits % 8 != 0) {
     return fail(p,
                 DLMAP_RAISE(err, DLMAP_ERR_DTYPE_BITS_NOT_WHOLE_BYTES, dlmap_arg_uint(DLMAP_ARG_BITS, t->dtype.bits)));
@@ -113,169 +131,151 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DTYPE_LANES_NOT_ONE, dlmap_arg_uint(DLMAP_ARG_LANES, t->dtype.lanes)));
   }
   status = dlmap_dtype_validate(t->dtype, err);
+  if (status == DLMAP_OK && p->versioned)
+    status = dlmap__check_in_version(plan->device, t->dtype, p->flags, p->version, err);
   if (status != DLMAP_OK) return fail(p, status);
-  if (p->versioned) {
-    status = dlmap__check_in_version(device, t->dtype, p->flags, p->version, err);
-    if (status != DLMAP_OK) return fail(p, status);
-  }
-  if (!dlmap__import_accepts(device_type)) {
-    return unsupported_device(p, err, device_type, device->name);
-  }
+  if (!dlmap__import_accepts(plan->device_type))
+    return unsupported_device(p, err, plan->device_type, plan->device->name);
+  return DLMAP_OK;
+}
 
-  /* 2. Shape, strides, data and offset. Padded sub-byte elements take one byte each in memory, so
-   * extents, bounds and copies count them as bytes. */
-  const bool padded = (p->flags & DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0;
-  const uint64_t dtype_bits = (uint64_t)t->dtype.bits * t->dtype.lanes;
-  DLDataType storage = t->dtype;
-  if (padded && dtype_bits < 8) {
-    storage.bits = 8;
-    storage.lanes = 1;
-  }
-  dlmap__extent extent;
-  status = dlmap__check_shape(t->ndim, t->shape, t->strides, storage, &extent, err);
+/* 2. Shape, strides, data and offset: data + byte_offset + every byte the strides reach must stay inside the
+ * address space (where data is an address). */
+static int32_t check_memory(const producer *p, import_plan *plan, dlmap_error *err) {
+  const DLTensor *t = p->tensor;
+  plan->padded = (p->flags & DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0;
+  const int32_t status =
+      dlmap__check_storage(t->ndim, t->shape, t->strides, t->dtype, plan->padded, t->data, &plan->extent, err);
   if (status != DLMAP_OK) return fail(p, status);
-  if (padded && dtype_bits >= 8) {
-    char name[64];
-    dlmap_dtype_format(t->dtype, name, sizeof name);
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, dlmap_arg_str(DLMAP_ARG_DTYPE, name)));
-  }
-  if (t->data == NULL && extent.count > 0) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DATA_NULL, dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes)));
-  }
   const uintptr_t base = (uintptr_t)t->data;
-  uintptr_t first = base;
-  if (dlmap__direct_address(device) && extent.count > 0) {
-    /* data + byte_offset + every byte the strides reach must stay inside the address space. */
-    uintptr_t last;
-    if (t->byte_offset > UINTPTR_MAX - base || (first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-extent.lo_bytes ||
-        (uint64_t)extent.hi_bytes > UINTPTR_MAX - first || __builtin_add_overflow(first, (uintptr_t)extent.hi_bytes, &last)) {
-      return fail(
-          p, DLMAP_RAISE(err, DLMAP_ERR_BYTE_OFFSET_OVERFLOW, dlmap_arg_uint(DLMAP_ARG_BYTE_OFFSET, t->byte_offset),
-                         dlmap_arg_ptr(DLMAP_ARG_POINTER, t->data)));
-    }
+  plan->first = base;
+  if (!dlmap__direct_address(plan->device) || plan->extent.count == 0) return DLMAP_OK;
+  uintptr_t last;
+  const dlmap__extent *e = &plan->extent;
+  if (t->byte_offset > UINTPTR_MAX - base ||
+      (plan->first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-e->lo_bytes ||
+      (uint64_t)e->hi_bytes > UINTPTR_MAX - plan->first ||
+      __builtin_add_overflow(plan->first, (uintptr_t)e->hi_bytes, &last)) {
+    return fail(p,
+                DLMAP_RAISE(err, DLMAP_ERR_BYTE_OFFSET_OVERFLOW, dlmap_arg_uint(DLMAP_ARG_BYTE_OFFSET, t->byte_offset),
+                            dlmap_arg_ptr(DLMAP_ARG_POINTER, t->data)));
   }
+  return DLMAP_OK;
+}
 
-  /* 3. Where the result must live, and whether a view can serve. */
-  const dlmap_device_info *target = device;
-  int32_t target_id = t->device.device_id;
+/* Why a view cannot serve when copy=False: the first reason, in the order the contract states them. */
+static int32_t refuse_copy(const producer *p, const import_plan *plan, const dlmap_import_request *request,
+                           bool profile_layout_ok, bool layout_ok, bool aligned, dlmap_error *err) {
+  const DLTensor *t = p->tensor;
+  if (plan->placement.moves) {
+    char wanted[96], source[96];
+    dlmap__describe_device(wanted, sizeof wanted, plan->target->value, plan->target_id);
+    dlmap__describe_device(source, sizeof source, plan->device->value, t->device.device_id);
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN, dlmap_arg_str(DLMAP_ARG_DEVICE, wanted),
+                               dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
+  }
+  if (!layout_ok) {
+    return layout_error(p, err, profile_layout_ok ? request->layout : dlmap_profile_current()->view_layout);
+  }
+  if (!aligned) {
+    return fail(p,
+                DLMAP_RAISE(err, DLMAP_ERR_UNALIGNED_DATA, dlmap_arg_ptr(DLMAP_ARG_POINTER, (const void *)plan->first),
+                            dlmap_arg_uint(DLMAP_ARG_ALIGNMENT, plan->alignment)));
+  }
+  return fail(p, DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NOT_WRITABLE));
+}
+
+/* 3. Where the result must live, and whether a view can serve: the placement, the strides a view may have (the
+ * caller's layout and the profile's; a profile may refuse the others even with a copy: JAX takes only a permutation
+ * of a compact layout), the alignment, and writability. */
+static int32_t place(const producer *p, const dlmap_import_request *request, import_plan *plan, dlmap_error *err) {
+  const DLTensor *t = p->tensor;
+  const dlmap_profile_info *profile = dlmap_profile_current();
+  plan->target = plan->device;
+  plan->target_id = t->device.device_id;
   if (request->has_device) {
-    target = dlmap_device_type_find(request->device_type);
-    if (target == NULL || !dlmap__import_accepts(request->device_type)) {
+    plan->target = dlmap_device_type_find(request->device_type);
+    if (plan->target == NULL || !dlmap__import_accepts(request->device_type)) {
       return fail(p, DLMAP_RAISE(err, DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE,
                                  dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type)));
     }
-    target_id = request->device_id;
+    plan->target_id = request->device_id;
   }
-  const dlmap__placement placement =
-      dlmap__place(device, t->device.device_id, t->data, target, target_id, request->copy == DLMAP_COPY_ALWAYS);
-  const bool moves = placement.moves;
-  /* The strides a view may have: the caller's layout and the profile's; a profile may refuse the others even with
-   * a copy (JAX: only a permutation of a compact layout; a tensor without elements has no layout to refuse). */
+  plan->placement = dlmap__place(plan->device, t->device.device_id, t->data, plan->target, plan->target_id,
+                                 request->copy == DLMAP_COPY_ALWAYS);
   const bool profile_layout_ok = layout_fits(profile->view_layout, t);
   if (!profile_layout_ok && profile->other_layouts_refused) return layout_error(p, err, profile->view_layout);
   const bool layout_ok = profile_layout_ok && layout_fits(request->layout, t);
-  const uint64_t alignment = request->alignment > profile->alignment ? request->alignment : profile->alignment;
-  const bool aligned = alignment <= 1 || !dlmap__direct_address(device) || extent.count == 0 || first % alignment == 0;
-  const bool read_only = (p->flags & DLMAP_FLAG_READ_ONLY) != 0;
-  const bool need_copy =
-      placement.kind == DLMAP__PLACE_COPY || !layout_ok || !aligned || (read_only && request->writable);
+  plan->alignment = request->alignment > profile->alignment ? request->alignment : profile->alignment;
+  const bool aligned = plan->alignment <= 1 || !dlmap__direct_address(plan->device) || plan->extent.count == 0 ||
+                       plan->first % plan->alignment == 0;
+  plan->read_only = (p->flags & DLMAP_FLAG_READ_ONLY) != 0;
+  plan->copy =
+      plan->placement.kind == DLMAP__PLACE_COPY || !layout_ok || !aligned || (plan->read_only && request->writable);
+  if (!plan->copy || request->copy != DLMAP_COPY_NEVER) return DLMAP_OK;
+  return refuse_copy(p, plan, request, profile_layout_ok, layout_ok, aligned, err);
+}
 
-  if (need_copy && request->copy == DLMAP_COPY_NEVER) {
-    if (moves) {
-      char wanted[96], source[96];
-      dlmap__describe_device(wanted, sizeof wanted, target->value, target_id);
-      dlmap__describe_device(source, sizeof source, device->value, t->device.device_id);
-      return fail(p,
-                  DLMAP_RAISE(err, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN, dlmap_arg_str(DLMAP_ARG_DEVICE, wanted),
-                              dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
-    }
-    if (!layout_ok) {
-      return layout_error(p, err, profile_layout_ok ? request->layout : profile->view_layout);
-    }
-    if (!aligned) {
-      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_UNALIGNED_DATA, dlmap_arg_ptr(DLMAP_ARG_POINTER, (const void *)first),
-                                 dlmap_arg_uint(DLMAP_ARG_ALIGNMENT, alignment)));
-    }
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NOT_WRITABLE));
+/* 4a. A view: the producer's memory, owned by `out` until dlmap_imported_release. */
+static void hand_out_view(const producer *p, const dlmap_import_request *request, const import_plan *plan,
+                          dlmap_imported *out) {
+  const DLTensor *t = p->tensor;
+  if (t->ndim > 0 && t->strides == NULL) {
+    dlmap__compact_strides(t->ndim, t->shape, out->strides_);
+    out->tensor.strides = out->strides_;
   }
-
-  memset(out, 0, offsetof(dlmap_imported, strides_)); /* strides_ is written only when used */
-  out->version = p->version;
-  out->tensor = *t;
-  out->subbyte_padded = padded;
-  if (!need_copy) {
-    /* A view: the producer's memory, owned until release. */
-    if (t->ndim > 0 && t->strides == NULL) {
-      dlmap__compact_strides(t->ndim, t->shape, out->strides_);
-      out->tensor.strides = out->strides_;
-    }
-    if (placement.kind == DLMAP__PLACE_HOST_VIEW) {
-      out->tensor.device.device_type = (DLDeviceType)target->value;
-      out->tensor.device.device_id = 0;
-    } else if (placement.kind == DLMAP__PLACE_GPU_VIEW) {
-      out->tensor.data = placement.gpu_view_data;
-      out->tensor.device.device_type = (DLDeviceType)target->value;
-      out->tensor.device.device_id = target_id;
-    } else if (request->has_reported_device) {
-      out->tensor.device.device_type = (DLDeviceType)device_type; /* the report wins (pinned host memory) */
-    }
-    out->read_only = read_only;
-    out->managed_ = p->managed;
-    out->versioned_ = p->versioned;
-    return DLMAP_OK;
+  if (plan->placement.kind == DLMAP__PLACE_HOST_VIEW) {
+    out->tensor.device.device_type = (DLDeviceType)plan->target->value;
+    out->tensor.device.device_id = 0;
+  } else if (plan->placement.kind == DLMAP__PLACE_GPU_VIEW) {
+    out->tensor.data = plan->placement.gpu_view_data;
+    out->tensor.device.device_type = (DLDeviceType)plan->target->value;
+    out->tensor.device.device_id = plan->target_id;
+  } else if (request->has_reported_device) {
+    out->tensor.device.device_type = (DLDeviceType)plan->device_type; /* the report won in read_report */
   }
+  out->read_only = plan->read_only;
+  out->managed_ = p->managed;
+  out->versioned_ = p->versioned;
+}
 
-  /* A copy: into GPU memory when the target is device memory or the tensor moves to a GPU platform's
-   * memory, else into host memory (reported as kDLCPU). The CPU backend copies host-readable memory, the
-   * GPU backend the rest, on the consumer's stream, and the copy is complete before the producer's tensor
-   * is released (its memory may be reused as soon as the deleter runs). */
-  const bool gpu_destination = !dlmap_memory_kind_host_accessible(target->memory) || (moves && !dlmap__on_host(target));
+/* 4b. A copy: into GPU memory when the target is device memory or the tensor moves to a GPU platform's memory, else
+ * into host memory (reported as kDLCPU). The CPU backend copies host-readable memory, the GPU backend the rest, on
+ * the consumer's stream, and the copy is complete before the producer's tensor is released (its memory may be
+ * reused as soon as the deleter runs). One allocation holds shape, strides and a host copy; `out` owns it and any
+ * GPU copy; the producer's tensor is released here. */
+static int32_t copy_out(const producer *p, const dlmap_import_request *request, const import_plan *plan,
+                        dlmap_imported *out, dlmap_error *err) {
+  const DLTensor *t = p->tensor;
+  const dlmap_device_info *target = plan->target;
+  const bool gpu_destination =
+      !dlmap_memory_kind_host_accessible(target->memory) || (plan->placement.moves && !dlmap__on_host(target));
   const dlmap_device_info *destination = gpu_destination ? target : dlmap_device_type_find(DLMAP_DEVICE_CPU);
-  const int32_t destination_id = gpu_destination ? target_id : 0;
+  const int32_t destination_id = gpu_destination ? plan->target_id : 0;
   dlmap__transfer transfer;
-  status = dlmap__transfer_plan(device, t->device.device_id, request->stream, destination, destination_id,
-                                request->stream, &transfer, err);
+  int32_t status = dlmap__transfer_plan(plan->device, t->device.device_id, request->stream, destination, destination_id,
+                                        request->stream, &transfer, err);
+  if (status == DLMAP_OK) status = dlmap__check_copyable(&plan->extent, t->ndim, t->shape, t->strides, err);
   if (status != DLMAP_OK) return fail(p, status);
-  if (extent.element_bits % 8 != 0 && !dlmap__is_row_major(t->ndim, t->shape, t->strides)) {
-    return fail(
-        p, DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED, dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data")));
-  }
-  /* One allocation: shape and strides (the producer's are released below), then the aligned data. */
-  const size_t copy_alignment = alignment > DLMAP_DATA_ALIGNMENT ? (size_t)alignment : DLMAP_DATA_ALIGNMENT;
-  const size_t dims_bytes = 2 * (size_t)t->ndim * sizeof(int64_t);
-  const size_t header = (dims_bytes + copy_alignment - 1) / copy_alignment * copy_alignment;
-  if (extent.compact_bytes > SIZE_MAX - header) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes),
+  const uint64_t bytes = plan->extent.compact_bytes;
+  const size_t copy_alignment = plan->alignment > DLMAP_DATA_ALIGNMENT ? (size_t)plan->alignment : DLMAP_DATA_ALIGNMENT;
+  const size_t header = (2 * (size_t)t->ndim * sizeof(int64_t) + copy_alignment - 1) / copy_alignment * copy_alignment;
+  if (bytes > SIZE_MAX - header) {
+    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, bytes),
                                dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")));
   }
-  const uint64_t host_bytes = gpu_destination ? 0 : extent.compact_bytes;
+  const uint64_t host_bytes = gpu_destination ? 0 : bytes;
   char *block = (char *)dlmap__allocate(request->allocator, header + (size_t)host_bytes, copy_alignment);
   if (block == NULL) {
     return fail(p, DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, header + host_bytes),
                                dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")));
   }
-  char *data = block + header;
-  void *gpu_copy = NULL;
-  if (gpu_destination) {
-    status = dlmap__transfer_allocate(&transfer, (size_t)extent.compact_bytes, &gpu_copy, err);
-    if (status != DLMAP_OK) {
-      dlmap__release(request->allocator, block);
-      return fail(p, status);
-    }
-    data = (char *)gpu_copy;
-  }
-  if (extent.count > 0) {
-    const int64_t packed = (int64_t)extent.compact_bytes; /* sub-byte data is compact here: its bytes */
-    status = extent.element_bits % 8 == 0
-                 ? dlmap__transfer_copy(&transfer, data, (const void *)first, t->ndim, t->shape, t->strides,
-                                        (size_t)(extent.element_bits / 8), err)
-                 : dlmap__transfer_copy(&transfer, data, (const void *)first, 1, &packed, NULL, 1, err);
-    if (status == DLMAP_OK) status = dlmap__transfer_finish(&transfer, true, DLMAP_STREAM_HOST_SYNC, 0, err);
-    if (status != DLMAP_OK) {
-      if (gpu_copy != NULL) dlmap__transfer_release(&transfer, gpu_copy);
-      dlmap__release(request->allocator, block);
-      return fail(p, status);
-    }
+  void *data, *gpu_copy;
+  status = dlmap__copy_compact(&transfer, block + header, (const void *)plan->first, t->ndim, t->shape, t->strides,
+                               &plan->extent, true, DLMAP_STREAM_HOST_SYNC, 0, &data, &gpu_copy, err);
+  if (status != DLMAP_OK) {
+    dlmap__release(request->allocator, block);
+    return fail(p, status);
   }
   int64_t *shape = (int64_t *)(void *)block, *strides = shape + t->ndim;
   if (t->ndim > 0) memcpy(shape, t->shape, (size_t)t->ndim * sizeof(int64_t));
@@ -294,6 +294,30 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   out->copied = true;
   call_deleter(p->managed, p->versioned); /* the data was copied: the producer's tensor is done */
   return DLMAP_OK;
+}
+
+/* validate, check memory, place, then hand out a view or a copy. Every step that fails has released the producer's
+ * tensor (fail()); on success `out` owns it (a view) or it is released (a copy). */
+static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
+                             dlmap_error *err) {
+  static const dlmap_import_request kDefaults = {.struct_size = sizeof(dlmap_import_request)};
+  if (request == NULL) request = &kDefaults;
+  if (out == NULL) return fail(p, dlmap__invalid_argument(err, "out", "must not be NULL"));
+  import_plan plan;
+  int32_t status = check_request(p, request, err);
+  if (status == DLMAP_OK) status = validate(p, request, &plan, err);
+  if (status == DLMAP_OK) status = check_memory(p, &plan, err);
+  if (status == DLMAP_OK) status = place(p, request, &plan, err);
+  if (status != DLMAP_OK) return status;
+  memset(out, 0, offsetof(dlmap_imported, strides_)); /* strides_ is written only when used */
+  out->version = p->version;
+  out->tensor = *p->tensor;
+  out->subbyte_padded = plan.padded;
+  if (!plan.copy) {
+    hand_out_view(p, request, &plan, out);
+    return DLMAP_OK;
+  }
+  return copy_out(p, request, &plan, out, err);
 }
 
 int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
@@ -327,7 +351,8 @@ void dlmap_imported_release(dlmap_imported *imported) {
   call_deleter(imported->managed_, imported->versioned_);
   if (imported->gpu_copy_ != NULL) {
     dlmap__gpu_release(dlmap__gpu_loaded((dlmap_platform)imported->gpu_platform_),
-                       (dlmap_memory_kind)imported->gpu_memory_, imported->tensor.device.device_id, imported->gpu_copy_);
+                       (dlmap_memory_kind)imported->gpu_memory_, imported->tensor.device.device_id,
+                       imported->gpu_copy_);
   }
   if (imported->copy_ != NULL) dlmap__release(&imported->allocator_, imported->copy_);
   memset(imported, 0, offsetof(dlmap_imported, strides_));

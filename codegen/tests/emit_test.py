@@ -1030,5 +1030,23 @@ class AllEmitters(unittest.TestCase):
         self.assertEqual(os.listdir(tmp), ["errors.inc"])
 
 
+class ExchangeRows(unittest.TestCase):
+    """emit_exchange: the version a legacy export speaks and the memory kinds' refinements, as the spec states them."""
+
+    def test_minimal_spec(self):
+        minimal = minimal_spec()
+        self.assertEqual(rows(emit.emit_exchange(minimal)), ["DLMAP_LEGACY_NEWEST(0u, 9u, _)"])
+        minimal.memory_kinds[1].refines = "host"
+        self.assertEqual(rows(emit.emit_exchange(minimal)),
+                         ["DLMAP_LEGACY_NEWEST(0u, 9u, _)", "DLMAP_MEMORY_REFINES(DEVICE, HOST, _)"])
+
+    def test_default_spec_newest_legacy_version(self):
+        # Read from the spec independently of the emitter: the last listed version whose struct is legacy.
+        loaded = default_spec()
+        newest = [v.version for v in loaded.versions if v.struct == "legacy"][-1]
+        self.assertIn("DLMAP_LEGACY_NEWEST(%du, %du, _)" % (newest.major, newest.minor),
+                      rows(emit.emit_exchange(loaded)))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,87 @@
+/* dlmap core — the steps export and import share (exchange.h): spec facts both apply, the storage check and the
+ * copy tail. */
+#include "src/exchange.h"
+
+static const dlmap_version kLegacyNewest = {
+#define DLMAP_LEGACY_NEWEST(major, minor, ...) major, minor
+#define DLMAP_MEMORY_REFINES(...)
+#include "src/generated/exchange.inc"
+#undef DLMAP_LEGACY_NEWEST
+#undef DLMAP_MEMORY_REFINES
+};
+
+typedef struct refinement {
+  bool listed; /* false ends the list (a spec may have no refinement, and C has no empty array) */
+  dlmap_memory_kind memory, refined;
+} refinement;
+
+static const refinement kRefinements[] = {
+#define DLMAP_LEGACY_NEWEST(...)
+#define DLMAP_MEMORY_REFINES(MEMORY, REFINED, ...) {true, DLMAP_MEMORY_##MEMORY, DLMAP_MEMORY_##REFINED},
+#include "src/generated/exchange.inc"
+#undef DLMAP_LEGACY_NEWEST
+#undef DLMAP_MEMORY_REFINES
+    {false, (dlmap_memory_kind)0, (dlmap_memory_kind)0},
+};
+
+dlmap_version dlmap__legacy_newest(void) { return kLegacyNewest; }
+
+bool dlmap__report_refines(dlmap_memory_kind reported, dlmap_memory_kind own) {
+  for (const refinement *r = kRefinements; r->listed; r++) {
+    if (r->memory == reported && r->refined == own) return true;
+  }
+  return false;
+}
+
+int32_t dlmap__check_storage(int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype, bool padded,
+                             const void *data, dlmap__extent *out, dlmap_error *err) {
+  const uint64_t dtype_bits = (uint64_t)dtype.bits * dtype.lanes;
+  DLDataType storage = dtype;
+  if (padded && dtype_bits < 8) {
+    storage.bits = 8;
+    storage.lanes = 1;
+  }
+  const int32_t status = dlmap__check_shape(ndim, shape, strides, storage, out, err);
+  if (status != DLMAP_OK) return status;
+  if (padded && dtype_bits >= 8) {
+    char name[64];
+    dlmap_dtype_format(dtype, name, sizeof name);
+    return DLMAP_RAISE(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, dlmap_arg_str(DLMAP_ARG_DTYPE, name));
+  }
+  if (data == NULL && out->count > 0) {
+    return DLMAP_RAISE(err, DLMAP_ERR_DATA_NULL, dlmap_arg_uint(DLMAP_ARG_NBYTES, out->compact_bytes));
+  }
+  return DLMAP_OK;
+}
+
+int32_t dlmap__check_copyable(const dlmap__extent *extent, int32_t ndim, const int64_t *shape, const int64_t *strides,
+                              dlmap_error *err) {
+  if (extent->element_bits % 8 == 0 || dlmap__is_row_major(ndim, shape, strides)) return DLMAP_OK;
+  return DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED, dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data"));
+}
+
+int32_t dlmap__copy_compact(const dlmap__transfer *t, void *host_buffer, const void *first, int32_t ndim,
+                            const int64_t *shape, const int64_t *strides, const dlmap__extent *extent,
+                            bool wait_on_host, dlmap_stream_meaning meaning, int64_t stream, void **data,
+                            void **gpu_copy, dlmap_error *err) {
+  *gpu_copy = NULL;
+  *data = host_buffer;
+  int32_t status = DLMAP_OK;
+  if (dlmap__transfer_gpu_destination(t)) {
+    status = dlmap__transfer_allocate(t, (size_t)extent->compact_bytes, gpu_copy, err);
+    if (status != DLMAP_OK) return status;
+    *data = *gpu_copy;
+  }
+  if (extent->count > 0) {                                 /* first may be NULL only without elements */
+    const int64_t packed = (int64_t)extent->compact_bytes; /* packed sub-byte data is compact here: its bytes */
+    status = extent->element_bits % 8 == 0
+                 ? dlmap__transfer_copy(t, *data, first, ndim, shape, strides, (size_t)(extent->element_bits / 8), err)
+                 : dlmap__transfer_copy(t, *data, first, 1, &packed, NULL, 1, err);
+    if (status == DLMAP_OK) status = dlmap__transfer_finish(t, wait_on_host, meaning, stream, err);
+  }
+  if (status != DLMAP_OK && *gpu_copy != NULL) {
+    dlmap__transfer_release(t, *gpu_copy);
+    *gpu_copy = NULL;
+  }
+  return status;
+}
