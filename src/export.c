@@ -91,7 +91,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
 
   /* 2. The array itself: one device, of a type the profile exports from. */
   if (array->num_shards > 1) {
-    return DLMAP_RAISE(err, DLMAP_ERR_TO_DLPACK_MULTI_DEVICE, dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, array->num_shards));
+    return dlmap_raise_to_dlpack_multi_device(err, array->num_shards);
   }
   const dlmap_device_info *source;
   status = dlmap_device_type_lookup(array->device_type, &source, err);
@@ -99,7 +99,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   if (!dlmap__export_accepts_source(array->device_type)) {
     char device[96];
     dlmap__describe_device(device, sizeof device, array->device_type, array->device_id);
-    return DLMAP_RAISE(err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, dlmap_arg_str(DLMAP_ARG_DEVICE, device));
+    return dlmap_raise_source_not_exchangeable(err, device);
   }
   status = dlmap_dtype_validate(array->dtype, err);
   if (status != DLMAP_OK) return status;
@@ -112,12 +112,12 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   const uint64_t element_bits = padded ? 8 : extent.element_bits;
   const uint64_t data_bytes = padded ? extent.count : extent.compact_bytes;
   if (array->data == NULL && extent.count > 0) {
-    return DLMAP_RAISE(err, DLMAP_ERR_DATA_NULL, dlmap_arg_uint(DLMAP_ARG_NBYTES, data_bytes));
+    return dlmap_raise_data_null(err, data_bytes);
   }
   if (array->subbyte_padded && extent.element_bits >= 8) {
     char name[64];
     dlmap_dtype_format(array->dtype, name, sizeof name);
-    return DLMAP_RAISE(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, dlmap_arg_str(DLMAP_ARG_DTYPE, name));
+    return dlmap_raise_subbyte_padding_invalid(err, name);
   }
 
   /* 3. The target device: dl_device, or the array's own; the profile says which device types dl_device may name
@@ -128,16 +128,14 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   if (request->has_dl_device && !(request->dl_device_type == 0 && profile->dl_device_falsy_is_none)) {
     target = dlmap_device_type_find(request->dl_device_type);
     if (target == NULL || !dlmap__export_accepts_target(request->dl_device_type, array->device_type)) {
-      return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE,
-                         dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->dl_device_type));
+      return dlmap_raise_export_unsupported_device_type(err, request->dl_device_type);
     }
     target_id = request->dl_device_id;
     if (target_id < 0) {
       dlmap_platform_status platform_status; /* the count the message states is the runtime's, not a guess */
       dlmap_platform_probe(target->platform, &platform_status);
-      return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, dlmap_arg_int(DLMAP_ARG_DEVICE_ID, target_id),
-                         dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(target->platform)->name),
-                         dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, platform_status.device_count));
+      return dlmap_raise_device_id_out_of_range(err, target_id, dlmap_platform_find(target->platform)->name,
+                                                platform_status.device_count);
     }
   }
 
@@ -146,7 +144,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   dlmap_stream_meaning stream;
   status = dlmap_stream_classify(target->value, request->has_stream, request->stream, &stream, err);
   if (status != DLMAP_OK && profile->stream == DLMAP_STREAM_POLICY_PASS_THROUGH) {
-    status = DLMAP_RAISE(err, DLMAP_OK);
+    status = dlmap_error_set(err, DLMAP_OK, NULL, 0);
     stream = DLMAP_STREAM_HOST_SYNC;
   }
   if (status != DLMAP_OK) return status;
@@ -164,8 +162,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     char device[96], source_device[96];
     dlmap__describe_device(device, sizeof device, target->value, target_id);
     dlmap__describe_device(source_device, sizeof source_device, array->device_type, array->device_id);
-    return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN, dlmap_arg_str(DLMAP_ARG_DEVICE, device),
-                       dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source_device));
+    return dlmap_raise_export_copy_to_device_forbidden(err, device, source_device);
   }
   /* The CPU backend copies between host-accessible memories; anything else needs the GPU backend, as
    * does making the consumer's stream wait for a view of GPU memory (checked here, done last). */
@@ -184,8 +181,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
                                   &transfer, err);
     if (status != DLMAP_OK) return status;
     if (element_bits % 8 != 0 && !dlmap__is_row_major(array->ndim, array->shape, array->strides)) {
-      return DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED,
-                         dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data"));
+      return dlmap_raise_not_implemented(err, "Copying strided sub-byte data");
     }
   } else if (!request->defer_stream_sync && source_on_gpu) {
     status = dlmap__view_sync(source, array->device_id, array->producer_stream, gpu_view ? target_id : array->device_id,
@@ -201,7 +197,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   if (array->read_only && !need_copy && !(legacy && profile->legacy_drops_read_only)) flags |= DLMAP_FLAG_READ_ONLY;
   if (need_copy) flags |= DLMAP_FLAG_IS_COPIED;
   if (array->subbyte_padded) flags |= DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED;
-  if (legacy && (flags & DLMAP_FLAG_READ_ONLY)) return DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED);
+  if (legacy && (flags & DLMAP_FLAG_READ_ONLY)) return dlmap_raise_read_only_needs_versioned(err);
   if (!legacy || profile->gating == DLMAP_GATING_STRICT) {
     /* IS_COPIED is informational: a legacy consumer simply owns the copy without being told. */
     const uint64_t must_express = legacy ? (flags & ~DLMAP_FLAG_IS_COPIED) : flags;
@@ -214,14 +210,12 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   size_t header, total;
   if (!dlmap__align_size(sizeof(export_block) + 2 * (size_t)ndim * sizeof(int64_t), &header) ||
       (need_copy && data_bytes > SIZE_MAX - header)) {
-    return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, UINT64_MAX),
-                       dlmap_arg_str(DLMAP_ARG_WHAT, "an export"));
+    return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export");
   }
   total = header + (need_copy && !gpu_copy ? (size_t)data_bytes : 0);
   export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {
-    return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, total),
-                       dlmap_arg_str(DLMAP_ARG_WHAT, "an export"));
+    return dlmap_raise_out_of_memory(err, total, "an export");
   }
   memset(block, 0, sizeof *block);
   block->allocator = *dlmap__allocator_or_default(request->allocator);

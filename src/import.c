@@ -44,8 +44,7 @@ static int32_t unsupported_device(const producer *p, dlmap_error *err, int32_t d
   dlmap__put_int(&w, p->tensor->ndim);
   dlmap__writer_finish(&w);
   return fail(p,
-              DLMAP_RAISE(err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE,
-                          dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type), dlmap_arg_str(DLMAP_ARG_ARRAY, array)));
+              dlmap_raise_import_unsupported_device_type(err, device_type, array));
 }
 
 /* Whether the tensor's strides fit a layout policy (NULL strides are row-major). */
@@ -59,9 +58,7 @@ static int32_t layout_error(const producer *p, dlmap_error *err, dlmap_layout_po
   const DLTensor *t = p->tensor;
   const int32_t shown = t->ndim < 16 ? t->ndim : 16;
   return fail(
-      p, DLMAP_RAISE(
-             err, layout == DLMAP_LAYOUT_ROW_MAJOR ? DLMAP_ERR_STRIDES_NOT_ROW_MAJOR : DLMAP_ERR_STRIDES_NOT_COMPACT,
-             dlmap_arg_ints(DLMAP_ARG_SHAPE, t->shape, shown), dlmap_arg_ints(DLMAP_ARG_STRIDES, t->strides, shown)));
+      p, (layout == DLMAP_LAYOUT_ROW_MAJOR ? dlmap_raise_strides_not_row_major(err, t->shape, shown, t->strides, shown) : dlmap_raise_strides_not_compact(err, t->shape, shown, t->strides, shown)));
 }
 
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
@@ -84,8 +81,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     return fail(p, dlmap__invalid_argument(err, "alignment", "must be 0 or a power of two"));
   }
   if (request->num_shards > 1) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_FROM_DLPACK_MULTI_DEVICE,
-                               dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, request->num_shards)));
+    return fail(p, dlmap_raise_from_dlpack_multi_device(err, request->num_shards));
   }
   const DLTensor *t = p->tensor;
   const dlmap_profile_info *profile = dlmap_profile_current();
@@ -103,11 +99,8 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
         reported->memory != DLMAP_MEMORY_HOST_PINNED) {
       char source[96];
       dlmap__describe_device(source, sizeof source, device_type, t->device.device_id);
-      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DEVICE_REPORT_MISMATCH,
-                                 dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME,
-                                               dlmap_device_type_name(request->reported_device_type)),
-                                 dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->reported_device_type),
-                                 dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
+      return fail(p, dlmap_raise_device_report_mismatch(err, dlmap_device_type_name(request->reported_device_type),
+                                                        request->reported_device_type, source));
     }
     device_type = request->reported_device_type;
   }
@@ -115,10 +108,10 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   if (device == NULL) return unsupported_device(p, err, device_type, NULL);
   if (profile->whole_bytes && t->dtype.bits % 8 != 0) {
     return fail(p,
-                DLMAP_RAISE(err, DLMAP_ERR_DTYPE_BITS_NOT_WHOLE_BYTES, dlmap_arg_uint(DLMAP_ARG_BITS, t->dtype.bits)));
+                dlmap_raise_dtype_bits_not_whole_bytes(err, t->dtype.bits));
   }
   if (profile->scalar && t->dtype.lanes != 1) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DTYPE_LANES_NOT_ONE, dlmap_arg_uint(DLMAP_ARG_LANES, t->dtype.lanes)));
+    return fail(p, dlmap_raise_dtype_lanes_not_one(err, t->dtype.lanes));
   }
   status = dlmap_dtype_validate(t->dtype, err);
   if (status != DLMAP_OK) return fail(p, status);
@@ -145,10 +138,10 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   if (padded && dtype_bits >= 8) {
     char name[64];
     dlmap_dtype_format(t->dtype, name, sizeof name);
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, dlmap_arg_str(DLMAP_ARG_DTYPE, name)));
+    return fail(p, dlmap_raise_subbyte_padding_invalid(err, name));
   }
   if (t->data == NULL && extent.count > 0) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DATA_NULL, dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes)));
+    return fail(p, dlmap_raise_data_null(err, extent.compact_bytes));
   }
   const uintptr_t base = (uintptr_t)t->data;
   uintptr_t first = base;
@@ -158,8 +151,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
     if (t->byte_offset > UINTPTR_MAX - base || (first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-extent.lo_bytes ||
         (uint64_t)extent.hi_bytes > UINTPTR_MAX - first || __builtin_add_overflow(first, (uintptr_t)extent.hi_bytes, &last)) {
       return fail(
-          p, DLMAP_RAISE(err, DLMAP_ERR_BYTE_OFFSET_OVERFLOW, dlmap_arg_uint(DLMAP_ARG_BYTE_OFFSET, t->byte_offset),
-                         dlmap_arg_ptr(DLMAP_ARG_POINTER, t->data)));
+          p, dlmap_raise_byte_offset_overflow(err, t->byte_offset, t->data));
     }
   }
 
@@ -169,8 +161,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   if (request->has_device) {
     target = dlmap_device_type_find(request->device_type);
     if (target == NULL || !dlmap__import_accepts(request->device_type)) {
-      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE,
-                                 dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type)));
+      return fail(p, dlmap_raise_import_unsupported_target_device(err, request->device_type));
     }
     target_id = request->device_id;
   }
@@ -194,17 +185,15 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
       dlmap__describe_device(wanted, sizeof wanted, target->value, target_id);
       dlmap__describe_device(source, sizeof source, device->value, t->device.device_id);
       return fail(p,
-                  DLMAP_RAISE(err, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN, dlmap_arg_str(DLMAP_ARG_DEVICE, wanted),
-                              dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
+                  dlmap_raise_import_copy_to_device_forbidden(err, wanted, source));
     }
     if (!layout_ok) {
       return layout_error(p, err, profile_layout_ok ? request->layout : profile->view_layout);
     }
     if (!aligned) {
-      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_UNALIGNED_DATA, dlmap_arg_ptr(DLMAP_ARG_POINTER, (const void *)first),
-                                 dlmap_arg_uint(DLMAP_ARG_ALIGNMENT, alignment)));
+      return fail(p, dlmap_raise_unaligned_data(err, (const void *)first, alignment));
     }
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NOT_WRITABLE));
+    return fail(p, dlmap_raise_read_only_not_writable(err));
   }
 
   memset(out, 0, offsetof(dlmap_imported, strides_)); /* strides_ is written only when used */
@@ -246,21 +235,19 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   if (status != DLMAP_OK) return fail(p, status);
   if (extent.element_bits % 8 != 0 && !dlmap__is_row_major(t->ndim, t->shape, t->strides)) {
     return fail(
-        p, DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED, dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data")));
+        p, dlmap_raise_not_implemented(err, "Copying strided sub-byte data"));
   }
   /* One allocation: shape and strides (the producer's are released below), then the aligned data. */
   const size_t copy_alignment = alignment > DLMAP_DATA_ALIGNMENT ? (size_t)alignment : DLMAP_DATA_ALIGNMENT;
   const size_t dims_bytes = 2 * (size_t)t->ndim * sizeof(int64_t);
   const size_t header = (dims_bytes + copy_alignment - 1) / copy_alignment * copy_alignment;
   if (extent.compact_bytes > SIZE_MAX - header) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, extent.compact_bytes),
-                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")));
+    return fail(p, dlmap_raise_out_of_memory(err, extent.compact_bytes, "an imported copy"));
   }
   const uint64_t host_bytes = gpu_destination ? 0 : extent.compact_bytes;
   char *block = (char *)dlmap__allocate(request->allocator, header + (size_t)host_bytes, copy_alignment);
   if (block == NULL) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, header + host_bytes),
-                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")));
+    return fail(p, dlmap_raise_out_of_memory(err, header + host_bytes, "an imported copy"));
   }
   char *data = block + header;
   void *gpu_copy = NULL;
@@ -313,8 +300,7 @@ int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dl
   /* The major version first, and nothing else read before it (the ABI's rule). */
   if (dlmap_version_struct(p.version) != DLMAP_STRUCT_VERSIONED) {
     return fail(&p,
-                DLMAP_RAISE(err, DLMAP_ERR_VERSION_MAJOR_UNSUPPORTED, dlmap_arg_version(DLMAP_ARG_VERSION, p.version),
-                            dlmap_arg_version(DLMAP_ARG_SUPPORTED_VERSION, dlmap_version_current())));
+                dlmap_raise_version_major_unsupported(err, p.version, dlmap_version_current()));
   }
   p.tensor = &tensor->dl_tensor;
   p.flags = tensor->flags;
