@@ -605,7 +605,8 @@ static int set_readonly(PyObject *op, PyObject *value, void *closure) {
   }
   if (value == Py_False && SELF->source_read_only) {
     dlmap_py_raised(dlmap_raise_invalid_argument(DLMAP_PY_ERR, "readonly",
-                                                 "the producer marked the data read-only; use " DLMAP_PY_MODULE_NAME_STR ".from_dlpack(x, copy=True) " "for a writable copy"));
+                                                 "the producer marked the data read-only; use " DLMAP_PY_MODULE_NAME_STR
+                                                 ".from_dlpack(x, copy=True) for a writable copy"));
     return -1;
   }
   SELF->read_only = value == Py_True;

@@ -333,7 +333,8 @@ static int32_t other_device(int32_t own) {
 int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_check_source *source,
                            dlmap_check_row *rows, size_t capacity, size_t *count, size_t *requests, dlmap_error *err) {
   if (fn == NULL || source == NULL || count == NULL) {
-    return dlmap_raise_invalid_argument(err, fn == NULL ? "fn" : source == NULL ? "source" : "count", "must not be NULL");
+    const char *argument = fn == NULL ? "fn" : source == NULL ? "source" : "count";
+    return dlmap_raise_invalid_argument(err, argument, "must not be NULL");
   }
   if (source->struct_size != sizeof *source) {
     return dlmap_raise_invalid_argument(err, "source->struct_size",

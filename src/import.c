@@ -58,7 +58,8 @@ static int32_t layout_error(const producer *p, dlmap_error *err, dlmap_layout_po
   const DLTensor *t = p->tensor;
   const int32_t shown = t->ndim < 16 ? t->ndim : 16;
   return fail(
-      p, (layout == DLMAP_LAYOUT_ROW_MAJOR ? dlmap_raise_strides_not_row_major(err, t->shape, shown, t->strides, shown) : dlmap_raise_strides_not_compact(err, t->shape, shown, t->strides, shown)));
+      p, layout == DLMAP_LAYOUT_ROW_MAJOR ? dlmap_raise_strides_not_row_major(err, t->shape, shown, t->strides, shown)
+                                          : dlmap_raise_strides_not_compact(err, t->shape, shown, t->strides, shown));
 }
 
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
