@@ -535,3 +535,67 @@ OUTPUTS = (
 )
 C_OUTPUTS = {flag: function for flag, _, function in OUTPUTS}
 C_OUTPUT_PATHS = {flag: path for flag, path, _ in OUTPUTS}
+
+
+# ---- typed raise functions (issue 28) -------------------------------------------------------------
+# One function per catalogue error, its parameters the error's `args:` typed by their placeholders, so that a raise
+# site that disagrees with the spec (an argument dropped, added or of another type) does not compile. Kept apart from
+# the X-macro lists above: this output is public C, read by people, so it carries each error's message.
+
+# Placeholder type → the C parameter(s) a raise function takes and the dlmap_arg it builds from them.
+_RAISE_PARAMS = {
+    "int": ("int64_t %s", "dlmap_arg_int(%s, %s)"),
+    "uint": ("uint64_t %s", "dlmap_arg_uint(%s, %s)"),
+    "hex": ("uint64_t %s", "dlmap_arg_hex(%s, %s)"),
+    "ptr": ("const void *%s", "dlmap_arg_ptr(%s, %s)"),
+    "str": ("const char *%s", "dlmap_arg_str(%s, %s)"),
+    "version": ("dlmap_version %s", "dlmap_arg_version(%s, %s)"),
+    "ints": ("const int64_t *%s, int32_t %s_count", "dlmap_arg_ints(%s, %s, %s_count)"),
+}
+
+
+def raise_function_name(error):
+    """The C name of an error's raise function: dlmap_raise_<id>."""
+    return "dlmap_raise_" + error.id
+
+
+def _raise_function(spec, error):
+    types = {p.name: p.type for p in spec.placeholders}
+    params = ["dlmap_error *err"]
+    built = []
+    for arg in error.args:
+        param, make = _RAISE_PARAMS[types[arg]]
+        params.append(param.replace("%s", arg))
+        enumerator_name = "DLMAP_ARG_" + arg.upper()
+        built.append(make % ((enumerator_name, arg) if types[arg] != "ints" else (enumerator_name, arg, arg)))
+    shown = message_template(error).replace("*/", "*\\/").replace("??", "? ?")  # no comment end, no trigraph
+    out = ["/* %s (%d): %s */\n" % (error.id, error.code, shown)]
+    # DLMAP_ERR_<ID>_ARG_<NAME>: the placeholder, defined only while the error takes it, for the rare site that must
+    # build an argument of another type by hand (dlmap_error_set); dropping the arg then fails that site too.
+    out.extend("#define %s_ARG_%s DLMAP_ARG_%s\n" % (status_enumerator(error.id), arg.upper(), arg.upper())
+               for arg in error.args)
+    out += ["static inline int32_t %s(%s) {\n" % (raise_function_name(error), ", ".join(params))]
+    if built:
+        out.append("  const dlmap_arg args[%d] = {%s};\n" % (len(built), ", ".join(built)))
+        out.append("  return dlmap_error_set(err, %s, args, %d);\n}\n\n" % (status_enumerator(error.id), len(built)))
+    else:
+        out.append("  return dlmap_error_set(err, %s, NULL, 0);\n}\n\n" % status_enumerator(error.id))
+    return "".join(out)
+
+
+def emit_raise_header(spec):
+    """include/dlmap/generated/dlmap_raise.h: dlmap_raise_<id>(err, args…) for every error; included by dlmap.h."""
+    out = [_C_HEADER,
+           "/* Typed raise functions, one per error of the catalogue: each fills err (when not NULL) through\n"
+           " * dlmap_error_set and returns the error's code. Parameters are the error's `args:` in spec order, typed\n"
+           " * by their placeholders (an `ints` placeholder takes the list and its count). Included by <dlmap/dlmap.h>\n"
+           " * after dlmap_error_set and the dlmap_arg_* helpers; not on its own. */\n",
+           "#ifndef DLMAP_GENERATED_DLMAP_RAISE_H_\n#define DLMAP_GENERATED_DLMAP_RAISE_H_\n\n"]
+    out.extend(_raise_function(spec, error) for error in spec.errors)
+    out.append("#endif /* DLMAP_GENERATED_DLMAP_RAISE_H_ */\n")
+    return "".join(out)
+
+
+OUTPUTS += (("raise_h", "include/dlmap/generated/dlmap_raise.h", emit_raise_header),)
+C_OUTPUTS = {flag: function for flag, _, function in OUTPUTS}
+C_OUTPUT_PATHS = {flag: path for flag, path, _ in OUTPUTS}

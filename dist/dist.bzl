@@ -44,6 +44,7 @@ def dlmap_dist(name, library, out = None, visibility = None, testonly = False):
     """
     spec = _sibling(library, "_spec")
     spec_h = _sibling(library, "_gen/include/dlmap/generated/dlmap_spec.h")
+    raise_h = _sibling(library, "_gen/include/dlmap/generated/dlmap_raise.h")  # beside spec_h: make_dist.sh copies it
     docs = name + "_docs"
     dlmap_docs(name = docs, spec = [spec], testonly = testonly)
 
@@ -62,7 +63,7 @@ def dlmap_dist(name, library, out = None, visibility = None, testonly = False):
     # into PIE executables (gcc's default) and shared objects alike.
     native.genrule(
         name = name,
-        srcs = [library, spec_h, spec, ":" + spec_list, ":" + docs, _PC_IN, _LICENSE] + _HEADERS,
+        srcs = [library, spec_h, raise_h, spec, ":" + spec_list, ":" + docs, _PC_IN, _LICENSE] + _HEADERS,
         outs = [out or name + ".tar.gz"],
         cmd = " ".join([
             "lib=; for f in $(locations %s); do case $$f in *.pic.a) lib=$$f ;;" % library,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Packs a dlmap distributable archive (dlmap_dist, dist/dist.bzl): static library, headers (the spec's generated one
+# Packs a dlmap distributable archive (dlmap_dist, dist/dist.bzl): static library, headers (the spec's generated ones
 # included), a pkg-config file, the spec files, the docs and the licence.
 # Usage: make_dist.sh OUT.tar.gz LIB.a SPEC_H PC_IN LICENSE DOCS_DIR --headers HEADER... --spec_list LIST
 #   DOCS_DIR: a dlmap_docs() directory (devices.md, errors/); LIST: a file naming the spec files in the generator's
@@ -16,6 +16,8 @@ root="$stage/dlmap"
 mkdir -p "$root/lib/pkgconfig" "$root/include/dlmap/generated" "$root/share/dlmap/spec" "$root/share/doc/dlmap"
 cp "$lib" "$root/lib/libdlmap.a"
 cp "$spec_h" "$root/include/dlmap/generated/dlmap_spec.h"
+# The other generated public header (dlmap.h includes it) is generated beside SPEC_H.
+cp "$(dirname "$spec_h")/dlmap_raise.h" "$root/include/dlmap/generated/dlmap_raise.h"
 cp "$license" "$root/share/doc/dlmap/LICENSE"
 cp -RL "$docs/." "$root/share/doc/dlmap/"
 group=""

@@ -38,8 +38,7 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
     if (sized && !__builtin_mul_overflow(count, element_bits, &bits) && bits <= (uint64_t)INT64_MAX) {
       scratch = calloc((size_t)(bits / 8) + 1, 1);
       if (scratch == NULL) {
-        return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, bits / 8 + 1),
-                           dlmap_arg_str(DLMAP_ARG_WHAT, "a zero-filled source"));
+        return dlmap_raise_out_of_memory(err, bits / 8 + 1, "a zero-filled source");
       }
       array.data = scratch;
     } /* otherwise dlmap_export reports the bad shape */
@@ -352,8 +351,7 @@ static int template_export(dlmap_py_array *self, dlmap_exported *out) {
   const size_t size = sizeof(repeat_block) + 2 * (size_t)ndim * sizeof(int64_t);
   repeat_block *block = (repeat_block *)dlmap_py_allocator.allocate(dlmap_py_allocator.ctx, size, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {
-    DLMAP_PY_RAISE(DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, size),
-                   dlmap_arg_str(DLMAP_ARG_WHAT, "an export"));
+    dlmap_py_raised(dlmap_raise_out_of_memory(DLMAP_PY_ERR, size, "an export"));
     return -1;
   }
   DLTensor *tensor;
@@ -596,10 +594,9 @@ static int set_readonly(PyObject *op, PyObject *value, void *closure) {
     return -1;
   }
   if (value == Py_False && SELF->source_read_only) {
-    DLMAP_PY_RAISE(DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "readonly"),
-                   dlmap_arg_str(DLMAP_ARG_REASON,
-                                 "the producer marked the data read-only; use " DLMAP_PY_MODULE_NAME_STR ".from_dlpack(x, copy=True) "
-                                 "for a writable copy"));
+    dlmap_py_raised(dlmap_raise_invalid_argument(DLMAP_PY_ERR, "readonly",
+                                                 "the producer marked the data read-only; use " DLMAP_PY_MODULE_NAME_STR
+                                                 ".from_dlpack(x, copy=True) for a writable copy"));
     return -1;
   }
   SELF->read_only = value == Py_True;
@@ -678,7 +675,7 @@ static const char *buffer_format(DLDataType dtype) {
 }
 
 static int buffer_not_implemented(const char *what) {
-  DLMAP_PY_RAISE(DLMAP_ERR_NOT_IMPLEMENTED, dlmap_arg_str(DLMAP_ARG_WHAT, what));
+  dlmap_py_raised(dlmap_raise_not_implemented(DLMAP_PY_ERR, what));
   return -1;
 }
 

@@ -41,8 +41,17 @@ int dlmap_py_raise_int(const dlmap_error *err);
 /* Raises catalogue error `code` with the given args (dlmap_error_set). Returns NULL. */
 PyObject *dlmap_py_raise_code(int32_t code, const dlmap_arg *args, size_t nargs);
 
-/* DLMAP_PY_RAISE(code, arg...): raises the catalogue error with its arguments counted (see DLMAP_RAISE); NULL. */
+/* DLMAP_PY_RAISE(code, arg...): raises the catalogue error with its arguments counted (see DLMAP_RAISE); NULL. For a
+ * code chosen at run time; a known error is raised typed, below. */
 #define DLMAP_PY_RAISE(...) dlmap_py_raise_code(DLMAP_CODE_AND_ARGS(__VA_ARGS__))
+
+/* Raising a known error typed by the spec (see DLMAP_RAISE in dlmap.h), in one expression:
+ *   return dlmap_py_raised(dlmap_raise_ndim_too_large(DLMAP_PY_ERR, n, DLMAP_MAX_NDIM));
+ * DLMAP_PY_ERR is the calling thread's own error object (dlmap_py_error_slot); dlmap_py_raised raises what it holds
+ * and returns NULL. The typed call runs first, so the slot holds this error when it is raised. */
+dlmap_error *dlmap_py_error_slot(void);
+PyObject *dlmap_py_raised(int32_t code);
+#define DLMAP_PY_ERR dlmap_py_error_slot()
 
 #ifdef __cplusplus
 }

@@ -3,14 +3,11 @@
 #include "python/binding.h"
 
 PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got) {
-  return DLMAP_PY_RAISE(DLMAP_ERR_ARGUMENT_TYPE_INVALID, dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument),
-                        dlmap_arg_str(DLMAP_ARG_EXPECTED, expected),
-                        dlmap_arg_str(DLMAP_ARG_GOT, Py_TYPE(got)->tp_name));
+  return dlmap_py_raised(dlmap_raise_argument_type_invalid(DLMAP_PY_ERR, argument, expected, Py_TYPE(got)->tp_name));
 }
 
 static int invalid_value(const char *argument, const char *reason) {
-  DLMAP_PY_RAISE(DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument),
-                 dlmap_arg_str(DLMAP_ARG_REASON, reason));
+  dlmap_py_raised(dlmap_raise_invalid_argument(DLMAP_PY_ERR, argument, reason));
   return -1;
 }
 
@@ -100,8 +97,7 @@ int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names
     const char *name = PyUnicode_AsUTF8AndSize(obj, &len);
     if (name == NULL) return -1;
     if (!dlmap_device_type_parse(name, (size_t)len, type)) {
-      DLMAP_PY_RAISE(DLMAP_ERR_NAME_UNKNOWN, dlmap_arg_str(DLMAP_ARG_WHAT, "device type"),
-                     dlmap_arg_str(DLMAP_ARG_NAME, name));
+      dlmap_py_raised(dlmap_raise_name_unknown(DLMAP_PY_ERR, "device type", name));
       return -1;
     }
     *id = 0;

@@ -64,6 +64,17 @@ int dlmap_py_raise_int(const dlmap_error *err) {
   return -1;
 }
 
+/* One per thread: a typed raise fills it and dlmap_py_raised raises it in the same expression, with nothing between
+ * that could raise another (and threads never share it). */
+static _Thread_local dlmap_error error_slot;
+
+dlmap_error *dlmap_py_error_slot(void) { return &error_slot; }
+
+PyObject *dlmap_py_raised(int32_t code) {
+  (void)code; /* the slot holds the error whose code this is */
+  return dlmap_py_raise(&error_slot);
+}
+
 PyObject *dlmap_py_raise_code(int32_t code, const dlmap_arg *args, size_t nargs) {
   dlmap_error err;
   dlmap_error_set(&err, code, args, nargs);

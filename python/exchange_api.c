@@ -13,9 +13,7 @@ static int allocator(DLTensor *prototype, struct DLManagedTensorVersioned **out,
   dlmap_error err;
   int32_t status;
   if (prototype == NULL || out == NULL) {
-    status = DLMAP_RAISE(&err, DLMAP_ERR_INVALID_ARGUMENT,
-                         dlmap_arg_str(DLMAP_ARG_ARGUMENT, prototype == NULL ? "prototype" : "out"),
-                         dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL"));
+    status = dlmap_raise_invalid_argument(&err, prototype == NULL ? "prototype" : "out", "must not be NULL");
   } else {
     /* Published only where the profile hands out versioned tensors (PyInit_dlmap), so this one is versioned. */
     dlmap_exported tensor;
@@ -59,8 +57,7 @@ static int from_py_object(void *py_object, struct DLManagedTensorVersioned **out
 
 static int to_py_object(struct DLManagedTensorVersioned *tensor, void **out_py_object) {
   if (tensor == NULL) {
-    DLMAP_PY_RAISE(DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "tensor"),
-                   dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL"));
+    dlmap_py_raised(dlmap_raise_invalid_argument(DLMAP_PY_ERR, "tensor", "must not be NULL"));
     return -1;
   }
   PyObject *array = dlmap_py_import(tensor, true, NULL, "managed_tensor_to_py_object");
@@ -75,7 +72,7 @@ static int dltensor_from_py_object(void *py_object, DLTensor *out) {
   if (array->read_only) {
     /* A bare DLTensor has no flags: a consumer could write to it. */
     dlmap_error err;
-    DLMAP_RAISE(&err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED);
+    dlmap_raise_read_only_needs_versioned(&err);
     return dlmap_py_raise_int(&err);
   }
   *out = array->imported.tensor; /* shape and strides point into the array, valid while it lives */

@@ -26,8 +26,7 @@ static int parse_shape(PyObject *obj, int32_t *ndim, int64_t *shape) {
   const Py_ssize_t n = PyTuple_GET_SIZE(items);
   int status = 0;
   if (n > DLMAP_MAX_NDIM) {
-    DLMAP_PY_RAISE(DLMAP_ERR_NDIM_TOO_LARGE, dlmap_arg_int(DLMAP_ARG_NDIM, n),
-                   dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM));
+    dlmap_py_raised(dlmap_raise_ndim_too_large(DLMAP_PY_ERR, n, DLMAP_MAX_NDIM));
     status = -1;
   }
   for (Py_ssize_t i = 0; i < n && status == 0; i++) {
@@ -63,8 +62,7 @@ static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {
     if (dtype_name == NULL) return NULL;
   }
   if (!dlmap_dtype_parse(dtype_name, (size_t)dtype_len, &dtype)) {
-    return DLMAP_PY_RAISE(DLMAP_ERR_NAME_UNKNOWN, dlmap_arg_str(DLMAP_ARG_WHAT, "data type"),
-                          dlmap_arg_str(DLMAP_ARG_NAME, dtype_name));
+    return dlmap_py_raised(dlmap_raise_name_unknown(DLMAP_PY_ERR, "data type", dtype_name));
   }
   bool has_device;
   int32_t device_type = DLMAP_DEVICE_CPU, device_id = 0;
@@ -147,8 +145,7 @@ static PyObject *unsupported_source(PyObject *x, int32_t device_type) {
     Py_DECREF(text);
     return NULL;
   }
-  DLMAP_PY_RAISE(DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
-                 dlmap_arg_str(DLMAP_ARG_ARRAY, described));
+  dlmap_py_raised(dlmap_raise_import_unsupported_device_type(DLMAP_PY_ERR, device_type, described));
   Py_DECREF(text);
   return NULL;
 }
@@ -171,9 +168,8 @@ static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_
     /* The message is formatted before the capsule is released (name belongs to it) and raised after (its
      * destructor may run Python code, which must not find an exception pending). */
     dlmap_error err;
-    DLMAP_RAISE(&err, DLMAP_ERR_CAPSULE_CONSUMED,
-                dlmap_arg_str(DLMAP_ARG_EXPECTED, asked_versioned ? DLMAP_PY_CAPSULE_VERSIONED : DLMAP_PY_CAPSULE_LEGACY),
-                dlmap_arg_str(DLMAP_ARG_GOT, name != NULL ? name : "NULL"));
+    dlmap_raise_capsule_consumed(&err, asked_versioned ? DLMAP_PY_CAPSULE_VERSIONED : DLMAP_PY_CAPSULE_LEGACY,
+                                 name != NULL ? name : "NULL");
     Py_DECREF(capsule);
     return dlmap_py_raise(&err);
   }
@@ -339,7 +335,7 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
   copy_obj = request.copy == DLMAP_COPY_ALWAYS ? Py_True : request.copy == DLMAP_COPY_NEVER ? Py_False : Py_None;
   PyObject *method, *device_method, *self;
   const int found = lookup_methods(x, &method, &device_method, &self);
-  if (found != 0) return found < 0 ? NULL : DLMAP_PY_RAISE(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS);
+  if (found != 0) return found < 0 ? NULL : dlmap_py_raised(dlmap_raise_from_dlpack_missing_methods(DLMAP_PY_ERR));
   PyObject *result = from_dlpack_methods(x, method, device_method, self, &request, copy_obj, has_stream, stream);
   Py_DECREF(method);
   Py_DECREF(device_method);
@@ -385,10 +381,9 @@ static PyObject *from_exchange_api(PyObject *x, dlmap_import_request *request, b
   struct DLManagedTensorVersioned *tensor = NULL;
   if (api->managed_tensor_from_py_object_no_sync(x, &tensor) != 0 || tensor == NULL) {
     if (PyErr_Occurred()) return NULL;
-    return DLMAP_PY_RAISE(DLMAP_ERR_BACKEND_CALL_FAILED,
-                          dlmap_arg_str(DLMAP_ARG_PLATFORM, "the producer's C exchange API"),
-                          dlmap_arg_str(DLMAP_ARG_CALL, "managed_tensor_from_py_object_no_sync"),
-                          dlmap_arg_str(DLMAP_ARG_REASON, "it failed without setting an exception"));
+    return dlmap_py_raised(dlmap_raise_backend_call_failed(DLMAP_PY_ERR, "the producer's C exchange API",
+                                                           "managed_tensor_from_py_object_no_sync",
+                                                           "it failed without setting an exception"));
   }
   /* Only the ABI-stable head (version, manager_ctx, deleter, flags) may be read before the major version is known: a
    * future major's tensor may end there, and import refuses it (its deleter, in the head, runs once). A device type
@@ -473,8 +468,7 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   const dlmap_profile_info *profile = dlmap_profile_current();
   /* A target the profile does not import onto is refused before the producer is asked for anything. */
   if (request.has_device && !dlmap_profile_device_policy(request.device_type).import_accepted) {
-    return DLMAP_PY_RAISE(DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE,
-                          dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request.device_type));
+    return dlmap_py_raised(dlmap_raise_import_unsupported_target_device(DLMAP_PY_ERR, request.device_type));
   }
   if (profile->request == DLMAP_REQUEST_VERSIONED_FIRST) {
     PyObject *imported = from_exchange_api(x, &request, has_stream, stream);
@@ -522,8 +516,7 @@ static PyObject *platform_status(PyObject *module, PyObject *arg) {
   if (name == NULL) return NULL;
   dlmap_platform platform;
   if (!dlmap_platform_parse(name, (size_t)len, &platform)) {
-    return DLMAP_PY_RAISE(DLMAP_ERR_NAME_UNKNOWN, dlmap_arg_str(DLMAP_ARG_WHAT, "platform"),
-                          dlmap_arg_str(DLMAP_ARG_NAME, name));
+    return dlmap_py_raised(dlmap_raise_name_unknown(DLMAP_PY_ERR, "platform", name));
   }
   dlmap_platform_status status;
   Py_BEGIN_ALLOW_THREADS /* probing may load and start a GPU runtime */

@@ -49,10 +49,8 @@ static PyObject *call_deleter_on_thread(PyObject *module, PyObject *capsule) {
     call.managed = PyCapsule_GetPointer(capsule, DLMAP_PY_CAPSULE_LEGACY);
     if (PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_LEGACY_USED) < 0) return NULL;
   } else {
-    return DLMAP_PY_RAISE(DLMAP_ERR_CAPSULE_CONSUMED, dlmap_arg_str(DLMAP_ARG_EXPECTED, DLMAP_PY_CAPSULE_VERSIONED),
-                          dlmap_arg_str(DLMAP_ARG_GOT, PyCapsule_CheckExact(capsule) && PyCapsule_GetName(capsule)
-                                                           ? PyCapsule_GetName(capsule)
-                                                           : "NULL"));
+    const char *got = PyCapsule_CheckExact(capsule) && PyCapsule_GetName(capsule) ? PyCapsule_GetName(capsule) : "NULL";
+    return dlmap_py_raised(dlmap_raise_capsule_consumed(DLMAP_PY_ERR, DLMAP_PY_CAPSULE_VERSIONED, got));
   }
   pthread_t thread;
   int rc;

@@ -324,14 +324,12 @@ static int32_t other_device(int32_t own) {
 int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_check_source *source,
                            dlmap_check_row *rows, size_t capacity, size_t *count, size_t *requests, dlmap_error *err) {
   if (fn == NULL || source == NULL || count == NULL) {
-    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT,
-                       dlmap_arg_str(DLMAP_ARG_ARGUMENT, fn == NULL ? "fn" : source == NULL ? "source" : "count"),
-                       dlmap_arg_str(DLMAP_ARG_REASON, "must not be NULL"));
+    const char *argument = fn == NULL ? "fn" : source == NULL ? "source" : "count";
+    return dlmap_raise_invalid_argument(err, argument, "must not be NULL");
   }
   if (source->struct_size != sizeof *source) {
-    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "source->struct_size"),
-                       dlmap_arg_str(DLMAP_ARG_REASON, "not sizeof(dlmap_check_source): start from "
-                                                       "dlmap_check_source_default()"));
+    return dlmap_raise_invalid_argument(err, "source->struct_size",
+                                        "not sizeof(dlmap_check_source): start from " "dlmap_check_source_default()");
   }
   checker c;
   baseline base;

@@ -104,7 +104,7 @@ int32_t dlmap_device_type_lookup(int32_t device_type, const dlmap_device_info **
   const dlmap_device_info *info = dlmap_device_type_find(device_type);
   if (out != NULL) *out = info;
   if (info == NULL) {
-    return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_TYPE_UNKNOWN, dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type));
+    return dlmap_raise_device_type_unknown(err, device_type);
   }
   return DLMAP_OK;
 }
@@ -153,10 +153,7 @@ int32_t dlmap_stream_classify(int32_t device_type, bool has_stream, int64_t stre
     }
   }
   if (meaning == DLMAP_STREAM_INVALID) {
-    return DLMAP_RAISE(err, DLMAP_ERR_STREAM_INVALID, dlmap_arg_int(DLMAP_ARG_STREAM, stream),
-                       dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, info->name),
-                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type),
-                       dlmap_arg_str(DLMAP_ARG_RULE, convention->rule));
+    return dlmap_raise_stream_invalid(err, stream, info->name, device_type, convention->rule);
   }
   if (out != NULL) *out = meaning;
   return DLMAP_OK;

@@ -35,6 +35,7 @@ _C_OUTPUTS = {
     "dtype_names_re": "src/generated/dtype_names.re.inc",
     "platform_words_re": "src/generated/platform_words.re.inc",
     "exchange_inc": "src/generated/exchange.inc",
+    "raise_h": "include/dlmap/generated/dlmap_raise.h",
 }
 
 # Labels resolved here, in dlmap's repository, so that a consuming module need not see @dlmap_config itself.
@@ -116,13 +117,13 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = _CON
 
     cc_library(
         name = gen + "_spec_header",
-        hdrs = [outs["spec_h"]],
+        hdrs = [outs["spec_h"], outs["raise_h"]],
         strip_include_prefix = gen + "/include",
         testonly = testonly,
     )
     cc_library(
         name = gen + "_tables",
-        hdrs = [out for flag, out in outs.items() if flag != "spec_h"],
+        hdrs = [out for flag, out in outs.items() if flag not in ("spec_h", "raise_h")],
         strip_include_prefix = gen,
         testonly = testonly,
     )

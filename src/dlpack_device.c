@@ -7,10 +7,9 @@
 int32_t dlmap_dlpack_device(const dlmap_device_query *query, int32_t *device_type, int32_t *device_id,
                             dlmap_error *err) {
   if (query == NULL || query->platform == NULL || device_type == NULL || device_id == NULL) {
-    return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, "query"),
-                       dlmap_arg_str(DLMAP_ARG_REASON, "query, its platform and both outputs must not be NULL"));
+    return dlmap_raise_invalid_argument(err, "query", "query, its platform and both outputs must not be NULL");
   }
-  if (query->num_shards > 1) return DLMAP_RAISE(err, DLMAP_ERR_DLPACK_SHARDED);
+  if (query->num_shards > 1) return dlmap_raise_dlpack_sharded(err);
 
   /* JAX's generic "gpu" platform is told apart by the runtime's platform_version string. */
   dlmap_platform platform;
@@ -39,7 +38,7 @@ int32_t dlmap_dlpack_device(const dlmap_device_query *query, int32_t *device_typ
   const dlmap_device_info *found = dlmap_device_type_find(rule->device_type);
   /* The host is one device: its id is 0 whatever the query says. */
   const bool host = dlmap_platform_find(found->platform)->backend == DLMAP_BACKEND_CPU;
-  if (!host && !query->has_local_hardware_id) return DLMAP_RAISE(err, DLMAP_ERR_NO_LOCAL_HARDWARE_ID);
+  if (!host && !query->has_local_hardware_id) return dlmap_raise_no_local_hardware_id(err);
   *device_type = found->value;
   *device_id = host ? 0 : query->local_hardware_id;
   return DLMAP_OK;

@@ -111,17 +111,15 @@ size_t dlmap_dtype_format_valid_bits(uint8_t code, char *buf, size_t cap) {
 int32_t dlmap_dtype_validate(DLDataType dtype, dlmap_error *err) {
   const dlmap_dtype_code_info *code = dlmap_dtype_code_find(dtype.code);
   if (code == NULL) {
-    return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_CODE_UNKNOWN, dlmap_arg_uint(DLMAP_ARG_CODE, dtype.code));
+    return dlmap_raise_dtype_code_unknown(err, dtype.code);
   }
   if (find_width(dtype.code, dtype.bits) == NULL) {
     char valid[128];
     dlmap_dtype_format_valid_bits(dtype.code, valid, sizeof valid);
-    return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_BITS_INVALID, dlmap_arg_str(DLMAP_ARG_CODE_NAME, code->name),
-                       dlmap_arg_uint(DLMAP_ARG_BITS, dtype.bits), dlmap_arg_str(DLMAP_ARG_VALID_BITS, valid));
+    return dlmap_raise_dtype_bits_invalid(err, code->name, dtype.bits, valid);
   }
   if (dtype.lanes == 0 || (dtype.lanes > 1 && !code->vector_lanes)) {
-    return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_LANES_INVALID, dlmap_arg_str(DLMAP_ARG_CODE_NAME, code->name),
-                       dlmap_arg_uint(DLMAP_ARG_LANES, dtype.lanes));
+    return dlmap_raise_dtype_lanes_invalid(err, code->name, dtype.lanes);
   }
   return DLMAP_OK;
 }

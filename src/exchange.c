@@ -46,10 +46,10 @@ int32_t dlmap__check_storage(int32_t ndim, const int64_t *shape, const int64_t *
   if (padded && dtype_bits >= 8) {
     char name[64];
     dlmap_dtype_format(dtype, name, sizeof name);
-    return DLMAP_RAISE(err, DLMAP_ERR_SUBBYTE_PADDING_INVALID, dlmap_arg_str(DLMAP_ARG_DTYPE, name));
+    return dlmap_raise_subbyte_padding_invalid(err, name);
   }
   if (data == NULL && out->count > 0) {
-    return DLMAP_RAISE(err, DLMAP_ERR_DATA_NULL, dlmap_arg_uint(DLMAP_ARG_NBYTES, out->compact_bytes));
+    return dlmap_raise_data_null(err, out->compact_bytes);
   }
   return DLMAP_OK;
 }
@@ -57,7 +57,7 @@ int32_t dlmap__check_storage(int32_t ndim, const int64_t *shape, const int64_t *
 int32_t dlmap__check_copyable(const dlmap__extent *extent, int32_t ndim, const int64_t *shape, const int64_t *strides,
                               dlmap_error *err) {
   if (extent->element_bits % 8 == 0 || dlmap__is_row_major(ndim, shape, strides)) return DLMAP_OK;
-  return DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED, dlmap_arg_str(DLMAP_ARG_WHAT, "Copying strided sub-byte data"));
+  return dlmap_raise_not_implemented(err, "Copying strided sub-byte data");
 }
 
 int32_t dlmap__copy_compact(const dlmap__transfer *t, void *host_buffer, const void *first, int32_t ndim,

@@ -79,14 +79,14 @@ static int32_t negotiate(const dlmap_export_request *request, export_plan *plan,
 /* 2. The array itself: one device, of a type the profile exports from, a valid dtype and storage. */
 static int32_t validate(const dlmap_array *array, export_plan *plan, dlmap_error *err) {
   if (array->num_shards > 1) {
-    return DLMAP_RAISE(err, DLMAP_ERR_TO_DLPACK_MULTI_DEVICE, dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, array->num_shards));
+    return dlmap_raise_to_dlpack_multi_device(err, array->num_shards);
   }
   int32_t status = dlmap_device_type_lookup(array->device_type, &plan->source, err);
   if (status != DLMAP_OK) return status;
   if (!dlmap__export_accepts_source(array->device_type)) {
     char device[96];
     dlmap__describe_device(device, sizeof device, array->device_type, array->device_id);
-    return DLMAP_RAISE(err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, dlmap_arg_str(DLMAP_ARG_DEVICE, device));
+    return dlmap_raise_source_not_exchangeable(err, device);
   }
   status = dlmap_dtype_validate(array->dtype, err);
   if (status != DLMAP_OK) return status;
@@ -106,15 +106,13 @@ static int32_t choose_target(const dlmap_array *array, const dlmap_export_reques
   }
   const dlmap_device_info *target = dlmap_device_type_find(request->dl_device_type);
   if (target == NULL || !dlmap__export_accepts_target(request->dl_device_type, array->device_type)) {
-    return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE,
-                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->dl_device_type));
+    return dlmap_raise_export_unsupported_device_type(err, request->dl_device_type);
   }
   if (request->dl_device_id < 0) {
     dlmap_platform_status platform_status; /* the count the message states is the runtime's, not a guess */
     dlmap_platform_probe(target->platform, &platform_status);
-    return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, dlmap_arg_int(DLMAP_ARG_DEVICE_ID, request->dl_device_id),
-                       dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(target->platform)->name),
-                       dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, platform_status.device_count));
+    return dlmap_raise_device_id_out_of_range(err, request->dl_device_id, dlmap_platform_find(target->platform)->name,
+                                              platform_status.device_count);
   }
   plan->target = target;
   plan->target_id = request->dl_device_id;
@@ -163,8 +161,7 @@ static int32_t place(const dlmap_array *array, const dlmap_export_request *reque
     char device[96], source_device[96];
     dlmap__describe_device(device, sizeof device, plan->target->value, plan->target_id);
     dlmap__describe_device(source_device, sizeof source_device, array->device_type, array->device_id);
-    return DLMAP_RAISE(err, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN, dlmap_arg_str(DLMAP_ARG_DEVICE, device),
-                       dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source_device));
+    return dlmap_raise_export_copy_to_device_forbidden(err, device, source_device);
   }
   if (plan->copy) {
     const int32_t status = dlmap__transfer_plan(plan->source, array->device_id, array->producer_stream, plan->target,
@@ -188,7 +185,7 @@ static int32_t stamp(const dlmap_array *array, export_plan *plan, dlmap_error *e
   }
   if (plan->copy) plan->flags |= DLMAP_FLAG_IS_COPIED;
   if (array->subbyte_padded) plan->flags |= DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED;
-  if (legacy && (plan->flags & DLMAP_FLAG_READ_ONLY)) return DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED);
+  if (legacy && (plan->flags & DLMAP_FLAG_READ_ONLY)) return dlmap_raise_read_only_needs_versioned(err);
   if (legacy && profile->gating != DLMAP_GATING_STRICT) return DLMAP_OK;
   /* IS_COPIED is informational: a legacy consumer simply owns the copy without being told. */
   const uint64_t must_express = legacy ? (plan->flags & ~DLMAP_FLAG_IS_COPIED) : plan->flags;
@@ -203,14 +200,12 @@ static int32_t allocate(const dlmap_array *array, const dlmap_export_request *re
   const bool host_copy = plan->copy && !dlmap__transfer_gpu_destination(&plan->transfer);
   if (!dlmap__align_size(sizeof(export_block) + 2 * (size_t)array->ndim * sizeof(int64_t), header) ||
       (plan->copy && data_bytes > SIZE_MAX - *header)) {
-    return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, UINT64_MAX),
-                       dlmap_arg_str(DLMAP_ARG_WHAT, "an export"));
+    return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export");
   }
   const size_t total = *header + (host_copy ? (size_t)data_bytes : 0);
   export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {
-    return DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, total),
-                       dlmap_arg_str(DLMAP_ARG_WHAT, "an export"));
+    return dlmap_raise_out_of_memory(err, total, "an export");
   }
   memset(block, 0, sizeof *block);
   block->allocator = *dlmap__allocator_or_default(request->allocator);

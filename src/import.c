@@ -36,8 +36,7 @@ static int32_t unsupported_device(const producer *p, dlmap_error *err, int32_t d
   dlmap__put_int(&w, p->tensor->ndim);
   dlmap__writer_finish(&w);
   return fail(p,
-              DLMAP_RAISE(err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE,
-                          dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device_type), dlmap_arg_str(DLMAP_ARG_ARRAY, array)));
+              dlmap_raise_import_unsupported_device_type(err, device_type, array));
 }
 
 /* Whether the tensor's strides fit a layout policy (NULL strides are row-major). */
@@ -51,9 +50,7 @@ static int32_t layout_error(const producer *p, dlmap_error *err, dlmap_layout_po
   const DLTensor *t = p->tensor;
   const int32_t shown = t->ndim < 16 ? t->ndim : 16;
   return fail(
-      p, DLMAP_RAISE(
-             err, layout == DLMAP_LAYOUT_ROW_MAJOR ? DLMAP_ERR_STRIDES_NOT_ROW_MAJOR : DLMAP_ERR_STRIDES_NOT_COMPACT,
-             dlmap_arg_ints(DLMAP_ARG_SHAPE, t->shape, shown), dlmap_arg_ints(DLMAP_ARG_STRIDES, t->strides, shown)));
+      p, (layout == DLMAP_LAYOUT_ROW_MAJOR ? dlmap_raise_strides_not_row_major(err, t->shape, shown, t->strides, shown) : dlmap_raise_strides_not_compact(err, t->shape, shown, t->strides, shown)));
 }
 
 static int32_t check_request(const producer *p, const dlmap_import_request *request, dlmap_error *err) {
@@ -70,8 +67,7 @@ static int32_t check_request(const producer *p, const dlmap_import_request *requ
     return fail(p, dlmap__invalid_argument(err, "alignment", "must be 0 or a power of two"));
   }
   if (request->num_shards > 1) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_FROM_DLPACK_MULTI_DEVICE,
-                               dlmap_arg_int(DLMAP_ARG_NUM_DEVICES, request->num_shards)));
+    return fail(p, dlmap_raise_from_dlpack_multi_device(err, request->num_shards));
   }
   return DLMAP_OK;
 }
@@ -104,10 +100,8 @@ static int32_t read_report(const producer *p, const dlmap_import_request *reques
     char source[96];
     dlmap__describe_device(source, sizeof source, plan->device_type, t->device.device_id);
     return fail(
-        p, DLMAP_RAISE(err, DLMAP_ERR_DEVICE_REPORT_MISMATCH,
-                       dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, dlmap_device_type_name(request->reported_device_type)),
-                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->reported_device_type),
-                       dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
+        p, dlmap_raise_device_report_mismatch(err, dlmap_device_type_name(request->reported_device_type),
+                                              request->reported_device_type, source));
   }
   plan->device_type = request->reported_device_type;
   return DLMAP_OK;
@@ -125,10 +119,10 @@ static int32_t validate(const producer *p, const dlmap_import_request *request, 
   if (plan->device == NULL) return unsupported_device(p, err, plan->device_type, NULL);
   if (profile->whole_bytes && t->dtype.bits % 8 != 0) {
     return fail(p,
-                DLMAP_RAISE(err, DLMAP_ERR_DTYPE_BITS_NOT_WHOLE_BYTES, dlmap_arg_uint(DLMAP_ARG_BITS, t->dtype.bits)));
+                dlmap_raise_dtype_bits_not_whole_bytes(err, t->dtype.bits));
   }
   if (profile->scalar && t->dtype.lanes != 1) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_DTYPE_LANES_NOT_ONE, dlmap_arg_uint(DLMAP_ARG_LANES, t->dtype.lanes)));
+    return fail(p, dlmap_raise_dtype_lanes_not_one(err, t->dtype.lanes));
   }
   status = dlmap_dtype_validate(t->dtype, err);
   if (status == DLMAP_OK && p->versioned)
@@ -157,8 +151,7 @@ static int32_t check_memory(const producer *p, import_plan *plan, dlmap_error *e
       (uint64_t)e->hi_bytes > UINTPTR_MAX - plan->first ||
       __builtin_add_overflow(plan->first, (uintptr_t)e->hi_bytes, &last)) {
     return fail(p,
-                DLMAP_RAISE(err, DLMAP_ERR_BYTE_OFFSET_OVERFLOW, dlmap_arg_uint(DLMAP_ARG_BYTE_OFFSET, t->byte_offset),
-                            dlmap_arg_ptr(DLMAP_ARG_POINTER, t->data)));
+                dlmap_raise_byte_offset_overflow(err, t->byte_offset, t->data));
   }
   return DLMAP_OK;
 }
@@ -171,18 +164,16 @@ static int32_t refuse_copy(const producer *p, const import_plan *plan, const dlm
     char wanted[96], source[96];
     dlmap__describe_device(wanted, sizeof wanted, plan->target->value, plan->target_id);
     dlmap__describe_device(source, sizeof source, plan->device->value, t->device.device_id);
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_IMPORT_COPY_TO_DEVICE_FORBIDDEN, dlmap_arg_str(DLMAP_ARG_DEVICE, wanted),
-                               dlmap_arg_str(DLMAP_ARG_SOURCE_DEVICE, source)));
+    return fail(p, dlmap_raise_import_copy_to_device_forbidden(err, wanted, source));
   }
   if (!layout_ok) {
     return layout_error(p, err, profile_layout_ok ? request->layout : dlmap_profile_current()->view_layout);
   }
   if (!aligned) {
     return fail(p,
-                DLMAP_RAISE(err, DLMAP_ERR_UNALIGNED_DATA, dlmap_arg_ptr(DLMAP_ARG_POINTER, (const void *)plan->first),
-                            dlmap_arg_uint(DLMAP_ARG_ALIGNMENT, plan->alignment)));
+                dlmap_raise_unaligned_data(err, (const void *)plan->first, plan->alignment));
   }
-  return fail(p, DLMAP_RAISE(err, DLMAP_ERR_READ_ONLY_NOT_WRITABLE));
+  return fail(p, dlmap_raise_read_only_not_writable(err));
 }
 
 /* 3. Where the result must live, and whether a view can serve: the placement, the strides a view may have (the
@@ -196,8 +187,7 @@ static int32_t place(const producer *p, const dlmap_import_request *request, imp
   if (request->has_device) {
     plan->target = dlmap_device_type_find(request->device_type);
     if (plan->target == NULL || !dlmap__import_accepts(request->device_type)) {
-      return fail(p, DLMAP_RAISE(err, DLMAP_ERR_IMPORT_UNSUPPORTED_TARGET_DEVICE,
-                                 dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, request->device_type)));
+      return fail(p, dlmap_raise_import_unsupported_target_device(err, request->device_type));
     }
     plan->target_id = request->device_id;
   }
@@ -261,14 +251,12 @@ static int32_t copy_out(const producer *p, const dlmap_import_request *request, 
   const size_t copy_alignment = plan->alignment > DLMAP_DATA_ALIGNMENT ? (size_t)plan->alignment : DLMAP_DATA_ALIGNMENT;
   const size_t header = (2 * (size_t)t->ndim * sizeof(int64_t) + copy_alignment - 1) / copy_alignment * copy_alignment;
   if (bytes > SIZE_MAX - header) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, bytes),
-                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")));
+    return fail(p, dlmap_raise_out_of_memory(err, bytes, "an imported copy"));
   }
   const uint64_t host_bytes = gpu_destination ? 0 : bytes;
   char *block = (char *)dlmap__allocate(request->allocator, header + (size_t)host_bytes, copy_alignment);
   if (block == NULL) {
-    return fail(p, DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, header + host_bytes),
-                               dlmap_arg_str(DLMAP_ARG_WHAT, "an imported copy")));
+    return fail(p, dlmap_raise_out_of_memory(err, header + host_bytes, "an imported copy"));
   }
   void *data, *gpu_copy;
   status = dlmap__copy_compact(&transfer, block + header, (const void *)plan->first, t->ndim, t->shape, t->strides,
@@ -329,8 +317,7 @@ int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dl
   /* The major version first, and nothing else read before it (the ABI's rule). */
   if (dlmap_version_struct(p.version) != DLMAP_STRUCT_VERSIONED) {
     return fail(&p,
-                DLMAP_RAISE(err, DLMAP_ERR_VERSION_MAJOR_UNSUPPORTED, dlmap_arg_version(DLMAP_ARG_VERSION, p.version),
-                            dlmap_arg_version(DLMAP_ARG_SUPPORTED_VERSION, dlmap_version_current())));
+                dlmap_raise_version_major_unsupported(err, p.version, dlmap_version_current()));
   }
   p.tensor = &tensor->dl_tensor;
   p.flags = tensor->flags;

@@ -32,8 +32,7 @@ size_t dlmap__writer_finish(dlmap__writer *w);
 
 /* invalid_argument ("{argument} {reason}"): a caller passed a value the API does not take. */
 static inline int32_t dlmap__invalid_argument(dlmap_error *err, const char *argument, const char *reason) {
-  return DLMAP_RAISE(err, DLMAP_ERR_INVALID_ARGUMENT, dlmap_arg_str(DLMAP_ARG_ARGUMENT, argument),
-                     dlmap_arg_str(DLMAP_ARG_REASON, reason));
+  return dlmap_raise_invalid_argument(err, argument, reason);
 }
 
 /* The struct_size a caller's struct starts with: one the library knows, else invalid_argument. Every public struct

@@ -4,22 +4,25 @@
 
 static int32_t overflow(int32_t ndim, const int64_t *shape, const int64_t *strides, dlmap_error *err) {
   const int32_t shown = ndim < 16 ? ndim : 16; /* the message lists the first 16 dimensions */
-  return DLMAP_RAISE(err, DLMAP_ERR_SIZE_OVERFLOW, dlmap_arg_ints(DLMAP_ARG_SHAPE, shape, shown),
-                     strides != NULL ? dlmap_arg_ints(DLMAP_ARG_STRIDES, strides, shown)
-                                     : dlmap_arg_str(DLMAP_ARG_STRIDES, "none: compact row-major"));
+  if (strides != NULL) return dlmap_raise_size_overflow(err, shape, shown, strides, shown);
+  /* Without strides the message says so in words: text where {strides} is a list of ints, so built by hand. The
+   * DLMAP_ERR_SIZE_OVERFLOW_ARG_* names exist only while size_overflow takes those placeholders (as its typed
+   * function's parameters do), so this site too stops compiling when the spec drops one. */
+  const dlmap_arg args[] = {dlmap_arg_ints(DLMAP_ERR_SIZE_OVERFLOW_ARG_SHAPE, shape, shown),
+                            dlmap_arg_str(DLMAP_ERR_SIZE_OVERFLOW_ARG_STRIDES, "none: compact row-major")};
+  return dlmap_error_set(err, DLMAP_ERR_SIZE_OVERFLOW, args, sizeof args / sizeof args[0]);
 }
 
 int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype,
                            dlmap__extent *out, dlmap_error *err) {
   if (ndim < 0) {
-    return DLMAP_RAISE(err, DLMAP_ERR_NDIM_NEGATIVE, dlmap_arg_int(DLMAP_ARG_NDIM, ndim));
+    return dlmap_raise_ndim_negative(err, ndim);
   }
   if (ndim > DLMAP_MAX_NDIM) {
-    return DLMAP_RAISE(err, DLMAP_ERR_NDIM_TOO_LARGE, dlmap_arg_int(DLMAP_ARG_NDIM, ndim),
-                       dlmap_arg_int(DLMAP_ARG_MAX_NDIM, DLMAP_MAX_NDIM));
+    return dlmap_raise_ndim_too_large(err, ndim, DLMAP_MAX_NDIM);
   }
   if (ndim > 0 && shape == NULL) {
-    return DLMAP_RAISE(err, DLMAP_ERR_SHAPE_NULL, dlmap_arg_int(DLMAP_ARG_NDIM, ndim));
+    return dlmap_raise_shape_null(err, ndim);
   }
   /* One pass over the dimensions (issue 15: about 90 instructions less at ndim 4 than two): the element count, and
    * the lowest and highest element offsets the strides reach. Overflows are only noted on the way: a negative extent
@@ -31,8 +34,7 @@ int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *st
   for (int32_t i = 0; i < ndim; i++) {
     const int64_t extent = shape[i];
     if (extent < 0) {
-      return DLMAP_RAISE(err, DLMAP_ERR_DIM_NEGATIVE, dlmap_arg_int(DLMAP_ARG_DIM, i),
-                         dlmap_arg_int(DLMAP_ARG_EXTENT, extent));
+      return dlmap_raise_dim_negative(err, i, extent);
     }
     empty |= extent == 0;
     overflowed |= __builtin_mul_overflow(count, (uint64_t)extent, &count);

@@ -48,5 +48,5 @@ int32_t dlmap_platform_lookup_by_version(const char *platform_version, dlmap_pla
       return DLMAP_OK;
     }
   }
-  return DLMAP_RAISE(err, DLMAP_ERR_UNKNOWN_GPU_PLATFORM, dlmap_arg_str(DLMAP_ARG_PLATFORM_VERSION, platform_version));
+  return dlmap_raise_unknown_gpu_platform(err, platform_version);
 }

@@ -76,10 +76,9 @@ int32_t dlmap_memory_locate(int32_t device_type, const void *pointer, dlmap_memo
   int32_t status = dlmap_device_type_lookup(device_type, &device, err);
   if (status != DLMAP_OK) return status;
   if (dlmap_platform_find(device->platform)->backend != DLMAP_BACKEND_GPU) {
-    return DLMAP_RAISE(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
-                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
-                       dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(device->platform)->name),
-                       dlmap_arg_str(DLMAP_ARG_REASON, "only a GPU runtime can say where a pointer lives"));
+    return dlmap_raise_platform_unavailable(err, device->name, device->value,
+                                            dlmap_platform_find(device->platform)->name,
+                                            "only a GPU runtime can say where a pointer lives");
   }
   const dlmap__gpu *gpu;
   status = dlmap__gpu_acquire(device, &gpu, err);

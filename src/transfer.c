@@ -79,8 +79,7 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
     return DLMAP_OK;
   }
   if (source_gpu != NULL && out->dst_gpu != NULL && source_gpu != out->dst_gpu) {
-    return DLMAP_RAISE(err, DLMAP_ERR_NOT_IMPLEMENTED,
-                       dlmap_arg_str(DLMAP_ARG_WHAT, "Copying between two GPU platforms"));
+    return dlmap_raise_not_implemented(err, "Copying between two GPU platforms");
   }
   out->gpu = source_gpu != NULL ? source_gpu : out->dst_gpu;
   if (source_gpu == NULL) { /* host memory into a GPU: on a stream of the target device */

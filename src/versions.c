@@ -117,10 +117,7 @@ int32_t dlmap__check_in_version(const dlmap_device_info *device, DLDataType dtyp
 static int32_t check_in_version(const dlmap_device_info *device, DLDataType dtype, bool validate_dtype,
                                 uint64_t flags, dlmap_version v, dlmap_error *err) {
   if (!dlmap__version_le(device->introduced, v)) {
-    return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_TYPE_NOT_IN_VERSION,
-                       dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
-                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value), dlmap_arg_version(DLMAP_ARG_VERSION, v),
-                       dlmap_arg_version(DLMAP_ARG_INTRODUCED, device->introduced));
+    return dlmap_raise_device_type_not_in_version(err, device->name, device->value, v, device->introduced);
   }
   if (validate_dtype) {
     const int32_t status = dlmap_dtype_validate(dtype, err);
@@ -133,18 +130,14 @@ static int32_t check_in_version(const dlmap_device_info *device, DLDataType dtyp
       introduced = width;
     }
     dlmap_dtype_format(dtype, name, sizeof name);
-    return DLMAP_RAISE(err, DLMAP_ERR_DTYPE_NOT_IN_VERSION, dlmap_arg_str(DLMAP_ARG_DTYPE, name),
-                       dlmap_arg_version(DLMAP_ARG_VERSION, v), dlmap_arg_version(DLMAP_ARG_INTRODUCED, introduced));
+    return dlmap_raise_dtype_not_in_version(err, name, v, introduced);
   }
   const flag_row *bad;
   if (first_bad_flag(flags, v, &bad)) {
     if (bad != NULL) {
-      return DLMAP_RAISE(err, DLMAP_ERR_FLAG_NOT_IN_VERSION, dlmap_arg_str(DLMAP_ARG_FLAG, bad->name),
-                         dlmap_arg_version(DLMAP_ARG_VERSION, v),
-                         dlmap_arg_version(DLMAP_ARG_INTRODUCED, bad->introduced));
+      return dlmap_raise_flag_not_in_version(err, bad->name, v, bad->introduced);
     }
-    return DLMAP_RAISE(err, DLMAP_ERR_FLAGS_UNKNOWN, dlmap_arg_hex(DLMAP_ARG_FLAGS, flags),
-                       dlmap_arg_hex(DLMAP_ARG_UNKNOWN_FLAGS, flags & ~DLMAP_FLAGS_KNOWN));
+    return dlmap_raise_flags_unknown(err, flags, flags & ~DLMAP_FLAGS_KNOWN);
   }
   return DLMAP_OK;
 }

@@ -83,24 +83,23 @@ static void explain_profile(const dlmap_device_info *d, const dlmap_platform_inf
            status->reason);
   }
 
-  const dlmap_arg device = dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, d->value);
   dlmap_error err;
   if (!policy.export_target) {
-    DLMAP_RAISE(&err, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE, device);
+    dlmap_raise_export_unsupported_device_type(&err, d->value);
     printf("\nExporting to it (__dlpack__ with dl_device=(%d, 0)) raises %s:\n", d->value, dlmap_error_kind_name(err.kind));
     cli_print_error_page(stdout, dlmap_error_describe(err.code), err.message);
   }
   if (!policy.export_source) {
     char described[64];
     snprintf(described, sizeof described, "(%s, 0)", d->name);
-    DLMAP_RAISE(&err, DLMAP_ERR_SOURCE_NOT_EXCHANGEABLE, dlmap_arg_str(DLMAP_ARG_DEVICE, described));
+    dlmap_raise_source_not_exchangeable(&err, described);
     printf("\nExporting an array on it (__dlpack__) raises %s:\n", dlmap_error_kind_name(err.kind));
     cli_print_error_page(stdout, dlmap_error_describe(err.code), err.message);
   }
   if (!policy.import_accepted) {
     char array[64];
     snprintf(array, sizeof array, "a %s tensor", d->name);
-    DLMAP_RAISE(&err, DLMAP_ERR_IMPORT_UNSUPPORTED_DEVICE_TYPE, device, dlmap_arg_str(DLMAP_ARG_ARRAY, array));
+    dlmap_raise_import_unsupported_device_type(&err, d->value, array);
     printf("\nImporting a tensor on it (from_dlpack) raises %s:\n", dlmap_error_kind_name(err.kind));
     cli_print_error_page(stdout, dlmap_error_describe(err.code), err.message);
   }
@@ -291,9 +290,7 @@ int cli_explain(int argc, char **argv) {
     return CLI_FAILED;
   }
   dlmap_error err;
-  DLMAP_RAISE(&err, DLMAP_ERR_NAME_UNKNOWN,
-              dlmap_arg_str(DLMAP_ARG_WHAT, "device type, platform, data type or error"),
-              dlmap_arg_str(DLMAP_ARG_NAME, what));
+  dlmap_raise_name_unknown(&err, "device type, platform, data type or error", what);
   /* The catalogue's text, without the Python exception kind the binding would raise it as. */
   fprintf(stderr, "%s: %s\n", DLMAP_CLI_NAME, err.message);
   cli_suggestions near;

@@ -220,12 +220,19 @@ bool dlmap_placeholder_type(dlmap_placeholder name, dlmap_arg_type *out);
 size_t dlmap_error_format(char *buf, size_t cap, int32_t code, const dlmap_arg *args, size_t nargs);
 
 /* Fills err (when not NULL) with code, kind, id and the formatted message; returns code. DLMAP_OK clears err
- * (id "ok", empty message). C callers raise through DLMAP_RAISE below, which counts the arguments itself. */
+ * (id "ok", empty message). Callers raise a known error through its typed dlmap_raise_<id> below. */
 int32_t dlmap_error_set(dlmap_error *err, int32_t code, const dlmap_arg *args, size_t nargs);
 
-/* Raising an error in one expression, for C (the argument list is a C99 compound literal):
- *   return DLMAP_RAISE(err, DLMAP_ERR_DIM_NEGATIVE, dlmap_arg_int(DLMAP_ARG_DIM, i), dlmap_arg_int(...));
- *   return DLMAP_RAISE(err, DLMAP_ERR_NO_LOCAL_HARDWARE_ID);
+/* ---- DLMAP_RAISE: raising an error --------------------------------------------------------------------------------
+ * A known error: its generated, typed function, one per catalogue entry (<dlmap/generated/dlmap_raise.h>), whose
+ * parameters are the error's `args:` typed by their placeholders. A site that disagrees with the spec does not compile:
+ *   return dlmap_raise_dim_negative(err, i, extent);
+ *   return dlmap_raise_no_local_hardware_id(err);
+ * A code chosen at run time (an error the profile names for a policy; the spec loader checks that its args are among
+ * those the site supplies) goes through DLMAP_RAISE, which takes any code and named arguments:
+ *   return DLMAP_RAISE(err, profile->dlpack_device_otherwise, dlmap_arg_str(DLMAP_ARG_PLATFORM, name));
+ * DLMAP_RAISE stays public for bindings built on dlmap (python/dlmap_python.h) that forward such codes; dlmap's own
+ * sources never pass it a DLMAP_ERR_ constant (tests/raise: raise_sites_test).
  * DLMAP_CODE_AND_ARGS(code, arg...) expands to `code, array, count` for any function taking that triple; the count
  * is computed from the list, so it can never disagree with it. A terminating zero entry (never counted) keeps the
  * list non-empty when a message has no placeholders, which ISO C requires of both the macro and the array. */
@@ -237,6 +244,8 @@ int32_t dlmap_error_set(dlmap_error *err, int32_t code, const dlmap_arg *args, s
     (dlmap_placeholder)0, (dlmap_arg_type)0, { 0 } \
   }
 #define DLMAP_RAISE(err, ...) dlmap_error_set((err), DLMAP_CODE_AND_ARGS(__VA_ARGS__))
+
+#include "dlmap/generated/dlmap_raise.h" /* dlmap_raise_<id>(err, args…), generated from the spec */
 
 /* ---- platforms ---------------------------------------------------------------------------------- */
 

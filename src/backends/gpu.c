@@ -447,8 +447,7 @@ static int32_t call_failed(const dlmap__gpu *gpu, int op, int status, dlmap_erro
   dlmap__put_str(&w, ")");
   dlmap__writer_finish(&w);
   gpu->call.get_last_error();
-  return DLMAP_RAISE(err, DLMAP_ERR_BACKEND_CALL_FAILED, dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
-                     dlmap_arg_str(DLMAP_ARG_CALL, gpu->symbol[op]), dlmap_arg_str(DLMAP_ARG_REASON, reason));
+  return dlmap_raise_backend_call_failed(err, gpu->name, gpu->symbol[op], reason);
 }
 
 /* backend_call_failed for one of the driver's context entry points: the runtime's text does not describe the
@@ -460,8 +459,7 @@ static int32_t driver_failed(const dlmap__gpu *gpu, const char *symbol, int stat
   dlmap__put_str(&w, "driver error ");
   dlmap__put_int(&w, status);
   dlmap__writer_finish(&w);
-  return DLMAP_RAISE(err, DLMAP_ERR_BACKEND_CALL_FAILED, dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
-                     dlmap_arg_str(DLMAP_ARG_CALL, symbol), dlmap_arg_str(DLMAP_ARG_REASON, reason));
+  return dlmap_raise_backend_call_failed(err, gpu->name, symbol, reason);
 }
 
 int32_t dlmap__gpu_acquire(const dlmap_device_info *device, const dlmap__gpu **out, dlmap_error *err) {
@@ -469,10 +467,9 @@ int32_t dlmap__gpu_acquire(const dlmap_device_info *device, const dlmap__gpu **o
   dlmap_platform_probe(device->platform, &status);
   const dlmap__gpu *gpu = status.available ? dlmap__gpu_loaded(device->platform) : NULL;
   if (gpu == NULL) {
-    return DLMAP_RAISE(err, DLMAP_ERR_PLATFORM_UNAVAILABLE, dlmap_arg_str(DLMAP_ARG_DEVICE_TYPE_NAME, device->name),
-                       dlmap_arg_int(DLMAP_ARG_DL_DEVICE_TYPE, device->value),
-                       dlmap_arg_str(DLMAP_ARG_PLATFORM, dlmap_platform_find(device->platform)->name),
-                       dlmap_arg_str(DLMAP_ARG_REASON, status.available ? "the runtime is not loaded" : status.reason));
+    return dlmap_raise_platform_unavailable(err, device->name, device->value,
+                                            dlmap_platform_find(device->platform)->name,
+                                            status.available ? "the runtime is not loaded" : status.reason);
   }
   *out = gpu;
   return DLMAP_OK;
@@ -482,8 +479,7 @@ int32_t dlmap__gpu_check_device(const dlmap__gpu *gpu, int32_t device_id, dlmap_
   int count;
   dlmap__gpu_device_count(gpu, &count);
   if (device_id >= 0 && device_id < count) return DLMAP_OK;
-  return DLMAP_RAISE(err, DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE, dlmap_arg_int(DLMAP_ARG_DEVICE_ID, device_id),
-                     dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name), dlmap_arg_int(DLMAP_ARG_DEVICE_COUNT, count));
+  return dlmap_raise_device_id_out_of_range(err, device_id, gpu->name, count);
 }
 
 /* ---- the current device ---------------------------------------------------------------------------- */
@@ -566,11 +562,8 @@ static int32_t locate_here(const dlmap__gpu *gpu, const void *pointer, dlmap__gp
     return call_failed(gpu, GPU_OP_POINTER_ATTRIBUTES, status, err);
   }
   if (!gpu->has_layout) {
-    return DLMAP_RAISE(err, DLMAP_ERR_BACKEND_CALL_FAILED, dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
-                       dlmap_arg_str(DLMAP_ARG_CALL, gpu->symbol[GPU_OP_POINTER_ATTRIBUTES]),
-                       dlmap_arg_str(DLMAP_ARG_REASON,
-                                     "the spec lists no pointer-attributes layout for this "
-                                     "runtime version"));
+    return dlmap_raise_backend_call_failed(err, gpu->name, gpu->symbol[GPU_OP_POINTER_ATTRIBUTES],
+                                           "the spec lists no pointer-attributes layout for this " "runtime version");
   }
   const int type = read_int(attributes, 0);
   out->kind = DLMAP_MEMORY_KIND_COUNT;
@@ -721,8 +714,7 @@ static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
   }
   goto done;
 out_of_memory: {
-  result = DLMAP_RAISE(err, DLMAP_ERR_OUT_OF_MEMORY, dlmap_arg_uint(DLMAP_ARG_NBYTES, wanted),
-                       dlmap_arg_str(DLMAP_ARG_WHAT, "staging a strided GPU copy"));
+  result = dlmap_raise_out_of_memory(err, wanted, "staging a strided GPU copy");
 }
 done:
   free(staged);
@@ -877,8 +869,7 @@ static int32_t sync_failed(const dlmap__gpu *gpu, int64_t stream, int op, int st
   dlmap__put_str(&w, ")");
   dlmap__writer_finish(&w);
   gpu->call.get_last_error();
-  return DLMAP_RAISE(err, DLMAP_ERR_STREAM_SYNC_FAILED, dlmap_arg_int(DLMAP_ARG_STREAM, stream),
-                     dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name), dlmap_arg_str(DLMAP_ARG_REASON, reason));
+  return dlmap_raise_stream_sync_failed(err, stream, gpu->name, reason);
 }
 
 int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *producer, int32_t consumer_device,
@@ -891,9 +882,8 @@ int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *prod
   } else if ((unsigned)meaning <= (unsigned)DLMAP_STREAM_INVALID && gpu->has_stream[meaning]) {
     consumer = (void *)(intptr_t)gpu->stream[meaning];
   } else {
-    return DLMAP_RAISE(err, DLMAP_ERR_STREAM_SYNC_FAILED, dlmap_arg_int(DLMAP_ARG_STREAM, stream),
-                       dlmap_arg_str(DLMAP_ARG_PLATFORM, gpu->name),
-                       dlmap_arg_str(DLMAP_ARG_REASON, "the spec gives this runtime no handle for that stream"));
+    return dlmap_raise_stream_sync_failed(err, stream, gpu->name,
+                                          "the spec gives this runtime no handle for that stream");
   }
   if (consumer_device < 0) consumer_device = device;
   if (consumer == producer && consumer_device == device) return DLMAP_OK; /* one stream: its own order is the order */
