@@ -498,7 +498,7 @@ def emit_exchange(spec):
     newest = [v.version for v in spec.versions if (v.version.major, v.version.minor) < (until.major, until.minor)]
     lines = [LEGACY_NEWEST("%du" % newest[-1].major, "%du" % newest[-1].minor)]
     lines += [MEMORY_REFINES(m.name.upper(), m.refines.upper()) for m in spec.memory_kinds if m.refines]
-    return _list([LEGACY_NEWEST, MEMORY_REFINES], lines)
+    return _list(spec, [LEGACY_NEWEST, MEMORY_REFINES], lines)
 
 
 # ---- the outputs ---------------------------------------------------------------------------------
@@ -585,7 +585,7 @@ def _raise_function(spec, error):
 
 def emit_raise_header(spec):
     """include/dlmap/generated/dlmap_raise.h: dlmap_raise_<id>(err, args…) for every error; included by dlmap.h."""
-    out = [_C_HEADER,
+    out = [_c_header(spec),
            "/* Typed raise functions, one per error of the catalogue: each fills err (when not NULL) through\n"
            " * dlmap_error_set and returns the error's code. Parameters are the error's `args:` in spec order, typed\n"
            " * by their placeholders (an `ints` placeholder takes the list and its count). Included by <dlmap/dlmap.h>\n"
