@@ -437,7 +437,7 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   /* Also the runtime's handle for the stream: a copy on import runs on it (1 legacy, 2 per-thread, > 2 the
    * consumer's own stream), after the work the producer ordered before that stream. */
   dlmap_error err;
-  if (dlmap_stream_handle(device_type, has_stream, stream, &request.stream, &err) != DLMAP_OK) {
+  if (dlmap_stream_handle(device_type, has_stream, stream, &request.consumer_stream, &err) != DLMAP_OK) {
     return dlmap_py_raise(&err);
   }
 

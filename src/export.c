@@ -78,8 +78,13 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   if (array == NULL) return dlmap__invalid_argument(err, "array", "must not be NULL");
   if (request == NULL) return dlmap__invalid_argument(err, "request", "must not be NULL");
   if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
-  int32_t status = DLMAP__CHECK_STRUCT_SIZE(array, dlmap_array, "array", err);
-  if (status == DLMAP_OK) status = DLMAP__CHECK_STRUCT_SIZE(request, dlmap_export_request, "request", err);
+  /* The caller's structs as this header lays them out: fields its struct_size does not have read as zero. */
+  dlmap_array array_fields;
+  dlmap_export_request request_fields;
+  int32_t status = DLMAP__STRUCT_READ(array, &array_fields, dlmap_array, "array", err);
+  if (status == DLMAP_OK) status = DLMAP__STRUCT_READ(request, &request_fields, dlmap_export_request, "request", err);
+  array = &array_fields;
+  request = &request_fields;
   if (status == DLMAP_OK) status = dlmap__check_copy_mode(request->copy, err);
   if (status != DLMAP_OK) return status;
 

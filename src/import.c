@@ -66,12 +66,15 @@ static int32_t layout_error(const producer *p, dlmap_error *err, dlmap_layout_po
 
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
                              dlmap_error *err) {
-  static const dlmap_import_request kDefaults = {.struct_size = sizeof(dlmap_import_request)};
+  static const dlmap_import_request kDefaults = {.struct_size = DLMAP_IMPORT_REQUEST_STRUCT_SIZE};
   if (request == NULL) request = &kDefaults;
   if (out == NULL) {
     return fail(p, dlmap__invalid_argument(err, "out", "must not be NULL"));
   }
-  int32_t status = DLMAP__CHECK_STRUCT_SIZE(request, dlmap_import_request, "request", err);
+  /* The caller's request as this header lays it out: fields its struct_size does not have read as zero. */
+  dlmap_import_request request_fields;
+  int32_t status = DLMAP__STRUCT_READ(request, &request_fields, dlmap_import_request, "request", err);
+  request = &request_fields;
   if (status == DLMAP_OK) status = dlmap__check_copy_mode(request->copy, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (request->layout != DLMAP_LAYOUT_ANY && request->layout != DLMAP_LAYOUT_COMPACT_PERMUTATION &&
@@ -241,8 +244,8 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   const dlmap_device_info *destination = gpu_destination ? target : dlmap_device_type_find(DLMAP_DEVICE_CPU);
   const int32_t destination_id = gpu_destination ? target_id : 0;
   dlmap__transfer transfer;
-  status = dlmap__transfer_plan(device, t->device.device_id, request->stream, destination, destination_id,
-                                request->stream, &transfer, err);
+  status = dlmap__transfer_plan(device, t->device.device_id, request->consumer_stream, destination, destination_id,
+                                request->consumer_stream, &transfer, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (extent.element_bits % 8 != 0 && !dlmap__is_row_major(t->ndim, t->shape, t->strides)) {
     return fail(

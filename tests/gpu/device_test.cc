@@ -613,7 +613,7 @@ TEST_F(FakeRuntime, ImportCopiesCompleteBeforeTheProducerIsReleased) {
   void *consumer = fake_gpu_stream_create();
   dlmap_import_request want = dlmap_import_request_default();
   want.copy = DLMAP_COPY_ALWAYS;
-  want.stream = consumer;
+  want.consumer_stream = consumer;
   dlmap_imported copy;
   ASSERT_EQ(dlmap_import_versioned(&outer, &want, &copy, &err), DLMAP_OK) << err.message;
   EXPECT_EQ(syncs_at_release, 1) << "the copy on the consumer's stream completed first";
@@ -838,7 +838,7 @@ TEST_F(FakeRuntime, ImportCopiesRunOnTheConsumersStream) {
     fake_gpu_reset(2);
     dlmap_import_request want = dlmap_import_request_default();
     want.copy = DLMAP_COPY_ALWAYS;
-    want.stream = handle;
+    want.consumer_stream = handle;
     dlmap_imported copy;
     ASSERT_EQ(dlmap_import_legacy(device, &want, &copy, &err), DLMAP_OK) << err.message;
     EXPECT_EQ(fake_gpu_get_stats()->last_memcpy_stream, reinterpret_cast<void *>(stream));
@@ -890,7 +890,7 @@ TEST_F(FakeRuntime, AFailedImportSyncReleasesNothingACopyStillUses) {
   void *consumer = fake_gpu_stream_create();
   dlmap_import_request want = dlmap_import_request_default();
   want.copy = DLMAP_COPY_ALWAYS;
-  want.stream = consumer;
+  want.consumer_stream = consumer;
   dlmap_imported copy;
   dlmap_error err;
   EXPECT_EQ(dlmap_import_legacy(&outer, &want, &copy, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
@@ -1100,7 +1100,7 @@ TEST_F(FakeRuntime, HostToDeviceCopiesAvoidTheLegacyDefaultStream) {
     dlmap_import_request want = dlmap_import_request_default();
     want.has_device = true;
     want.device_type = DLMAP_DEVICE_CUDA;
-    want.stream = handle;
+    want.consumer_stream = handle;
     dlmap_imported imported;
     dlmap_error err;
     ASSERT_EQ(dlmap_import_versioned(&tensor, &want, &imported, &err), DLMAP_OK) << err.message;
