@@ -57,8 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(status == DLMAP_ERR_UNKNOWN_GPU_PLATFORM && expected == -1 && (int)from_version == -3);
   }
   /* __dlpack_device__ with the text as the platform, and as a "gpu" platform_version. */
-  dlmap_device_query query;
-  memset(&query, 0, sizeof query);
+  dlmap_device_query query = dlmap_device_query_default();
   query.num_shards = 1;
   query.has_local_hardware_id = size > 0 && (data[0] & 1);
   query.pinned_host = size > 0 && (data[0] & 2);

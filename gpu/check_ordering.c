@@ -90,7 +90,7 @@ void check_ordering_run(const check_device *device, check_wait_mode mode, unsign
     if (mode == CHECK_WAIT_IMPORT_COPY && exported[0].legacy != NULL) {
       dlmap_import_request want = dlmap_import_request_default();
       want.copy = DLMAP_COPY_ALWAYS;
-      want.stream = consumer;
+      want.consumer_stream = consumer;
       if (dlmap_import_legacy(exported[0].legacy, &want, &copy, &err) != DLMAP_OK) {
         failed(out, "import copy: %s", err.message);
       } else {

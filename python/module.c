@@ -363,12 +363,12 @@ static PyObject *from_dlpack_fast(PyObject *module, PyObject *const *args, Py_ss
 }
 
 /* The consumer's stream for a tensor on device_type, read by the core's stream rules (stream=5 for a host tensor is
- * the catalogue's error, whichever path serves it): the runtime's handle into request->stream, on which a copy on
+ * the catalogue's error, whichever path serves it): the runtime's handle into request->consumer_stream, on which a copy on
  * import runs (1 legacy, 2 per-thread, > 2 the consumer's own stream) after the work the producer ordered before it.
  * A status, the error in err: the caller raises it once nothing else (a producer's deleter) is left to run. */
 static int32_t consumer_stream(int32_t device_type, bool has_stream, int64_t stream, dlmap_import_request *request,
                                dlmap_error *err) {
-  return dlmap_stream_handle(device_type, has_stream, stream, &request->stream, err);
+  return dlmap_stream_handle(device_type, has_stream, stream, &request->consumer_stream, err);
 }
 
 /* Step 1: the producer type's C exchange API, when it publishes one (it hands out versioned tensors: not for a

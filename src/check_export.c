@@ -10,6 +10,7 @@
 
 #include "dlmap/profile.h"
 #include "src/exchange.h"
+#include "src/internal.h" /* DLMAP__STRUCT_READ */
 
 /* Every producer rule, by id: this C checker and the Python one (python/check/producer.py, which reads this table
  * through the extension) report the same ids with the same text. The values they compare come from the spec. */
@@ -122,8 +123,8 @@ static void describe_request(const dlmap_check_request *r, char *buf, size_t cap
                   (int)r->dl_device_id);
     sep = ", ";
   }
-  if (r->copy != DLMAP_CHECK_COPY_NONE) {
-    n += snprintf(buf + n, cap - (size_t)n, "%scopy=%s", sep, r->copy ? "True" : "False");
+  if (r->copy != DLMAP_COPY_IF_NEEDED) {
+    n += snprintf(buf + n, cap - (size_t)n, "%scopy=%s", sep, r->copy == DLMAP_COPY_ALWAYS ? "True" : "False");
     sep = ", ";
   }
   if (r->has_stream) n += snprintf(buf + n, cap - (size_t)n, "%sstream=%lld", sep, (long long)r->stream);
@@ -156,7 +157,7 @@ static expectation expect(const dlmap_check_request *r, const dlmap_check_source
       e.must_fail = true;
       add_code(&e, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE);
     } else {
-      if (r->copy == DLMAP_CHECK_COPY_FALSE) e.must_fail = true;
+      if (r->copy == DLMAP_COPY_NEVER) e.must_fail = true;
       add_code(&e, DLMAP_ERR_EXPORT_COPY_TO_DEVICE_FORBIDDEN);
       add_code(&e, DLMAP_ERR_PLATFORM_UNAVAILABLE);
       add_code(&e, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE);
@@ -170,7 +171,7 @@ static expectation expect(const dlmap_check_request *r, const dlmap_check_source
       add_code(&e, DLMAP_ERR_STREAM_INVALID);
     }
   }
-  if (s->read_only && r->copy != DLMAP_CHECK_COPY_TRUE && *profile_struct == DLMAP_STRUCT_LEGACY &&
+  if (s->read_only && r->copy != DLMAP_COPY_ALWAYS && *profile_struct == DLMAP_STRUCT_LEGACY &&
       !profile->legacy_drops_read_only) {
     e.must_fail = true;
     add_code(&e, DLMAP_ERR_READ_ONLY_NEEDS_VERSIONED);
@@ -212,15 +213,15 @@ static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_
   bool copied_flag = (a->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
   bool same_place = base->known && base->address != 0 && base->device.device_type == t->device.device_type &&
                     base->device.device_id == t->device.device_id;
-  if (r->copy == DLMAP_CHECK_COPY_TRUE) {
+  if (r->copy == DLMAP_COPY_ALWAYS) {
     if (a->kind == DLMAP_STRUCT_VERSIONED && !copied_flag) report(c, "P-copied", "IS_COPIED not set");
     if (same_place && a->address == base->address) report(c, "P-copied", "the data is the source's");
   }
-  if (r->copy == DLMAP_CHECK_COPY_FALSE) {
+  if (r->copy == DLMAP_COPY_NEVER) {
     if (copied_flag) report(c, "P-not-copied", "IS_COPIED set");
     if (same_place && a->address != base->address) report(c, "P-not-copied", "the data is not the source's");
   }
-  bool shared = r->copy != DLMAP_CHECK_COPY_TRUE && !copied_flag && !(same_place && a->address != base->address);
+  bool shared = r->copy != DLMAP_COPY_ALWAYS && !copied_flag && !(same_place && a->address != base->address);
   if (c->source->read_only && shared) {
     if (a->kind == DLMAP_STRUCT_VERSIONED && !(a->flags & DLPACK_FLAG_BITMASK_READ_ONLY)) {
       report(c, "P-read-only", "READ_ONLY not set");
@@ -327,10 +328,11 @@ int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_
     const char *argument = fn == NULL ? "fn" : source == NULL ? "source" : "count";
     return dlmap_raise_invalid_argument(err, argument, "must not be NULL");
   }
-  if (source->struct_size != sizeof *source) {
-    return dlmap_raise_invalid_argument(err, "source->struct_size",
-                                        "not sizeof(dlmap_check_source): start from " "dlmap_check_source_default()");
+  dlmap_check_source source_fields; /* fields the caller's struct_size does not have read as zero */
+  if (DLMAP__STRUCT_READ(source, &source_fields, dlmap_check_source, "source", err) != DLMAP_OK) {
+    return DLMAP_ERR_INVALID_ARGUMENT;
   }
+  source = &source_fields;
   checker c;
   baseline base;
   dlmap_check_request r;
@@ -347,14 +349,16 @@ int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_
   for (size_t v = 0; v < sizeof versions / sizeof versions[0]; v++) {
     for (int dev = 0; dev < 3; dev++) {
       if (dev == 2 && other < 0) continue;
-      for (int copy = DLMAP_CHECK_COPY_NONE; copy <= DLMAP_CHECK_COPY_TRUE; copy++) {
+      /* copy: None, False, True (the Python checker's order, which the row ids follow). */
+      static const dlmap_copy_mode kCopies[] = {DLMAP_COPY_IF_NEEDED, DLMAP_COPY_NEVER, DLMAP_COPY_ALWAYS};
+      for (size_t copy = 0; copy < sizeof kCopies / sizeof kCopies[0]; copy++) {
         memset(&r, 0, sizeof r);
         r.has_max_version = v != 0;
         r.max_version = versions[v];
         r.has_dl_device = dev != 0;
         r.dl_device_type = dev == 1 ? source->device_type : other;
         r.dl_device_id = dev == 1 ? source->device_id : 0;
-        r.copy = copy;
+        r.copy = kCopies[copy];
         snprintf(c.id, sizeof c.id, "P%02u", (unsigned)++sent);
         check_one(&c, fn, context, &r, &base, sent == 1);
       }
@@ -375,14 +379,14 @@ int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_
     memset(&r, 0, sizeof r);
     r.has_max_version = true;
     r.max_version = refused;
-    r.copy = DLMAP_CHECK_COPY_NONE;
+    r.copy = DLMAP_COPY_IF_NEEDED;
     snprintf(c.id, sizeof c.id, "P%02u", (unsigned)++sent);
     check_one(&c, fn, context, &r, &base, false);
   }
   /* Stream values: -2 (below every convention) … 3 (the first handle above CUDA's and ROCm's named values). */
   for (int64_t stream = -2; stream <= 3; stream++) {
     memset(&r, 0, sizeof r);
-    r.copy = DLMAP_CHECK_COPY_NONE;
+    r.copy = DLMAP_COPY_IF_NEEDED;
     r.has_stream = true;
     r.stream = stream;
     snprintf(c.id, sizeof c.id, "P%02u", (unsigned)++sent);

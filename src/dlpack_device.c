@@ -9,6 +9,11 @@ int32_t dlmap_dlpack_device(const dlmap_device_query *query, int32_t *device_typ
   if (query == NULL || query->platform == NULL || device_type == NULL || device_id == NULL) {
     return dlmap_raise_invalid_argument(err, "query", "query, its platform and both outputs must not be NULL");
   }
+  dlmap_device_query query_fields; /* fields the caller's struct_size does not have read as zero */
+  if (DLMAP__STRUCT_READ(query, &query_fields, dlmap_device_query, "query", err) != DLMAP_OK) {
+    return DLMAP_ERR_INVALID_ARGUMENT;
+  }
+  query = &query_fields;
   if (query->num_shards > 1) return dlmap_raise_dlpack_sharded(err);
 
   /* JAX's generic "gpu" platform is told apart by the runtime's platform_version string. */

@@ -50,14 +50,16 @@ typedef struct export_plan {
   uint64_t flags; /* 6. stamp */
 } export_plan;
 
+/* The caller's structs as this header lays them out, in *array_fields and *request_fields: fields its struct_size does
+ * not have read as zero. */
 static int32_t check_arguments(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
-                               dlmap_error *err) {
+                               dlmap_array *array_fields, dlmap_export_request *request_fields, dlmap_error *err) {
   if (array == NULL) return dlmap__invalid_argument(err, "array", "must not be NULL");
   if (request == NULL) return dlmap__invalid_argument(err, "request", "must not be NULL");
   if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
-  int32_t status = DLMAP__CHECK_STRUCT_SIZE(array, dlmap_array, "array", err);
-  if (status == DLMAP_OK) status = DLMAP__CHECK_STRUCT_SIZE(request, dlmap_export_request, "request", err);
-  if (status == DLMAP_OK) status = dlmap__check_copy_mode(request->copy, err);
+  int32_t status = DLMAP__STRUCT_READ(array, array_fields, dlmap_array, "array", err);
+  if (status == DLMAP_OK) status = DLMAP__STRUCT_READ(request, request_fields, dlmap_export_request, "request", err);
+  if (status == DLMAP_OK) status = dlmap__check_copy_mode(request_fields->copy, err);
   return status;
 }
 
@@ -293,8 +295,12 @@ static void hand_out(const dlmap_array *array, const export_plan *plan, export_b
 
 int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
                      dlmap_error *err) {
+  dlmap_array array_fields;
+  dlmap_export_request request_fields;
+  int32_t status = check_arguments(array, request, out, &array_fields, &request_fields, err);
+  array = &array_fields;
+  request = &request_fields;
   export_plan plan;
-  int32_t status = check_arguments(array, request, out, err);
   if (status == DLMAP_OK) status = negotiate(request, &plan, err);
   if (status == DLMAP_OK) status = validate(array, &plan, err);
   if (status == DLMAP_OK) status = choose_target(array, request, &plan, err);

@@ -54,8 +54,7 @@ static int32_t layout_error(const producer *p, dlmap_error *err, dlmap_layout_po
 }
 
 static int32_t check_request(const producer *p, const dlmap_import_request *request, dlmap_error *err) {
-  int32_t status = DLMAP__CHECK_STRUCT_SIZE(request, dlmap_import_request, "request", err);
-  if (status == DLMAP_OK) status = dlmap__check_copy_mode(request->copy, err);
+  int32_t status = dlmap__check_copy_mode(request->copy, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (request->layout != DLMAP_LAYOUT_ANY && request->layout != DLMAP_LAYOUT_COMPACT_PERMUTATION &&
       request->layout != DLMAP_LAYOUT_ROW_MAJOR) {
@@ -243,8 +242,8 @@ static int32_t copy_out(const producer *p, const dlmap_import_request *request, 
   const dlmap_device_info *destination = gpu_destination ? target : dlmap_device_type_find(DLMAP_DEVICE_CPU);
   const int32_t destination_id = gpu_destination ? plan->target_id : 0;
   dlmap__transfer transfer;
-  int32_t status = dlmap__transfer_plan(plan->device, t->device.device_id, request->stream, destination, destination_id,
-                                        request->stream, &transfer, err);
+  int32_t status = dlmap__transfer_plan(plan->device, t->device.device_id, request->consumer_stream, destination, destination_id,
+                                        request->consumer_stream, &transfer, err);
   if (status == DLMAP_OK) status = dlmap__check_copyable(&plan->extent, t->ndim, t->shape, t->strides, err);
   if (status != DLMAP_OK) return fail(p, status);
   const uint64_t bytes = plan->extent.compact_bytes;
@@ -288,11 +287,16 @@ static int32_t copy_out(const producer *p, const dlmap_import_request *request, 
  * tensor (fail()); on success `out` owns it (a view) or it is released (a copy). */
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
                              dlmap_error *err) {
-  static const dlmap_import_request kDefaults = {.struct_size = sizeof(dlmap_import_request)};
+  static const dlmap_import_request kDefaults = {.struct_size = DLMAP_IMPORT_REQUEST_STRUCT_SIZE};
   if (request == NULL) request = &kDefaults;
   if (out == NULL) return fail(p, dlmap__invalid_argument(err, "out", "must not be NULL"));
+  /* The caller's request as this header lays it out: fields its struct_size does not have read as zero. */
+  dlmap_import_request request_fields;
+  int32_t status = DLMAP__STRUCT_READ(request, &request_fields, dlmap_import_request, "request", err);
+  if (status != DLMAP_OK) return fail(p, status);
+  request = &request_fields;
   import_plan plan;
-  int32_t status = check_request(p, request, err);
+  status = check_request(p, request, err);
   if (status == DLMAP_OK) status = validate(p, request, &plan, err);
   if (status == DLMAP_OK) status = check_memory(p, &plan, err);
   if (status == DLMAP_OK) status = place(p, request, &plan, err);

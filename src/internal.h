@@ -35,14 +35,8 @@ static inline int32_t dlmap__invalid_argument(dlmap_error *err, const char *argu
   return dlmap_raise_invalid_argument(err, argument, reason);
 }
 
-/* The struct_size a caller's struct starts with: one the library knows, else invalid_argument. Every public struct
- * that carries it has one layout so far, so the only size accepted is this header's; when a field is added, the
- * sizes of the earlier layouts are accepted too and the library reads fields past struct_size as zero. */
-#define DLMAP__CHECK_STRUCT_SIZE(object, type, argument, err)                                                     \
-  ((object)->struct_size == sizeof(type)                                                                         \
-       ? DLMAP_OK                                                                                                \
-       : dlmap__invalid_argument((err), argument "->struct_size",                                                \
-                                 "is not sizeof(" #type ") in this library's header: start from " #type "_default()"))
+/* A caller's struct, read by its struct_size (DLMAP__STRUCT_READ): src/struct_size.h. */
+#include "src/struct_size.h"
 
 /* A dlmap_copy_mode field: one of the three values, else invalid_argument. */
 static inline int32_t dlmap__check_copy_mode(int32_t copy, dlmap_error *err) {

@@ -23,14 +23,17 @@ int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool ha
   if (arrays == NULL && count > 0) {
     return dlmap__invalid_argument(err, "arrays", "must not be NULL when count > 0");
   }
-  /* The first element's size says the stride of the whole array of structs. */
-  if (count > 0 && DLMAP__CHECK_STRUCT_SIZE(&arrays[0], dlmap_array, "arrays", err) != DLMAP_OK) {
-    return DLMAP_ERR_INVALID_ARGUMENT;
-  }
+  /* The first element's struct_size says the stride of the whole array of structs (sizeof in the caller's header);
+   * each element is read by its own struct_size, fields it does not have as zero. */
+  const size_t stride = count > 0 ? dlmap__struct_stride(arrays[0].struct_size, _Alignof(dlmap_array)) : 0;
   batch_key seen[BATCH_DISTINCT];
   size_t distinct = 0, enqueued = 0;
   for (size_t i = 0; i < count; i++) {
-    const dlmap_array *a = &arrays[i];
+    dlmap_array fields;
+    if (DLMAP__STRUCT_READ((const char *)arrays + i * stride, &fields, dlmap_array, "arrays", err) != DLMAP_OK) {
+      return DLMAP_ERR_INVALID_ARGUMENT;
+    }
+    const dlmap_array *a = &fields;
     dlmap_stream_meaning meaning;
     int32_t status = dlmap_stream_classify(a->device_type, has_stream, stream, &meaning, err);
     if (status != DLMAP_OK) return status;

@@ -125,8 +125,9 @@ int main(void) {
     dlmap_array array = dlmap_array_default();
     dlmap_export_request request = dlmap_export_request_default();
     dlmap_import_request want = dlmap_import_request_default();
-    expect(array.struct_size == sizeof array && request.struct_size == sizeof request &&
-               want.struct_size == sizeof want && array.data == NULL && request.copy == DLMAP_COPY_IF_NEEDED,
+    expect(array.struct_size == DLMAP_ARRAY_STRUCT_SIZE && request.struct_size == DLMAP_EXPORT_REQUEST_STRUCT_SIZE &&
+               want.struct_size == DLMAP_IMPORT_REQUEST_STRUCT_SIZE && array.data == NULL &&
+               request.copy == DLMAP_COPY_IF_NEEDED,
            "_default(): struct_size set, the rest zero");
     float value = 1.0f;
     array.data = &value;

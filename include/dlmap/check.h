@@ -19,11 +19,6 @@
 extern "C" {
 #endif
 
-/* dlmap_check_request.copy */
-#define DLMAP_CHECK_COPY_NONE (-1)
-#define DLMAP_CHECK_COPY_FALSE 0
-#define DLMAP_CHECK_COPY_TRUE 1
-
 /* One __dlpack__ call's arguments; a has_* flag false means the argument is None. */
 typedef struct dlmap_check_request {
   bool has_max_version;
@@ -31,7 +26,7 @@ typedef struct dlmap_check_request {
   bool has_dl_device;
   int32_t dl_device_type;
   int32_t dl_device_id;
-  int copy; /* DLMAP_CHECK_COPY_* */
+  dlmap_copy_mode copy; /* copy=None / True / False, as everywhere (exchange.h) */
   bool has_stream;
   int64_t stream;
 } dlmap_check_request;
@@ -49,17 +44,19 @@ typedef void (*dlmap_check_export_fn)(void *context, const dlmap_check_request *
 /* What the checker knows of the source array: where __dlpack_device__ says it is, and whether it is read-only.
  * Starts with struct_size, as every struct a caller fills in (exchange.h): start from dlmap_check_source_default(). */
 typedef struct dlmap_check_source {
-  uint32_t struct_size; /* sizeof(dlmap_check_source) */
+  uint32_t struct_size; /* DLMAP_CHECK_SOURCE_STRUCT_SIZE */
   int32_t device_type;
   int32_t device_id;
   bool read_only;
 } dlmap_check_source;
 
+#define DLMAP_CHECK_SOURCE_STRUCT_SIZE DLMAP_STRUCT_SIZE(dlmap_check_source, read_only)
+
 /* A source with struct_size set: host memory (kDLCPU, device 0), writable. */
 static inline dlmap_check_source dlmap_check_source_default(void) {
   dlmap_check_source source;
   memset(&source, 0, sizeof source);
-  source.struct_size = (uint32_t)sizeof source;
+  source.struct_size = DLMAP_CHECK_SOURCE_STRUCT_SIZE;
   source.device_type = 1; /* kDLCPU */
   return source;
 }
@@ -78,8 +75,8 @@ typedef struct dlmap_check_row {
  * refuses, each stream value some convention names) and writes every violation found, in request order, to `rows`
  * (at most `capacity`; `*count` receives the total, which may exceed it). `*requests` (optional) receives the number
  * of requests sent. The checker runs the deleter of every tensor the callback returns exactly once, before the next
- * request. Errors: invalid_argument for a NULL fn, source or count, or a source whose struct_size is not this
- * header's. */
+ * request. Errors: invalid_argument for a NULL fn, source or count, or a source whose struct_size the
+ * library does not know (exchange.h). */
 int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_check_source *source,
                            dlmap_check_row *rows, size_t capacity, size_t *count, size_t *requests, dlmap_error *err);
 

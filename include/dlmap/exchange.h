@@ -9,6 +9,7 @@
 #error "include <dlmap/dlmap.h>, which includes this header"
 #endif
 
+#include <stddef.h> /* offsetof, for DLMAP_STRUCT_SIZE */
 #include <string.h> /* memset, for the _default() initialisers */
 
 #ifdef __cplusplus
@@ -42,13 +43,20 @@ typedef enum dlmap_copy_mode {
 
 /* ---- export ------------------------------------------------------------------------------------- */
 
-/* Structs a caller fills in start with struct_size: sizeof the struct in the header the caller was built with, so
- * the library can tell which fields it has. Start from the _default() value below, which sets it and zeroes the
- * rest; a size the library does not know is invalid_argument, never a read past the caller's struct. */
+/* Structs a caller fills in start with struct_size, PJRT's way: the offset of the end of the struct's last field in
+ * the header the caller was built with (DLMAP_STRUCT_SIZE, not sizeof, which counts tail padding and would not grow
+ * when a bool is added). Fields are only ever appended, so the size says which fields the caller has. The library
+ * accepts every size it knows (this header's, each earlier layout's, and sizeof of the 0.2.0 layout, which 0.2.0's
+ * _default() wrote) and reads the fields past a caller's struct_size as zero; a size it does not know (a newer
+ * header's included) is invalid_argument, never a read past the caller's struct. Start from the _default() value
+ * below, which sets struct_size to this header's DLMAP_*_STRUCT_SIZE and zeroes the rest. In an array of structs
+ * (dlmap_stream_wait_batch) the element stride is struct_size rounded up to the struct's alignment. */
+#define DLMAP_STRUCT_SIZE(type, last_field) \
+  ((uint32_t)(offsetof(type, last_field) + sizeof(((type *)0)->last_field)))
 
 /* A framework's array, as export sees it. dlmap reads it during dlmap_export only. */
 typedef struct dlmap_array {
-  uint32_t struct_size;    /* sizeof(dlmap_array): start from dlmap_array_default() */
+  uint32_t struct_size;    /* DLMAP_ARRAY_STRUCT_SIZE: start from dlmap_array_default() */
   void *data;              /* base pointer (or opaque handle on handle-based devices) */
   int32_t device_type;     /* DLDeviceType value */
   int32_t device_id;
@@ -73,19 +81,22 @@ typedef struct dlmap_array {
   int32_t num_shards;
 } dlmap_array;
 
+/* This header's size of dlmap_array (the end of its last field). */
+#define DLMAP_ARRAY_STRUCT_SIZE DLMAP_STRUCT_SIZE(dlmap_array, num_shards)
+
 /* An array with struct_size set, on the host (the spec's kDLCPU, device 0), and every other field zero (no data, no
  * owner). */
 static inline dlmap_array dlmap_array_default(void) {
   dlmap_array array;
   memset(&array, 0, sizeof array);
-  array.struct_size = (uint32_t)sizeof array;
+  array.struct_size = DLMAP_ARRAY_STRUCT_SIZE;
   array.device_type = DLMAP_DEVICE_CPU;
   return array;
 }
 
 /* What the consumer asked for: __dlpack__(*, stream, max_version, dl_device, copy). */
 typedef struct dlmap_export_request {
-  uint32_t struct_size;     /* sizeof(dlmap_export_request): start from dlmap_export_request_default() */
+  uint32_t struct_size;     /* DLMAP_EXPORT_REQUEST_STRUCT_SIZE: start from dlmap_export_request_default() */
   bool has_max_version;     /* false: max_version=None, the consumer wants a legacy DLManagedTensor */
   dlmap_version max_version;
   bool has_dl_device;       /* false: dl_device=None, the array's own device */
@@ -93,18 +104,20 @@ typedef struct dlmap_export_request {
   int32_t dl_device_id;
   dlmap_copy_mode copy;
   bool has_stream;          /* false: stream=None */
-  int64_t stream;
+  int64_t stream;           /* __dlpack__'s stream argument: the protocol's integer (dlmap_stream_handle maps it) */
   const dlmap_allocator *allocator; /* NULL: the default allocator */
   /* Check the stream but leave the consumer's wait to one dlmap_stream_wait_batch call over many exports
    * (out->stream says what it must do). Copies are still complete or ordered before the export returns. */
   bool defer_stream_sync;
 } dlmap_export_request;
 
+#define DLMAP_EXPORT_REQUEST_STRUCT_SIZE DLMAP_STRUCT_SIZE(dlmap_export_request, defer_stream_sync)
+
 /* max_version=None, dl_device=None, copy=None, stream=None, the default allocator. */
 static inline dlmap_export_request dlmap_export_request_default(void) {
   dlmap_export_request request;
   memset(&request, 0, sizeof request);
-  request.struct_size = (uint32_t)sizeof request;
+  request.struct_size = DLMAP_EXPORT_REQUEST_STRUCT_SIZE;
   return request;
 }
 
@@ -135,7 +148,7 @@ int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool ha
                                 size_t *waits, dlmap_error *err);
 
 /* The runtime stream handle a consumer's `stream` argument names for a device type (has_stream false: None),
- * for dlmap_import_request.stream: a value the convention reads as a handle is that cudaStream_t / hipStream_t, a
+ * for dlmap_import_request.consumer_stream: a value the convention reads as a handle is that cudaStream_t / hipStream_t, a
  * default stream is the handle the spec gives its platform's runtime (CUDA: 1 the legacy default stream, 2 the
  * per-thread default stream; ROCm: 0 the null stream), and no_sync (-1) or a device type without streams gives
  * NULL (the runtime's default stream). Needs no runtime. Errors: device_type_unknown, stream_invalid. */
@@ -151,6 +164,7 @@ int32_t dlmap_memory_locate(int32_t device_type, const void *pointer, dlmap_memo
 
 /* Where an array lives, as a framework describes it to __dlpack_device__. */
 typedef struct dlmap_device_query {
+  uint32_t struct_size;          /* DLMAP_DEVICE_QUERY_STRUCT_SIZE: start from dlmap_device_query_default() */
   const char *platform;          /* the framework's platform name: "cpu", "gpu", "tpu", "cuda", … */
   const char *platform_version;  /* for "gpu": the runtime's platform_version ("cuda 12.4", "rocm 6") */
   bool pinned_host;              /* the memory kind is pinned host memory */
@@ -158,6 +172,17 @@ typedef struct dlmap_device_query {
   bool has_local_hardware_id;    /* accelerator ordinal known (ignored for the cpu platform) */
   int32_t local_hardware_id;
 } dlmap_device_query;
+
+#define DLMAP_DEVICE_QUERY_STRUCT_SIZE DLMAP_STRUCT_SIZE(dlmap_device_query, local_hardware_id)
+
+/* A query with struct_size set, for one device (num_shards 1), every other field zero (no platform yet). */
+static inline dlmap_device_query dlmap_device_query_default(void) {
+  dlmap_device_query query;
+  memset(&query, 0, sizeof query);
+  query.struct_size = DLMAP_DEVICE_QUERY_STRUCT_SIZE;
+  query.num_shards = 1;
+  return query;
+}
 
 /* __dlpack_device__: the (device type, device id) the array reports, by the profile's rules (the first whose
  * platform and memory kind match; "gpu" is resolved through platform_version). Errors: dlpack_sharded,
@@ -181,7 +206,7 @@ typedef enum dlmap_layout_policy {
 /* What the consumer needs: from_dlpack(x, *, device, copy) plus its own constraints. The default (also what a NULL
  * request means): own device, copy only when needed, any layout, read-only acceptable, no alignment. */
 typedef struct dlmap_import_request {
-  uint32_t struct_size;     /* sizeof(dlmap_import_request): start from dlmap_import_request_default() */
+  uint32_t struct_size;     /* DLMAP_IMPORT_REQUEST_STRUCT_SIZE: start from dlmap_import_request_default() */
   bool has_device;          /* false: keep the tensor's device */
   int32_t device_type;      /* the target device (e.g. kDLCPU to read pinned/managed memory on the host) */
   int32_t device_id;
@@ -194,19 +219,23 @@ typedef struct dlmap_import_request {
                                  * tensor is reported as host_pinned memory; any other disagreement is
                                  * device_report_mismatch */
   const dlmap_allocator *allocator; /* for copies; NULL: the default allocator */
-  /* GPU copies: the consumer's stream (of the tensor's device) the tensor is ready on, i.e. the one it
-   * passed to __dlpack__; NULL: the runtime's default stream. Copies run on it and are complete before
-   * the import returns, so the producer's tensor is released only after its memory was read. */
-  void *stream;
+  /* GPU copies: the runtime handle (cudaStream_t / hipStream_t) of the consumer's stream the tensor is ready on, i.e.
+   * the one it passed to __dlpack__ (dlmap_stream_handle turns that protocol integer into it); NULL: the runtime's
+   * default stream. Copies run on it and are complete before the import returns, so the producer's tensor is
+   * released only after its memory was read. Named as dlmap_array.producer_stream: a `*_stream` is a handle, a
+   * plain `stream` (dlmap_export_request, dlmap_stream_wait_batch) the protocol's integer. */
+  void *consumer_stream;
   /* Devices the result is to be placed on (JAX's from_dlpack device=Sharding): above 1 the import is refused
    * (from_dlpack_multi_device); 0 and 1 mean one device. */
   int32_t num_shards;
 } dlmap_import_request;
 
+#define DLMAP_IMPORT_REQUEST_STRUCT_SIZE DLMAP_STRUCT_SIZE(dlmap_import_request, num_shards)
+
 static inline dlmap_import_request dlmap_import_request_default(void) {
   dlmap_import_request request;
   memset(&request, 0, sizeof request);
-  request.struct_size = (uint32_t)sizeof request;
+  request.struct_size = DLMAP_IMPORT_REQUEST_STRUCT_SIZE;
   return request;
 }
 

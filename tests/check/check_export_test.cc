@@ -66,14 +66,14 @@ void produce(void *context, const dlmap_check_request *r, dlmap_check_answer *an
     return;
   }
   if (r->has_dl_device && r->dl_device_type != kDLCPU) {  // no GPU is used here
-    answer->error_kind = r->copy == DLMAP_CHECK_COPY_FALSE ? p->copy_forbidden_kind : p->unavailable_kind;
+    answer->error_kind = r->copy == DLMAP_COPY_NEVER ? p->copy_forbidden_kind : p->unavailable_kind;
     return;
   }
   if (r->has_stream && p->validate_stream) {  // host memory takes no stream
     answer->error_kind = p->stream_kind;
     return;
   }
-  bool copy = r->copy == DLMAP_CHECK_COPY_TRUE && !p->copy_ignored;
+  bool copy = r->copy == DLMAP_COPY_ALWAYS && !p->copy_ignored;
   Block *b = new Block();
   b->owner = p;
   b->shape[0] = 2;

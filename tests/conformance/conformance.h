@@ -116,7 +116,7 @@ inline Outcome Device(const dlmap_device_query &query, int32_t want_type = -1, i
 }
 
 inline dlmap_device_query Query(const char *platform, const char *version, bool pinned, int32_t id = 3) {
-  dlmap_device_query q{};
+  dlmap_device_query q = dlmap_device_query_default();
   q.platform = platform;
   q.platform_version = version;
   q.pinned_host = pinned;

@@ -99,8 +99,7 @@ class DlpackDeviceTable : public ::testing::TestWithParam<Row> {};
 
 TEST_P(DlpackDeviceTable, Row) {
   const Row &row = GetParam();
-  dlmap_device_query query;
-  std::memset(&query, 0, sizeof query);
+  dlmap_device_query query = dlmap_device_query_default();
   query.platform = row.platform;
   query.platform_version = row.platform_version;
   query.pinned_host = row.pinned_host;
@@ -134,8 +133,7 @@ std::string RowName(const ::testing::TestParamInfo<Row> &info) { return info.par
 INSTANTIATE_TEST_SUITE_P(Rules, DlpackDeviceTable, ::testing::ValuesIn(Rows()), RowName);
 
 TEST(DlpackDevice, NullArgumentsAreInvalid) {
-  dlmap_device_query query;
-  std::memset(&query, 0, sizeof query);
+  dlmap_device_query query = dlmap_device_query_default();
   query.platform = "cpu";
   query.num_shards = 1;
   int32_t type = 0, id = 0;

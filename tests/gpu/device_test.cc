@@ -61,6 +61,23 @@ dlmap_array HostArray(float *data, const std::vector<int64_t> &shape, const std:
   return a;
 }
 
+// __dlpack__(dl_device=(type, id)): what most tests ask of an export.
+dlmap_export_request ExportTo(int32_t type, int32_t id = 0) {
+  dlmap_export_request request = dlmap_export_request_default();
+  request.has_dl_device = true;
+  request.dl_device_type = type;
+  request.dl_device_id = id;
+  return request;
+}
+
+// The same with max_version=(1, 3): a versioned tensor.
+dlmap_export_request VersionedExportTo(int32_t type, int32_t id = 0) {
+  dlmap_export_request request = ExportTo(type, id);
+  request.has_max_version = true;
+  request.max_version = {1, 3};
+  return request;
+}
+
 // The elements of a strided host view, in row-major order (what a compact copy must hold).
 std::vector<float> Expected(const float *first, const std::vector<int64_t> &shape, const std::vector<int64_t> &strides) {
   std::vector<float> out;
@@ -94,12 +111,7 @@ class GpuExchange : public ::testing::TestWithParam<Gpu> {
 
   // Exports a host array to (type, id) as a versioned tensor (a copy).
   DLManagedTensorVersioned *ToDevice(const dlmap_array &host, int32_t type, int32_t id = 0) {
-    dlmap_export_request request = dlmap_export_request_default();
-    request.has_max_version = true;
-    request.max_version = {1, 3};
-    request.has_dl_device = true;
-    request.dl_device_type = type;
-    request.dl_device_id = id;
+    dlmap_export_request request = VersionedExportTo(type, id);
     request.has_stream = type == GetParam().device || type == GetParam().managed;
     request.stream = GetParam().platform == DLMAP_PLATFORM_CUDA ? 1 : 0;  // the legacy default stream
     dlmap_exported out;
@@ -232,11 +244,7 @@ TEST_P(GpuExchange, DeviceToDeviceCopyAlways) {
   array.dtype = kFloat32;
   array.ndim = 1;
   array.shape = copy.tensor.shape;
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_max_version = true;
-  request.max_version = {1, 3};
-  request.has_dl_device = true;
-  request.dl_device_type = DLMAP_DEVICE_CPU;
+  dlmap_export_request request = VersionedExportTo(DLMAP_DEVICE_CPU);
   dlmap_exported back;
   ASSERT_EQ(dlmap_export(&array, &request, &back, &err), DLMAP_OK) << err.message;
   EXPECT_TRUE(back.copied);
@@ -304,10 +312,7 @@ TEST_P(GpuExchange, DeviceIdOutOfRange) {
   std::vector<float> data = Values(4);
   std::vector<int64_t> shape = {4};
   dlmap_array host = HostArray(data.data(), shape, {});
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_dl_device = true;
-  request.dl_device_type = GetParam().device;
-  request.dl_device_id = status_.device_count;
+  dlmap_export_request request = ExportTo(GetParam().device, status_.device_count);
   dlmap_exported out;
   dlmap_error err;
   EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_DEVICE_ID_OUT_OF_RANGE);
@@ -345,11 +350,7 @@ void CheckHostAndDeviceViews(GpuExchange *test, int32_t memory_type, dlmap_memor
   array.dtype = kFloat32;
   array.ndim = 1;
   array.shape = view.tensor.shape;
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_max_version = true;
-  request.max_version = {1, 3};
-  request.has_dl_device = true;
-  request.dl_device_type = DLMAP_DEVICE_CPU;
+  dlmap_export_request request = VersionedExportTo(DLMAP_DEVICE_CPU);
   request.copy = DLMAP_COPY_ALWAYS;
   dlmap_exported back;
   ASSERT_EQ(dlmap_export(&array, &request, &back, &err), DLMAP_OK) << err.message;
@@ -505,9 +506,7 @@ TEST_F(FakeRuntime, AllocationFailureIsBackendCallFailedAndLeaksNothing) {
   released = 0;
   host.owner = &released;
   host.release = [](void *) { released++; };
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_dl_device = true;
-  request.dl_device_type = DLMAP_DEVICE_CUDA;
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
   const int live = fake_gpu_get_stats()->live;
   fake_gpu_fail_next("malloc", FAKE_OUT_OF_MEMORY);
   dlmap_exported out;
@@ -531,9 +530,7 @@ TEST_F(FakeRuntime, StreamWaitFailureIsStreamSyncFailed) {
   void *device_memory = nullptr;
   {
     dlmap_array host = HostArray(data.data(), shape, {});
-    dlmap_export_request request = dlmap_export_request_default();
-    request.has_dl_device = true;
-    request.dl_device_type = DLMAP_DEVICE_CUDA;
+    dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
     request.has_stream = true;
     request.stream = -1;
     dlmap_exported out;
@@ -560,10 +557,7 @@ TEST_F(FakeRuntime, TheCallersDeviceIsRestoredAndEventsLiveOnTheProducersDevice)
   std::vector<float> data = Values(4);
   std::vector<int64_t> shape = {4};
   dlmap_array host = HostArray(data.data(), shape, {});
-  dlmap_export_request to1 = dlmap_export_request_default();
-  to1.has_dl_device = true;
-  to1.dl_device_type = DLMAP_DEVICE_CUDA;
-  to1.dl_device_id = 1;
+  dlmap_export_request to1 = ExportTo(DLMAP_DEVICE_CUDA, 1);
   dlmap_exported on1;
   dlmap_error err;
   ASSERT_EQ(dlmap_export(&host, &to1, &on1, &err), DLMAP_OK) << err.message;
@@ -591,11 +585,7 @@ TEST_F(FakeRuntime, ImportCopiesCompleteBeforeTheProducerIsReleased) {
   std::vector<float> data = Values(4);
   std::vector<int64_t> shape = {4};
   dlmap_array host = HostArray(data.data(), shape, {});
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_max_version = true;
-  request.max_version = {1, 3};
-  request.has_dl_device = true;
-  request.dl_device_type = DLMAP_DEVICE_CUDA;
+  dlmap_export_request request = VersionedExportTo(DLMAP_DEVICE_CUDA);
   dlmap_exported device;
   dlmap_error err;
   ASSERT_EQ(dlmap_export(&host, &request, &device, &err), DLMAP_OK) << err.message;
@@ -613,7 +603,7 @@ TEST_F(FakeRuntime, ImportCopiesCompleteBeforeTheProducerIsReleased) {
   void *consumer = fake_gpu_stream_create();
   dlmap_import_request want = dlmap_import_request_default();
   want.copy = DLMAP_COPY_ALWAYS;
-  want.stream = consumer;
+  want.consumer_stream = consumer;
   dlmap_imported copy;
   ASSERT_EQ(dlmap_import_versioned(&outer, &want, &copy, &err), DLMAP_OK) << err.message;
   EXPECT_EQ(syncs_at_release, 1) << "the copy on the consumer's stream completed first";
@@ -627,10 +617,7 @@ TEST_F(FakeRuntime, ImportCopiesCompleteBeforeTheProducerIsReleased) {
 // Exports host data to (CUDA, id) as a legacy tensor; the caller calls its deleter.
 DLManagedTensor *FakeDeviceCopy(const std::vector<float> &data, const std::vector<int64_t> &shape, int32_t id) {
   dlmap_array host = HostArray(const_cast<float *>(data.data()), shape, {});
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_dl_device = true;
-  request.dl_device_type = DLMAP_DEVICE_CUDA;
-  request.dl_device_id = id;
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA, id);
   dlmap_exported out;
   dlmap_error err;
   EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
@@ -666,9 +653,7 @@ TEST_F(FakeRuntime, AFailedPointerQueryIsAnErrorNotHostMemory) {
   DLManagedTensor *device = FakeDeviceCopy(data, {6}, 0);
   ASSERT_NE(device, nullptr);
   dlmap_array array = DeviceArray(device, 0);
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_dl_device = true;
-  request.dl_device_type = DLMAP_DEVICE_CPU;
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CPU);
   const int live = fake_gpu_get_stats()->live;
   fake_gpu_fail_next("attributes", FAKE_ILLEGAL_ADDRESS);
   dlmap_exported out;
@@ -698,9 +683,7 @@ TEST_F(FakeRuntime, PointersAreLocatedOnTheirOwnDevice) {
   const std::vector<int64_t> shape = {4, 3};
   array.shape = shape.data();
   array.strides = strides.data();
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_dl_device = true;
-  request.dl_device_type = DLMAP_DEVICE_CPU;
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CPU);
   dlmap_exported out;
   dlmap_error err;
   ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
@@ -725,10 +708,7 @@ TEST_F(FakeRuntime, DefaultStreamHandlesNameTheConsumersDevice) {
   dlmap_array array = DeviceArray(on0, 0);
   for (int64_t stream : {int64_t{0}, int64_t{1}, int64_t{2}}) {  // 0 here: None
     fake_gpu_reset(2);
-    dlmap_export_request request = dlmap_export_request_default();
-    request.has_dl_device = true;
-    request.dl_device_type = DLMAP_DEVICE_CUDA;
-    request.dl_device_id = 1;
+    dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA, 1);
     request.has_stream = stream != 0;
     request.stream = stream;
     dlmap_exported out;
@@ -750,9 +730,7 @@ TEST_F(FakeRuntime, APinnedViewOnAnotherDeviceWaitsOnThatDevicesStream) {
   std::vector<float> data = Values(8);
   std::vector<int64_t> shape = {8};
   dlmap_array host = HostArray(data.data(), shape, {});
-  dlmap_export_request to_pinned = dlmap_export_request_default();
-  to_pinned.has_dl_device = true;
-  to_pinned.dl_device_type = DLMAP_DEVICE_CUDAHOST;
+  dlmap_export_request to_pinned = ExportTo(DLMAP_DEVICE_CUDAHOST);
   dlmap_exported pinned;
   dlmap_error err;
   ASSERT_EQ(dlmap_export(&host, &to_pinned, &pinned, &err), DLMAP_OK) << err.message;
@@ -760,10 +738,7 @@ TEST_F(FakeRuntime, APinnedViewOnAnotherDeviceWaitsOnThatDevicesStream) {
   array.data = pinned.legacy->dl_tensor.data;
   array.device_type = DLMAP_DEVICE_CUDAHOST;
   fake_gpu_reset(2);
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_dl_device = true;
-  request.dl_device_type = DLMAP_DEVICE_CUDA;
-  request.dl_device_id = 1;
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA, 1);
   request.copy = DLMAP_COPY_NEVER;
   dlmap_exported view;
   ASSERT_EQ(dlmap_export(&array, &request, &view, &err), DLMAP_OK) << err.message;
@@ -787,10 +762,7 @@ TEST_F(FakeRuntime, AThreadWithoutAContextGetsNoneOnADeviceItNeverUsed) {
     dlmap_array host = HostArray(data.data(), {4}, {});
     std::vector<int64_t> shape = {4};
     host.shape = shape.data();
-    dlmap_export_request request = dlmap_export_request_default();
-    request.has_dl_device = true;
-    request.dl_device_type = DLMAP_DEVICE_CUDA;
-    request.dl_device_id = 1;
+    dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA, 1);
     dlmap_exported out;
     dlmap_error err;
     status = dlmap_export(&host, &request, &out, &err);
@@ -838,7 +810,7 @@ TEST_F(FakeRuntime, ImportCopiesRunOnTheConsumersStream) {
     fake_gpu_reset(2);
     dlmap_import_request want = dlmap_import_request_default();
     want.copy = DLMAP_COPY_ALWAYS;
-    want.stream = handle;
+    want.consumer_stream = handle;
     dlmap_imported copy;
     ASSERT_EQ(dlmap_import_legacy(device, &want, &copy, &err), DLMAP_OK) << err.message;
     EXPECT_EQ(fake_gpu_get_stats()->last_memcpy_stream, reinterpret_cast<void *>(stream));
@@ -855,9 +827,7 @@ TEST_F(FakeRuntime, AFailedFinishFreesNothingACopyStillUses) {
   dlmap_array host = HostArray(data.data(), {16}, {});
   std::vector<int64_t> shape = {16};
   host.shape = shape.data();
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_dl_device = true;
-  request.dl_device_type = DLMAP_DEVICE_CUDA;
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
   // None: the consumer's legacy stream waits for the copy, which runs on the per-thread one (a handle's stream would
   // run the copy itself, with no wait to fail).
   fake_gpu_set_deferred(1, 7);
@@ -890,7 +860,7 @@ TEST_F(FakeRuntime, AFailedImportSyncReleasesNothingACopyStillUses) {
   void *consumer = fake_gpu_stream_create();
   dlmap_import_request want = dlmap_import_request_default();
   want.copy = DLMAP_COPY_ALWAYS;
-  want.stream = consumer;
+  want.consumer_stream = consumer;
   dlmap_imported copy;
   dlmap_error err;
   EXPECT_EQ(dlmap_import_legacy(&outer, &want, &copy, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
@@ -945,11 +915,7 @@ TEST_F(FakeRuntime, PinnedMemoryWithoutADeviceAddressIsCopied) {
   std::vector<float> data = Values(6);
   std::vector<int64_t> shape = {6};
   dlmap_array host = HostArray(data.data(), shape, {});
-  dlmap_export_request to_pinned = dlmap_export_request_default();
-  to_pinned.has_max_version = true;
-  to_pinned.max_version = {1, 3};
-  to_pinned.has_dl_device = true;
-  to_pinned.dl_device_type = DLMAP_DEVICE_CUDAHOST;
+  dlmap_export_request to_pinned = VersionedExportTo(DLMAP_DEVICE_CUDAHOST);
   dlmap_exported pinned;
   dlmap_error err;
   ASSERT_EQ(dlmap_export(&host, &to_pinned, &pinned, &err), DLMAP_OK) << err.message;
@@ -994,10 +960,7 @@ TEST_F(FakeRuntime, AThreadWithoutAContextKeepsItsRuntimeDevice) {
     std::vector<float> data = Values(4);
     std::vector<int64_t> shape = {4};
     dlmap_array host = HostArray(data.data(), shape, {});
-    dlmap_export_request request = dlmap_export_request_default();
-    request.has_dl_device = true;
-    request.dl_device_type = DLMAP_DEVICE_CUDA;
-    request.dl_device_id = 1;
+    dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA, 1);
     dlmap_exported out;
     dlmap_error err;
     status = dlmap_export(&host, &request, &out, &err);
@@ -1025,10 +988,7 @@ TEST_F(FakeRuntime, ANonPrimaryContextIsGivenBack) {
     std::vector<float> data = Values(4);
     std::vector<int64_t> shape = {4};
     dlmap_array host = HostArray(data.data(), shape, {});
-    dlmap_export_request request = dlmap_export_request_default();
-    request.has_dl_device = true;
-    request.dl_device_type = DLMAP_DEVICE_CUDA;
-    request.dl_device_id = 1;
+    dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA, 1);
     dlmap_exported out;
     dlmap_error err;
     status = dlmap_export(&host, &request, &out, &err);
@@ -1069,9 +1029,7 @@ TEST_F(FakeRuntime, HostToDeviceCopiesAvoidTheLegacyDefaultStream) {
       fake_gpu_reset(2);
       std::vector<int64_t> shape = {3, 4};
       dlmap_array host = HostArray(data.data(), shape, st, st.empty() ? 0 : 11 * sizeof(float));
-      dlmap_export_request request = dlmap_export_request_default();
-      request.has_dl_device = true;
-      request.dl_device_type = DLMAP_DEVICE_CUDA;
+      dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
       request.has_stream = stream != 0;  // 0 here: None
       request.stream = stream;
       dlmap_exported out;
@@ -1100,7 +1058,7 @@ TEST_F(FakeRuntime, HostToDeviceCopiesAvoidTheLegacyDefaultStream) {
     dlmap_import_request want = dlmap_import_request_default();
     want.has_device = true;
     want.device_type = DLMAP_DEVICE_CUDA;
-    want.stream = handle;
+    want.consumer_stream = handle;
     dlmap_imported imported;
     dlmap_error err;
     ASSERT_EQ(dlmap_import_versioned(&tensor, &want, &imported, &err), DLMAP_OK) << err.message;
@@ -1140,9 +1098,7 @@ TEST_F(FakeRuntime, ABroadcastOfOneRepeatedByteIsFilledOnTheDevice) {
       host.ndim = 2;
       host.shape = shape;
       host.strides = c.strides.data();
-      dlmap_export_request request = dlmap_export_request_default();
-      request.has_dl_device = true;
-      request.dl_device_type = DLMAP_DEVICE_CUDA;
+      dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
       request.has_stream = stream != 0;  // 0 here: None
       request.stream = stream;
       request.copy = DLMAP_COPY_ALWAYS;
@@ -1177,9 +1133,7 @@ TEST_F(FakeRuntime, ABroadcastOfOneRepeatedByteIsFilledOnTheDevice) {
   const float zero = 0.0f;
   const std::vector<int64_t> shape = {3, 4}, broadcast = {0, 0};
   dlmap_array host = HostArray(const_cast<float *>(&zero), shape, broadcast);
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_dl_device = true;
-  request.dl_device_type = DLMAP_DEVICE_CUDA;
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
   request.has_stream = true;
   request.stream = static_cast<int64_t>(reinterpret_cast<intptr_t>(consumer));
   fake_gpu_reset(2);
@@ -1226,9 +1180,7 @@ TEST_F(FakeRuntime, ManySliceDeviceCopiesStayOnTheDevice) {
     view.ndim = static_cast<int32_t>(c.shape.size());
     view.shape = c.shape.data();
     view.strides = c.strides.data();
-    dlmap_export_request request = dlmap_export_request_default();
-    request.has_dl_device = true;
-    request.dl_device_type = DLMAP_DEVICE_CUDA;
+    dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
     request.copy = DLMAP_COPY_ALWAYS;
     dlmap_exported out;
     dlmap_error err;
@@ -1257,9 +1209,7 @@ TEST_F(FakeRuntime, NothingLeaks) {
   for (int32_t type : {DLMAP_DEVICE_CUDA, DLMAP_DEVICE_CUDAHOST, DLMAP_DEVICE_CUDAMANAGED}) {
     std::vector<int64_t> shape = {8, 8};
     dlmap_array host = HostArray(data.data(), shape, {});
-    dlmap_export_request request = dlmap_export_request_default();
-    request.has_dl_device = true;
-    request.dl_device_type = type;
+    dlmap_export_request request = ExportTo(type);
     dlmap_exported out;
     dlmap_error err;
     ASSERT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;

@@ -304,8 +304,7 @@ static void *bystander_main(void *arg) {
       dlmap_platform_probe((dlmap_platform)((r >> 12) % (DLMAP_PLATFORM_COUNT + 1)), &status);
       CHECK(status.available || status.reason[0] != '\0');
     }
-    dlmap_device_query query;
-    memset(&query, 0, sizeof query);
+    dlmap_device_query query = dlmap_device_query_default();
     query.platform = (r >> 16) & 1 ? "cpu" : "gpu";
     query.platform_version = kVersions[(r >> 17) % 5];
     query.num_shards = 1;

@@ -1,0 +1,178 @@
+// struct_size, PJRT's way (include/dlmap/exchange.h, src/struct_size.h): a caller writes the end of its header's last
+// field (DLMAP_STRUCT_SIZE); the library accepts every size it knows, 0.2.0's sizeof included, reads the fields past
+// a caller's size as zero and refuses any other size with invalid_argument.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "dlmap/check.h"
+#include "dlmap/dlmap.h"
+#include "gtest/gtest.h"
+#include "src/struct_size.h"
+
+namespace {
+
+// The end of a struct's last field, computed here rather than with the header's macro (what a caller does by hand).
+#define FIELDS_END(type, last) static_cast<uint32_t>(offsetof(type, last) + sizeof(type::last))
+
+TEST(StructSize, MacrosAreTheEndOfTheLastField) {
+  EXPECT_EQ(DLMAP_ARRAY_STRUCT_SIZE, FIELDS_END(dlmap_array, num_shards));
+  EXPECT_EQ(DLMAP_EXPORT_REQUEST_STRUCT_SIZE, FIELDS_END(dlmap_export_request, defer_stream_sync));
+  EXPECT_EQ(DLMAP_IMPORT_REQUEST_STRUCT_SIZE, FIELDS_END(dlmap_import_request, num_shards));
+  EXPECT_EQ(DLMAP_DEVICE_QUERY_STRUCT_SIZE, FIELDS_END(dlmap_device_query, local_hardware_id));
+  EXPECT_EQ(DLMAP_CHECK_SOURCE_STRUCT_SIZE, FIELDS_END(dlmap_check_source, read_only));
+  EXPECT_LT(DLMAP_EXPORT_REQUEST_STRUCT_SIZE, sizeof(dlmap_export_request)) << "sizeof counts the tail padding";
+  EXPECT_EQ(dlmap_array_default().struct_size, DLMAP_ARRAY_STRUCT_SIZE);
+  EXPECT_EQ(dlmap_export_request_default().struct_size, DLMAP_EXPORT_REQUEST_STRUCT_SIZE);
+  EXPECT_EQ(dlmap_import_request_default().struct_size, DLMAP_IMPORT_REQUEST_STRUCT_SIZE);
+  EXPECT_EQ(dlmap_device_query_default().struct_size, DLMAP_DEVICE_QUERY_STRUCT_SIZE);
+  EXPECT_EQ(dlmap_check_source_default().struct_size, DLMAP_CHECK_SOURCE_STRUCT_SIZE);
+}
+
+float g_value = 1.0f;
+
+dlmap_array HostArray(uint32_t struct_size) {
+  dlmap_array array = dlmap_array_default();
+  array.struct_size = struct_size;
+  array.data = &g_value;
+  array.dtype.code = kDLFloat;
+  array.dtype.bits = 32;
+  array.dtype.lanes = 1;
+  return array;
+}
+
+// Exports a host scalar with these struct sizes and imports it back with that import size; the status of the first
+// step that fails, or DLMAP_OK.
+int32_t RoundTrip(uint32_t array_size, uint32_t export_size, uint32_t import_size, dlmap_error *err) {
+  dlmap_array array = HostArray(array_size);
+  dlmap_export_request request = dlmap_export_request_default();
+  request.struct_size = export_size;
+  request.has_max_version = true;
+  request.max_version = dlmap_version_current();
+  dlmap_exported out;
+  int32_t status = dlmap_export(&array, &request, &out, err);
+  if (status != DLMAP_OK) return status;
+  dlmap_import_request want = dlmap_import_request_default();
+  want.struct_size = import_size;
+  dlmap_imported imported;
+  status = dlmap_import_versioned(out.versioned, &want, &imported, err);
+  if (status != DLMAP_OK) return status;
+  EXPECT_EQ(*static_cast<float *>(imported.tensor.data), 1.0f);
+  dlmap_imported_release(&imported);
+  return DLMAP_OK;
+}
+
+// Both sizes a caller may write today: this header's (the end of the last field) and 0.2.0's (sizeof, which its
+// _default() wrote; the same fields).
+TEST(StructSize, ThisHeadersSizeAndTheReleasedSizeofAreBothAccepted) {
+  dlmap_error err;
+  EXPECT_EQ(RoundTrip(FIELDS_END(dlmap_array, num_shards), FIELDS_END(dlmap_export_request, defer_stream_sync),
+                      FIELDS_END(dlmap_import_request, num_shards), &err),
+            DLMAP_OK)
+      << err.message;
+  EXPECT_EQ(RoundTrip(sizeof(dlmap_array), sizeof(dlmap_export_request), sizeof(dlmap_import_request), &err),
+            DLMAP_OK)
+      << "a caller built against 0.2.0: " << err.message;
+
+  dlmap_device_query query = dlmap_device_query_default();
+  query.struct_size = FIELDS_END(dlmap_device_query, local_hardware_id);
+  query.platform = "cpu";
+  int32_t type = -1, id = -1;
+  EXPECT_EQ(dlmap_dlpack_device(&query, &type, &id, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(type, DLMAP_DEVICE_CPU);
+}
+
+TEST(StructSize, UnknownSizesAreInvalidArgument) {
+  const uint32_t wrong[] = {0, 4, DLMAP_EXPORT_REQUEST_STRUCT_SIZE - 1, DLMAP_EXPORT_REQUEST_STRUCT_SIZE + 1,
+                            static_cast<uint32_t>(sizeof(dlmap_export_request)) + 8};
+  for (uint32_t size : wrong) {
+    dlmap_error err;
+    EXPECT_EQ(RoundTrip(DLMAP_ARRAY_STRUCT_SIZE, size, DLMAP_IMPORT_REQUEST_STRUCT_SIZE, &err),
+              DLMAP_ERR_INVALID_ARGUMENT)
+        << size;
+    EXPECT_NE(std::strstr(err.message, "request->struct_size"), nullptr) << err.message;
+  }
+  dlmap_device_query query = dlmap_device_query_default();
+  query.platform = "cpu";
+  query.struct_size = DLMAP_DEVICE_QUERY_STRUCT_SIZE + 8;
+  int32_t type = -1, id = -1;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_dlpack_device(&query, &type, &id, &err), DLMAP_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(err.message, "query->struct_size"), nullptr) << err.message;
+}
+
+// An array of structs is walked by the stride the caller's struct_size implies (rounded up to the alignment), not by
+// the struct_size itself: dlmap_array's last field ends 4 bytes before its sizeof.
+TEST(StructSize, StreamWaitBatchStridesByTheCallersSizeof) {
+  for (uint32_t size : {DLMAP_ARRAY_STRUCT_SIZE, static_cast<uint32_t>(sizeof(dlmap_array))}) {
+    std::vector<dlmap_array> arrays(3, HostArray(size));
+    size_t waits = 99;
+    dlmap_error err;
+    EXPECT_EQ(dlmap_stream_wait_batch(arrays.data(), arrays.size(), false, 0, &waits, &err), DLMAP_OK)
+        << size << ": " << err.message;
+    EXPECT_EQ(waits, 0u);
+  }
+}
+
+// A newer library reading a caller built against this header: dlmap_export_request with one field appended (the
+// next layout, as a future header would declare it). The library of that future knows today's sizes and the new one.
+struct export_request_next {
+  uint32_t struct_size;
+  bool has_max_version;
+  dlmap_version max_version;
+  bool has_dl_device;
+  int32_t dl_device_type;
+  int32_t dl_device_id;
+  dlmap_copy_mode copy;
+  bool has_stream;
+  int64_t stream;
+  const dlmap_allocator *allocator;
+  bool defer_stream_sync;
+  bool added;  // the field the future appends: it lies in today's tail padding
+};
+static_assert(offsetof(export_request_next, defer_stream_sync) == offsetof(dlmap_export_request, defer_stream_sync),
+              "the next layout starts with today's fields");
+static_assert(offsetof(export_request_next, added) < sizeof(dlmap_export_request),
+              "the appended bool lands in the tail padding 0.2.0's sizeof counted");
+
+dlmap__layouts NextLayouts(std::vector<dlmap__layout> *rows) {
+  const dlmap__layouts &today = dlmap__layouts_dlmap_export_request;
+  rows->assign(today.layout, today.layout + today.count);
+  rows->push_back({FIELDS_END(export_request_next, added), FIELDS_END(export_request_next, added)});
+  return {rows->data(), rows->size()};
+}
+
+TEST(StructSize, ANewerLibraryReadsAnOlderCallersMissingFieldsAsZero) {
+  std::vector<dlmap__layout> rows;
+  const dlmap__layouts next = NextLayouts(&rows);
+  // Today's caller, as 0.2.0 (sizeof) and as this header (DLMAP_STRUCT_SIZE) write it, in memory whose bytes past
+  // its fields are garbage (a stack or a heap neighbour): the appended field must read as zero either way.
+  for (uint32_t size : {static_cast<uint32_t>(sizeof(dlmap_export_request)), DLMAP_EXPORT_REQUEST_STRUCT_SIZE}) {
+    unsigned char memory[sizeof(export_request_next) + 16];
+    std::memset(memory, 0xAB, sizeof memory);
+    dlmap_export_request caller = dlmap_export_request_default();
+    caller.struct_size = size;
+    caller.has_stream = true;
+    caller.stream = 7;
+    caller.defer_stream_sync = true;
+    std::memcpy(memory, &caller, DLMAP_EXPORT_REQUEST_STRUCT_SIZE);  // only its fields: the rest stays garbage
+    export_request_next read;
+    std::memset(&read, 0xCD, sizeof read);
+    ASSERT_TRUE(dlmap__struct_read(memory, &read, sizeof read, &next)) << size;
+    EXPECT_FALSE(read.added) << size << ": a field past the caller's layout reads as zero";
+    EXPECT_TRUE(read.has_stream && read.stream == 7 && read.defer_stream_sync) << size;
+  }
+  // A caller of the next layout is read whole; a size between two layouts is refused.
+  export_request_next newer;
+  std::memset(&newer, 0, sizeof newer);
+  newer.struct_size = FIELDS_END(export_request_next, added);
+  newer.added = true;
+  export_request_next read;
+  ASSERT_TRUE(dlmap__struct_read(&newer, &read, sizeof read, &next));
+  EXPECT_TRUE(read.added);
+  newer.struct_size += 1;
+  EXPECT_FALSE(dlmap__struct_read(&newer, &read, sizeof read, &next));
+}
+
+}  // namespace
