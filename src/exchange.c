@@ -3,11 +3,8 @@
 #include "src/exchange.h"
 
 static const dlmap_version kLegacyNewest = {
-#define DLMAP_LEGACY_NEWEST(major, minor, ...) major, minor
-#define DLMAP_MEMORY_REFINES(...)
+#define DLMAP_LEGACY_NEWEST(MAJOR, MINOR, ...) .major = MAJOR, .minor = MINOR
 #include "src/generated/exchange.inc"
-#undef DLMAP_LEGACY_NEWEST
-#undef DLMAP_MEMORY_REFINES
 };
 
 typedef struct refinement {
@@ -16,12 +13,10 @@ typedef struct refinement {
 } refinement;
 
 static const refinement kRefinements[] = {
-#define DLMAP_LEGACY_NEWEST(...)
-#define DLMAP_MEMORY_REFINES(MEMORY, REFINED, ...) {true, DLMAP_MEMORY_##MEMORY, DLMAP_MEMORY_##REFINED},
+#define DLMAP_MEMORY_REFINES(MEMORY, REFINED, ...) \
+  {.listed = true, .memory = DLMAP_MEMORY_##MEMORY, .refined = DLMAP_MEMORY_##REFINED},
 #include "src/generated/exchange.inc"
-#undef DLMAP_LEGACY_NEWEST
-#undef DLMAP_MEMORY_REFINES
-    {false, (dlmap_memory_kind)0, (dlmap_memory_kind)0},
+    {.listed = false},
 };
 
 dlmap_version dlmap__legacy_newest(void) { return kLegacyNewest; }

@@ -1354,7 +1354,8 @@ class PublicValueRules(SpecTestCase):
             listed = {item.name: item.value for item in getattr(loaded, section)}
             for name, value in record[section].items():
                 self.assertEqual(listed.get(name), value, "%s.%s" % (section, name))
-=======
+
+
 class MemoryKindRefines(SpecTestCase):
     """`refines:` on a memory kind (which __dlpack_device__ reports replace a tensor's device on import)."""
 
