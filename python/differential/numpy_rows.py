@@ -642,10 +642,15 @@ class NumpyAdapter:
     """The real NumPy: everything NumPy-specific is here."""
 
     def __init__(self):
-        import numpy as np
-        self.np, self.name, self.version = np, "numpy", np.__version__
+        try:
+            import numpy as np
+        except ImportError:
+            np = None
+        self.np, self.name, self.version = np, "numpy", np.__version__ if np else "(absent)"
 
     def skip_reason(self):
+        if self.np is None:
+            return "NumPy is not installed for %s" % sys.executable
         major = int(self.version.split(".")[0])
         return None if major >= 2 else "NumPy %s is not 2.x" % ".".join(self.version.split(".")[:2])
 
