@@ -601,12 +601,12 @@ def _(lib):
     return crafted(lib, producer={"returns": 7})
 
 
-@row("N-I20", "negative extent (-1, 3)")
+@row("N-I11c", "negative extent (-1, 3)")
 def _(lib):
     return crafted(lib, shape=(-1, 3))
 
 
-@row("N-I20a", "extents (2**62, 4): the size overflows")
+@row("N-I11d", "extents (2**62, 4): the size overflows")
 def _(lib):
     return crafted(lib, shape=(2 ** 62, 4))
 
