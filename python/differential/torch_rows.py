@@ -454,6 +454,8 @@ ROWS = [
     Row("T-I48", "float6_e2m3fn", _imp({"code": 15, "bits": 6})),
     Row("T-I49", "float8_e4m3 (code 8, not fn)", _imp({"code": 8, "bits": 8})),
     Row("T-I50", "bfloat32 (code 4, bits 32)", _imp({"code": 4, "bits": 32})),
+    Row("T-I51", "device='cuda' (no index), copy=False, CPU producer", _imp(device="cuda", copy=False)),
+    Row("T-I52", "device='cuda:1', copy=False, CPU producer", _imp(device="cuda:1", copy=False)),
     Row("T-I34", "copy=False: a view", _imp(copy=False)),
     Row("T-I35", "device=5 (an int)", _imp(device=5)),
     Row("T-I36", "device='meta', copy=False", _imp(device="meta", copy=False)),
