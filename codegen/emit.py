@@ -501,6 +501,21 @@ def emit_exchange(spec):
     return _list(spec, [LEGACY_NEWEST, MEMORY_REFINES], lines)
 
 
+PRODUCER_STATE = Row("DLMAP_PRODUCER_STATE", "attribute call other_than ACTION doc",
+                     "One row per producer object state a DLPack tensor cannot carry (exchange_api.producer_states), "
+                     "in spec order: the attribute's name; call: true for a method called with no arguments, false "
+                     "for a value; other_than: the state holds when str(result) is not this text, or NULL: when the "
+                     "result is true; ACTION ASK_PRODUCER or REFUSE. Read on a producer before its C exchange table.")
+
+
+def emit_producer_states(spec):
+    """What a consumer reads on a producer object before it calls the object's C exchange table."""
+    return _list(spec, [PRODUCER_STATE], (PRODUCER_STATE(
+        c_string(s.attribute), c_bool(s.read == "call"),
+        c_string(s.other_than) if s.other_than is not None else "NULL", s.action.upper(), c_string(s.doc))
+        for s in spec.producer_states))
+
+
 # ---- the outputs ---------------------------------------------------------------------------------
 
 # Every C output: (generator flag, path under <lib>_gen/, emitter), in the order gen_c.py offers them. Every path
@@ -532,6 +547,7 @@ OUTPUTS = (
     ("dtype_names_re", "src/generated/dtype_names.re.inc", emit_dtype_names_re),
     ("platform_words_re", "src/generated/platform_words.re.inc", emit_platform_words_re),
     ("exchange_inc", "src/generated/exchange.inc", emit_exchange),
+    ("producer_states_inc", "src/generated/producer_states.inc", emit_producer_states),
 )
 C_OUTPUTS = {flag: function for flag, _, function in OUTPUTS}
 C_OUTPUT_PATHS = {flag: path for flag, path, _ in OUTPUTS}

@@ -86,6 +86,15 @@ class Abi:
 
 
 @dataclass
+class ProducerState:
+    attribute: str
+    read: str          # PRODUCER_STATE_READS
+    other_than: Optional[str]
+    action: str        # PRODUCER_STATE_ACTIONS
+    doc: str
+
+
+@dataclass
 class Flag:
     name: str
     bit: int
@@ -250,6 +259,7 @@ class Spec:
     errors: List[Error]
     sources: List[str]
     profile: object = None  # profile.Profile: the exchange policy (spec/profiles/*.yaml)
+    producer_states: List[ProducerState] = field(default_factory=list)  # exchange_api.producer_states
 
 
 # ---- constants the C side gives meaning to ---------------------------------------------------------
@@ -293,7 +303,7 @@ LIST_SECTIONS = ("versions", "flags", "platforms", "memory_kinds", "stream_conve
 MAP_SECTIONS = ("abi", "lookup", "profile")
 # Map sections a spec may leave out: released_values (spec/released_values.yaml) records the public value of every
 # entry dlmap has released, and the loader refuses a spec that changes or reuses one.
-OPTIONAL_MAP_SECTIONS = ("released_values",)
+OPTIONAL_MAP_SECTIONS = ("released_values", "exchange_api")
 # The lists whose entries are public C enumerators: each entry carries its number as `value:` (never its position, so
 # inserting an entry renumbers nothing). The values are exactly 0…N-1 (C tables are indexed by them and callers count
 # up to the _COUNT enumerator), so a released entry stays listed; an entry added later takes the next free value.
@@ -301,6 +311,11 @@ PUBLIC_VALUES = {"platforms": "dlmap_platform", "memory_kinds": "dlmap_memory_ki
                  "stream_conventions": "dlmap_stream_convention", "exception_kinds": "dlmap_error_kind",
                  "placeholders": "dlmap_placeholder"}
 TENSOR_RULES = ("non_null_strides",)  # versions[].requires
+# exchange_api.producer_states: how the consumer reads a state on the producer object, and what it does when it holds.
+PRODUCER_STATE_READS = ("value", "call")
+PRODUCER_STATE_ACTIONS = ("ask_producer", "refuse")
+# The catalogue error a `refuse` state raises (its args: the attribute's name, the state's doc).
+PRODUCER_STATE_ERROR = "from_dlpack_producer_state"
 
 # An overlay's `overrides` section edits entries of earlier files, found by their identity key:
 #   overrides: {errors: [{id: from_dlpack_missing_methods, kind: TypeError}], device_types: [...]}
@@ -559,6 +574,8 @@ def load(paths, base_profiles=()):
                 placeholders, errors, list(paths))
     if "released_values" in maps:
         _check_released_values(spec, *maps["released_values"])
+    if "exchange_api" in maps:
+        spec.producer_states = _load_exchange_api(maps, errors)
     source, body = maps["profile"]
     if not isinstance(body, dict):
         raise SpecError("%s: profile: must be a mapping, got %s" % (source, _type_name(body)))
@@ -667,6 +684,29 @@ def _load_abi(maps, versions, known):
     if not ranges["versioned"].introduced <= current < ranges["versioned"].until:
         where.fail("key 'current': %s is outside the versioned range" % current)
     return Abi(current, ranges["legacy"], ranges["versioned"])
+
+
+def _load_exchange_api(maps, errors):
+    """exchange_api: the producer object states a DLPack tensor cannot carry, read before a producer's C table."""
+    source, body = maps["exchange_api"]
+    _check_keys(_Where(source, "exchange_api"), body, ("producer_states",))
+    entries = body["producer_states"]
+    if not isinstance(entries, list) or not entries:
+        _Where(source, "exchange_api").fail("key 'producer_states' must be a non-empty list, got %s"
+                                            % _type_name(entries))
+    states, names = [], _Unique("attribute")
+    for index, e in enumerate(entries):
+        name = e.get("attribute") if isinstance(e, dict) and isinstance(e.get("attribute"), str) else None
+        where = _Where(source, "exchange_api.producer_states", index, name)
+        _check_keys(where, e, ("attribute", "read", "action", "doc"), ("other_than",))
+        state = ProducerState(_str(where, e, "attribute", pattern=_IDENT, what="a Python identifier"),
+                              _choice(where, e, "read", PRODUCER_STATE_READS), _str(where, e, "other_than"),
+                              _choice(where, e, "action", PRODUCER_STATE_ACTIONS), _str(where, e, "doc"))
+        names.add(where, (state.attribute, state.read, state.other_than), state.attribute)
+        if state.action == "refuse" and not any(err.id == PRODUCER_STATE_ERROR for err in errors):
+            where.fail("action refuse needs the error '%s' in the catalogue" % PRODUCER_STATE_ERROR)
+        states.append(state)
+    return states
 
 
 def _load_flags(lists, known):

@@ -179,4 +179,11 @@ extern const DLPackExchangeAPI dlmap_py_exchange_api;
  * none (no exception is left set). */
 const DLPackExchangeAPI *dlmap_py_find_exchange_api(PyTypeObject *type);
 
+/* Reads on x, a producer of type `type` that publishes a C exchange table, the states no DLPack tensor carries
+ * (spec/versions.yaml exchange_api.producer_states; python/producer_states.c): 0 when none holds (the table may be
+ * used), 1 when one holds whose answer is the producer's __dlpack__ (or one could not be read; no exception is left
+ * set), -1 with an exception (a state the spec refuses, or one that raised other than an Exception). Runs the
+ * producer's Python code, which may change x and its type: the caller holds the type and looks again afterwards. */
+int dlmap_py_producer_state(PyObject *x, PyTypeObject *type);
+
 #endif /* DLMAP_PYTHON_BINDING_H_ */

@@ -373,11 +373,20 @@ static int32_t consumer_stream(int32_t device_type, bool has_stream, int64_t str
 
 /* Step 1: the producer type's C exchange API, when it publishes one (it hands out versioned tensors: not for a
  * profile that asks for legacy capsules only). The imported array, or NULL with an exception, or NULL without one
- * when the path does not serve x (no table, or the tensor needs synchronisation or a move: it is released and the
- * Python path asks the producer). The tensor belongs to dlmap from the moment the table hands it out. */
+ * when the path does not serve x (no table, a state of x the spec sends to __dlpack__, or the tensor needs
+ * synchronisation or a move: it is released and the Python path asks the producer). The tensor belongs to dlmap from the moment the table hands it out. */
 static PyObject *from_exchange_api(PyObject *x, dlmap_import_request *request, bool has_stream, int64_t stream) {
-  const DLPackExchangeAPI *api = dlmap_py_find_exchange_api(Py_TYPE(x));
+  PyTypeObject *type = Py_TYPE(x);
+  const DLPackExchangeAPI *api = dlmap_py_find_exchange_api(type);
   if (api == NULL || api->managed_tensor_from_py_object_no_sync == NULL) return NULL;
+  /* States of x no DLPack tensor carries (a conjugate bit, ...): the table would hand them over unseen. Reading them
+   * runs x's code, which may change x's class or the table its type publishes: the type is held (so its address
+   * cannot name another type meanwhile) and the table is used only when both are still the ones found. */
+  Py_INCREF(type);
+  const int state = dlmap_py_producer_state(x, type);
+  const bool unchanged = Py_TYPE(x) == type && dlmap_py_find_exchange_api(type) == api;
+  Py_DECREF(type);
+  if (state != 0 || !unchanged) return NULL; /* -1: the exception stands; else the Python path asks the producer */
   struct DLManagedTensorVersioned *tensor = NULL;
   if (api->managed_tensor_from_py_object_no_sync(x, &tensor) != 0 || tensor == NULL) {
     if (PyErr_Occurred()) return NULL;

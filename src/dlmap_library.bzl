@@ -35,6 +35,7 @@ _C_OUTPUTS = {
     "dtype_names_re": "src/generated/dtype_names.re.inc",
     "platform_words_re": "src/generated/platform_words.re.inc",
     "exchange_inc": "src/generated/exchange.inc",
+    "producer_states_inc": "src/generated/producer_states.inc",
     "raise_h": "include/dlmap/generated/dlmap_raise.h",
 }
 

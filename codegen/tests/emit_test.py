@@ -1048,5 +1048,30 @@ class ExchangeRows(unittest.TestCase):
                       rows(emit.emit_exchange(loaded)))
 
 
+class ProducerStateRows(unittest.TestCase):
+    """emit_producer_states: exchange_api.producer_states, one row each in spec order; none without the section."""
+
+    def test_minimal_spec_has_none(self):
+        self.assertEqual(rows(emit.emit_producer_states(minimal_spec())), [])
+
+    def test_rows_in_spec_order(self):
+        minimal = minimal_spec()
+        minimal.producer_states = [spec.ProducerState("is_odd", "call", None, "refuse", 'Odd "one".'),
+                                   spec.ProducerState("layout", "value", "plain", "ask_producer", "Not plain.")]
+        self.assertEqual(rows(emit.emit_producer_states(minimal)), [
+            r'DLMAP_PRODUCER_STATE("is_odd", true, NULL, REFUSE, "Odd \"one\".", _)',
+            'DLMAP_PRODUCER_STATE("layout", false, "plain", ASK_PRODUCER, "Not plain.", _)',
+        ])
+
+    def test_default_spec(self):
+        # Read from the YAML independently of the loader: every state, in order.
+        with open(os.path.join(SPEC_DIR, "versions.yaml"), encoding="utf-8") as handle:
+            states = yaml.safe_load(handle)["exchange_api"]["producer_states"]
+        emitted = rows(emit.emit_producer_states(default_spec()))
+        self.assertEqual([row.split(",")[0] for row in emitted],
+                         ['DLMAP_PRODUCER_STATE("%s"' % state["attribute"] for state in states])
+        self.assertTrue(any(", REFUSE, " in row for row in emitted))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1374,5 +1374,62 @@ class MemoryKindRefines(SpecTestCase):
         self.assertRejected("platforms.yaml", where, "refines", "'managed' is not another listed memory kind")
 
 
+class ExchangeApiRules(SpecTestCase):
+    """exchange_api.producer_states: the states read on a producer before its C exchange table (optional section)."""
+
+    WHERE = "exchange_api.producer_states[%d] (%s)"
+
+    def states(self):
+        return self.docs["versions.yaml"]["exchange_api"]["producer_states"]
+
+    def test_default_states(self):
+        loaded = self.assertLoads()
+        self.assertEqual([s.attribute for s in loaded.producer_states],
+                         [s["attribute"] for s in self.states()])
+        self.assertIn("refuse", [s.action for s in loaded.producer_states])
+
+    def test_section_is_optional(self):
+        del self.docs["versions.yaml"]["exchange_api"]
+        self.assertEqual(self.assertLoads().producer_states, [])
+
+    def test_empty_list(self):
+        self.docs["versions.yaml"]["exchange_api"]["producer_states"] = []
+        self.assertRejected("versions.yaml", "exchange_api", "producer_states", "non-empty list")
+
+    def test_unknown_key_in_section(self):
+        self.docs["versions.yaml"]["exchange_api"]["capsule"] = "x"
+        self.assertRejected("versions.yaml", "exchange_api", "capsule", "unknown key")
+
+    def test_bad_values(self):
+        first = self.states()[0]["attribute"]
+        for key, value, fragment in [("read", "get", "not one of value, call"),
+                                     ("action", "warn", "not one of ask_producer, refuse"),
+                                     ("attribute", "is-conj", "not a Python identifier"),
+                                     ("other_than", "", "non-empty string"), ("doc", 3, "non-empty string")]:
+            self.docs = default_docs()
+            self.states()[0][key] = value
+            shown = first if key != "attribute" else value
+            self.assertRejected("versions.yaml", self.WHERE % (0, shown), key, fragment)
+
+    def test_missing_key(self):
+        del self.states()[0]["action"]
+        self.assertRejected("versions.yaml", self.WHERE % (0, self.states()[0]["attribute"]), "action", "missing key")
+
+    def test_duplicate_state(self):
+        self.states().append(dict(self.states()[0]))
+        n = len(self.states()) - 1
+        self.assertRejected("versions.yaml", self.WHERE % (n, self.states()[0]["attribute"]), None, "duplicate attribute")
+
+    def test_refuse_needs_its_error(self):
+        errors = self.docs["errors.yaml"]["errors"]
+        self.docs["errors.yaml"]["errors"] = [e for e in errors if e["id"] != spec.PRODUCER_STATE_ERROR]
+        for e in self.docs["errors.yaml"]["errors"]:
+            if spec.PRODUCER_STATE_ERROR in e.get("related", []):
+                e["related"].remove(spec.PRODUCER_STATE_ERROR)
+        index = next(i for i, s in enumerate(self.states()) if s["action"] == "refuse")
+        self.assertRejected("versions.yaml", self.WHERE % (index, self.states()[index]["attribute"]), "action",
+                            spec.PRODUCER_STATE_ERROR)
+
+
 if __name__ == "__main__":
     unittest.main()

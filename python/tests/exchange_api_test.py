@@ -221,6 +221,122 @@ class ConsumerTest(DlmapTestCase):
             dlmap.from_dlpack(Borrowed())
         self.assertEqual(str(ctx.exception), "py_object must be a dlmap.Array, got Borrowed")
 
+    # ---- producer states no DLPack tensor carries (spec/versions.yaml exchange_api.producer_states) ----------------
+
+    TABLE_USED = "py_object must be a dlmap.Array, got Stateful"
+    NEG_REFUSED = ("Cannot import the producer's tensor through its C exchange API: its is_neg holds (a lazily negated "
+                   "view (the negative bit); the memory holds the values before negation), a state no DLPack field "
+                   "carries, so the values would be read wrong")
+
+    def stateful(self, **members):
+        """A producer that publishes dlmap's table (which refuses it: TypeError TABLE_USED) and whose __dlpack__
+        answers with a dlmap array, so the outcome tells which path served it; members become class attributes."""
+        inner = dlmap.empty(3)
+        calls = []
+
+        def dunder(self, **kwargs):
+            calls.append(kwargs)
+            return inner.__dlpack__(**kwargs)
+
+        cls = type("Stateful", (), dict(__dlpack_c_exchange_api__=dlmap.Array.__dlpack_c_exchange_api__,
+                                        __dlpack__=dunder, __dlpack_device__=lambda self: (1, 0), **members))
+        return cls(), calls
+
+    def test_ordinary_states_use_the_table(self):
+        for members in [{}, dict(is_conj=lambda self: False, is_neg=lambda self: False, requires_grad=False,
+                                 layout="torch.strided", is_quantized=False, is_nested=False)]:
+            x, calls = self.stateful(**members)
+            self.assertRaisesExactly(TypeError, self.TABLE_USED, dlmap.from_dlpack, x)
+            self.assertEqual(calls, [])
+
+    def test_a_state_the_table_cannot_carry_asks_dunder_dlpack(self):
+        for members in [dict(is_conj=lambda self: True), dict(requires_grad=True), dict(layout="torch.sparse_csc"),
+                        dict(layout=object()), dict(is_quantized=1), dict(is_nested=[0]),
+                        dict(requires_grad=property(lambda self: True))]:
+            x, calls = self.stateful(**members)
+            self.assertEqual(dlmap.from_dlpack(x).via, "dltensor_versioned", members)
+            self.assertEqual(len(calls), 1, members)
+
+    def test_the_negative_bit_is_refused(self):
+        # __dlpack__ would hand it over un-negated too: a clean catalogue error, and the producer is not asked.
+        x, calls = self.stateful(is_neg=lambda self: True)
+        self.assertRaisesExactly(BufferError, self.NEG_REFUSED, dlmap.from_dlpack, x)
+        self.assertEqual(calls, [])
+        # The first state that holds decides, in spec order (is_conj before is_neg).
+        x, calls = self.stateful(is_neg=lambda self: True, is_conj=lambda self: True)
+        self.assertEqual(dlmap.from_dlpack(x).via, "dltensor_versioned")
+
+    def test_a_state_that_cannot_be_read_asks_dunder_dlpack(self):
+        # Decided: a state whose read raises an Exception counts as holding (the error is cleared, __dlpack__ answers).
+        class BadBool:
+            def __bool__(self):
+                raise ZeroDivisionError("bool")
+
+        class BadStr:
+            def __str__(self):
+                raise ZeroDivisionError("str")
+
+        def boom(self):
+            raise ValueError("boom")
+
+        for members in [dict(is_conj=boom), dict(is_conj=lambda self, required: False), dict(is_conj=True),
+                        dict(requires_grad=property(boom)), dict(requires_grad=BadBool()), dict(layout=BadStr()),
+                        dict(is_neg=lambda self: BadBool())]:
+            x, calls = self.stateful(**members)
+            self.assertEqual(dlmap.from_dlpack(x).via, "dltensor_versioned", members)
+            self.assertEqual(len(calls), 1, members)
+
+    def test_a_base_exception_from_a_state_propagates(self):
+        def interrupt(self):
+            raise KeyboardInterrupt("state")
+
+        x, calls = self.stateful(is_conj=interrupt)
+        self.assertRaisesExactly(KeyboardInterrupt, "state", dlmap.from_dlpack, x)
+        self.assertEqual(calls, [])
+
+    def test_a_state_that_changes_the_producer(self):
+        # Reading a state runs the producer's code: the table found before is used only when x's class and its table
+        # are still the ones found, else __dlpack__ answers.
+        inner = dlmap.empty(3)
+
+        class Plain:
+            def __dlpack__(self, **kwargs):
+                return inner.__dlpack__(**kwargs)
+
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        def to_plain(self):
+            self.__class__ = Plain
+            return False
+
+        def drop_table(self):
+            del type(self).__dlpack_c_exchange_api__
+            return False
+
+        for change in (to_plain, drop_table):
+            x, calls = self.stateful(requires_grad=property(change))
+            self.assertEqual(dlmap.from_dlpack(x).via, "dltensor_versioned", change)
+        # A state that holds and swaps the class to one whose type is then freed: nothing is read after.
+        for _ in range(3):
+            x, calls = self.stateful(is_conj=to_plain)
+            self.assertEqual(dlmap.from_dlpack(x).via, "dltensor_versioned")
+
+    def test_producer_states_leak_nothing(self):
+        x, _ = self.stateful(is_conj=lambda self: True)
+        y, _ = self.stateful(is_neg=lambda self: True)
+        z, _ = self.stateful(requires_grad=property(lambda self: 1 / 0))
+        for _ in range(50):
+            dlmap.from_dlpack(x)
+            dlmap.from_dlpack(z)
+            self.assertRaises(BufferError, dlmap.from_dlpack, y)
+        before = testing.rss_bytes()
+        for _ in range(2000):
+            dlmap.from_dlpack(x)
+            dlmap.from_dlpack(z)
+            self.assertRaises(BufferError, dlmap.from_dlpack, y)
+        self.assertLess(testing.rss_bytes() - before, 4 << 20)
+
     def test_integer_form_only_on_static_types(self):
         # DLPack 1.2 published the table's address as an int, under another name. Any class statement can set an int
         # (issue 14: `__c_dlpack_exchange_api__ = 8` made dlmap read address 8), so a Python class's int is ignored and

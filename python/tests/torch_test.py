@@ -196,23 +196,42 @@ class TorchToDlmapTest(DlmapTestCase):
             else:
                 self.assertEqual((a.data_ptr, read(a).tolist()), (t.data_ptr(), t.tolist()), name)
 
-    def test_table_exports_what_dunder_refuses(self):
-        # torch's C exchange table runs none of __dlpack__'s checks: it hands over a tensor that requires grad, and a
-        # conjugate-bit tensor's memory as stored (not conjugated). dlmap imports exactly what the table hands over,
-        # or passes a refusal on; it cannot see torch's conj bit (DLPack has none).
+    def test_states_dlpack_cannot_carry_import_as_dunder_dlpack_says(self):
+        # A tensor in a state no DLPack field carries (conjugate or negative bit, requires_grad, a non-strided layout,
+        # quantized) gets what torch's own __dlpack__ path gives (the same refusal, or the same values), or dlmap's
+        # clean catalogue error from_dlpack_producer_state; never the table's stored values (PyTorch 2.9+'s table
+        # skips __dlpack__'s checks: spec/versions.yaml exchange_api.producer_states).
         if TABLE is None:
-            print(NO_TABLE)
-            return
-        g = torch.ones(3, requires_grad=True)
+            print(NO_TABLE + "; the states' outcome is still compared with the __dlpack__ path's")
         stored = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64)
-        for name, t, values in [("requires_grad", g, [1.0, 1.0, 1.0]), ("conj", stored.conj(), stored.tolist())]:
+        makers = [("conj", lambda: stored.conj()), ("neg", lambda: stored.conj().imag),
+                  ("requires_grad", lambda: torch.ones(3, requires_grad=True)),
+                  ("sparse_coo", lambda: torch.eye(2).to_sparse()), ("sparse_csr", lambda: torch.eye(2).to_sparse_csr()),
+                  ("sparse_csc", lambda: torch.eye(2).to_sparse_csc()),
+                  ("quantized", lambda: torch.quantize_per_tensor(torch.eye(2), 0.1, 0, torch.qint8))]
+
+        def outcome(x):
             try:
-                a = dlmap.from_dlpack(t)
+                a = dlmap.from_dlpack(x)
+            except Exception as e:  # the producer's refusal, as raised or as dlmap passes it on
+                if getattr(e, "dlmap_id", None) == "from_dlpack_producer_state":
+                    return ("refused", type(e).__name__)
+                return ("raised", type(e).__name__, str(e))
+            return ("values", read(a).tolist())
+
+        for name, make in makers:
+            try:
+                t = make()
             except Exception as e:
-                print(f"torch's table refuses {name}: {type(e).__name__}: {e}")
+                print(f"torch cannot make a {name} tensor here ({type(e).__name__}): not checked")
                 continue
-            self.assertEqual((a.via, a.data_ptr, read(a).tolist()), ("c_exchange_api", t.data_ptr(), values))
-            print(f"torch's table exports a {name} tensor that its __dlpack__ refuses (values as stored)")
+            direct, dunder = outcome(t), outcome(Recorder(t))
+            if direct[0] == "refused":
+                self.assertEqual(direct, ("refused", "BufferError"), name)
+                print(f"{name}: dlmap refuses it (catalogue error); __dlpack__ path: {dunder[:2]}")
+            else:
+                self.assertEqual(direct, dunder, name)
+                print(f"{name}: as the __dlpack__ path: {direct[0]} {direct[1] if direct[0] == 'raised' else ''}")
 
     def test_copy(self):
         t = sample("float64")

@@ -28,7 +28,7 @@ import yaml
 IDENTITY = {"versions": "version", "flags": "name", "platforms": "name", "memory_kinds": "name",
             "stream_conventions": "name", "device_types": "value", "dtype_codes": "value",
             "exception_kinds": "name", "placeholders": "name", "errors": "id"}
-MAPPINGS = ("abi", "lookup", "profile", "released_values")
+MAPPINGS = ("abi", "lookup", "profile", "released_values", "exchange_api")
 
 
 def _load(path):
