@@ -703,5 +703,7 @@ def main(lib):
     return 0
 
 
+ADAPTER = NumpyAdapter  # the real system these rows describe (differential_test.py)
+
 if __name__ == "__main__":
     sys.exit(main(NumpyAdapter()))
