@@ -263,7 +263,7 @@ def _apply_errors(source, body, spec, h):
     seen = set()
     for i, entry in enumerate(body):
         w = h._Where(source, "profile.errors", i, entry.get("id") if isinstance(entry, dict) else None)
-        h._check_keys(w, entry, ("id",), ("kind", "message", "status"))
+        h._check_keys(w, entry, ("id",), ("kind", "message", "status", "when"))
         error = errors.get(h._str(w, entry, "id"))
         if error is None:
             w.fail("key 'id': unknown error id '%s'" % entry["id"])
@@ -271,13 +271,15 @@ def _apply_errors(source, body, spec, h):
             w.fail("key 'id': '%s' is listed twice" % error.id)
         seen.add(error.id)
         if len(entry) == 1:
-            w.fail("names nothing to change (kind, message or status)")
+            w.fail("names nothing to change (kind, message, status or when)")
         if "kind" in entry:
             error.kind = h._str(w, entry, "kind")
             if error.kind not in kinds:
                 w.fail("key 'kind': unknown exception kind '%s'" % error.kind)
         if "message" in entry:
             error.message = h._str(w, entry, "message")
+        if "when" in entry:  # what `dlmap explain` and the error's doc page say about when it happens
+            error.when = h._str(w, entry, "when")
         if "status" in entry:
             error.status = h._str(w, entry, "status", pattern=h._STATUS, what="an upper-case status word")
         error.parts = h._split_message(w, error, {p.name: p.type for p in spec.placeholders})

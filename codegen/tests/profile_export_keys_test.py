@@ -72,5 +72,28 @@ class ExportKeys(SpecTestCase):
         self.assertRejected(PROFILE, "profile.export", "stream", "validate, pass_through, none_only")
 
 
+class ErrorWhen(SpecTestCase):
+    """errors[].when: a profile words when an error happens (the catalogue's `when`, which `dlmap explain` prints)."""
+
+    def errors(self, *entries):
+        self.docs[PROFILE]["profile"]["errors"] = list(entries)
+
+    def test_when_replaces_the_catalogues(self):
+        self.errors({"id": "stream_invalid", "when": "Whenever the profile says so."})
+        loaded = self.assertLoads()
+        error = next(e for e in loaded.errors if e.id == "stream_invalid")
+        self.assertEqual(error.when, "Whenever the profile says so.")
+        self.assertIn('"Whenever the profile says so."', emit.emit_errors(loaded))
+        self.assertNotIn("stream_invalid", loaded.profile.error_origins)  # kind, message, status: the catalogue's
+
+    def test_when_must_be_text(self):
+        self.errors({"id": "stream_invalid", "when": ""})
+        self.assertRejected(PROFILE, "profile.errors[0] (stream_invalid)", "when", "non-empty string")
+
+    def test_an_entry_must_change_something(self):
+        self.errors({"id": "stream_invalid"})
+        self.assertRejected(PROFILE, "profile.errors[0] (stream_invalid)", None, "kind, message, status or when")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -95,4 +95,11 @@ TEST(ExportKeys, EveryStreamButNoneIsRefused) {
   EXPECT_EQ(none.status, DLMAP_OK) << none.err.message;
 }
 
+TEST(ExportKeys, ProfileWordsWhenAnErrorHappens) {
+  // errors[].when replaces the catalogue's text (`dlmap explain`, the doc page); kind and text origins are unchanged.
+  EXPECT_STREQ(dlmap_error_describe(DLMAP_ERR_STREAM_NOT_NONE)->when,
+               "__dlpack__(stream=s) with any s but None: NumPy arrays live in host memory and take no stream.");
+  EXPECT_STREQ(dlmap_profile_error_origin(DLMAP_ERR_STREAM_NOT_NONE).message, "export_keys");
+}
+
 }  // namespace
