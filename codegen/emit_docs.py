@@ -330,7 +330,8 @@ def _profile_section(spec):
         ["version gating", "every value expressible in the negotiated version" if p.gating == "strict"
          else "a legacy tensor carries any value the spec knows"],
         ["read-only array in a legacy tensor", "refused" if p.legacy_read_only == "refuse" else "exported without the flag"],
-        ["`stream` the convention forbids", "refused" if p.stream == "validate" else "accepted; the host waits instead"],
+        ["`stream` the convention forbids", {"validate": "refused", "pass_through": "accepted; the host waits instead",
+                                             "none_only": "refused, as is every stream but None"}[p.stream]],
         ["`from_dlpack` asks `__dlpack__`", "max_version first, then a plain call" if p.request == "versioned_first"
          else "`stream=` only (legacy capsules)"],
         ["stream for host device types", "None" if p.host_stream == "none" else "as given"],
@@ -341,6 +342,11 @@ def _profile_section(spec):
         ["data types", ", ".join(filter(None, ["whole bytes only" if p.whole_bytes else "",
                                                 "one lane only" if p.scalar else ""])) or "any the spec knows"],
     ]
+    # The optional keys: a row only where the profile sets one (the shipped profiles' pages stay as they were).
+    if p.stamp is not None:
+        settings.append(["version of a versioned tensor", "always %s" % p.stamp])
+    if p.host_id == "zero":
+        settings.append(["`dl_device` of host memory", "device id 0 only"])
     return ["## Profile %s\n" % p.name, prose(p.doc) + " Source: " + code(p.source) + ".\n",
             "### Device types by direction\n",
             "*dl_device*: `__dlpack__(dl_device=…)` may name it; *export from*: an array on it may be exported; "

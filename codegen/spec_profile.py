@@ -13,7 +13,7 @@ import profile_extends
 
 GATINGS = ("strict", "known")
 LEGACY_READ_ONLY = ("refuse", "drop")
-STREAM_POLICIES = ("validate", "pass_through")
+STREAM_POLICIES = ("validate", "pass_through", "none_only")
 OWN_TYPE = ("accept", "listed")
 FALSY_TYPE = ("none", "refuse")
 REQUESTS = ("versioned_first", "legacy")
@@ -32,6 +32,7 @@ MEMORY_REPORTED = {"host_pinned": ("host_pinned", "host"), "other": ("device", "
 STYLES = {"tuple": "version", "packed": "ints"}
 # The C enumerator suffix (dlmap_memory_match in include/dlmap/profile.h) of each rule's memory match.
 MEMORY_MATCH_C = {"any": "ANY", "host_pinned": "PINNED", "other": "UNPINNED"}
+HOST_IDS = ("any", "zero")  # export.dl_device.host_id
 
 
 @dataclass
@@ -82,6 +83,9 @@ class Profile:
     # error id → {kind | message | status: the profile it comes from}, for each field a profile replaces (the
     # profile itself or one it extends; codegen/profile_extends.py)
     error_origins: Dict[str, Dict[str, str]]
+    # optional keys (issue 27), with defaults that are the behaviour before them
+    stamp: Optional[object] = None  # export.stamp: a spec.Version, or None for negotiated
+    host_id: str = "any"            # export.dl_device.host_id
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -130,9 +134,10 @@ def load_profile(source, body, spec, helpers, origins=None):
     # export
     export = body["export"]
     w = h._Where(source, "profile.export")
-    h._check_keys(w, export, ("dl_device", "sources", "max_version", "version_gating", "legacy_read_only", "stream"))
+    h._check_keys(w, export, ("dl_device", "sources", "max_version", "version_gating", "legacy_read_only", "stream"),
+                  ("stamp",))
     dw = h._Where(source, "profile.export.dl_device")
-    h._check_keys(dw, export["dl_device"], ("accept", "own_type", "falsy_type"))
+    h._check_keys(dw, export["dl_device"], ("accept", "own_type", "falsy_type"), ("host_id",))
     targets = device_set(dw, export["dl_device"], "accept", "served")
     sources = device_set(w, export, "sources", "any")
     mw = h._Where(source, "profile.export.max_version")
@@ -201,6 +206,7 @@ def load_profile(source, body, spec, helpers, origins=None):
                       h._choice(w, imp, "host_stream", HOST_STREAMS), h._choice(sw, imp["strides"], "view", LAYOUTS),
                       h._choice(sw, imp["strides"], "otherwise", OTHERWISE), alignment,
                       h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"), {})
+    _export_options(source, export, spec, h, profile)
     _apply_errors(source, body.get("errors", []), spec, h)
     if origins is None:  # a body that extends nothing: its own entries
         origins = profile_extends.resolve_with_origins(body, {})[1]
@@ -257,7 +263,7 @@ def _apply_errors(source, body, spec, h):
     seen = set()
     for i, entry in enumerate(body):
         w = h._Where(source, "profile.errors", i, entry.get("id") if isinstance(entry, dict) else None)
-        h._check_keys(w, entry, ("id",), ("kind", "message", "status"))
+        h._check_keys(w, entry, ("id",), ("kind", "message", "status", "when"))
         error = errors.get(h._str(w, entry, "id"))
         if error is None:
             w.fail("key 'id': unknown error id '%s'" % entry["id"])
@@ -265,13 +271,39 @@ def _apply_errors(source, body, spec, h):
             w.fail("key 'id': '%s' is listed twice" % error.id)
         seen.add(error.id)
         if len(entry) == 1:
-            w.fail("names nothing to change (kind, message or status)")
+            w.fail("names nothing to change (kind, message, status or when)")
         if "kind" in entry:
             error.kind = h._str(w, entry, "kind")
             if error.kind not in kinds:
                 w.fail("key 'kind': unknown exception kind '%s'" % error.kind)
         if "message" in entry:
             error.message = h._str(w, entry, "message")
+        if "when" in entry:  # what `dlmap explain` and the error's doc page say about when it happens
+            error.when = h._str(w, entry, "when")
         if "status" in entry:
             error.status = h._str(w, entry, "status", pattern=h._STATUS, what="an upper-case status word")
         error.parts = h._split_message(w, error, {p.name: p.type for p in spec.placeholders})
+
+
+def _export_options(source, export, spec, h, profile):
+    """The optional export keys: export.stamp and export.dl_device.host_id (defaults: negotiated, any)."""
+    dw = h._Where(source, "profile.export.dl_device")
+    profile.host_id = h._choice(dw, export["dl_device"], "host_id", HOST_IDS) if "host_id" in export["dl_device"] \
+        else "any"
+    if "stamp" not in export or export["stamp"] == "negotiated":
+        return
+    w = h._Where(source, "profile.export")
+    stamp = h._version(w, export, "stamp", {v.version for v in spec.versions})
+    if stamp < spec.abi.versioned.introduced:
+        w.fail("key 'stamp': %s is not a versioned DLPack version (the versioned struct starts at %s); write "
+               "'negotiated' or a version from %s on" % (stamp, spec.abi.versioned.introduced,
+                                                           spec.abi.versioned.introduced))
+    # A versioned tensor never claims a version newer than the consumer asked for: every consumer a versioned range
+    # serves asks at least the range's start.
+    start = None
+    for r in profile.ranges:
+        if r.struct == "versioned" and start is not None and stamp > start:
+            w.fail("key 'stamp': %s is newer than %s, where a versioned max_version range starts (a consumer asking "
+                   "for %s would get a tensor it cannot read)" % (stamp, start, start))
+        start = r.until
+    profile.stamp = stamp

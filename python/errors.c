@@ -2,8 +2,27 @@
  * dlmap requests. Raising a catalogue error as its kind's exception is exceptions.c (public: dlmap_python.h). */
 #include "python/binding.h"
 
+#include <string.h>
+
+/* The arguments whose type error is one of its own in the catalogue (argument_type_<argument>), so that a profile's
+ * `errors:` can give each its own kind and text; every other argument's is argument_type_invalid. The same words. */
+typedef int32_t (*type_error_raise)(dlmap_error *err, const char *argument, const char *expected, const char *got);
+static const struct {
+  const char *argument;
+  type_error_raise raise;
+} kTypeErrors[] = {
+    {"max_version", dlmap_raise_argument_type_max_version},
+    {"dl_device", dlmap_raise_argument_type_dl_device},
+    {"copy", dlmap_raise_argument_type_copy},
+    {"stream", dlmap_raise_argument_type_stream},
+};
+
 PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got) {
-  return dlmap_py_raised(dlmap_raise_argument_type_invalid(DLMAP_PY_ERR, argument, expected, Py_TYPE(got)->tp_name));
+  type_error_raise raise = dlmap_raise_argument_type_invalid;
+  for (size_t i = 0; i < sizeof kTypeErrors / sizeof kTypeErrors[0]; i++) {
+    if (strcmp(kTypeErrors[i].argument, argument) == 0) raise = kTypeErrors[i].raise;
+  }
+  return dlmap_py_raised(raise(DLMAP_PY_ERR, argument, expected, Py_TYPE(got)->tp_name));
 }
 
 static int invalid_value(const char *argument, const char *reason) {

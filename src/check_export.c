@@ -163,6 +163,10 @@ static expectation expect(const dlmap_check_request *r, const dlmap_check_source
       add_code(&e, DLMAP_ERR_EXPORT_UNSUPPORTED_DEVICE_TYPE);
     }
   }
+  if (r->has_stream && profile->stream == DLMAP_STREAM_POLICY_NONE_ONLY) { /* every stream but None */
+    e.must_fail = true;
+    add_code(&e, DLMAP_ERR_STREAM_NOT_NONE);
+  }
   if (r->has_stream && profile->stream == DLMAP_STREAM_POLICY_VALIDATE) {
     dlmap_stream_meaning meaning;
     if (dlmap_stream_classify(target, true, r->stream, &meaning, NULL) != DLMAP_OK ||

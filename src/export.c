@@ -64,7 +64,8 @@ static int32_t check_arguments(const dlmap_array *array, const dlmap_export_requ
 }
 
 /* 1. max_version → struct (the profile's ranges) and the version every value must be expressible in: a versioned
- * tensor is stamped min(max_version, current); a legacy one speaks the newest legacy version up to max_version. */
+ * tensor is stamped min(max_version, current), or the profile's fixed export.stamp (which the generator keeps at or
+ * below every versioned range's start); a legacy one speaks the newest legacy version up to max_version. */
 static int32_t negotiate(const dlmap_export_request *request, export_plan *plan, dlmap_error *err) {
   plan->structure = DLMAP_STRUCT_LEGACY; /* the lookup sets it; -O2 cannot tell (maybe-uninitialized) */
   const int32_t status =
@@ -75,6 +76,9 @@ static int32_t negotiate(const dlmap_export_request *request, export_plan *plan,
   plan->version = request->has_max_version && dlmap_version_compare(request->max_version, newest) < 0
                       ? request->max_version
                       : newest;
+  if (plan->structure == DLMAP_STRUCT_VERSIONED && dlmap_profile_current()->stamp_fixed) {
+    plan->version = dlmap_profile_current()->stamp;
+  }
   return DLMAP_OK;
 }
 
@@ -98,7 +102,7 @@ static int32_t validate(const dlmap_array *array, export_plan *plan, dlmap_error
 }
 
 /* 3. The target device: dl_device, or the array's own; the profile says which device types dl_device may name
- * (and whether device type 0, being falsy, means no dl_device). */
+ * (and whether device type 0, being falsy, means no dl_device, and whether host memory is device 0 only). */
 static int32_t choose_target(const dlmap_array *array, const dlmap_export_request *request, export_plan *plan,
                              dlmap_error *err) {
   plan->target = plan->source;
@@ -109,6 +113,10 @@ static int32_t choose_target(const dlmap_array *array, const dlmap_export_reques
   const dlmap_device_info *target = dlmap_device_type_find(request->dl_device_type);
   if (target == NULL || !dlmap__export_accepts_target(request->dl_device_type, array->device_type)) {
     return dlmap_raise_export_unsupported_device_type(err, request->dl_device_type);
+  }
+  const bool own = request->dl_device_type == array->device_type && request->dl_device_id == array->device_id;
+  if (dlmap_profile_current()->host_id_zero && dlmap__on_host(target) && request->dl_device_id != 0 && !own) {
+    return dlmap_raise_export_host_id_not_zero(err, request->dl_device_type, request->dl_device_id);
   }
   if (request->dl_device_id < 0) {
     dlmap_platform_status platform_status; /* the count the message states is the runtime's, not a guess */
@@ -122,8 +130,12 @@ static int32_t choose_target(const dlmap_array *array, const dlmap_export_reques
 }
 
 /* 4. The stream, read by the target device type's convention. The profile's stream policy decides what a value the
- * convention forbids is: an error (validate), or a host wait (pass_through: always correct, never an error). */
+ * convention forbids is: an error (validate), or a host wait (pass_through: always correct, never an error); or
+ * refuses every stream but None whatever the convention (none_only). */
 static int32_t read_stream(const dlmap_export_request *request, export_plan *plan, dlmap_error *err) {
+  if (request->has_stream && dlmap_profile_current()->stream == DLMAP_STREAM_POLICY_NONE_ONLY) {
+    return dlmap_raise_stream_not_none(err, request->stream);
+  }
   const bool pass_through = dlmap_profile_current()->stream == DLMAP_STREAM_POLICY_PASS_THROUGH;
   const int32_t status = dlmap_stream_classify(plan->target->value, request->has_stream, request->stream, &plan->stream,
                                                pass_through ? NULL : err);

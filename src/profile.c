@@ -16,11 +16,14 @@
 #define DLMAP_PROFILE_HOST_STREAM_AS_GIVEN false
 #define DLMAP_PROFILE_LAYOUT_REFUSE true
 #define DLMAP_PROFILE_LAYOUT_COPY false
+#define DLMAP_PROFILE_HOST_ID_ZERO true
+#define DLMAP_PROFILE_HOST_ID_ANY false
 
 /* profile.inc holds five kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
 #define DLMAP_PROFILE(name_, doc_, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
-                      REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_, ...) \
+                      REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_,     \
+                      stamp_fixed_, stamp_major, stamp_minor, HOST_ID, ...)                                        \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -38,6 +41,9 @@
       .alignment = alignment_,                                                                                     \
       .whole_bytes = whole_bytes_,                                                                                 \
       .scalar = scalar_,                                                                                           \
+      .stamp_fixed = stamp_fixed_,                                                                                 \
+      .stamp = {.major = stamp_major, .minor = stamp_minor},                                                       \
+      .host_id_zero = DLMAP_PROFILE_HOST_ID_##HOST_ID,                                                             \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"

@@ -21,7 +21,8 @@ typedef enum dlmap_version_gating {
 /* export.stream: what a stream value the device type's convention forbids does. */
 typedef enum dlmap_stream_policy {
   DLMAP_STREAM_POLICY_VALIDATE = 0,    /* stream_invalid */
-  DLMAP_STREAM_POLICY_PASS_THROUGH = 1 /* accepted; the host waits for the producer instead (JAX: unchecked) */
+  DLMAP_STREAM_POLICY_PASS_THROUGH = 1, /* accepted; the host waits for the producer instead (JAX: unchecked) */
+  DLMAP_STREAM_POLICY_NONE_ONLY = 2     /* any stream but None: stream_not_none, on every device type */
 } dlmap_stream_policy;
 
 /* import.request: how a Python consumer calls a producer's __dlpack__. */
@@ -51,6 +52,11 @@ typedef struct dlmap_profile_info {
   uint64_t alignment;                  /* bytes the first element needs for a view (0: none), else a copy */
   bool whole_bytes;                    /* dtypes whose bits are not a multiple of 8 are refused */
   bool scalar;                         /* lanes != 1 is refused */
+  /* export, optional keys (issue 27) */
+  bool stamp_fixed;                    /* export.stamp "M.m": every versioned tensor is stamped stamp, else negotiated */
+  dlmap_version stamp;                 /* with stamp_fixed: the version; else {0, 0} */
+  bool host_id_zero;                   /* export.dl_device.host_id zero: a host-memory dl_device id other than 0 is
+                                          export_host_id_not_zero (else the host is one device whatever its id) */
 } dlmap_profile_info;
 
 /* The profile this library was generated with. Never NULL. */

@@ -346,7 +346,9 @@ def expectation(rules, request, source):
         else:
             (must if request.copy is False else may).append("export_copy_to_device_forbidden")
             may += ["platform_unavailable", "export_unsupported_device_type"]
-    if request.stream is not None and target in rules.devices and not rules.stream_allowed(target, request.stream):
+    if request.stream is not None and rules.profile["export"]["stream"] == "none_only":
+        must.append("stream_not_none")  # every stream but None, whatever the convention
+    elif request.stream is not None and target in rules.devices and not rules.stream_allowed(target, request.stream):
         if rules.profile["export"]["stream"] == "validate":
             must.append("stream_invalid")
     answer = rules.profile_answer(request.max_version)

@@ -1,0 +1,55 @@
+# dlmap Python binding tests — export_keys_test: the module over tests/spec_extension:export_keys (array_api plus the
+# optional export keys of issue 27, set as NumPy 2.x exports, and NumPy's texts for the argument type errors).
+"""Each case fails without its key or its catalogue error: array_api stamps min(max_version, current), takes any host
+id, validates streams by convention and raises one argument_type_invalid text for every argument."""
+
+import sys
+import unittest
+
+import dlmap
+import testing
+
+
+class ExportKeysTest(testing.DlmapTestCase):
+
+    def test_profile(self):
+        self.assertEqual(dlmap.profile(), "export_keys")
+
+    def test_versioned_capsules_are_stamped_1_0(self):
+        a = dlmap.empty(3, "float32")
+        for requested in [(1, 0), (1, 1), testing.CURRENT, (1, 99), (2, 0)]:
+            v = testing.versioned_tensor(a.__dlpack__(max_version=requested))
+            self.assertEqual((v.version.major, v.version.minor), (1, 0), requested)
+
+    def test_host_device_id_other_than_zero(self):
+        a = dlmap.empty(3, "float32")
+        self.assertRaisesExactly(BufferError, "unsupported device requested", a.__dlpack__, dl_device=(1, 1))
+        self.assertEqual(testing.capsule_name(a.__dlpack__(dl_device=(1, 0))), "dltensor")
+
+    def test_every_stream_but_none(self):
+        a = dlmap.empty(3, "float32")
+        for stream in (-1, 0, 1, 5):
+            self.assertRaisesExactly(ValueError, "NumPy only supports stream=None.", a.__dlpack__, stream=stream)
+        self.assertEqual(testing.capsule_name(a.__dlpack__(stream=None)), "dltensor")
+
+    def test_argument_type_errors_per_argument(self):
+        a = dlmap.empty(3, "float32")
+        for kwargs, cls, error_id, message in [
+                ({"max_version": "1.0"}, TypeError, "argument_type_max_version",
+                 "max_version must be None or a tuple with two elements."),
+                ({"max_version": (1, 0, 0)}, TypeError, "argument_type_max_version",
+                 "max_version must be None or a tuple with two elements."),
+                ({"dl_device": "cpu"}, TypeError, "argument_type_dl_device", "dl_device must be a tuple"),
+                ({"copy": "yes"}, ValueError, "argument_type_copy",
+                 "strings are not allowed for 'copy' keyword. Use True/False/None instead."),
+                ({"stream": "0"}, ValueError, "argument_type_stream", "NumPy only supports stream=None.")]:
+            with self.subTest(kwargs):
+                with self.assertRaises(cls) as raised:
+                    a.__dlpack__(**kwargs)
+                self.assertIs(type(raised.exception), cls)
+                self.assertEqual(str(raised.exception), message)
+                self.assertEqual(raised.exception.dlmap_id, error_id)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1])
