@@ -30,6 +30,10 @@ MEMORY_REPORTED = {"host_pinned": ("host_pinned", "host"), "other": ("device", "
                    "any": ("host", "host_pinned", "device")}
 # Message styles a placeholder may carry, by the placeholder's type: {max_version:tuple} → (0, 4).
 STYLES = {"tuple": "version", "packed": "ints"}
+# import's optional keys (issue 27), and the words of import.ask.retry: a TypeError from the versioned __dlpack__
+# call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
+IMPORT_OPTIONAL = ("ask", "legacy_read_only")
+ASK_RETRIES = ("any_type_error", "when_defaults")
 # The C enumerator suffix (dlmap_memory_match in include/dlmap/profile.h) of each rule's memory match.
 MEMORY_MATCH_C = {"any": "ANY", "host_pinned": "PINNED", "other": "UNPINNED"}
 
@@ -82,6 +86,12 @@ class Profile:
     # error id → {kind | message | status: the profile it comes from}, for each field a profile replaces (the
     # profile itself or one it extends; codegen/profile_extends.py)
     error_origins: Dict[str, Dict[str, str]]
+    # import.ask and import.legacy_read_only (optional keys; the defaults are the behaviour before them): set by
+    # _import_ask below
+    ask_max_version: Optional[object] = None  # spec.Version the versioned call sends (current: spec.abi.current)
+    ask_retry: str = "any_type_error"         # ASK_RETRIES
+    ask_stream: bool = True                   # from_dlpack has a stream= parameter
+    legacy_read_only_import: bool = False     # a view of a legacy capsule's memory is read-only
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -174,7 +184,8 @@ def load_profile(source, body, spec, helpers, origins=None):
     # import
     imp = body["import"]
     w = h._Where(source, "profile.import")
-    h._check_keys(w, imp, ("accept", "request", "host_stream", "strides", "alignment", "whole_bytes", "scalar"))
+    h._check_keys(w, imp, ("accept", "request", "host_stream", "strides", "alignment", "whole_bytes", "scalar"),
+                  IMPORT_OPTIONAL)
     imported = device_set(w, imp, "accept", "served")
     sw = h._Where(source, "profile.import.strides")
     h._check_keys(sw, imp["strides"], ("view", "otherwise"))
@@ -201,6 +212,7 @@ def load_profile(source, body, spec, helpers, origins=None):
                       h._choice(w, imp, "host_stream", HOST_STREAMS), h._choice(sw, imp["strides"], "view", LAYOUTS),
                       h._choice(sw, imp["strides"], "otherwise", OTHERWISE), alignment,
                       h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"), {})
+    _import_ask(source, imp, spec, h, profile)
     _apply_errors(source, body.get("errors", []), spec, h)
     if origins is None:  # a body that extends nothing: its own entries
         origins = profile_extends.resolve_with_origins(body, {})[1]
@@ -275,3 +287,31 @@ def _apply_errors(source, body, spec, h):
         if "status" in entry:
             error.status = h._str(w, entry, "status", pattern=h._STATUS, what="an upper-case status word")
         error.parts = h._split_message(w, error, {p.name: p.type for p in spec.placeholders})
+
+
+def _import_ask(source, imp, spec, h, profile):
+    """import.ask {max_version, retry, stream} and import.legacy_read_only, each optional, into profile."""
+    w = h._Where(source, "profile.import")
+    profile.ask_max_version = spec.abi.current
+    if "legacy_read_only" in imp:
+        profile.legacy_read_only_import = h._bool(w, imp, "legacy_read_only")
+    if "ask" not in imp:
+        return
+    ask = imp["ask"]
+    aw = h._Where(source, "profile.import.ask")
+    h._check_keys(aw, ask, (), ("max_version", "retry", "stream"))
+    if profile.request != "versioned_first":
+        for key in ("max_version", "retry"):
+            if key in ask:
+                aw.fail("key '%s': only a versioned_first request sends max_version (import.request is %s)"
+                        % (key, profile.request))
+    if ask.get("max_version", "current") != "current":
+        version = h._version(aw, ask, "max_version", {v.version for v in spec.versions})
+        if version < spec.abi.versioned.introduced:
+            aw.fail("key 'max_version': %s is below %s (abi.versioned), where a producer answers with a legacy "
+                    "capsule; write import.request: legacy instead" % (version, spec.abi.versioned.introduced))
+        profile.ask_max_version = version
+    if "retry" in ask:
+        profile.ask_retry = h._choice(aw, ask, "retry", ASK_RETRIES)
+    if "stream" in ask:
+        profile.ask_stream = h._bool(aw, ask, "stream")

@@ -201,7 +201,7 @@ static int lookup_attr(PyObject *obj, PyObject *name, PyObject **out) {
 #endif
 }
 
-/* The max_version dlmap asks for, and the keyword-name tuples of the common calls, built once. */
+/* The max_version dlmap asks for (the profile's import.ask.max_version), and the keyword-name tuples of the common calls, built once. */
 static PyObject *current_max_version, *kw_versioned, *kw_stream;
 
 /* Producer types whose __dlpack__ rejected max_version (NumPy < 2 among them): they get the legacy call directly,
@@ -316,8 +316,12 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
 static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs) {
   (void)module;
   static char *kwlist[] = {"x", "device", "copy", "stream", NULL};
+  static char *kwlist_no_stream[] = {"x", "device", "copy", NULL};
+  /* import.ask.stream false: no stream parameter, so stream= is CPython's unexpected-keyword TypeError */
+  const bool stream_parameter = dlmap_profile_current()->ask_stream;
   PyObject *x, *device_obj = Py_None, *copy_obj = Py_None, *stream_obj = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:from_dlpack", kwlist, &x, &device_obj, &copy_obj,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, stream_parameter ? "O|$OOO:from_dlpack" : "O|$OO:from_dlpack",
+                                   stream_parameter ? kwlist : kwlist_no_stream, &x, &device_obj, &copy_obj,
                                    &stream_obj)) {
     return NULL;
   }
@@ -425,21 +429,27 @@ static int reported_device(PyObject *x, PyObject *device_method, PyObject *self,
 }
 
 /* Step 3: a capsule from __dlpack__: versioned first (max_version, stream, and dl_device and copy when asked); an old
- * producer raises TypeError on the keywords and gets a plain call. *versioned_call says which call answered. */
+ * producer raises TypeError on the keywords and gets a plain call, where the profile's import.ask.retry allows one
+ * (always, or only when dl_device and copy are None; else the TypeError propagates). *versioned_call says which call
+ * answered. */
 static PyObject *ask_producer(PyObject *x, PyObject *method, PyObject *self, const dlmap_import_request *request,
                               PyObject *copy_obj, bool has_stream, int64_t stream, bool *versioned_call) {
-  const bool ask_versioned = dlmap_profile_current()->request == DLMAP_REQUEST_VERSIONED_FIRST;
+  const dlmap_profile_info *profile = dlmap_profile_current();
+  const bool ask_versioned = profile->request == DLMAP_REQUEST_VERSIONED_FIRST;
+  const bool may_retry = profile->ask_retry_any_type_error || (!request->has_device && copy_obj == Py_None);
   PyObject *stream_arg = has_stream ? PyLong_FromLongLong((long long)stream) : Py_NewRef(Py_None);
   if (stream_arg == NULL) return NULL;
   PyObject *capsule = NULL;
-  /* A Python function whose signature has no max_version would raise TypeError before running: call it plainly. */
-  *versioned_call = ask_versioned && !is_legacy_only(Py_TYPE(x)) && !dlmap_py_rejects_max_version(method);
+  /* A Python function whose signature has no max_version would raise TypeError before running: call it plainly,
+   * where that TypeError would get a plain retry. */
+  *versioned_call =
+      ask_versioned && !(may_retry && (is_legacy_only(Py_TYPE(x)) || dlmap_py_rejects_max_version(method)));
   if (*versioned_call) {
     PyObject *dl_device = request->has_device ? device_tuple(request->device_type, request->device_id) : NULL;
     if (!request->has_device || dl_device != NULL) {
       capsule = call_dlpack(method, self, stream_arg, dl_device, copy_obj != Py_None ? copy_obj : NULL);
       Py_XDECREF(dl_device);
-      if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      if (capsule == NULL && may_retry && PyErr_ExceptionMatches(PyExc_TypeError)) {
         remember_if_legacy_only(Py_TYPE(x));
         PyErr_Clear();
         *versioned_call = false;
@@ -597,8 +607,8 @@ PyMODINIT_FUNC DLMAP_PY_INIT_FUNCTION(void) { /* PyInit_<module name> */
   }
 
   if (dlmap_py_names_init() < 0 || dlmap_py_errors_init() < 0) return NULL;
-  const dlmap_version newest = dlmap_version_current();
-  current_max_version = Py_BuildValue("(II)", newest.major, newest.minor);
+  const dlmap_version asked = dlmap_profile_current()->ask_max_version;
+  current_max_version = Py_BuildValue("(II)", asked.major, asked.minor);
   kw_versioned = PyTuple_Pack(2, dlmap_py_name.max_version, dlmap_py_name.stream);
   kw_stream = PyTuple_Pack(1, dlmap_py_name.stream);
   legacy_only_types = PySet_New(NULL);

@@ -16,11 +16,14 @@
 #define DLMAP_PROFILE_HOST_STREAM_AS_GIVEN false
 #define DLMAP_PROFILE_LAYOUT_REFUSE true
 #define DLMAP_PROFILE_LAYOUT_COPY false
+#define DLMAP_PROFILE_RETRY_ANY_TYPE_ERROR true
+#define DLMAP_PROFILE_RETRY_WHEN_DEFAULTS false
 
 /* profile.inc holds five kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
 #define DLMAP_PROFILE(name_, doc_, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
-                      REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_, ...) \
+                      REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_,     \
+                      ask_major_, ask_minor_, ASK_RETRY, ask_stream_, legacy_read_only_import_, ...)              \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -38,6 +41,10 @@
       .alignment = alignment_,                                                                                     \
       .whole_bytes = whole_bytes_,                                                                                 \
       .scalar = scalar_,                                                                                           \
+      .ask_max_version = {ask_major_, ask_minor_},                                                                 \
+      .ask_retry_any_type_error = DLMAP_PROFILE_RETRY_##ASK_RETRY,                                                 \
+      .ask_stream = ask_stream_,                                                                                   \
+      .legacy_import_read_only = legacy_read_only_import_,                                                         \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"

@@ -51,6 +51,12 @@ typedef struct dlmap_profile_info {
   uint64_t alignment;                  /* bytes the first element needs for a view (0: none), else a copy */
   bool whole_bytes;                    /* dtypes whose bits are not a multiple of 8 are refused */
   bool scalar;                         /* lanes != 1 is refused */
+  /* import.ask, import.legacy_read_only (optional keys; their defaults are the behaviour before them) */
+  dlmap_version ask_max_version;       /* the max_version a versioned_first request sends (default: the newest) */
+  bool ask_retry_any_type_error;       /* any TypeError of the versioned call gets a plain retry; false: only when
+                                        * dl_device and copy are None (else it propagates) */
+  bool ask_stream;                     /* from_dlpack takes stream= (false: the keyword is a TypeError) */
+  bool legacy_import_read_only;        /* a view of a legacy (unversioned) tensor's memory is read-only */
 } dlmap_profile_info;
 
 /* The profile this library was generated with. Never NULL. */
