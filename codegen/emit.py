@@ -400,7 +400,7 @@ def emit_error_related(spec):
 PROFILE = Row("DLMAP_PROFILE",
               "name doc OWN_TYPE FALSY_TYPE ABSENT_STRUCT GATING LEGACY_READ_ONLY STREAM OTHERWISE_ERROR REQUEST "
               "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar "
-              "ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import",
+              "ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import DEVICE_QUERY",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -427,7 +427,7 @@ def emit_profile(spec):
         p.host_stream.upper(), p.view_layout.upper(), p.otherwise_layout.upper(), p.alignment,
         c_bool(p.whole_bytes), c_bool(p.scalar),
         "%du" % p.ask_max_version.major, "%du" % p.ask_max_version.minor, p.ask_retry.upper(), c_bool(p.ask_stream),
-        c_bool(p.legacy_read_only_import))]
+        c_bool(p.legacy_read_only_import), p.device_query.upper())]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(

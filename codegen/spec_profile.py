@@ -32,8 +32,9 @@ MEMORY_REPORTED = {"host_pinned": ("host_pinned", "host"), "other": ("device", "
 STYLES = {"tuple": "version", "packed": "ints"}
 # import's optional keys (issue 27), and the words of import.ask.retry: a TypeError from the versioned __dlpack__
 # call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
-IMPORT_OPTIONAL = ("ask", "legacy_read_only")
+IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query")
 ASK_RETRIES = ("any_type_error", "when_defaults")
+DEVICE_QUERIES = ("first", "never")  # import.device_query: __dlpack_device__ before __dlpack__, or not at all
 # The C enumerator suffix (dlmap_memory_match in include/dlmap/profile.h) of each rule's memory match.
 MEMORY_MATCH_C = {"any": "ANY", "host_pinned": "PINNED", "other": "UNPINNED"}
 
@@ -92,6 +93,7 @@ class Profile:
     ask_retry: str = "any_type_error"         # ASK_RETRIES
     ask_stream: bool = True                   # from_dlpack has a stream= parameter
     legacy_read_only_import: bool = False     # a view of a legacy capsule's memory is read-only
+    device_query: str = "first"               # DEVICE_QUERIES
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -295,8 +297,17 @@ def _import_ask(source, imp, spec, h, profile):
     profile.ask_max_version = spec.abi.current
     if "legacy_read_only" in imp:
         profile.legacy_read_only_import = h._bool(w, imp, "legacy_read_only")
-    if "ask" not in imp:
-        return
+    if "device_query" in imp:
+        profile.device_query = h._choice(w, imp, "device_query", DEVICE_QUERIES)
+    if "ask" in imp:
+        _import_ask_keys(source, imp, spec, h, profile)
+    # A stream= value is read by the reported device type's stream convention: without the query there is none.
+    if profile.device_query == "never" and profile.ask_stream:
+        w.fail("key 'device_query': never needs import.ask.stream: false (a stream= value is read by the device "
+               "type __dlpack_device__ reports)")
+
+
+def _import_ask_keys(source, imp, spec, h, profile):
     ask = imp["ask"]
     aw = h._Where(source, "profile.import.ask")
     h._check_keys(aw, ask, (), ("max_version", "retry", "stream"))

@@ -92,6 +92,24 @@ class ImportAsk(SpecTestCase):
         self.imp()["ask"] = {"stream": "no"}
         self.assertRejected(PROFILE, "profile.import.ask", "stream", "must be true or false")
 
+    def test_device_query_never_reaches_the_row(self):
+        self.imp()["ask"] = {"stream": False}
+        self.imp()["device_query"] = "never"
+        loaded = self.assertLoads()
+        self.assertEqual(loaded.profile.device_query, "never")
+        self.assertIn(", NEVER, _)", self.profile_row(loaded))
+
+    def test_device_query_default_first(self):
+        self.assertIn(", FIRST, _)", self.profile_row(self.assertLoads()))
+
+    def test_device_query_unknown(self):
+        self.imp()["device_query"] = "later"
+        self.assertRejected(PROFILE, "profile.import", "device_query", "'later' is not one of first, never")
+
+    def test_device_query_never_needs_no_stream(self):
+        self.imp()["device_query"] = "never"
+        self.assertRejected(PROFILE, "profile.import", "device_query", "needs import.ask.stream: false")
+
     def test_legacy_read_only_not_a_bool(self):
         self.imp()["legacy_read_only"] = "yes"
         self.assertRejected(PROFILE, "profile.import", "legacy_read_only", "must be true or false")

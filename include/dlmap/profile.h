@@ -57,6 +57,8 @@ typedef struct dlmap_profile_info {
                                         * dl_device and copy are None (else it propagates) */
   bool ask_stream;                     /* from_dlpack takes stream= (false: the keyword is a TypeError) */
   bool legacy_import_read_only;        /* a view of a legacy (unversioned) tensor's memory is read-only */
+  bool device_query_first;             /* import.device_query: __dlpack_device__ is asked (and required) first;
+                                        * false: never asked, and a producer needs only __dlpack__ */
 } dlmap_profile_info;
 
 /* The profile this library was generated with. Never NULL. */

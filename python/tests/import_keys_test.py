@@ -1,8 +1,8 @@
 # dlmap Python binding — the optional import keys of a profile (issue 27), on //python/import_keys's module, whose
 # profile sets them as NumPy 2.x's from_dlpack behaves (python/import_keys/import_keys_profile.yaml):
-# import.ask {max_version: "1.0", retry: when_defaults, stream: false} and import.legacy_read_only: true. Each test
-# fails on a module built without its key (the defaults: the newest max_version, a retry after any TypeError, a
-# stream= parameter, legacy tensors writable).
+# import.ask {max_version: "1.0", retry: when_defaults, stream: false}, import.legacy_read_only: true and
+# import.device_query: never. Each test fails on a module built without its key (the defaults: the newest
+# max_version, a retry after any TypeError, a stream= parameter, legacy tensors writable, __dlpack_device__ first).
 import array
 import unittest
 
@@ -68,6 +68,36 @@ class AskStream(DlmapTestCase):
         p = producer()
         dlmap.from_dlpack(p, copy=None, device=None)
         self.assertEqual(p.calls[0].get("stream"), None)
+
+
+class DeviceQueryNever(DlmapTestCase):
+
+    def test_producer_without_dlpack_device(self):
+        class NoQuery:
+            def __init__(self):
+                self.p = producer()
+
+            def __dlpack__(self, **kwargs):
+                return self.p.__dlpack__(**kwargs)
+        a = dlmap.from_dlpack(NoQuery())
+        self.assertEqual(a.shape, (6,))
+
+    def test_dlpack_device_is_not_called(self):
+        p = producer()
+        p.__dlpack_device__ = lambda: (_ for _ in ()).throw(AssertionError("__dlpack_device__ called"))
+        self.assertEqual(dlmap.from_dlpack(p).device, (1, 0))
+
+    def test_without_dlpack_is_still_refused(self):
+        """The catalogue's from_dlpack_missing_methods (AttributeError, as the array_api profile leaves it)."""
+        with self.assertRaises(AttributeError):
+            dlmap.from_dlpack(object())
+
+    def test_tensor_device_is_still_checked(self):
+        """No report: the tensor's own device type meets the profile's import.accept (kDLCUDA, without CUDA here, or
+        an unknown type 99): an error, never a crash."""
+        with self.assertRaises(Exception) as raised:
+            dlmap.from_dlpack(producer(device=(99, 0)))
+        self.assertNotIsInstance(raised.exception, AssertionError)
 
 
 class LegacyReadOnly(DlmapTestCase):
