@@ -87,6 +87,17 @@ class DeviceQueryNever(DlmapTestCase):
         p.__dlpack_device__ = lambda: (_ for _ in ()).throw(AssertionError("__dlpack_device__ called"))
         self.assertEqual(dlmap.from_dlpack(p).device, (1, 0))
 
+    def test_c_type_producer(self):
+        """A C type's method descriptor (NumPy's ndarray: lookup_methods' unbound path), without its
+        __dlpack_device__ being looked up."""
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("numpy is not importable: the C-type path is not exercised")
+        source = numpy.arange(6.0)
+        a = dlmap.from_dlpack(source)
+        self.assertEqual((a.shape, a.data_ptr), ((6,), source.ctypes.data))
+
     def test_without_dlpack_is_still_refused(self):
         """The catalogue's from_dlpack_missing_methods (AttributeError, as the array_api profile leaves it)."""
         with self.assertRaises(AttributeError):
