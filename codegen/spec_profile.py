@@ -30,6 +30,11 @@ MEMORY_REPORTED = {"host_pinned": ("host_pinned", "host"), "other": ("device", "
                    "any": ("host", "host_pinned", "device")}
 # Message styles a placeholder may carry, by the placeholder's type: {max_version:tuple} → (0, 4).
 STYLES = {"tuple": "version", "packed": "ints"}
+# import's optional keys (issue 27), and the words of import.ask.retry: a TypeError from the versioned __dlpack__
+# call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
+IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query")
+ASK_RETRIES = ("any_type_error", "when_defaults")
+DEVICE_QUERIES = ("first", "never")  # import.device_query: __dlpack_device__ before __dlpack__, or not at all
 # The C enumerator suffix (dlmap_memory_match in include/dlmap/profile.h) of each rule's memory match.
 MEMORY_MATCH_C = {"any": "ANY", "host_pinned": "PINNED", "other": "UNPINNED"}
 HOST_IDS = ("any", "zero")  # export.dl_device.host_id
@@ -86,6 +91,13 @@ class Profile:
     # optional keys (issue 27), with defaults that are the behaviour before them
     stamp: Optional[object] = None  # export.stamp: a spec.Version, or None for negotiated
     host_id: str = "any"            # export.dl_device.host_id
+    # import.ask and import.legacy_read_only (optional keys; the defaults are the behaviour before them): set by
+    # _import_ask below
+    ask_max_version: Optional[object] = None  # spec.Version the versioned call sends (current: spec.abi.current)
+    ask_retry: str = "any_type_error"         # ASK_RETRIES
+    ask_stream: bool = True                   # from_dlpack has a stream= parameter
+    legacy_read_only_import: bool = False     # a view of a legacy capsule's memory is read-only
+    device_query: str = "first"               # DEVICE_QUERIES
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -179,7 +191,8 @@ def load_profile(source, body, spec, helpers, origins=None):
     # import
     imp = body["import"]
     w = h._Where(source, "profile.import")
-    h._check_keys(w, imp, ("accept", "request", "host_stream", "strides", "alignment", "whole_bytes", "scalar"))
+    h._check_keys(w, imp, ("accept", "request", "host_stream", "strides", "alignment", "whole_bytes", "scalar"),
+                  IMPORT_OPTIONAL)
     imported = device_set(w, imp, "accept", "served")
     sw = h._Where(source, "profile.import.strides")
     h._check_keys(sw, imp["strides"], ("view", "otherwise"))
@@ -207,6 +220,7 @@ def load_profile(source, body, spec, helpers, origins=None):
                       h._choice(sw, imp["strides"], "otherwise", OTHERWISE), alignment,
                       h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"), {})
     _export_options(source, export, spec, h, profile)
+    _import_ask(source, imp, spec, h, profile)
     _apply_errors(source, body.get("errors", []), spec, h)
     if origins is None:  # a body that extends nothing: its own entries
         origins = profile_extends.resolve_with_origins(body, {})[1]
@@ -307,3 +321,38 @@ def _export_options(source, export, spec, h, profile):
                    "for %s would get a tensor it cannot read)" % (stamp, start, start))
         start = r.until
     profile.stamp = stamp
+def _import_ask(source, imp, spec, h, profile):
+    """import.ask {max_version, retry, stream} and import.legacy_read_only, each optional, into profile."""
+    w = h._Where(source, "profile.import")
+    profile.ask_max_version = spec.abi.current
+    if "legacy_read_only" in imp:
+        profile.legacy_read_only_import = h._bool(w, imp, "legacy_read_only")
+    if "device_query" in imp:
+        profile.device_query = h._choice(w, imp, "device_query", DEVICE_QUERIES)
+    if "ask" in imp:
+        _import_ask_keys(source, imp, spec, h, profile)
+    # A stream= value is read by the reported device type's stream convention: without the query there is none.
+    if profile.device_query == "never" and profile.ask_stream:
+        w.fail("key 'device_query': never needs import.ask.stream: false (a stream= value is read by the device "
+               "type __dlpack_device__ reports)")
+
+
+def _import_ask_keys(source, imp, spec, h, profile):
+    ask = imp["ask"]
+    aw = h._Where(source, "profile.import.ask")
+    h._check_keys(aw, ask, (), ("max_version", "retry", "stream"))
+    if profile.request != "versioned_first":
+        for key in ("max_version", "retry"):
+            if key in ask:
+                aw.fail("key '%s': only a versioned_first request sends max_version (import.request is %s)"
+                        % (key, profile.request))
+    if ask.get("max_version", "current") != "current":
+        version = h._version(aw, ask, "max_version", {v.version for v in spec.versions})
+        if version < spec.abi.versioned.introduced:
+            aw.fail("key 'max_version': %s is below %s (abi.versioned), where a producer answers with a legacy "
+                    "capsule; write import.request: legacy instead" % (version, spec.abi.versioned.introduced))
+        profile.ask_max_version = version
+    if "retry" in ask:
+        profile.ask_retry = h._choice(aw, ask, "retry", ASK_RETRIES)
+    if "stream" in ask:
+        profile.ask_stream = h._bool(aw, ask, "stream")

@@ -201,7 +201,8 @@ static int lookup_attr(PyObject *obj, PyObject *name, PyObject **out) {
 #endif
 }
 
-/* The max_version dlmap asks for, and the keyword-name tuples of the common calls, built once. */
+/* The max_version dlmap asks for (the profile's import.ask.max_version), and the keyword-name tuples of the common
+ * calls, built once. */
 static PyObject *current_max_version, *kw_versioned, *kw_stream;
 
 /* Producer types whose __dlpack__ rejected max_version (NumPy < 2 among them): they get the legacy call directly,
@@ -271,9 +272,11 @@ static PyObject *call_dlpack(PyObject *method, PyObject *self, PyObject *stream_
 }
 
 /* x.__dlpack__ and x.__dlpack_device__ as attribute lookup finds them, as new references: 0, or 1 when either is
- * missing, or -1 with an exception. Where attribute lookup would only bind a C method of x's type to x (the generic
- * getattr, no instance dict, the type's attribute a method descriptor: NumPy's ndarray), the descriptors themselves are
- * returned and *self = x, so that no bound method is made per call; otherwise *self = NULL and they are bound.
+ * missing, or -1 with an exception (under a profile whose import.device_query is never, only __dlpack__ is looked up
+ * and needed: *device_method stays NULL). Where attribute lookup would only bind a C method of x's type to x (the
+ * generic getattr, no instance dict, the type's attribute a method descriptor: NumPy's ndarray), the descriptors
+ * themselves are returned and *self = x, so that no bound method is made per call; otherwise *self = NULL and they are
+ * bound.
  *
  * _PyType_Lookup answers with a borrowed reference, and a lookup can run Python code: a class dict holding a str
  * subclass key whose hash collides with the name compares it with its own __eq__, which may delete the attribute
@@ -282,16 +285,16 @@ static PyObject *call_dlpack(PyObject *method, PyObject *self, PyObject *stream_
  * type's __getattribute__ (or x's class) meanwhile, attribute lookup proper answers instead. */
 static int lookup_methods(PyObject *x, PyObject **method, PyObject **device_method, PyObject **self) {
   *method = *device_method = *self = NULL;
+  const bool query = dlmap_profile_current()->device_query_first;
   PyTypeObject *type = Py_TYPE(x);
   if (type->tp_getattro == PyObject_GenericGetAttr && type->tp_dictoffset == 0) {
     Py_INCREF(type);
     PyObject *m = Py_XNewRef(_PyType_Lookup(type, dlmap_py_name.dlpack));
-    PyObject *d = m != NULL && Py_IS_TYPE(m, &PyMethodDescr_Type)
-                      ? Py_XNewRef(_PyType_Lookup(type, dlmap_py_name.dlpack_device))
-                      : NULL;
+    const bool m_descriptor = m != NULL && Py_IS_TYPE(m, &PyMethodDescr_Type);
+    PyObject *d = m_descriptor && query ? Py_XNewRef(_PyType_Lookup(type, dlmap_py_name.dlpack_device)) : NULL;
     const bool unchanged = Py_TYPE(x) == type && type->tp_getattro == PyObject_GenericGetAttr;
     Py_DECREF(type);
-    if (unchanged && d != NULL && Py_IS_TYPE(d, &PyMethodDescr_Type)) {
+    if (unchanged && m_descriptor && (!query || (d != NULL && Py_IS_TYPE(d, &PyMethodDescr_Type)))) {
       *method = m;
       *device_method = d;
       *self = x;
@@ -301,7 +304,8 @@ static int lookup_methods(PyObject *x, PyObject **method, PyObject **device_meth
     Py_XDECREF(d);
   }
   if (lookup_attr(x, dlmap_py_name.dlpack, method) < 0) return -1;
-  if (*method == NULL || lookup_attr(x, dlmap_py_name.dlpack_device, device_method) < 0 || *device_method == NULL) {
+  if (*method == NULL ||
+      (query && (lookup_attr(x, dlmap_py_name.dlpack_device, device_method) < 0 || *device_method == NULL))) {
     const bool failed = PyErr_Occurred() != NULL;
     Py_CLEAR(*method);
     return failed ? -1 : 1;
@@ -316,8 +320,12 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
 static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs) {
   (void)module;
   static char *kwlist[] = {"x", "device", "copy", "stream", NULL};
+  static char *kwlist_no_stream[] = {"x", "device", "copy", NULL};
+  /* import.ask.stream false: no stream parameter, so stream= is CPython's unexpected-keyword TypeError */
+  const bool stream_parameter = dlmap_profile_current()->ask_stream;
   PyObject *x, *device_obj = Py_None, *copy_obj = Py_None, *stream_obj = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO:from_dlpack", kwlist, &x, &device_obj, &copy_obj,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, stream_parameter ? "O|$OOO:from_dlpack" : "O|$OO:from_dlpack",
+                                   stream_parameter ? kwlist : kwlist_no_stream, &x, &device_obj, &copy_obj,
                                    &stream_obj)) {
     return NULL;
   }
@@ -338,7 +346,7 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
   if (found != 0) return found < 0 ? NULL : dlmap_py_raised(dlmap_raise_from_dlpack_missing_methods(DLMAP_PY_ERR));
   PyObject *result = from_dlpack_methods(x, method, device_method, self, &request, copy_obj, has_stream, stream);
   Py_DECREF(method);
-  Py_DECREF(device_method);
+  Py_XDECREF(device_method);
   return result;
 }
 
@@ -358,7 +366,7 @@ static PyObject *from_dlpack_fast(PyObject *module, PyObject *const *args, Py_ss
   if (found != 0) return found < 0 ? NULL : dlmap_py_raise_code(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS, NULL, 0);
   PyObject *result = from_dlpack_methods(x, method, device_method, self, &request, Py_None, false, 0);
   Py_DECREF(method);
-  Py_DECREF(device_method);
+  Py_XDECREF(device_method);
   return result;
 }
 
@@ -434,21 +442,27 @@ static int reported_device(PyObject *x, PyObject *device_method, PyObject *self,
 }
 
 /* Step 3: a capsule from __dlpack__: versioned first (max_version, stream, and dl_device and copy when asked); an old
- * producer raises TypeError on the keywords and gets a plain call. *versioned_call says which call answered. */
+ * producer raises TypeError on the keywords and gets a plain call, where the profile's import.ask.retry allows one
+ * (always, or only when dl_device and copy are None; else the TypeError propagates). *versioned_call says which call
+ * answered. */
 static PyObject *ask_producer(PyObject *x, PyObject *method, PyObject *self, const dlmap_import_request *request,
                               PyObject *copy_obj, bool has_stream, int64_t stream, bool *versioned_call) {
-  const bool ask_versioned = dlmap_profile_current()->request == DLMAP_REQUEST_VERSIONED_FIRST;
+  const dlmap_profile_info *profile = dlmap_profile_current();
+  const bool ask_versioned = profile->request == DLMAP_REQUEST_VERSIONED_FIRST;
+  const bool may_retry = profile->ask_retry_any_type_error || (!request->has_device && copy_obj == Py_None);
   PyObject *stream_arg = has_stream ? PyLong_FromLongLong((long long)stream) : Py_NewRef(Py_None);
   if (stream_arg == NULL) return NULL;
   PyObject *capsule = NULL;
-  /* A Python function whose signature has no max_version would raise TypeError before running: call it plainly. */
-  *versioned_call = ask_versioned && !is_legacy_only(Py_TYPE(x)) && !dlmap_py_rejects_max_version(method);
+  /* A Python function whose signature has no max_version would raise TypeError before running: call it plainly,
+   * where that TypeError would get a plain retry. */
+  *versioned_call =
+      ask_versioned && !(may_retry && (is_legacy_only(Py_TYPE(x)) || dlmap_py_rejects_max_version(method)));
   if (*versioned_call) {
     PyObject *dl_device = request->has_device ? device_tuple(request->device_type, request->device_id) : NULL;
     if (!request->has_device || dl_device != NULL) {
       capsule = call_dlpack(method, self, stream_arg, dl_device, copy_obj != Py_None ? copy_obj : NULL);
       Py_XDECREF(dl_device);
-      if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      if (capsule == NULL && may_retry && PyErr_ExceptionMatches(PyExc_TypeError)) {
         remember_if_legacy_only(Py_TYPE(x));
         PyErr_Clear();
         *versioned_call = false;
@@ -464,6 +478,25 @@ static PyObject *ask_producer(PyObject *x, PyObject *method, PyObject *self, con
   }
   Py_DECREF(stream_arg);
   return capsule;
+}
+
+/* Step 2 and the stream, where the profile's import.device_query is first: the reported device type (checked), and
+ * the consumer's stream read by its convention (a type whose convention is `none` gets none under host_stream: none).
+ * 0, or -1 with an exception. (Under device_query never there is no stream= (the generator requires ask.stream:
+ * false), no report, and a copy on import runs on the default stream.) */
+static int device_step(PyObject *x, PyObject *device_method, PyObject *self, dlmap_import_request *request,
+                       bool *has_stream, int64_t stream, int32_t *device_type) {
+  if (reported_device(x, device_method, self, device_type) < 0) return -1;
+  if (dlmap_profile_current()->host_stream_none &&
+      dlmap_device_type_find(*device_type)->stream == DLMAP_STREAM_CONVENTION_NONE) {
+    *has_stream = false;
+  }
+  dlmap_error err;
+  if (consumer_stream(*device_type, *has_stream, stream, request, &err) != DLMAP_OK) {
+    dlmap_py_raise(&err);
+    return -1;
+  }
+  return 0;
 }
 
 /* from_dlpack once x's __dlpack__ and __dlpack_device__ are in hand as lookup_methods found them (borrowed here):
@@ -485,13 +518,11 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
     request = *request_in; /* the Python path starts afresh */
   }
 
-  int32_t device_type;
-  if (reported_device(x, device_method, self, &device_type) < 0) return NULL;
-  if (profile->host_stream_none && dlmap_device_type_find(device_type)->stream == DLMAP_STREAM_CONVENTION_NONE) {
-    has_stream = false;
+  int32_t device_type = 0;
+  if (profile->device_query_first &&
+      device_step(x, device_method, self, &request, &has_stream, stream, &device_type) < 0) {
+    return NULL;
   }
-  dlmap_error err;
-  if (consumer_stream(device_type, has_stream, stream, &request, &err) != DLMAP_OK) return dlmap_py_raise(&err);
   bool versioned_call;
   PyObject *capsule = ask_producer(x, method, self, &request, copy_obj, has_stream, stream, &versioned_call);
   if (capsule == NULL) return NULL;
@@ -499,7 +530,7 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   /* Step 4: import. The producer moved the data when it was given dl_device; otherwise import weighs its report
    * against the tensor (PyTorch reports pinned tensors as kDLCUDAHost but stores kDLCPU; other disagreements are
    * errors). */
-  if (!(versioned_call && request.has_device)) {
+  if (profile->device_query_first && !(versioned_call && request.has_device)) {
     request.has_reported_device = true;
     request.reported_device_type = device_type;
   }
@@ -606,8 +637,8 @@ PyMODINIT_FUNC DLMAP_PY_INIT_FUNCTION(void) { /* PyInit_<module name> */
   }
 
   if (dlmap_py_names_init() < 0 || dlmap_py_errors_init() < 0) return NULL;
-  const dlmap_version newest = dlmap_version_current();
-  current_max_version = Py_BuildValue("(II)", newest.major, newest.minor);
+  const dlmap_version asked = dlmap_profile_current()->ask_max_version;
+  current_max_version = Py_BuildValue("(II)", asked.major, asked.minor);
   kw_versioned = PyTuple_Pack(2, dlmap_py_name.max_version, dlmap_py_name.stream);
   kw_stream = PyTuple_Pack(1, dlmap_py_name.stream);
   legacy_only_types = PySet_New(NULL);

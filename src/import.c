@@ -198,7 +198,8 @@ static int32_t place(const producer *p, const dlmap_import_request *request, imp
   plan->alignment = request->alignment > profile->alignment ? request->alignment : profile->alignment;
   const bool aligned = plan->alignment <= 1 || !dlmap__direct_address(plan->device) || plan->extent.count == 0 ||
                        plan->first % plan->alignment == 0;
-  plan->read_only = (p->flags & DLMAP_FLAG_READ_ONLY) != 0;
+  /* A legacy tensor cannot say it is read-only; a profile with import.legacy_read_only treats it as read-only. */
+  plan->read_only = (p->flags & DLMAP_FLAG_READ_ONLY) != 0 || (!p->versioned && profile->legacy_import_read_only);
   plan->copy =
       plan->placement.kind == DLMAP__PLACE_COPY || !layout_ok || !aligned || (plan->read_only && request->writable);
   if (!plan->copy || request->copy != DLMAP_COPY_NEVER) return DLMAP_OK;

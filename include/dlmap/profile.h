@@ -57,6 +57,14 @@ typedef struct dlmap_profile_info {
   dlmap_version stamp;                 /* with stamp_fixed: the version; else {0, 0} */
   bool host_id_zero;                   /* export.dl_device.host_id zero: a host-memory dl_device id other than 0 is
                                           export_host_id_not_zero (else the host is one device whatever its id) */
+  /* import.ask, import.legacy_read_only (optional keys; their defaults are the behaviour before them) */
+  dlmap_version ask_max_version;       /* the max_version a versioned_first request sends (default: the newest) */
+  bool ask_retry_any_type_error;       /* any TypeError of the versioned call gets a plain retry; false: only when
+                                        * dl_device and copy are None (else it propagates) */
+  bool ask_stream;                     /* from_dlpack takes stream= (false: the keyword is a TypeError) */
+  bool legacy_import_read_only;        /* a view of a legacy (unversioned) tensor's memory is read-only */
+  bool device_query_first;             /* import.device_query: __dlpack_device__ is asked (and required) first;
+                                        * false: never asked, and a producer needs only __dlpack__ */
 } dlmap_profile_info;
 
 /* The profile this library was generated with. Never NULL. */

@@ -1,0 +1,119 @@
+# dlmap codegen tests — import_keys_test: the optional import keys of a profile (import.ask, import.legacy_read_only,
+# issue 27): their defaults are the behaviour before them, their values reach the profile row, and mistakes are
+# SpecErrors naming the key.
+"""Starts from the real spec (spec_rules_test's SpecTestCase: the default files re-dumped after a small change).
+
+Run by hand:  cd codegen && /usr/bin/python3 -B tests/import_keys_test.py
+Under Bazel:  bazel test //codegen/tests:import_keys_test
+"""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from spec_rules_test import SpecTestCase  # noqa: E402  (also puts codegen/ on sys.path)
+
+import emit  # noqa: E402
+
+PROFILE = "profiles/array_api.yaml"
+
+
+class ImportAsk(SpecTestCase):
+
+    def imp(self):
+        return self.docs[PROFILE]["profile"]["import"]
+
+    def profile_row(self, loaded):
+        text = emit.emit_profile(loaded)
+        return next(line for line in text.splitlines() if line.startswith("DLMAP_PROFILE(\""))
+
+    def test_defaults_are_todays_behaviour(self):
+        loaded = self.assertLoads()
+        p = loaded.profile
+        self.assertEqual(p.ask_max_version, loaded.abi.current)
+        self.assertEqual((p.ask_retry, p.ask_stream, p.legacy_read_only_import), ("any_type_error", True, False))
+        self.assertIn(", %du, %du, ANY_TYPE_ERROR, true, false, " % (p.ask_max_version.major, p.ask_max_version.minor),
+                      self.profile_row(loaded))
+
+    def test_numpy_values_reach_the_row(self):
+        self.imp()["ask"] = {"max_version": "1.0", "retry": "when_defaults", "stream": False}
+        self.imp()["legacy_read_only"] = True
+        loaded = self.assertLoads()
+        self.assertEqual(str(loaded.profile.ask_max_version), "1.0")
+        self.assertIn(", 1u, 0u, WHEN_DEFAULTS, false, true", self.profile_row(loaded))
+
+    def test_current_is_the_abi_current(self):
+        self.imp()["ask"] = {"max_version": "current"}
+        loaded = self.assertLoads()
+        self.assertEqual(loaded.profile.ask_max_version, loaded.abi.current)
+
+    def test_unknown_ask_key(self):
+        self.imp()["ask"] = {"max_versions": "1.0"}
+        self.assertRejected(PROFILE, "profile.import.ask", None, "unknown key 'max_versions'")
+
+    def test_ask_not_a_mapping(self):
+        self.imp()["ask"] = "current"
+        self.assertRejected(PROFILE, "profile.import.ask", None, "must be a mapping")
+
+    def test_unknown_retry(self):
+        self.imp()["ask"] = {"retry": "never"}
+        self.assertRejected(PROFILE, "profile.import.ask", "retry", "'never' is not one of any_type_error, when_defaults")
+
+    def test_max_version_not_listed(self):
+        self.imp()["ask"] = {"max_version": "1.9"}
+        self.assertRejected(PROFILE, "profile.import.ask", "max_version", "not listed under versions")
+
+    def test_max_version_unquoted(self):
+        self.imp()["ask"] = {"max_version": 1.0}
+        self.assertRejected(PROFILE, "profile.import.ask", "max_version", "is not a version")
+
+    def test_max_version_below_versioned_abi(self):
+        self.imp()["ask"] = {"max_version": "0.8"}
+        self.assertRejected(PROFILE, "profile.import.ask", "max_version", "abi.versioned", "import.request: legacy")
+
+    def test_max_version_needs_versioned_first(self):
+        self.imp()["request"] = "legacy"
+        self.imp()["ask"] = {"max_version": "1.0"}
+        self.assertRejected(PROFILE, "profile.import.ask", "max_version", "only a versioned_first request")
+
+    def test_retry_needs_versioned_first(self):
+        self.imp()["request"] = "legacy"
+        self.imp()["ask"] = {"retry": "when_defaults"}
+        self.assertRejected(PROFILE, "profile.import.ask", "retry", "only a versioned_first request")
+
+    def test_stream_with_legacy_request(self):
+        self.imp()["request"] = "legacy"
+        self.imp()["ask"] = {"stream": False}
+        self.assertFalse(self.assertLoads().profile.ask_stream)
+
+    def test_stream_not_a_bool(self):
+        self.imp()["ask"] = {"stream": "no"}
+        self.assertRejected(PROFILE, "profile.import.ask", "stream", "must be true or false")
+
+    def test_device_query_never_reaches_the_row(self):
+        self.imp()["ask"] = {"stream": False}
+        self.imp()["device_query"] = "never"
+        loaded = self.assertLoads()
+        self.assertEqual(loaded.profile.device_query, "never")
+        self.assertIn(", NEVER, _)", self.profile_row(loaded))
+
+    def test_device_query_default_first(self):
+        self.assertIn(", FIRST, _)", self.profile_row(self.assertLoads()))
+
+    def test_device_query_unknown(self):
+        self.imp()["device_query"] = "later"
+        self.assertRejected(PROFILE, "profile.import", "device_query", "'later' is not one of first, never")
+
+    def test_device_query_never_needs_no_stream(self):
+        self.imp()["device_query"] = "never"
+        self.assertRejected(PROFILE, "profile.import", "device_query", "needs import.ask.stream: false")
+
+    def test_legacy_read_only_not_a_bool(self):
+        self.imp()["legacy_read_only"] = "yes"
+        self.assertRejected(PROFILE, "profile.import", "legacy_read_only", "must be true or false")
+
+
+if __name__ == "__main__":
+    unittest.main()

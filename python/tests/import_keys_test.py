@@ -1,0 +1,128 @@
+# dlmap Python binding — the optional import keys of a profile (issue 27), on //python/import_keys's module, whose
+# profile sets them as NumPy 2.x's from_dlpack behaves (python/import_keys/import_keys_profile.yaml):
+# import.ask {max_version: "1.0", retry: when_defaults, stream: false}, import.legacy_read_only: true and
+# import.device_query: never. Each test fails on a module built without its key (the defaults: the newest
+# max_version, a retry after any TypeError, a stream= parameter, legacy tensors writable, __dlpack_device__ first).
+import array
+import unittest
+
+import dlmap
+from testing import DlmapTestCase, Producer
+
+
+def producer(**kwargs):
+    return Producer(array.array("f", range(6)), (2, 32, 1), (6,), **kwargs)
+
+
+class AskMaxVersion(DlmapTestCase):
+
+    def test_sends_the_profiles_max_version(self):
+        p = producer()
+        dlmap.from_dlpack(p)
+        self.assertEqual(p.calls[0].get("max_version"), (1, 0))
+
+
+class AskRetry(DlmapTestCase):
+
+    def test_default_call_is_retried_plainly(self):
+        p = producer(legacy_only=True)
+        a = dlmap.from_dlpack(p)
+        self.assertEqual(a.version, (0, 0))
+        self.assertIn("max_version", p.calls[0])
+        self.assertEqual(p.calls[1], {})
+
+    def test_copy_true_propagates_the_type_error(self):
+        p = producer(legacy_only=True)
+        with self.assertRaises(TypeError) as raised:
+            dlmap.from_dlpack(p, copy=True)
+        self.assertIn("unexpected keyword argument", str(raised.exception))
+        self.assertEqual(len(p.calls), 1)
+
+    def test_device_propagates_the_type_error(self):
+        p = producer(legacy_only=True)
+        with self.assertRaises(TypeError):
+            dlmap.from_dlpack(p, device="cpu")
+        self.assertEqual(len(p.calls), 1)
+
+    def test_signature_without_max_version_is_called_when_asked_more(self):
+        """A producer whose signature cannot take max_version is not called plainly with copy=True: the versioned
+        call's TypeError comes from Python itself."""
+        class Old:
+            def __dlpack__(self, stream=None):
+                raise AssertionError("called")
+
+            def __dlpack_device__(self):
+                return (1, 0)
+        with self.assertRaises(TypeError):
+            dlmap.from_dlpack(Old(), copy=False)
+
+
+class AskStream(DlmapTestCase):
+
+    def test_stream_keyword_is_a_type_error(self):
+        with self.assertRaises(TypeError) as raised:
+            dlmap.from_dlpack(producer(), stream=None)
+        self.assertIn("stream", str(raised.exception))
+
+    def test_no_stream_is_passed(self):
+        p = producer()
+        dlmap.from_dlpack(p, copy=None, device=None)
+        self.assertEqual(p.calls[0].get("stream"), None)
+
+
+class DeviceQueryNever(DlmapTestCase):
+
+    def test_producer_without_dlpack_device(self):
+        class NoQuery:
+            def __init__(self):
+                self.p = producer()
+
+            def __dlpack__(self, **kwargs):
+                return self.p.__dlpack__(**kwargs)
+        a = dlmap.from_dlpack(NoQuery())
+        self.assertEqual(a.shape, (6,))
+
+    def test_dlpack_device_is_not_called(self):
+        p = producer()
+        p.__dlpack_device__ = lambda: (_ for _ in ()).throw(AssertionError("__dlpack_device__ called"))
+        self.assertEqual(dlmap.from_dlpack(p).device, (1, 0))
+
+    def test_c_type_producer(self):
+        """A C type's method descriptor (NumPy's ndarray: lookup_methods' unbound path), without its
+        __dlpack_device__ being looked up."""
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("numpy is not importable: the C-type path is not exercised")
+        source = numpy.arange(6.0)
+        a = dlmap.from_dlpack(source)
+        self.assertEqual((a.shape, a.data_ptr), ((6,), source.ctypes.data))
+
+    def test_without_dlpack_is_still_refused(self):
+        """The catalogue's from_dlpack_missing_methods (AttributeError, as the array_api profile leaves it)."""
+        with self.assertRaises(AttributeError):
+            dlmap.from_dlpack(object())
+
+    def test_tensor_device_is_still_checked(self):
+        """No report: the tensor's own device type meets the profile's import.accept (kDLCUDA, without CUDA here, or
+        an unknown type 99): an error, never a crash."""
+        with self.assertRaises(Exception) as raised:
+            dlmap.from_dlpack(producer(device=(99, 0)))
+        self.assertNotIsInstance(raised.exception, AssertionError)
+
+
+class LegacyReadOnly(DlmapTestCase):
+
+    def test_legacy_view_is_read_only(self):
+        a = dlmap.from_dlpack(producer(legacy_only=True))
+        self.assertEqual(a.version, (0, 0))
+        self.assertTrue(a.readonly)
+
+    def test_versioned_view_stays_writable(self):
+        a = dlmap.from_dlpack(producer())
+        self.assertEqual(a.version, (1, 3))
+        self.assertFalse(a.readonly)
+
+
+if __name__ == "__main__":
+    unittest.main()
