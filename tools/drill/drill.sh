@@ -65,8 +65,13 @@ for variant in b a c d e f; do
     bazel_drill run //docs:update >>"$log" 2>&1 || ok=0
   fi
   if [ "$ok" -eq 1 ]; then
+    # Tests tagged drill_last (the conformance checker's runs, minutes each) run on the last variant only: the variants
+    # are cumulative, so the last one's spec carries every edit, and a checker that restated a fact an earlier
+    # variant changed still fails there. Every other test runs after every variant.
+    filter="--test_tag_filters=-drill_last"
+    [ "$variant" = f ] && filter=""
     # shellcheck disable=SC2086
-    bazel_drill test --keep_going $property_flags //... >>"$log" 2>&1 || ok=0
+    bazel_drill test --keep_going $property_flags $filter //... >>"$log" 2>&1 || ok=0
   fi
   if [ "$ok" -eq 1 ] && [ "$variant" = f ]; then
     # The device type f made exchangeable, end to end in C and Python under both profiles.
