@@ -11,7 +11,7 @@ import textwrap
 
 from names import enumerator, status_enumerator, upper_snake
 from spec import placeholder_style
-from spec_profile import MEMORY_MATCH_C
+from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C
 
 def _c_header(spec):
     """The first line of every generated C file: it names the spec files it came from, so the headers of two builds
@@ -400,7 +400,8 @@ def emit_error_related(spec):
 PROFILE = Row("DLMAP_PROFILE",
               "name doc OWN_TYPE FALSY_TYPE ABSENT_STRUCT GATING LEGACY_READ_ONLY STREAM OTHERWISE_ERROR REQUEST "
               "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar stamp_fixed stamp_major stamp_minor "
-              "HOST_ID ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import DEVICE_QUERY",
+              "HOST_ID ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import DEVICE_QUERY "
+              "ask_keywords REFUSED_CAPSULE",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -428,7 +429,8 @@ def emit_profile(spec):
         c_bool(p.whole_bytes), c_bool(p.scalar), c_bool(p.stamp is not None),
         "%du" % (p.stamp.major if p.stamp else 0), "%du" % (p.stamp.minor if p.stamp else 0), p.host_id.upper(),
         "%du" % p.ask_max_version.major, "%du" % p.ask_max_version.minor, p.ask_retry.upper(), c_bool(p.ask_stream),
-        c_bool(p.legacy_read_only_import), p.device_query.upper())]
+        c_bool(p.legacy_read_only_import), p.device_query.upper(),
+        "0x%xu" % sum(1 << ASK_KEYWORDS.index(k) for k in p.ask_keywords), p.refused_capsule.upper())]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(

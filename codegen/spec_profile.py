@@ -32,9 +32,15 @@ MEMORY_REPORTED = {"host_pinned": ("host_pinned", "host"), "other": ("device", "
 STYLES = {"tuple": "version", "packed": "ints"}
 # import's optional keys (issue 27), and the words of import.ask.retry: a TypeError from the versioned __dlpack__
 # call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
-IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query")
+IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule")
 ASK_RETRIES = ("any_type_error", "when_defaults")
 DEVICE_QUERIES = ("first", "never")  # import.device_query: __dlpack_device__ before __dlpack__, or not at all
+# import.ask.keywords: the keywords of the versioned __dlpack__ call, in the C row's bit order (bit i: ASK_KEYWORDS[i]);
+# the default is the call before the key (max_version and stream always, dl_device and copy only when set)
+ASK_KEYWORDS = ("max_version", "stream", "dl_device", "copy")
+ASK_KEYWORDS_DEFAULT = ("max_version", "stream")
+REFUSED_CAPSULES = ("consume", "leave")  # import.refused_capsule: a refused capsule is renamed used_* and released, or
+# left unconsumed (its name kept, its destructor runs the deleter)
 # The C enumerator suffix (dlmap_memory_match in include/dlmap/profile.h) of each rule's memory match.
 MEMORY_MATCH_C = {"any": "ANY", "host_pinned": "PINNED", "other": "UNPINNED"}
 HOST_IDS = ("any", "zero")  # export.dl_device.host_id
@@ -98,6 +104,8 @@ class Profile:
     ask_stream: bool = True                   # from_dlpack has a stream= parameter
     legacy_read_only_import: bool = False     # a view of a legacy capsule's memory is read-only
     device_query: str = "first"               # DEVICE_QUERIES
+    ask_keywords: tuple = ASK_KEYWORDS_DEFAULT  # passed on every versioned call, None included (ASK_KEYWORDS)
+    refused_capsule: str = "consume"          # REFUSED_CAPSULES
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -329,6 +337,8 @@ def _import_ask(source, imp, spec, h, profile):
         profile.legacy_read_only_import = h._bool(w, imp, "legacy_read_only")
     if "device_query" in imp:
         profile.device_query = h._choice(w, imp, "device_query", DEVICE_QUERIES)
+    if "refused_capsule" in imp:
+        profile.refused_capsule = h._choice(w, imp, "refused_capsule", REFUSED_CAPSULES)
     if "ask" in imp:
         _import_ask_keys(source, imp, spec, h, profile)
     # A stream= value is read by the reported device type's stream convention: without the query there is none.
@@ -340,9 +350,9 @@ def _import_ask(source, imp, spec, h, profile):
 def _import_ask_keys(source, imp, spec, h, profile):
     ask = imp["ask"]
     aw = h._Where(source, "profile.import.ask")
-    h._check_keys(aw, ask, (), ("max_version", "retry", "stream"))
+    h._check_keys(aw, ask, (), ("max_version", "retry", "stream", "keywords"))
     if profile.request != "versioned_first":
-        for key in ("max_version", "retry"):
+        for key in ("max_version", "retry", "keywords"):
             if key in ask:
                 aw.fail("key '%s': only a versioned_first request sends max_version (import.request is %s)"
                         % (key, profile.request))
@@ -356,3 +366,19 @@ def _import_ask_keys(source, imp, spec, h, profile):
         profile.ask_retry = h._choice(aw, ask, "retry", ASK_RETRIES)
     if "stream" in ask:
         profile.ask_stream = h._bool(aw, ask, "stream")
+    if "keywords" in ask:
+        profile.ask_keywords = _ask_keywords(aw, ask["keywords"])
+
+
+def _ask_keywords(aw, value):
+    """import.ask.keywords: a list of distinct ASK_KEYWORDS naming max_version (the versioned call sends it)."""
+    if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
+        aw.fail("key 'keywords' must be a list of keyword names (%s)" % ", ".join(ASK_KEYWORDS))
+    for k in value:
+        if k not in ASK_KEYWORDS:
+            aw.fail("key 'keywords': %r is not one of %s" % (k, ", ".join(ASK_KEYWORDS)))
+    if len(set(value)) != len(value):
+        aw.fail("key 'keywords' lists a keyword twice")
+    if "max_version" not in value:
+        aw.fail("key 'keywords' must list max_version (the versioned call is the one that sends it)")
+    return tuple(value)

@@ -1,5 +1,6 @@
 /* dlmap Python binding — dlmap.Array: a tensor dlmap allocated or imported, with __dlpack__ / __dlpack_device__
  * over dlmap_export, its properties, and the buffer protocol for host memory (read-only honoured). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +79,8 @@ typedef struct deferred_tensor {
   } stand_in; /* first: the stand-in's address is the struct's */
   void *producer;
   bool versioned;
-  bool gil_released;    /* the import is running without the GIL */
-  bool release_pending; /* the stand-in was released meanwhile */
+  bool importing;        /* the import is running (without the GIL where it may wait on a GPU) */
+  bool release_pending;  /* the stand-in was released meanwhile */
 } deferred_tensor;
 
 static void deferred_finish(deferred_tensor *d) {
@@ -88,7 +89,7 @@ static void deferred_finish(deferred_tensor *d) {
 }
 
 static void deferred_release(deferred_tensor *d) {
-  if (d->gil_released) {
+  if (d->importing) {
     d->release_pending = true;
   } else {
     deferred_finish(d);
@@ -123,7 +124,32 @@ static int32_t import_managed(void *managed, bool versioned, const dlmap_import_
                    : dlmap_import_legacy((DLManagedTensor *)managed, request, out, err);
 }
 
+/* A stand-in for managed (deferred_tensor), or NULL without memory. For a versioned tensor of a major version dlmap
+ * does not know only the ABI-stable head is copied (the producer's struct may end there; import reads no more). */
+static deferred_tensor *stand_in_for(void *managed, bool versioned) {
+  deferred_tensor *d = calloc(1, sizeof *d);
+  if (d == NULL) return NULL;
+  d->producer = managed;
+  d->versioned = versioned;
+  if (versioned) {
+    const struct DLManagedTensorVersioned *v = (const struct DLManagedTensorVersioned *)managed;
+    const dlmap_version version = {v->version.major, v->version.minor};
+    const bool known = dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED;
+    memcpy(&d->stand_in.versioned, managed, known ? sizeof *v : offsetof(struct DLManagedTensorVersioned, dl_tensor));
+    d->stand_in.versioned.deleter = deferred_versioned_deleter;
+  } else {
+    d->stand_in.legacy = *(DLManagedTensor *)managed;
+    d->stand_in.legacy.deleter = deferred_legacy_deleter;
+  }
+  return d;
+}
+
 PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_request *request, const char *via) {
+  return dlmap_py_import_or_leave(managed, versioned, request, via, NULL);
+}
+
+PyObject *dlmap_py_import_or_leave(void *managed, bool versioned, const dlmap_import_request *request, const char *via,
+                                   bool *left) {
   bool padded = false, producer_copied = false;
   if (versioned) {
     /* Only a known major version makes `flags` trustworthy; dlmap_import_versioned rejects the others. */
@@ -135,33 +161,39 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
     }
   }
   dlmap_py_array *self = (dlmap_py_array *)dlmap_py_array_type.tp_alloc(&dlmap_py_array_type, 0);
+  /* Import in place: the imported struct must not move once its strides may point into it. GPU work (runtime
+   * start-up, copies, stream synchronisation) runs without the GIL, through a stand-in (without memory for one, with
+   * the GIL); so does every import that may leave a refused tensor to its owner (without memory: nothing is taken). */
+  const bool gpu = self != NULL && import_touches_gpu(managed, versioned, request);
+  deferred_tensor *deferred = self != NULL && (gpu || left != NULL) ? stand_in_for(managed, versioned) : NULL;
+  if (left != NULL && deferred == NULL) {
+    *left = true;
+    Py_XDECREF(self);
+    return PyErr_NoMemory();
+  }
   if (self == NULL) {
     dlmap_managed_tensor_delete(managed, versioned);
     return NULL;
   }
-  /* Import in place: the imported struct must not move once its strides may point into it. GPU work (runtime
-   * start-up, copies, stream synchronisation) runs without the GIL, through a stand-in (without memory for one, with
-   * the GIL). */
   dlmap_error err;
   int32_t status;
-  deferred_tensor *deferred = import_touches_gpu(managed, versioned, request) ? malloc(sizeof *deferred) : NULL;
   if (deferred != NULL) {
-    memset(deferred, 0, sizeof *deferred);
-    deferred->producer = managed;
-    deferred->versioned = versioned;
-    deferred->gil_released = true;
-    if (versioned) {
-      deferred->stand_in.versioned = *(struct DLManagedTensorVersioned *)managed;
-      deferred->stand_in.versioned.deleter = deferred_versioned_deleter;
+    deferred->importing = true;
+    if (gpu) {
+      Py_BEGIN_ALLOW_THREADS
+      status = import_managed(&deferred->stand_in, versioned, request, &self->imported, &err);
+      Py_END_ALLOW_THREADS
     } else {
-      deferred->stand_in.legacy = *(DLManagedTensor *)managed;
-      deferred->stand_in.legacy.deleter = deferred_legacy_deleter;
+      status = import_managed(&deferred->stand_in, versioned, request, &self->imported, &err);
     }
-    Py_BEGIN_ALLOW_THREADS
-    status = import_managed(&deferred->stand_in, versioned, request, &self->imported, &err);
-    Py_END_ALLOW_THREADS
-    deferred->gil_released = false;
-    if (deferred->release_pending) deferred_finish(deferred);
+    deferred->importing = false;
+    /* Refused: import released the stand-in, never the producer's tensor, which is left to its owner. */
+    if (status != DLMAP_OK && left != NULL) {
+      *left = true;
+      if (deferred->release_pending) free(deferred);
+    } else if (deferred->release_pending) {
+      deferred_finish(deferred);
+    }
   } else {
     status = import_managed(managed, versioned, request, &self->imported, &err);
   }

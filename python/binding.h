@@ -76,6 +76,11 @@ extern PyTypeObject dlmap_py_array_type;
  * Array. Ownership of the tensor passes in on every path: on failure its deleter has run and NULL is returned with
  * the catalogue's exception set. `via` (static text) records how the array was made. */
 PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_request *request, const char *via);
+/* dlmap_py_import, except that when left is not NULL a tensor the import refuses (or cannot take, without memory) is
+ * not released: *left = true, NULL with the exception, and the caller still owns managed (import.refused_capsule
+ * leave). A tensor that is taken is released exactly once, as by dlmap_py_import. */
+PyObject *dlmap_py_import_or_leave(void *managed, bool versioned, const dlmap_import_request *request, const char *via,
+                                   bool *left);
 
 /* Exports the array per request into *out; the export holds a reference to the array until its deleter runs.
  * -1 with the catalogue's exception set on failure (nothing allocated, no reference taken). */

@@ -150,6 +150,20 @@ static PyObject *unsupported_source(PyObject *x, int32_t device_type) {
   return NULL;
 }
 
+/* Drops dlmap's reference to a capsule it renamed used_*; first, where restore_name is not NULL (import left the
+ * tensor untaken), gives the capsule that name back, the very string it had, so that it is unconsumed again. An
+ * exception pending (the refusal) is kept aside meanwhile: the capsule's destructor may run Python code. Returns
+ * result. */
+static PyObject *give_back_capsule(PyObject *capsule, const char *restore_name, PyObject *result) {
+  PyObject *kind, *value, *traceback;
+  PyErr_Fetch(&kind, &value, &traceback);
+  /* Cannot fail: the capsule is valid (its pointer was read) and a name may be any string. */
+  if (restore_name != NULL && PyCapsule_SetName(capsule, restore_name) < 0) PyErr_Clear();
+  Py_DECREF(capsule);
+  PyErr_Restore(kind, value, traceback);
+  return result;
+}
+
 /* Takes a capsule from __dlpack__ (a new reference, consumed here) and imports it. */
 static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_import_request *request,
                                  bool producer_copied_if_flagged) {
@@ -174,13 +188,15 @@ static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_
     return dlmap_py_raise(&err);
   }
   void *managed = PyCapsule_GetPointer(capsule, name);
-  /* Renaming transfers ownership: from here dlmap calls the deleter exactly once, whatever happens. */
+  /* Renaming transfers ownership: from here dlmap calls the deleter exactly once, whatever happens — unless the
+   * profile's import.refused_capsule is leave and import refuses the tensor without taking it: then the capsule gets
+   * its own name back and stays its producer's (its destructor runs the deleter, as NumPy leaves it). */
   if (managed == NULL ||
       PyCapsule_SetName(capsule, versioned ? DLMAP_PY_CAPSULE_VERSIONED_USED : DLMAP_PY_CAPSULE_LEGACY_USED) < 0) {
     Py_DECREF(capsule);
     return NULL;
   }
-  Py_DECREF(capsule);
+  if (!dlmap_profile_current()->refused_capsule_left) Py_DECREF(capsule);
   if (versioned && producer_copied_if_flagged) {
     const struct DLManagedTensorVersioned *t = (const struct DLManagedTensorVersioned *)managed;
     const dlmap_version version = {t->version.major, t->version.minor};
@@ -188,7 +204,11 @@ static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_
       request->copy = DLMAP_COPY_IF_NEEDED; /* copy=True was honoured by the producer: no second copy */
     }
   }
-  return dlmap_py_import(managed, versioned, request, versioned ? "dltensor_versioned" : "dltensor");
+  const char *via = versioned ? "dltensor_versioned" : "dltensor";
+  if (!dlmap_profile_current()->refused_capsule_left) return dlmap_py_import(managed, versioned, request, via);
+  bool left = false;
+  PyObject *result = dlmap_py_import_or_leave(managed, versioned, request, via, &left);
+  return give_back_capsule(capsule, left ? name : NULL, result);
 }
 
 /* obj.name into *out (a new reference), or *out = NULL when obj has no such attribute: 0, or -1 with an exception. No
@@ -203,7 +223,7 @@ static int lookup_attr(PyObject *obj, PyObject *name, PyObject **out) {
 
 /* The max_version dlmap asks for (the profile's import.ask.max_version), and the keyword-name tuples of the common
  * calls, built once. */
-static PyObject *current_max_version, *kw_versioned, *kw_stream;
+static PyObject *current_max_version, *kw_stream;
 
 /* Producer types whose __dlpack__ rejected max_version (NumPy < 2 among them): they get the legacy call directly,
  * without an exception per call. Only immutable types are remembered (their methods cannot change, so every instance
@@ -247,26 +267,42 @@ static PyObject *call_method(PyObject *callable, PyObject *self, PyObject **args
   return result;
 }
 
-/* method(max_version=..., stream=stream_arg[, dl_device=...][, copy=...]) through vectorcall: no dict per call. */
-static PyObject *call_dlpack(PyObject *method, PyObject *self, PyObject *stream_arg, PyObject *dl_device,
-                             PyObject *copy) {
-  PyObject *values[6] = {NULL, NULL, current_max_version, stream_arg};
-  PyObject *names[4] = {dlmap_py_name.max_version, dlmap_py_name.stream};
-  Py_ssize_t n = 2;
-  if (dl_device != NULL) {
-    values[2 + n] = dl_device;
-    names[n++] = dlmap_py_name.dl_device;
-  }
-  if (copy != NULL) {
-    values[2 + n] = copy;
-    names[n++] = dlmap_py_name.copy;
-  }
-  PyObject *kwnames = n == 2 ? Py_NewRef(kw_versioned) : PyTuple_New(n);
+/* The keyword-name tuple of a versioned call passing the keywords in `mask` (DLMAP_ASK_KEYWORD_* bits, in bit order:
+ * max_version, stream, dl_device, copy), built once per mask: a new reference, or NULL with an exception. */
+static PyObject *versioned_kwnames(uint32_t mask) {
+  static PyObject *built[16];
+  if (built[mask] != NULL) return Py_NewRef(built[mask]);
+  PyObject *const names[4] = {dlmap_py_name.max_version, dlmap_py_name.stream, dlmap_py_name.dl_device,
+                              dlmap_py_name.copy};
+  PyObject *kwnames = PyTuple_New(__builtin_popcount(mask));
   if (kwnames == NULL) return NULL;
-  if (n > 2) {
-    for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(kwnames, i, Py_NewRef(names[i]));
+  for (Py_ssize_t bit = 0, n = 0; bit < 4; bit++) {
+    if (mask & (1u << bit)) PyTuple_SET_ITEM(kwnames, n++, Py_NewRef(names[bit]));
   }
-  PyObject *result = call_method(method, self, values + 2, 0, kwnames);
+  built[mask] = Py_NewRef(kwnames);
+  return kwnames;
+}
+
+/* The versioned call, method(max_version=..., ...) through vectorcall (no dict per call): the profile's
+ * import.ask.keywords are passed every time, None included; the others only when they carry a value (stream when
+ * has_stream, dl_device when not NULL, copy when not None). Default keywords: max_version and stream. */
+static PyObject *call_dlpack(PyObject *method, PyObject *self, PyObject *stream_arg, bool has_stream,
+                             PyObject *dl_device, PyObject *copy) {
+  PyObject *const given[4] = {current_max_version, stream_arg, dl_device != NULL ? dl_device : Py_None, copy};
+  const bool set[4] = {true, has_stream, dl_device != NULL, copy != Py_None};
+  const uint32_t always = dlmap_profile_current()->ask_keywords;
+  PyObject *values[5] = {NULL};
+  uint32_t mask = 0;
+  Py_ssize_t n = 0;
+  for (uint32_t bit = 0; bit < 4; bit++) {
+    if ((always & (1u << bit)) || set[bit]) {
+      mask |= 1u << bit;
+      values[1 + n++] = given[bit];
+    }
+  }
+  PyObject *kwnames = versioned_kwnames(mask);
+  if (kwnames == NULL) return NULL;
+  PyObject *result = call_method(method, self, values + 1, 0, kwnames);
   Py_DECREF(kwnames);
   return result;
 }
@@ -460,7 +496,7 @@ static PyObject *ask_producer(PyObject *x, PyObject *method, PyObject *self, con
   if (*versioned_call) {
     PyObject *dl_device = request->has_device ? device_tuple(request->device_type, request->device_id) : NULL;
     if (!request->has_device || dl_device != NULL) {
-      capsule = call_dlpack(method, self, stream_arg, dl_device, copy_obj != Py_None ? copy_obj : NULL);
+      capsule = call_dlpack(method, self, stream_arg, has_stream, dl_device, copy_obj);
       Py_XDECREF(dl_device);
       if (capsule == NULL && may_retry && PyErr_ExceptionMatches(PyExc_TypeError)) {
         remember_if_legacy_only(Py_TYPE(x));
@@ -639,10 +675,9 @@ PyMODINIT_FUNC DLMAP_PY_INIT_FUNCTION(void) { /* PyInit_<module name> */
   if (dlmap_py_names_init() < 0 || dlmap_py_errors_init() < 0) return NULL;
   const dlmap_version asked = dlmap_profile_current()->ask_max_version;
   current_max_version = Py_BuildValue("(II)", asked.major, asked.minor);
-  kw_versioned = PyTuple_Pack(2, dlmap_py_name.max_version, dlmap_py_name.stream);
   kw_stream = PyTuple_Pack(1, dlmap_py_name.stream);
   legacy_only_types = PySet_New(NULL);
-  if (current_max_version == NULL || kw_versioned == NULL || kw_stream == NULL || legacy_only_types == NULL) return NULL;
+  if (current_max_version == NULL || kw_stream == NULL || legacy_only_types == NULL) return NULL;
 
   PyObject *module = PyModule_Create(&module_def);
   if (module == NULL) return NULL;

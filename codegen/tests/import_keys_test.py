@@ -97,10 +97,10 @@ class ImportAsk(SpecTestCase):
         self.imp()["device_query"] = "never"
         loaded = self.assertLoads()
         self.assertEqual(loaded.profile.device_query, "never")
-        self.assertIn(", NEVER, _)", self.profile_row(loaded))
+        self.assertIn(", NEVER, ", self.profile_row(loaded))
 
     def test_device_query_default_first(self):
-        self.assertIn(", FIRST, _)", self.profile_row(self.assertLoads()))
+        self.assertIn(", FIRST, ", self.profile_row(self.assertLoads()))
 
     def test_device_query_unknown(self):
         self.imp()["device_query"] = "later"
@@ -113,6 +113,63 @@ class ImportAsk(SpecTestCase):
     def test_legacy_read_only_not_a_bool(self):
         self.imp()["legacy_read_only"] = "yes"
         self.assertRejected(PROFILE, "profile.import", "legacy_read_only", "must be true or false")
+
+
+class AskKeywords(SpecTestCase):
+    """import.ask.keywords: the keywords every versioned call passes (a bit mask in the row: max_version 1, stream 2,
+    dl_device 4, copy 8)."""
+
+    def imp(self):
+        return self.docs[PROFILE]["profile"]["import"]
+
+    def row(self):
+        return next(line for line in emit.emit_profile(self.assertLoads()).splitlines()
+                    if line.startswith("DLMAP_PROFILE(\""))
+
+    def test_default_is_max_version_and_stream(self):
+        self.assertIn(", 0x3u, CONSUME, _)", self.row())
+
+    def test_numpy_keywords_reach_the_row(self):
+        self.imp()["ask"] = {"keywords": ["dl_device", "copy", "max_version"]}
+        self.assertIn(", 0xdu, CONSUME, _)", self.row())
+
+    def test_unknown_keyword(self):
+        self.imp()["ask"] = {"keywords": ["max_version", "device"]}
+        self.assertRejected(PROFILE, "profile.import.ask", "keywords", "'device' is not one of")
+
+    def test_not_a_list(self):
+        self.imp()["ask"] = {"keywords": "max_version"}
+        self.assertRejected(PROFILE, "profile.import.ask", "keywords", "must be a list")
+
+    def test_twice(self):
+        self.imp()["ask"] = {"keywords": ["max_version", "copy", "copy"]}
+        self.assertRejected(PROFILE, "profile.import.ask", "keywords", "twice")
+
+    def test_needs_max_version(self):
+        self.imp()["ask"] = {"keywords": ["dl_device", "copy"]}
+        self.assertRejected(PROFILE, "profile.import.ask", "keywords", "must list max_version")
+
+    def test_needs_versioned_first(self):
+        self.imp()["request"] = "legacy"
+        self.imp()["ask"] = {"keywords": ["max_version"]}
+        self.assertRejected(PROFILE, "profile.import.ask", "keywords", "only a versioned_first request")
+
+
+class RefusedCapsule(SpecTestCase):
+
+    def imp(self):
+        return self.docs[PROFILE]["profile"]["import"]
+
+    def test_leave_reaches_the_row(self):
+        self.imp()["refused_capsule"] = "leave"
+        loaded = self.assertLoads()
+        self.assertEqual(loaded.profile.refused_capsule, "leave")
+        row = next(line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE(\""))
+        self.assertIn(", LEAVE, _)", row)
+
+    def test_unknown(self):
+        self.imp()["refused_capsule"] = "keep"
+        self.assertRejected(PROFILE, "profile.import", "refused_capsule", "'keep' is not one of consume, leave")
 
 
 if __name__ == "__main__":

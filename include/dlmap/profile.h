@@ -65,7 +65,17 @@ typedef struct dlmap_profile_info {
   bool legacy_import_read_only;        /* a view of a legacy (unversioned) tensor's memory is read-only */
   bool device_query_first;             /* import.device_query: __dlpack_device__ is asked (and required) first;
                                         * false: never asked, and a producer needs only __dlpack__ */
+  uint32_t ask_keywords;               /* import.ask.keywords: DLMAP_ASK_KEYWORD_* bits passed on every versioned
+                                        * call, None included; the others only when they carry a value */
+  bool refused_capsule_left;           /* import.refused_capsule leave: a capsule import refuses keeps its name and
+                                        * its destructor runs the deleter (else: renamed used_*, deleter run) */
 } dlmap_profile_info;
+
+/* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */
+#define DLMAP_ASK_KEYWORD_MAX_VERSION 0x1u
+#define DLMAP_ASK_KEYWORD_STREAM 0x2u
+#define DLMAP_ASK_KEYWORD_DL_DEVICE 0x4u
+#define DLMAP_ASK_KEYWORD_COPY 0x8u
 
 /* The profile this library was generated with. Never NULL. */
 const dlmap_profile_info *dlmap_profile_current(void);

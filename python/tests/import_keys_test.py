@@ -7,7 +7,7 @@ import array
 import unittest
 
 import dlmap
-from testing import DlmapTestCase, Producer
+from testing import DlmapTestCase, Producer, capsule_name, deleted
 
 
 def producer(**kwargs):
@@ -122,6 +122,69 @@ class LegacyReadOnly(DlmapTestCase):
         a = dlmap.from_dlpack(producer())
         self.assertEqual(a.version, (1, 3))
         self.assertFalse(a.readonly)
+
+
+class AskKeywords(DlmapTestCase):
+    """import.ask.keywords [dl_device, copy, max_version]: those three on every versioned call, None included, and no
+    stream (the default passes max_version and stream=None, and dl_device and copy only when set)."""
+
+    def test_default_call(self):
+        p = producer()
+        dlmap.from_dlpack(p)
+        self.assertEqual(p.calls, [{"dl_device": None, "copy": None, "max_version": (1, 0)}])
+
+    def test_set_values_are_passed(self):
+        p = producer()
+        dlmap.from_dlpack(p, device="cpu", copy=False)
+        self.assertEqual(p.calls, [{"dl_device": (1, 0), "copy": False, "max_version": (1, 0)}])
+
+    def test_plain_retry_still_has_no_keywords(self):
+        p = producer(legacy_only=True)
+        dlmap.from_dlpack(p)
+        self.assertEqual(p.calls[1], {})
+
+
+class RefusedCapsule(DlmapTestCase):
+    """import.refused_capsule leave: a capsule import refuses keeps its name and its destructor runs the deleter,
+    exactly once (the default renames it used_* and runs the deleter itself)."""
+
+    def refused(self, dtype=(2, 32, 1), **kwargs):
+        p = Producer(array.array("f", range(6)), dtype, (6,), reuse=True, tag="refused", **kwargs)
+        with self.assertRaises(Exception) as raised:
+            dlmap.from_dlpack(p)
+        self.assertNotIsInstance(raised.exception, AssertionError)
+        return p
+
+    def test_refusals_leave_the_capsule(self):
+        for kwargs, name in (({"version": (2, 0)}, "dltensor_versioned"), ({"ndim": 65}, "dltensor_versioned"),
+                             ({"device": (99, 0)}, "dltensor_versioned"), ({"dtype": (255, 32, 1)}, "dltensor_versioned"),
+                             ({"device": (99, 0), "legacy_only": True}, "dltensor")):
+            with self.subTest(kwargs=kwargs):
+                deleted.clear()
+                p = self.refused(**kwargs)
+                self.assertEqual(capsule_name(p._capsule), name)
+                self.assertEqual(deleted, [])  # the capsule still owns the tensor
+                p._capsule = None
+                self.assertEqual(deleted, ["refused"])
+
+    def test_a_left_capsule_refused_twice_is_released_once(self):
+        p = self.refused(version=(2, 0))
+        with self.assertRaises(BufferError):
+            dlmap.from_dlpack(p)
+        self.assertEqual(deleted, [])
+        p._capsule = None
+        self.assertEqual(deleted, ["refused"])
+
+    def test_an_imported_capsule_is_still_consumed(self):
+        for copy in (None, True):
+            with self.subTest(copy=copy):
+                deleted.clear()
+                p = producer(reuse=True, tag="taken")
+                a = dlmap.from_dlpack(p, copy=copy)
+                self.assertEqual(capsule_name(p._capsule), "used_dltensor_versioned")
+                p._capsule = None
+                del a
+                self.assertEqual(deleted, ["taken"])
 
 
 if __name__ == "__main__":
