@@ -1154,9 +1154,11 @@ class ProfileRules(SpecTestCase):
 
     def test_every_shipped_profile_loads(self):
         facts = [os.path.join(SPEC_DIR, name) for name in DEFAULT_FILES if not name.startswith("profiles/")]
-        for name in sorted(os.listdir(os.path.join(SPEC_DIR, "profiles"))):
+        shipped = sorted(os.listdir(os.path.join(SPEC_DIR, "profiles")))
+        bases = [os.path.join(SPEC_DIR, "profiles", name) for name in shipped]  # what a profile may extend
+        for name in shipped:
             with self.subTest(name):
-                loaded = spec.load(facts + [os.path.join(SPEC_DIR, "profiles", name)])
+                loaded = spec.load(facts + [os.path.join(SPEC_DIR, "profiles", name)], bases)
                 self.assertEqual(loaded.profile.name + ".yaml", name)
                 # One policy row per device type, in the device table's order, whatever the spec grows to.
                 self.assertEqual([d.value for d in loaded.profile.devices], [d.value for d in loaded.device_types])
