@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 import profile_extends
+import profile_import_allow
 
 GATINGS = ("strict", "known")
 LEGACY_READ_ONLY = ("refuse", "drop")
@@ -32,7 +33,7 @@ MEMORY_REPORTED = {"host_pinned": ("host_pinned", "host"), "other": ("device", "
 STYLES = {"tuple": "version", "packed": "ints"}
 # import's optional keys (issue 27), and the words of import.ask.retry: a TypeError from the versioned __dlpack__
 # call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
-IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule")
+IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule") + profile_import_allow.KEYS
 ASK_RETRIES = ("any_type_error", "when_defaults")
 DEVICE_QUERIES = ("first", "never")  # import.device_query: __dlpack_device__ before __dlpack__, or not at all
 # import.ask.keywords: the keywords of the versioned __dlpack__ call, in the C row's bit order (bit i: ASK_KEYWORDS[i]);
@@ -106,6 +107,11 @@ class Profile:
     device_query: str = "first"               # DEVICE_QUERIES
     ask_keywords: tuple = ASK_KEYWORDS_DEFAULT  # passed on every versioned call, None included (ASK_KEYWORDS)
     refused_capsule: str = "consume"          # REFUSED_CAPSULES
+    # import allow-lists (codegen/profile_import_allow.py; optional keys, defaults the behaviour before them)
+    import_dtypes: Optional[list] = None      # import.dtypes: [(code, bits)] a tensor may carry; None: any
+    device_names: Optional[list] = None       # import.device_names: [(name, device type)]; None: any type's name
+    device_tuples: bool = True                # import.device_tuples: device= takes a (type, id) tuple
+    unknown_flags: str = "refuse"             # import.unknown_flags
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -229,6 +235,7 @@ def load_profile(source, body, spec, helpers, origins=None):
                       h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"), {})
     _export_options(source, export, spec, h, profile)
     _import_ask(source, imp, spec, h, profile)
+    profile_import_allow.load(source, imp, spec, h, profile)
     _apply_errors(source, body.get("errors", []), spec, h)
     if origins is None:  # a body that extends nothing: its own entries
         origins = profile_extends.resolve_with_origins(body, {})[1]

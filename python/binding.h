@@ -125,6 +125,10 @@ int dlmap_py_parse_version(PyObject *obj, const char *argument, bool *has, dlmap
  * `expected` makes a value required (None is a type error) and is the type error's description of it. */
 int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names, const char *expected, bool *has,
                           int32_t *type, int32_t *id);
+/* from_dlpack's device (python/import_device.c): None; a name the profile's import.device_names lists (any device type
+ * name when it lists none) with id 0; a (device_type, device_id) tuple unless import.device_tuples is false. Other
+ * values: import_device_not_understood with their str(), or dlmap_py_parse_device's errors. */
+int dlmap_py_parse_import_device(PyObject *obj, bool *has, int32_t *type, int32_t *id);
 int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *out);
 
 /* Calls a METH_VARARGS | METH_KEYWORDS implementation with a METH_FASTCALL call's arguments, as a tuple and a dict: the

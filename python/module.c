@@ -369,8 +369,7 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
   request.allocator = &dlmap_py_allocator;
   bool has_stream;
   int64_t stream;
-  if (dlmap_py_parse_device(device_obj, "device", true, NULL, &request.has_device, &request.device_type,
-                            &request.device_id) < 0 ||
+  if (dlmap_py_parse_import_device(device_obj, &request.has_device, &request.device_type, &request.device_id) < 0 ||
       dlmap_py_parse_copy(copy_obj, "copy", &request.copy) < 0 ||
       dlmap_py_parse_stream(stream_obj, "stream", &has_stream, &stream) < 0) {
     return NULL;

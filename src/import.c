@@ -123,6 +123,12 @@ static int32_t validate(const producer *p, const dlmap_import_request *request, 
   if (profile->scalar && t->dtype.lanes != 1) {
     return fail(p, dlmap_raise_dtype_lanes_not_one(err, t->dtype.lanes));
   }
+  /* import.dtypes: before the dtype is validated, so every type the profile does not import gets one error */
+  if (!dlmap_profile_import_dtype_allowed(t->dtype)) {
+    char name[64];
+    dlmap_dtype_format(t->dtype, name, sizeof name);
+    return fail(p, dlmap_raise_dtype_not_imported(err, name));
+  }
   status = dlmap_dtype_validate(t->dtype, err);
   if (status == DLMAP_OK && p->versioned)
     status = dlmap__check_in_version(plan->device, t->dtype, p->flags, p->version, err);
@@ -325,7 +331,8 @@ int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dl
                 dlmap_raise_version_major_unsupported(err, p.version, dlmap_version_current()));
   }
   p.tensor = &tensor->dl_tensor;
-  p.flags = tensor->flags;
+  /* import.unknown_flags ignore: bits the spec does not know are dropped, as if the producer had not set them */
+  p.flags = dlmap_profile_current()->unknown_flags_ignored ? tensor->flags & DLMAP_FLAGS_KNOWN : tensor->flags;
   return import_tensor(&p, request, out, err);
 }
 

@@ -24,13 +24,16 @@
 #define DLMAP_PROFILE_DEVICE_QUERY_NEVER false
 #define DLMAP_PROFILE_REFUSED_CAPSULE_LEAVE true
 #define DLMAP_PROFILE_REFUSED_CAPSULE_CONSUME false
+#define DLMAP_PROFILE_UNKNOWN_FLAGS_IGNORE true
+#define DLMAP_PROFILE_UNKNOWN_FLAGS_REFUSE false
 
-/* profile.inc holds five kinds of rows; each table below defines the one macro it reads (the .inc gives the others
+/* profile.inc holds seven kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
 #define DLMAP_PROFILE(name_, doc_, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
                       REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_,     \
                       stamp_fixed_, stamp_major, stamp_minor, HOST_ID, ask_major_, ask_minor_, ASK_RETRY,         \
-                      ask_stream_, legacy_read_only_import_, DEVICE_QUERY, ask_keywords_, REFUSED_CAPSULE, ...)    \
+                      ask_stream_, legacy_read_only_import_, DEVICE_QUERY, ask_keywords_, REFUSED_CAPSULE,        \
+                      import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS, ...)             \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -58,6 +61,10 @@
       .device_query_first = DLMAP_PROFILE_DEVICE_QUERY_##DEVICE_QUERY,                                             \
       .ask_keywords = ask_keywords_,                                                                               \
       .refused_capsule_left = DLMAP_PROFILE_REFUSED_CAPSULE_##REFUSED_CAPSULE,                                     \
+      .import_dtypes_listed = import_dtypes_listed_,                                                               \
+      .device_names_listed = device_names_listed_,                                                                 \
+      .device_tuples = device_tuples_,                                                                             \
+      .unknown_flags_ignored = DLMAP_PROFILE_UNKNOWN_FLAGS_##UNKNOWN_FLAGS,                                         \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"
@@ -174,4 +181,33 @@ dlmap_error_origin dlmap_profile_error_origin(int32_t code) {
   size_t i = 0;
   while (i + 1 < sizeof kOrigins / sizeof kOrigins[0] && kOrigins[i].code != code) i++;
   return kOrigins[i].origin; /* the sentinel's: all NULL */
+}
+
+/* ---- import.dtypes and import.device_names ---- */
+
+#define DLMAP_PROFILE_IMPORT_DTYPE(code_, bits_, ...) {.code = code_, .bits = bits_},
+typedef struct dtype_row {
+  uint8_t code, bits;
+} dtype_row;
+static const dtype_row kImportDtypes[] = {
+#include "src/generated/profile.inc"
+    {0, 0} /* sentinel: a profile may list none (bits 0 is never a width) */
+};
+
+bool dlmap_profile_import_dtype_allowed(DLDataType dtype) {
+  if (!kProfile[0].import_dtypes_listed) return true;
+  for (size_t i = 0; i + 1 < sizeof kImportDtypes / sizeof kImportDtypes[0]; i++) {
+    if (kImportDtypes[i].code == dtype.code && kImportDtypes[i].bits == dtype.bits) return true;
+  }
+  return false;
+}
+
+#define DLMAP_PROFILE_DEVICE_NAME(name_, device_type_, ...) {.name = name_, .device_type = device_type_},
+static const dlmap_device_name kDeviceNames[] = {
+#include "src/generated/profile.inc"
+    {NULL, -1} /* sentinel: a profile may list none */
+};
+
+const dlmap_device_name *dlmap_profile_device_name_at(size_t index) {
+  return index + 1 < sizeof kDeviceNames / sizeof kDeviceNames[0] ? &kDeviceNames[index] : NULL;
 }

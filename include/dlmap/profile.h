@@ -69,6 +69,14 @@ typedef struct dlmap_profile_info {
                                         * call, None included; the others only when they carry a value */
   bool refused_capsule_left;           /* import.refused_capsule leave: a capsule import refuses keeps its name and
                                         * its destructor runs the deleter (else: renamed used_*, deleter run) */
+  /* import allow-lists (optional keys; their defaults are the behaviour before them) */
+  bool import_dtypes_listed;           /* import.dtypes: only the (code, bits) dlmap_profile_import_dtype_allowed
+                                        * lists are imported (dtype_not_imported); false: any */
+  bool device_names_listed;            /* import.device_names: from_dlpack's device= takes only the names
+                                        * dlmap_profile_device_name_at lists; false: every device type's name */
+  bool device_tuples;                  /* import.device_tuples: device= takes a (device_type, device_id) tuple */
+  bool unknown_flags_ignored;          /* import.unknown_flags ignore: flag bits the spec does not know are dropped
+                                        * from an imported versioned tensor (else flags_unknown) */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */
@@ -79,6 +87,19 @@ typedef struct dlmap_profile_info {
 
 /* The profile this library was generated with. Never NULL. */
 const dlmap_profile_info *dlmap_profile_current(void);
+
+/* import.dtypes: whether a tensor of this (code, bits) may be imported (always true when the profile lists none;
+ * lanes are import.scalar's concern). */
+bool dlmap_profile_import_dtype_allowed(DLDataType dtype);
+
+/* import.device_names: the index-th name from_dlpack's device= takes and its device type; NULL past the end (and
+ * always when device_names_listed is false). */
+typedef struct dlmap_device_name {
+  const char *name;
+  int32_t device_type;
+} dlmap_device_name;
+
+const dlmap_device_name *dlmap_profile_device_name_at(size_t index);
 
 /* What the profile does with one device type. */
 typedef struct dlmap_device_policy {

@@ -1,0 +1,67 @@
+# dlmap codegen — the profile's import allow-lists (issue 27): import.dtypes, import.device_names,
+# import.device_tuples and import.unknown_flags, each optional with a default that is the behaviour before it.
+"""Loaded by spec_profile.load_profile into the Profile (schema: the top of spec/profiles/jax.yaml).
+
+import.dtypes: any | [dtype names]      the (code, bits) a tensor may carry (others: dtype_not_imported)
+import.device_names: any | {name: type} the strings from_dlpack's device= takes (any: every device type's name)
+import.device_tuples: bool              from_dlpack's device= takes a (device_type, device_id) tuple
+import.unknown_flags: refuse | ignore   a versioned tensor's flag bits the spec does not know (flags_unknown)
+"""
+
+KEYS = ("dtypes", "device_names", "device_tuples", "unknown_flags")
+UNKNOWN_FLAGS = ("refuse", "ignore")
+
+
+def load(source, imp, spec, h, profile):
+    """Sets profile.import_dtypes (None: any; else a sorted list of (code, bits)), profile.device_names (None: any;
+    else [(name, device type value)]), profile.device_tuples and profile.unknown_flags."""
+    w = h._Where(source, "profile.import")
+    if imp.get("dtypes", "any") != "any":
+        profile.import_dtypes = _dtypes(w, imp["dtypes"], spec, h, profile)
+    if imp.get("device_names", "any") != "any":
+        profile.device_names = _device_names(w, imp["device_names"], spec, h, profile)
+    if "device_tuples" in imp:
+        profile.device_tuples = h._bool(w, imp, "device_tuples")
+    if "unknown_flags" in imp:
+        profile.unknown_flags = h._choice(w, imp, "unknown_flags", UNKNOWN_FLAGS)
+
+
+def _dtypes(w, value, spec, h, profile):
+    if not isinstance(value, list) or not value:
+        w.fail("key 'dtypes' must be 'any' or a non-empty list of dtype names, got %s" %
+               (h._type_name(value) if value != [] else "an empty list"))
+    by_name = {}
+    for code in spec.dtype_codes:
+        for width in code.widths:
+            for text in ([width.name] if width.name else []) + width.aliases:
+                by_name[h._fold(spec.lookup, "dtypes", text)] = (code.value, width.bits)
+    found = []
+    for item in value:
+        key = h._fold(spec.lookup, "dtypes", item) if isinstance(item, str) else None
+        if key not in by_name:
+            w.fail("key 'dtypes': %r is not a dtype name of the spec (spec/dtypes.yaml)" % (item,))
+        if by_name[key] in found:
+            w.fail("key 'dtypes': %r names (code %d, %d bits) a second time" % ((item,) + by_name[key]))
+        if profile.whole_bytes and by_name[key][1] % 8:
+            w.fail("key 'dtypes': %s has %d bits, which import.whole_bytes refuses" % (item, by_name[key][1]))
+        found.append(by_name[key])
+    return sorted(found)
+
+
+def _device_names(w, value, spec, h, profile):
+    if not isinstance(value, dict) or not value:
+        w.fail("key 'device_names' must be 'any' or a non-empty mapping of name: device type, got %s" %
+               h._type_name(value))
+    names = []
+    for name, device in value.items():
+        if not isinstance(name, str) or not name:
+            w.fail("key 'device_names': %r is not a name (a non-empty string)" % (name,))
+        found = h.device_by_name(spec.device_types, spec.lookup, device) if isinstance(device, str) else \
+            next((d for d in spec.device_types if d.value == device and not isinstance(device, bool)), None)
+        if found is None:
+            w.fail("key 'device_names': %s: unknown device type %r" % (name, device))
+        policy = next(d for d in profile.devices if d.value == found.value)
+        if not policy.import_accepted:
+            w.fail("key 'device_names': %s names %s, which import.accept does not list" % (name, found.name))
+        names.append((name, found.value))
+    return names

@@ -1,0 +1,110 @@
+# dlmap codegen tests — import_allow_test: the import allow-lists of a profile (import.dtypes, import.device_names,
+# import.device_tuples, import.unknown_flags; issue 27): their defaults are the behaviour before them, their values
+# reach the profile rows, and mistakes are SpecErrors naming the key.
+"""Starts from the real spec (spec_rules_test's SpecTestCase: the default files re-dumped after a small change).
+
+Run by hand:  cd codegen && /usr/bin/python3 -B tests/import_allow_test.py
+Under Bazel:  bazel test //codegen/tests:import_allow_test
+"""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from spec_rules_test import SpecTestCase  # noqa: E402  (also puts codegen/ on sys.path)
+
+import emit  # noqa: E402
+
+PROFILE = "profiles/array_api.yaml"
+
+
+class ImportAllow(SpecTestCase):
+
+    def imp(self):
+        return self.docs[PROFILE]["profile"]["import"]
+
+    def rows(self, loaded, macro):
+        return [line for line in emit.emit_profile(loaded).splitlines() if line.startswith(macro + "(")]
+
+    def profile_row(self, loaded):
+        return self.rows(loaded, "DLMAP_PROFILE")[0]
+
+    def test_defaults_are_todays_behaviour(self):
+        loaded = self.assertLoads()
+        p = loaded.profile
+        self.assertEqual((p.import_dtypes, p.device_names, p.device_tuples, p.unknown_flags),
+                         (None, None, True, "refuse"))
+        self.assertIn(", FIRST, false, false, true, REFUSE, ", self.profile_row(loaded))
+        self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_DTYPE"), [])
+        self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_DEVICE_NAME"), [])
+
+    def test_any_is_the_default(self):
+        self.imp()["dtypes"] = "any"
+        self.imp()["device_names"] = "any"
+        p = self.assertLoads().profile
+        self.assertEqual((p.import_dtypes, p.device_names), (None, None))
+
+    def test_numpy_values_reach_the_rows(self):
+        self.imp()["dtypes"] = ["bool", "f32", "complex128"]  # names and aliases, in any order
+        self.imp()["device_names"] = {"cpu": "kDLCPU"}
+        self.imp()["device_tuples"] = False
+        self.imp()["unknown_flags"] = "ignore"
+        loaded = self.assertLoads()
+        self.assertEqual(loaded.profile.import_dtypes, [(2, 32), (5, 128), (6, 8)])
+        self.assertIn(", true, true, false, IGNORE, ", self.profile_row(loaded))
+        self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_DTYPE"),
+                         ["DLMAP_PROFILE_IMPORT_DTYPE(2u, 32u, _)", "DLMAP_PROFILE_IMPORT_DTYPE(5u, 128u, _)",
+                          "DLMAP_PROFILE_IMPORT_DTYPE(6u, 8u, _)"])
+        self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_DEVICE_NAME"), ['DLMAP_PROFILE_DEVICE_NAME("cpu", 1, _)'])
+
+    def test_device_name_by_value(self):
+        self.imp()["device_names"] = {"host": 1}
+        self.assertEqual(self.assertLoads().profile.device_names, [("host", 1)])
+
+    def test_unknown_dtype_name(self):
+        self.imp()["dtypes"] = ["float32", "float31"]
+        self.assertRejected(PROFILE, "profile.import", "dtypes", "'float31' is not a dtype name")
+
+    def test_dtype_twice(self):
+        self.imp()["dtypes"] = ["float32", "f32"]
+        self.assertRejected(PROFILE, "profile.import", "dtypes", "'f32' names (code 2, 32 bits) a second time")
+
+    def test_dtypes_empty(self):
+        self.imp()["dtypes"] = []
+        self.assertRejected(PROFILE, "profile.import", "dtypes", "an empty list")
+
+    def test_dtypes_not_a_list(self):
+        self.imp()["dtypes"] = "float32"
+        self.assertRejected(PROFILE, "profile.import", "dtypes", "must be 'any' or a non-empty list")
+
+    def test_sub_byte_dtype_with_whole_bytes(self):
+        self.imp()["whole_bytes"] = True
+        self.imp()["dtypes"] = ["int4"]
+        self.assertRejected(PROFILE, "profile.import", "dtypes", "int4 has 4 bits", "import.whole_bytes")
+
+    def test_unknown_device_type(self):
+        self.imp()["device_names"] = {"cpu": "kDLNowhere"}
+        self.assertRejected(PROFILE, "profile.import", "device_names", "unknown device type 'kDLNowhere'")
+
+    def test_device_name_not_accepted(self):
+        self.imp()["accept"] = ["kDLCPU"]
+        self.imp()["device_names"] = {"cuda": "kDLCUDA"}
+        self.assertRejected(PROFILE, "profile.import", "device_names", "import.accept does not list")
+
+    def test_device_names_not_a_mapping(self):
+        self.imp()["device_names"] = ["cpu"]
+        self.assertRejected(PROFILE, "profile.import", "device_names", "must be 'any' or a non-empty mapping")
+
+    def test_device_tuples_not_a_bool(self):
+        self.imp()["device_tuples"] = "no"
+        self.assertRejected(PROFILE, "profile.import", "device_tuples", "must be true or false")
+
+    def test_unknown_flags_word(self):
+        self.imp()["unknown_flags"] = "drop"
+        self.assertRejected(PROFILE, "profile.import", "unknown_flags", "'drop' is not one of refuse, ignore")
+
+
+if __name__ == "__main__":
+    unittest.main()
