@@ -15,6 +15,7 @@ static const struct {
     {"dl_device", dlmap_raise_argument_type_dl_device},
     {"copy", dlmap_raise_argument_type_copy},
     {"stream", dlmap_raise_argument_type_stream},
+    {"__dlpack__() result", dlmap_raise_argument_type_dlpack_result},
 };
 
 PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got) {
