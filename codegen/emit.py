@@ -400,7 +400,7 @@ def emit_error_related(spec):
 PROFILE = Row("DLMAP_PROFILE",
               "name doc OWN_TYPE FALSY_TYPE ABSENT_STRUCT GATING LEGACY_READ_ONLY STREAM OTHERWISE_ERROR REQUEST "
               "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar stamp_fixed stamp_major stamp_minor "
-              "HOST_ID ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import DEVICE_QUERY",
+              "HOST_ID ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import DEVICE_QUERY MAX_VERSION_NEGATIVE",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -428,7 +428,7 @@ def emit_profile(spec):
         c_bool(p.whole_bytes), c_bool(p.scalar), c_bool(p.stamp is not None),
         "%du" % (p.stamp.major if p.stamp else 0), "%du" % (p.stamp.minor if p.stamp else 0), p.host_id.upper(),
         "%du" % p.ask_max_version.major, "%du" % p.ask_max_version.minor, p.ask_retry.upper(), c_bool(p.ask_stream),
-        c_bool(p.legacy_read_only_import), p.device_query.upper())]
+        c_bool(p.legacy_read_only_import), p.device_query.upper(), p.max_version_negative.upper())]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(

@@ -34,6 +34,7 @@ STYLES = {"tuple": "version", "packed": "ints"}
 # call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
 IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query")
 ASK_RETRIES = ("any_type_error", "when_defaults")
+MAX_VERSION_NEGATIVES = ("refuse", "zero")  # export.max_version.negative: a negative major/minor refused or read as 0
 DEVICE_QUERIES = ("first", "never")  # import.device_query: __dlpack_device__ before __dlpack__, or not at all
 # The C enumerator suffix (dlmap_memory_match in include/dlmap/profile.h) of each rule's memory match.
 MEMORY_MATCH_C = {"any": "ANY", "host_pinned": "PINNED", "other": "UNPINNED"}
@@ -98,6 +99,7 @@ class Profile:
     ask_stream: bool = True                   # from_dlpack has a stream= parameter
     legacy_read_only_import: bool = False     # a view of a legacy capsule's memory is read-only
     device_query: str = "first"               # DEVICE_QUERIES
+    max_version_negative: str = "refuse"      # export.max_version.negative: MAX_VERSION_NEGATIVES
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -153,7 +155,7 @@ def load_profile(source, body, spec, helpers, origins=None):
     targets = device_set(dw, export["dl_device"], "accept", "served")
     sources = device_set(w, export, "sources", "any")
     mw = h._Where(source, "profile.export.max_version")
-    h._check_keys(mw, export["max_version"], ("absent", "ranges"))
+    h._check_keys(mw, export["max_version"], ("absent", "ranges"), ("negative",))
     absent = h._choice(mw, export["max_version"], "absent", ("legacy", "versioned"))
     ranges = _ranges(source, export["max_version"]["ranges"], spec, h, error_id)
 
@@ -220,6 +222,8 @@ def load_profile(source, body, spec, helpers, origins=None):
                       h._choice(sw, imp["strides"], "otherwise", OTHERWISE), alignment,
                       h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"), {})
     _export_options(source, export, spec, h, profile)
+    if "negative" in export["max_version"]:
+        profile.max_version_negative = h._choice(mw, export["max_version"], "negative", MAX_VERSION_NEGATIVES)
     _import_ask(source, imp, spec, h, profile)
     _apply_errors(source, body.get("errors", []), spec, h)
     if origins is None:  # a body that extends nothing: its own entries

@@ -22,13 +22,15 @@
 #define DLMAP_PROFILE_RETRY_WHEN_DEFAULTS false
 #define DLMAP_PROFILE_DEVICE_QUERY_FIRST true
 #define DLMAP_PROFILE_DEVICE_QUERY_NEVER false
+#define DLMAP_PROFILE_NEGATIVE_ZERO true
+#define DLMAP_PROFILE_NEGATIVE_REFUSE false
 
 /* profile.inc holds five kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
 #define DLMAP_PROFILE(name_, doc_, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
                       REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_,     \
                       stamp_fixed_, stamp_major, stamp_minor, HOST_ID, ask_major_, ask_minor_, ASK_RETRY,         \
-                      ask_stream_, legacy_read_only_import_, DEVICE_QUERY, ...)                                    \
+                      ask_stream_, legacy_read_only_import_, DEVICE_QUERY, MAX_VERSION_NEGATIVE, ...)              \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -54,6 +56,7 @@
       .ask_stream = ask_stream_,                                                                                   \
       .legacy_import_read_only = legacy_read_only_import_,                                                         \
       .device_query_first = DLMAP_PROFILE_DEVICE_QUERY_##DEVICE_QUERY,                                             \
+      .max_version_negative_zero = DLMAP_PROFILE_NEGATIVE_##MAX_VERSION_NEGATIVE,                                  \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"

@@ -97,10 +97,10 @@ class ImportAsk(SpecTestCase):
         self.imp()["device_query"] = "never"
         loaded = self.assertLoads()
         self.assertEqual(loaded.profile.device_query, "never")
-        self.assertIn(", NEVER, _)", self.profile_row(loaded))
+        self.assertIn(", NEVER, REFUSE, _)", self.profile_row(loaded))
 
     def test_device_query_default_first(self):
-        self.assertIn(", FIRST, _)", self.profile_row(self.assertLoads()))
+        self.assertIn(", FIRST, REFUSE, _)", self.profile_row(self.assertLoads()))
 
     def test_device_query_unknown(self):
         self.imp()["device_query"] = "later"

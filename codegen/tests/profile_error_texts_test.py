@@ -1,6 +1,7 @@
 # dlmap codegen tests — profile_error_texts_test: the catalogue errors a profile needs to word NumPy 2.x's import
 # refusals (issue 27: N-I8, N-I11, N-I11b, N-I18, N-I19) — the placeholders and the error of its own they rely on,
-# the catalogue's own texts unchanged, and spec/profiles/numpy.yaml's overrides accepted.
+# the catalogue's own texts unchanged, and spec/profiles/numpy.yaml's overrides accepted; and the optional key
+# export.max_version.negative (N-E4a: NumPy exports max_version=(-1, 0) as legacy).
 """Starts from the real spec (spec_rules_test's SpecTestCase: the default files re-dumped after a small change).
 
 Run by hand:  cd codegen && /usr/bin/python3 -B tests/profile_error_texts_test.py
@@ -17,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from spec_rules_test import SPEC_DIR, SpecTestCase  # noqa: E402  (also puts codegen/ on sys.path)
 
+import emit  # noqa: E402
 import spec  # noqa: E402
 
 PROFILE = "profiles/array_api.yaml"
@@ -73,6 +75,29 @@ class ErrorTexts(SpecTestCase):
             {"id": "capsule_consumed", "message": "ndim {ndim}"})
         with self.assertRaises(spec.SpecError):
             self.load()
+
+
+class MaxVersionNegative(SpecTestCase):
+    """export.max_version.negative (N-E4a): refuse (the default, today's invalid_argument) or zero."""
+
+    def max_version(self):
+        return self.docs[PROFILE]["profile"]["export"]["max_version"]
+
+    def row(self, loaded):
+        return next(line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE(\""))
+
+    def test_default_is_refuse(self):
+        loaded = self.assertLoads()
+        self.assertEqual(loaded.profile.max_version_negative, "refuse")
+        self.assertTrue(self.row(loaded).endswith(", REFUSE, _)"), self.row(loaded))
+
+    def test_zero_reaches_the_row(self):
+        self.max_version()["negative"] = "zero"
+        self.assertTrue(self.row(self.assertLoads()).endswith(", ZERO, _)"))
+
+    def test_unknown_value(self):
+        self.max_version()["negative"] = "legacy"
+        self.assertRejected(PROFILE, "profile.export.max_version", "negative", "refuse", "zero")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ class ExportKeys(SpecTestCase):
         loaded = self.assertLoads()
         self.assertIsNone(loaded.profile.stamp)
         self.assertEqual(loaded.profile.host_id, "any")
-        self.assertTrue(self.profile_row(loaded).endswith(", false, 0u, 0u, ANY, _)"), self.profile_row(loaded))
+        self.assertIn(", false, 0u, 0u, ANY, ", self.profile_row(loaded))  # stamp_fixed … HOST_ID
 
     def test_negotiated_is_the_default_written_out(self):
         self.export()["stamp"] = "negotiated"
@@ -45,7 +45,7 @@ class ExportKeys(SpecTestCase):
         self.assertEqual(str(loaded.profile.stamp), "1.0")
         row = self.profile_row(loaded)
         self.assertIn("NONE_ONLY", row)
-        self.assertTrue(row.endswith(", true, 1u, 0u, ZERO, _)"), row)
+        self.assertIn(", true, 1u, 0u, ZERO, ", row)
 
     def test_stamp_must_be_a_version(self):
         self.export()["stamp"] = 1.0

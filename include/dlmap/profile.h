@@ -65,6 +65,8 @@ typedef struct dlmap_profile_info {
   bool legacy_import_read_only;        /* a view of a legacy (unversioned) tensor's memory is read-only */
   bool device_query_first;             /* import.device_query: __dlpack_device__ is asked (and required) first;
                                         * false: never asked, and a producer needs only __dlpack__ */
+  bool max_version_negative_zero;      /* export.max_version.negative zero: a negative major or minor of __dlpack__'s
+                                        * max_version reads as 0 (the ranges decide); false: invalid_argument */
 } dlmap_profile_info;
 
 /* The profile this library was generated with. Never NULL. */

@@ -7,6 +7,7 @@ import array
 import unittest
 
 import dlmap
+import testing
 from testing import DlmapTestCase, Producer, Wrap
 
 
@@ -60,6 +61,16 @@ class Ndim(DlmapTestCase):
         e = self.assertRaisesExactly(ValueError, "number of dimensions must be within [0, 64]", dlmap.from_dlpack,
                                      producer(ndim=-1))
         self.assertEqual(e.dlmap_id, "ndim_negative")
+
+
+class MaxVersionNegative(DlmapTestCase):
+    """export.max_version.negative: zero (N-E4a): a negative part reads as 0, so the ranges decide (below 1.0:
+    legacy); the array_api module's refusal is protocol_test's."""
+
+    def test_negative_major_is_legacy(self):
+        a = dlmap.from_dlpack(producer())
+        for max_version, name in [((-1, 0), "dltensor"), ((-1, 7), "dltensor"), ((1, -1), "dltensor_versioned")]:
+            self.assertEqual(testing.capsule_name(a.__dlpack__(max_version=max_version)), name)
 
 
 if __name__ == "__main__":
