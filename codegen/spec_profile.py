@@ -35,6 +35,7 @@ STYLES = {"tuple": "version", "packed": "ints"}
 # call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
 IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule") + profile_import_allow.KEYS
 ASK_RETRIES = ("any_type_error", "when_defaults")
+MAX_VERSION_NEGATIVES = ("refuse", "zero")  # export.max_version.negative: a negative major/minor refused or read as 0
 DEVICE_QUERIES = ("first", "never")  # import.device_query: __dlpack_device__ before __dlpack__, or not at all
 # import.ask.keywords: the keywords of the versioned __dlpack__ call, in the C row's bit order (bit i: ASK_KEYWORDS[i]);
 # the default is the call before the key (max_version and stream always, dl_device and copy only when set)
@@ -112,6 +113,7 @@ class Profile:
     device_names: Optional[list] = None       # import.device_names: [(name, device type)]; None: any type's name
     device_tuples: bool = True                # import.device_tuples: device= takes a (type, id) tuple
     unknown_flags: str = "refuse"             # import.unknown_flags
+    max_version_negative: str = "refuse"      # export.max_version.negative: MAX_VERSION_NEGATIVES
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -167,7 +169,7 @@ def load_profile(source, body, spec, helpers, origins=None):
     targets = device_set(dw, export["dl_device"], "accept", "served")
     sources = device_set(w, export, "sources", "any")
     mw = h._Where(source, "profile.export.max_version")
-    h._check_keys(mw, export["max_version"], ("absent", "ranges"))
+    h._check_keys(mw, export["max_version"], ("absent", "ranges"), ("negative",))
     absent = h._choice(mw, export["max_version"], "absent", ("legacy", "versioned"))
     ranges = _ranges(source, export["max_version"]["ranges"], spec, h, error_id)
 
@@ -234,6 +236,8 @@ def load_profile(source, body, spec, helpers, origins=None):
                       h._choice(sw, imp["strides"], "otherwise", OTHERWISE), alignment,
                       h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"), {})
     _export_options(source, export, spec, h, profile)
+    if "negative" in export["max_version"]:
+        profile.max_version_negative = h._choice(mw, export["max_version"], "negative", MAX_VERSION_NEGATIVES)
     _import_ask(source, imp, spec, h, profile)
     profile_import_allow.load(source, imp, spec, h, profile)
     _apply_errors(source, body.get("errors", []), spec, h)

@@ -5,7 +5,8 @@
 #include <string.h>
 
 /* The arguments whose type error is one of its own in the catalogue (argument_type_<argument>), so that a profile's
- * `errors:` can give each its own kind and text; every other argument's is argument_type_invalid. The same words. */
+ * `errors:` can give each its own kind and text (and __dlpack__'s result, argument_type_dlpack_result); every other
+ * argument's is argument_type_invalid. The same words. */
 typedef int32_t (*type_error_raise)(dlmap_error *err, const char *argument, const char *expected, const char *got);
 static const struct {
   const char *argument;
@@ -15,6 +16,7 @@ static const struct {
     {"dl_device", dlmap_raise_argument_type_dl_device},
     {"copy", dlmap_raise_argument_type_copy},
     {"stream", dlmap_raise_argument_type_stream},
+    {"__dlpack__() result", dlmap_raise_argument_type_dlpack_result},
 };
 
 PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got) {
@@ -98,6 +100,11 @@ int dlmap_py_parse_version(PyObject *obj, const char *argument, bool *has, dlmap
     return -1;
   }
   if (status < 0) return -1;
+  /* export.max_version.negative zero: a negative part reads as 0 and the profile's ranges decide */
+  if (dlmap_profile_current()->max_version_negative_zero) {
+    major = major < 0 ? 0 : major;
+    minor = minor < 0 ? 0 : minor;
+  }
   if (major < 0 || minor < 0 || major > UINT32_MAX || minor > UINT32_MAX) {
     return invalid_value(argument, "major and minor must be integers from 0 to 4294967295");
   }

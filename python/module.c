@@ -378,7 +378,10 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
   copy_obj = request.copy == DLMAP_COPY_ALWAYS ? Py_True : request.copy == DLMAP_COPY_NEVER ? Py_False : Py_None;
   PyObject *method, *device_method, *self;
   const int found = lookup_methods(x, &method, &device_method, &self);
-  if (found != 0) return found < 0 ? NULL : dlmap_py_raised(dlmap_raise_from_dlpack_missing_methods(DLMAP_PY_ERR));
+  if (found != 0) {
+    return found < 0 ? NULL
+                     : dlmap_py_raised(dlmap_raise_from_dlpack_missing_methods(DLMAP_PY_ERR, Py_TYPE(x)->tp_name));
+  }
   PyObject *result = from_dlpack_methods(x, method, device_method, self, &request, copy_obj, has_stream, stream);
   Py_DECREF(method);
   Py_XDECREF(device_method);
@@ -398,7 +401,10 @@ static PyObject *from_dlpack_fast(PyObject *module, PyObject *const *args, Py_ss
   request.allocator = &dlmap_py_allocator;
   PyObject *method, *device_method, *self;
   const int found = lookup_methods(x, &method, &device_method, &self);
-  if (found != 0) return found < 0 ? NULL : dlmap_py_raise_code(DLMAP_ERR_FROM_DLPACK_MISSING_METHODS, NULL, 0);
+  if (found != 0) {
+    return found < 0 ? NULL
+                     : dlmap_py_raised(dlmap_raise_from_dlpack_missing_methods(DLMAP_PY_ERR, Py_TYPE(x)->tp_name));
+  }
   PyObject *result = from_dlpack_methods(x, method, device_method, self, &request, Py_None, false, 0);
   Py_DECREF(method);
   Py_XDECREF(device_method);

@@ -16,7 +16,7 @@ static int32_t overflow(int32_t ndim, const int64_t *shape, const int64_t *strid
 int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype,
                            dlmap__extent *out, dlmap_error *err) {
   if (ndim < 0) {
-    return dlmap_raise_ndim_negative(err, ndim);
+    return dlmap_raise_ndim_negative(err, ndim, DLMAP_MAX_NDIM);
   }
   if (ndim > DLMAP_MAX_NDIM) {
     return dlmap_raise_ndim_too_large(err, ndim, DLMAP_MAX_NDIM);

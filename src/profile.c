@@ -26,6 +26,8 @@
 #define DLMAP_PROFILE_REFUSED_CAPSULE_CONSUME false
 #define DLMAP_PROFILE_UNKNOWN_FLAGS_IGNORE true
 #define DLMAP_PROFILE_UNKNOWN_FLAGS_REFUSE false
+#define DLMAP_PROFILE_NEGATIVE_ZERO true
+#define DLMAP_PROFILE_NEGATIVE_REFUSE false
 
 /* profile.inc holds seven kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
@@ -33,7 +35,8 @@
                       REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_,     \
                       stamp_fixed_, stamp_major, stamp_minor, HOST_ID, ask_major_, ask_minor_, ASK_RETRY,         \
                       ask_stream_, legacy_read_only_import_, DEVICE_QUERY, ask_keywords_, REFUSED_CAPSULE,        \
-                      import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS, ...)             \
+                      import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS,                  \
+                      MAX_VERSION_NEGATIVE, ...)                                                                   \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -65,6 +68,7 @@
       .device_names_listed = device_names_listed_,                                                                 \
       .device_tuples = device_tuples_,                                                                             \
       .unknown_flags_ignored = DLMAP_PROFILE_UNKNOWN_FLAGS_##UNKNOWN_FLAGS,                                         \
+      .max_version_negative_zero = DLMAP_PROFILE_NEGATIVE_##MAX_VERSION_NEGATIVE,                                  \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"

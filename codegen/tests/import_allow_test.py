@@ -36,7 +36,7 @@ class ImportAllow(SpecTestCase):
         p = loaded.profile
         self.assertEqual((p.import_dtypes, p.device_names, p.device_tuples, p.unknown_flags),
                          (None, None, True, "refuse"))
-        self.assertIn(", FIRST, false, false, true, REFUSE, ", self.profile_row(loaded))
+        self.assertIn(", FIRST, 0x3u, CONSUME, false, false, true, REFUSE, ", self.profile_row(loaded))
         self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_DTYPE"), [])
         self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_DEVICE_NAME"), [])
 

@@ -127,11 +127,11 @@ class AskKeywords(SpecTestCase):
                     if line.startswith("DLMAP_PROFILE(\""))
 
     def test_default_is_max_version_and_stream(self):
-        self.assertIn(", 0x3u, CONSUME, _)", self.row())
+        self.assertIn(", 0x3u, CONSUME, ", self.row())
 
     def test_numpy_keywords_reach_the_row(self):
         self.imp()["ask"] = {"keywords": ["dl_device", "copy", "max_version"]}
-        self.assertIn(", 0xdu, CONSUME, _)", self.row())
+        self.assertIn(", 0xdu, CONSUME, ", self.row())
 
     def test_unknown_keyword(self):
         self.imp()["ask"] = {"keywords": ["max_version", "device"]}
@@ -165,7 +165,7 @@ class RefusedCapsule(SpecTestCase):
         loaded = self.assertLoads()
         self.assertEqual(loaded.profile.refused_capsule, "leave")
         row = next(line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE(\""))
-        self.assertIn(", LEAVE, _)", row)
+        self.assertIn(", LEAVE, ", row)
 
     def test_unknown(self):
         self.imp()["refused_capsule"] = "keep"

@@ -77,6 +77,8 @@ typedef struct dlmap_profile_info {
   bool device_tuples;                  /* import.device_tuples: device= takes a (device_type, device_id) tuple */
   bool unknown_flags_ignored;          /* import.unknown_flags ignore: flag bits the spec does not know are dropped
                                         * from an imported versioned tensor (else flags_unknown) */
+  bool max_version_negative_zero;      /* export.max_version.negative zero: a negative major or minor of __dlpack__'s
+                                        * max_version reads as 0 (the ranges decide); false: invalid_argument */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */

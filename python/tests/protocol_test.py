@@ -526,8 +526,10 @@ class CapsuleTest(DlmapTestCase):
             def __dlpack_device__(self):
                 return (1, 0)
 
-        self.assertRaisesExactly(TypeError, "__dlpack__() result must be a DLPack capsule, got int", dlmap.from_dlpack,
-                                 NotACapsule())
+        e = self.assertRaisesExactly(TypeError, "__dlpack__() result must be a DLPack capsule, got int",
+                                     dlmap.from_dlpack, NotACapsule())
+        # an error of its own (argument_type_invalid's kind and text) that a profile can reword
+        self.assertEqual((e.dlmap_id, e.dlmap_code), ("argument_type_dlpack_result", 710))
 
     def test_pending_exception_survives_the_destructor(self):
         a = filled(3)
