@@ -1,9 +1,9 @@
-# dlmap Python binding — the import allow-lists of a profile (issue 27), on the numpy profile's module (//python/numpy),
-# whose profile (spec/profiles/numpy.yaml) sets import.dtypes (NumPy's 14 dtypes), import.device_names: {cpu: kDLCPU},
-# import.device_tuples: false and import.unknown_flags: ignore, with NumPy's texts. The lists are read from the YAML;
-# each test imports what a list names and is refused what it leaves out. Each fails on a module built without its key
-# (the defaults: every dtype the spec validates, every device type name and (type, id) tuples for device=, unknown
-# flag bits refused with flags_unknown).
+# dlmap Python binding — the import allow-lists of a profile (issue 27), on the numpy profile's module
+# (//python/numpy), whose profile (spec/profiles/numpy.yaml) sets import.dtypes (NumPy's 14 dtypes),
+# import.device_names: {cpu: kDLCPU}, import.device_tuples: false and import.unknown_flags: ignore, with NumPy's
+# texts. The lists are read from the YAML; each test imports what a list names and is refused what it leaves out.
+# Each fails on a module built without its key (the defaults: every dtype the spec validates, every device type name
+# and (type, id) tuples for device=, unknown flag bits refused with flags_unknown).
 import array
 import unittest
 

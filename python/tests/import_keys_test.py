@@ -1,8 +1,9 @@
 # dlmap Python binding — the optional import keys of a profile (issue 27), on the numpy profile's module
 # (//python/numpy), whose profile sets them as NumPy 2.x's from_dlpack behaves (spec/profiles/numpy.yaml):
 # import.ask {max_version: "1.0", retry: when_defaults, stream: false, keywords}, import.legacy_read_only: true,
-# import.device_query: never and import.refused_capsule: leave (the ask is read from the YAML). Each test fails on a module built without its key (the defaults: the newest
-# max_version, a retry after any TypeError, a stream= parameter, legacy tensors writable, __dlpack_device__ first).
+# import.device_query: never and import.refused_capsule: leave (the ask is read from the YAML). Each test fails on a
+# module built without its key (the defaults: the newest max_version, a retry after any TypeError, a stream=
+# parameter, legacy tensors writable, __dlpack_device__ first).
 import array
 import unittest
 

@@ -248,7 +248,8 @@ def c_header(spec, paths):
           [[c_string(p["name"]), c_string(p["type"])] for p in placeholders], "SPEC_FACTS_PLACEHOLDER_COUNT")
     table("spec_facts_error",
           ["const char *id", "int code", "const char *kind", "const char *message /* the profile's template */",
-           "const char *args[%d] /* NULL-ended */" % n_args, "const char *when /* the profile's, else the catalogue's */"],
+           "const char *args[%d] /* NULL-ended */" % n_args,
+           "const char *when /* the profile's, else the catalogue's */"],
           "spec_facts_errors",
           [[c_string(e["id"]), str(e["code"]), c_string(e["kind"]), c_string(message_template(e)),
             c_names(e.get("args", []), n_args), c_string(e.get("when", ""))] for e in errors],
