@@ -1,13 +1,17 @@
-# dlmap Python binding — the optional import keys of a profile (issue 27), on //python/import_keys's module, whose
-# profile sets them as NumPy 2.x's from_dlpack behaves (python/import_keys/import_keys_profile.yaml):
-# import.ask {max_version: "1.0", retry: when_defaults, stream: false}, import.legacy_read_only: true and
-# import.device_query: never. Each test fails on a module built without its key (the defaults: the newest
-# max_version, a retry after any TypeError, a stream= parameter, legacy tensors writable, __dlpack_device__ first).
+# dlmap Python binding — the optional import keys of a profile (issue 27), on the numpy profile's module
+# (//python/numpy), whose profile sets them as NumPy 2.x's from_dlpack behaves (spec/profiles/numpy.yaml):
+# import.ask {max_version: "1.0", retry: when_defaults, stream: false, keywords}, import.legacy_read_only: true,
+# import.device_query: never and import.refused_capsule: leave (the ask is read from the YAML). Each test fails on a
+# module built without its key (the defaults: the newest max_version, a retry after any TypeError, a stream=
+# parameter, legacy tensors writable, __dlpack_device__ first).
 import array
 import unittest
 
 import dlmap
-from testing import DlmapTestCase, Producer, capsule_name, deleted
+from testing import DlmapTestCase, Producer, capsule_name, deleted, profile_error, profile_spec
+
+ASK = profile_spec("numpy")["import"]["ask"]
+ASKED_VERSION = tuple(int(part) for part in ASK["max_version"].split("."))
 
 
 def producer(**kwargs):
@@ -19,7 +23,7 @@ class AskMaxVersion(DlmapTestCase):
     def test_sends_the_profiles_max_version(self):
         p = producer()
         dlmap.from_dlpack(p)
-        self.assertEqual(p.calls[0].get("max_version"), (1, 0))
+        self.assertEqual(p.calls[0].get("max_version"), ASKED_VERSION)
 
 
 class AskRetry(DlmapTestCase):
@@ -99,9 +103,11 @@ class DeviceQueryNever(DlmapTestCase):
         self.assertEqual((a.shape, a.data_ptr), ((6,), source.ctypes.data))
 
     def test_without_dlpack_is_still_refused(self):
-        """The catalogue's from_dlpack_missing_methods (AttributeError, as the array_api profile leaves it)."""
-        with self.assertRaises(AttributeError):
+        """from_dlpack_missing_methods, of the kind the profile (or the catalogue under it) gives."""
+        kind, _ = profile_error("numpy", "from_dlpack_missing_methods")
+        with self.assertRaises(kind) as raised:
             dlmap.from_dlpack(object())
+        self.assertEqual(raised.exception.dlmap_id, "from_dlpack_missing_methods")
 
     def test_tensor_device_is_still_checked(self):
         """No report: the tensor's own device type meets the profile's import.accept (kDLCUDA, without CUDA here, or
@@ -125,18 +131,20 @@ class LegacyReadOnly(DlmapTestCase):
 
 
 class AskKeywords(DlmapTestCase):
-    """import.ask.keywords [dl_device, copy, max_version]: those three on every versioned call, None included, and no
-    stream (the default passes max_version and stream=None, and dl_device and copy only when set)."""
+    """import.ask.keywords (numpy.yaml: dl_device, copy, max_version): those on every versioned call, None included,
+    and no stream (the default passes max_version and stream=None, and dl_device and copy only when set)."""
 
     def test_default_call(self):
         p = producer()
         dlmap.from_dlpack(p)
-        self.assertEqual(p.calls, [{"dl_device": None, "copy": None, "max_version": (1, 0)}])
+        expected = {"dl_device": None, "copy": None, "max_version": ASKED_VERSION}
+        self.assertEqual(p.calls, [{key: expected[key] for key in ASK["keywords"]}])
 
     def test_set_values_are_passed(self):
         p = producer()
         dlmap.from_dlpack(p, device="cpu", copy=False)
-        self.assertEqual(p.calls, [{"dl_device": (1, 0), "copy": False, "max_version": (1, 0)}])
+        expected = {"dl_device": (1, 0), "copy": False, "max_version": ASKED_VERSION}
+        self.assertEqual(p.calls, [{key: expected[key] for key in ASK["keywords"]}])
 
     def test_plain_retry_still_has_no_keywords(self):
         p = producer(legacy_only=True)
@@ -169,7 +177,7 @@ class RefusedCapsule(DlmapTestCase):
 
     def test_a_left_capsule_refused_twice_is_released_once(self):
         p = self.refused(version=(2, 0))
-        with self.assertRaises(BufferError):
+        with self.assertRaises(profile_error("numpy", "version_major_unsupported")[0]):
             dlmap.from_dlpack(p)
         self.assertEqual(deleted, [])
         p._capsule = None

@@ -44,6 +44,51 @@ def _spec_current():
 
 CURRENT = _spec_current()
 
+
+def spec_yaml(*parts):
+    """A file of spec/ beside python/ (in the runfiles under Bazel: //python's _TEST_HELPERS), read with PyYAML."""
+    import yaml
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "spec", *parts)
+    with open(path, encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def profile_spec(name):
+    """The `profile:` mapping of spec/profiles/<name>.yaml, as written (its `extends:` not merged)."""
+    return spec_yaml("profiles", name + ".yaml")["profile"]
+
+
+def profile_error(profile, error_id):
+    """(exception class, message template) of error_id under a shipped profile: the nearest `errors:` entry along its
+    `extends:` chain that sets each, else spec/errors.yaml's (README "Profiles")."""
+    import builtins
+    entry = {}
+    while profile:
+        body = profile_spec(profile)
+        for override in body.get("errors", []):
+            if override["id"] == error_id:
+                entry = dict(override, **entry)
+        profile = body.get("extends")
+    catalogue = next(e for e in spec_yaml("errors.yaml")["errors"] if e["id"] == error_id)
+    entry = dict(catalogue, **entry)
+    message = (entry["status"] + ": " if "status" in entry else "") + entry["message"]
+    return getattr(builtins, entry["kind"]), message
+
+
+def dtype_names():
+    """{dtype name or alias: (code, bits)} of spec/dtypes.yaml, each width's name and aliases."""
+    names = {}
+    for code in spec_yaml("dtypes.yaml")["dtype_codes"]:
+        for width in code["widths"]:
+            for name in [width["name"]] + width.get("aliases", []):
+                names[name] = (code["value"], width["bits"])
+    return names
+
+
+def device_type_value(name):
+    """The value of spec/devices.yaml's device type `name` (kDLCPU → 1)."""
+    return next(d["value"] for d in spec_yaml("devices.yaml")["device_types"] if d["name"] == name)
+
 # Where no CUDA device can be reached (CI), dlmap refuses CUDA work with the catalogue's platform_unavailable error and
 # the vendor's own reason; tests of that refusal are skipped where a device is present.
 CUDA = dlmap.platform_status("cuda")

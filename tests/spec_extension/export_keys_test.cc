@@ -1,12 +1,15 @@
-// Spec-extension test — a library built from the facts and export_keys_profile.yaml (array_api plus the optional
-// export keys export.stamp, export.dl_device.host_id and export.stream none_only) exports as the keys say, with the
-// profile's texts. Each case fails without its key: array_api stamps min(max_version, current), takes any host id
-// and validates streams by convention (stream=-1 on the host is accepted there).
+// Spec-extension test — the shipped numpy profile (//src:dlmap_numpy, spec/profiles/numpy.yaml: array_api plus the
+// optional export keys export.stamp, export.dl_device.host_id and export.stream none_only) exports as the keys say,
+// with NumPy's texts (pinned: they are NumPy's contract) and the profile's errors[].when (read from the YAML through
+// :numpy_facts). Each case fails without its key: array_api stamps min(max_version, current), takes any host id and
+// validates streams by convention (stream=-1 on the host is accepted there).
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include "dlmap/dlmap.h"
+#include "generated/spec_facts.h"
 
 namespace {
 
@@ -20,6 +23,15 @@ struct Exported {
     if (out.versioned != nullptr) out.versioned->deleter(out.versioned);
   }
 };
+
+// numpy.yaml's entry for an error (the profile's kind, text and `when` over the catalogue's), read by spec_facts.py.
+const spec_facts_error &Fact(const std::string &id) {
+  for (const spec_facts_error &f : spec_facts_errors) {
+    if (id == f.id) return f;
+  }
+  ADD_FAILURE() << id << " is not in the spec facts";
+  return spec_facts_errors[0];
+}
 
 float g_data[6];
 int64_t g_shape[2] = {2, 3};
@@ -38,7 +50,7 @@ void Export(const dlmap_export_request &request, Exported *e) {
 
 TEST(ExportKeys, ProfileInfo) {
   const dlmap_profile_info *p = dlmap_profile_current();
-  EXPECT_STREQ(p->name, "export_keys");
+  EXPECT_STREQ(p->name, SPEC_FACTS_PROFILE);
   EXPECT_TRUE(p->stamp_fixed);
   EXPECT_EQ(p->stamp.major, 1u);
   EXPECT_EQ(p->stamp.minor, 0u);
@@ -87,7 +99,7 @@ TEST(ExportKeys, EveryStreamButNoneIsRefused) {
     Exported e;
     Export(request, &e);
     ASSERT_EQ(e.status, DLMAP_ERR_STREAM_NOT_NONE) << "stream " << stream;
-    EXPECT_EQ(e.err.kind, DLMAP_KIND_VALUE_ERROR);
+    EXPECT_EQ(e.err.kind, DLMAP_KIND_RUNTIME_ERROR);  // NumPy 2.4's kind (2.5: ValueError)
     EXPECT_STREQ(e.err.message, "NumPy only supports stream=None.");
   }
   Exported none;
@@ -97,9 +109,13 @@ TEST(ExportKeys, EveryStreamButNoneIsRefused) {
 
 TEST(ExportKeys, ProfileWordsWhenAnErrorHappens) {
   // errors[].when replaces the catalogue's text (`dlmap explain`, the doc page); kind and text origins are unchanged.
-  EXPECT_STREQ(dlmap_error_describe(DLMAP_ERR_STREAM_NOT_NONE)->when,
-               "__dlpack__(stream=s) with any s but None: NumPy arrays live in host memory and take no stream.");
-  EXPECT_STREQ(dlmap_profile_error_origin(DLMAP_ERR_STREAM_NOT_NONE).message, "export_keys");
+  const spec_facts_error &fact = Fact("stream_not_none");
+  ASSERT_STRNE(fact.when, "") << "numpy.yaml's stream_not_none has no `when:`";
+  EXPECT_STREQ(dlmap_error_describe(DLMAP_ERR_STREAM_NOT_NONE)->when, fact.when);
+  EXPECT_STRNE(dlmap_error_describe(DLMAP_ERR_STREAM_NOT_NONE)->when,
+               "__dlpack__(stream=s) or an export with a stream, s being anything but None (even -1).")
+      << "the catalogue's `when` (spec/errors.yaml), not the profile's";
+  EXPECT_STREQ(dlmap_profile_error_origin(DLMAP_ERR_STREAM_NOT_NONE).message, SPEC_FACTS_PROFILE);
 }
 
 }  // namespace

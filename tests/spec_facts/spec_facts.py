@@ -100,7 +100,7 @@ def read(paths, base_profiles=None):
     # The profile's per-error kind, text and status word replace the catalogue's (README "Profiles").
     for override in (merged.get("profile") or {}).get("errors", []):
         entry = next(e for e in merged["errors"] if e["id"] == override["id"])
-        entry.update({key: override[key] for key in ("kind", "message", "status") if key in override})
+        entry.update({key: override[key] for key in ("kind", "message", "status", "when") if key in override})
     # The lists whose entries are public C enumerators carry their number as `value:` (codegen/spec.py PUBLIC_VALUES,
     # exactly 0…N-1): their tables are written in value order, so a table's index is the enumerator's value.
     for section in ("platforms", "memory_kinds", "stream_conventions", "exception_kinds", "placeholders"):
@@ -248,10 +248,11 @@ def c_header(spec, paths):
           [[c_string(p["name"]), c_string(p["type"])] for p in placeholders], "SPEC_FACTS_PLACEHOLDER_COUNT")
     table("spec_facts_error",
           ["const char *id", "int code", "const char *kind", "const char *message /* the profile's template */",
-           "const char *args[%d] /* NULL-ended */" % n_args],
+           "const char *args[%d] /* NULL-ended */" % n_args,
+           "const char *when /* the profile's, else the catalogue's */"],
           "spec_facts_errors",
           [[c_string(e["id"]), str(e["code"]), c_string(e["kind"]), c_string(message_template(e)),
-            c_names(e.get("args", []), n_args)] for e in errors],
+            c_names(e.get("args", []), n_args), c_string(e.get("when", ""))] for e in errors],
           "SPEC_FACTS_ERROR_COUNT")
     out.append("#endif  /* DLMAP_TESTS_SPEC_FACTS_H_ */")
     return "\n".join(out) + "\n"
