@@ -423,7 +423,8 @@ static int32_t consumer_stream(int32_t device_type, bool has_stream, int64_t str
 /* Step 1: the producer type's C exchange API, when it publishes one (it hands out versioned tensors: not for a
  * profile that asks for legacy capsules only). The imported array, or NULL with an exception, or NULL without one
  * when the path does not serve x (no table, a state of x the spec sends to __dlpack__, or the tensor needs
- * synchronisation or a move: it is released and the Python path asks the producer). The tensor belongs to dlmap from the moment the table hands it out. */
+ * synchronisation or a move: it is released and the Python path asks the producer). The tensor belongs to dlmap from
+ * the moment the table hands it out. */
 static PyObject *from_exchange_api(PyObject *x, dlmap_import_request *request, bool has_stream, int64_t stream) {
   PyTypeObject *type = Py_TYPE(x);
   const DLPackExchangeAPI *api = dlmap_py_find_exchange_api(type);
