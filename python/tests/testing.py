@@ -205,6 +205,12 @@ class _RefCounts:
                         f"reference-count check before the reported one:\n{text}")
             if i >= self.WARMUPS:
                 deltas.append(after - before)
+        if not self.on:
+            # The case imported a peer compiled for the release interpreter (check_peer): its own drops would count,
+            # so this case goes unchecked, said here; the check stays on for the others.
+            print(f"reference-count check skipped for {case.id()}: {self.off_because}", file=sys.stderr)
+            self.on, self.off_because = True, None
+            return None
         self.checked += 1
         if all(d > 0 for d in deltas):
             return (f"reference leak: {case.id()} left {', '.join(map(str, deltas))} more references "
@@ -225,7 +231,10 @@ class DlmapTestCase(unittest.TestCase):
             return super().run(result)
         leak = REFCOUNTS.leak(self)
         if leak is None:
-            return super().run(result)
+            try:
+                return super().run(result)
+            finally:  # a peer this case imported turned the check off for itself only (leak says so)
+                REFCOUNTS.on, REFCOUNTS.off_because = True, None
         # The reported run: the test as it is, then the check's verdict as its failure.
         name = self._testMethodName
         test = getattr(self, name)
