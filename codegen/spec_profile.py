@@ -331,13 +331,15 @@ def _export_options(source, export, spec, h, profile):
         w.fail("key 'stamp': %s is not a versioned DLPack version (the versioned struct starts at %s); write "
                "'negotiated' or a version from %s on" % (stamp, spec.abi.versioned.introduced,
                                                            spec.abi.versioned.introduced))
-    # A versioned tensor never claims a version newer than the consumer asked for: every consumer a versioned range
-    # serves asks at least the range's start.
+    # A versioned tensor never claims a major version newer than the consumer asked for: every consumer a versioned
+    # range serves asks at least the range's start. A newer minor is readable (DLPack changes the struct only with the
+    # major; the Array API's recommended producer answers a max_version of its own major with its own version: PyTorch
+    # stamps 1.3 for (1, 0)).
     start = None
     for r in profile.ranges:
-        if r.struct == "versioned" and start is not None and stamp > start:
-            w.fail("key 'stamp': %s is newer than %s, where a versioned max_version range starts (a consumer asking "
-                   "for %s would get a tensor it cannot read)" % (stamp, start, start))
+        if r.struct == "versioned" and start is not None and stamp.major > start.major:
+            w.fail("key 'stamp': %s has a newer major version than %s, where a versioned max_version range starts (a "
+                   "consumer asking for %s would get a tensor it cannot read)" % (stamp, start, start))
         start = r.until
     profile.stamp = stamp
 def _import_ask(source, imp, spec, h, profile):
