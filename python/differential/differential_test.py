@@ -8,13 +8,13 @@ Rows no profile key can express yet are listed, each with its reason, in the pro
 matches (the list must shrink as the schema grows). Where the peer is missing or not the major version its rows
 describe, every row says SKIP with the reason and the test passes: it runs for real in CI's Debian testing userland.
 
-usage: differential_test.py ROWS_MODULE OPEN_ROWS_FILE    (dlmap and the rows module on PYTHONPATH)
+usage: differential_test.py ROWS_MODULE OPEN_ROWS_FILE [ADAPTER_MODULE.CLASS]   (dlmap and the rows module on
+       PYTHONPATH; the dlmap adapter defaults to dlmap_adapter.DlmapAdapter, numpy_rows.py's interface)
 """
 
 import importlib
 import sys
 
-from dlmap_adapter import DlmapAdapter
 
 
 def open_rows(path):
@@ -30,14 +30,22 @@ def open_rows(path):
 
 def run(row, lib, rows):
     """The row's outcome against lib; an input the adapter cannot make (raised outside the row's own outcome()) is
-    ("n/a", why)."""
+    ("n/a", why). A rows module with its own runner (run_row: crash isolation, ("skip", why) outcomes) uses it."""
+    if hasattr(rows, "run_row"):
+        result = rows.run_row(row, lib)
+        return ("n/a", result[1]) if result[0] == "skip" else result
     try:
         return row.run(lib)
     except rows.NotApplicable as e:
         return ("n/a", str(e))
 
 
-def main(rows_module, open_path):
+def dlmap_adapter(name):
+    module, _, cls = name.rpartition(".")
+    return getattr(importlib.import_module(module), cls)
+
+
+def main(rows_module, open_path, adapter="dlmap_adapter.DlmapAdapter"):
     rows = importlib.import_module(rows_module)
     peer = rows.ADAPTER()
     expected_open = open_rows(open_path)
@@ -47,14 +55,20 @@ def main(rows_module, open_path):
             print("SKIP %-8s %s" % (r.id, skip))
         print("differential: %d rows skipped: %s" % (len(rows.ROWS), skip))
         return 0
-    ours = DlmapAdapter(peer, rows.NotApplicable)
+    ours = dlmap_adapter(adapter)(peer, rows.NotApplicable)
     print("# %s %s against %s %s" % (peer.name, peer.version, ours.name, ours.version))
     unknown = sorted(set(expected_open) - {r.id for r in rows.ROWS})
     failures = ["open-rows file names rows that do not exist: %s" % ", ".join(unknown)] if unknown else []
     same = inapplicable = 0
     for r in rows.ROWS:
         theirs, mine = run(r, peer, rows), run(r, ours, rows)
-        if mine[0] == "n/a" and theirs[0] != "n/a":
+        if theirs[0] == "n/a":
+            # The peer cannot make the input here (pinned or CUDA memory without a GPU): nothing to compare with.
+            inapplicable += 1
+            print("N/A  %-8s %s: %s" % (r.id, peer.name, theirs[1]))
+            if r.id in expected_open:
+                failures.append("%s cannot be made by %s here: it cannot be listed in %s" % (r.id, peer.name, open_path))
+        elif mine[0] == "n/a":
             # An input a dlmap array cannot be (a byte-swapped or object dtype, strides off the element grid): nothing
             # of dlmap's to compare. Printed with the reason; a listed open row must not be one.
             inapplicable += 1
@@ -79,6 +93,6 @@ def main(rows_module, open_path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(*sys.argv[1:]))

@@ -33,6 +33,7 @@ Import rows feed the consumer a FakeProducer: a library-neutral producer built w
 asked. Plain Python 3; no dlmap, no NumPy. Run: python3 python/differential/torch_rows.py [row ids…]
 """
 
+import ast
 import ctypes
 import subprocess
 import sys
@@ -310,6 +311,10 @@ class Row:
     def __init__(self, id, doc, run, isolate=False):
         self.id, self.doc, self.run, self.isolate = id, doc, run, isolate
 
+    @property
+    def what(self):   # differential_test.py's name for the description
+        return self.doc
+
 
 def _x(lib):
     return lib.array_f64([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
@@ -517,9 +522,10 @@ class TorchAdapter:
             import torch
             import torch.utils.dlpack
         except ImportError as e:
-            self.torch, self.error = None, "PyTorch is not installed (%s)" % e
+            self.torch, self.error, self.version = None, "PyTorch is not installed (%s)" % e, None
             return
         self.torch, self.error = torch, None
+        self.version = torch.__version__
 
     def skip_reason(self):
         if self.torch is None:
@@ -606,15 +612,21 @@ class TorchAdapter:
         return api
 
 
+ADAPTER = TorchAdapter     # the real system these rows describe (differential_test.py)
+NotApplicable = Skip       # differential_test.py's name for "the adapter cannot make this row's input"
+
+
 # --- running ------------------------------------------------------------------------------------------------------
 
 def run_row(row, lib):
-    if row.isolate:   # a row that may crash the consumer runs in a child process
+    """The row's outcome against lib. A row that may crash PyTorch runs in a child process (with TorchAdapter); an
+    adapter with isolate = False (dlmap's, which must never crash) runs it in-process."""
+    if row.isolate and getattr(lib, "isolate", True):
         proc = subprocess.run([sys.executable, __file__, "--one", row.id], capture_output=True, text=True, timeout=300)
         lines = proc.stdout.strip().splitlines()
         if proc.returncode != 0 or not lines:
             return ("crash", proc.returncode, "killed by signal %d" % -proc.returncode if proc.returncode < 0 else "")
-        return ("child", lines[-1])
+        return ast.literal_eval(lines[-1])
     return outcome(lambda: row.run(lib))
 
 
