@@ -175,9 +175,14 @@ class ProducerCheckTest(unittest.TestCase):
         self.assertIn("P-version", failed)
         self.assertIn("P01", failed["P-version"])  # the plain __dlpack__()
 
-    def test_version_above_max_version(self):
-        failed = broken(check("valid_case(version=[RULES.current[0], 99])"))
+    def test_version_outside_the_versioned_range(self):
+        failed = broken(check("valid_case(version=[RULES.current[0] + 1, 0])"))
         self.assertIn("P-version", failed)
+
+    def test_newer_minor_than_max_version(self):
+        # The producer's own minor for a max_version of the same major: what the standard recommends.
+        failed = broken(check("valid_case(version=[RULES.current[0], 99])"))
+        self.assertNotIn("P-version", failed)
 
     def test_unknown_flag(self):
         failed = broken(check("valid_case(struct='versioned', flags=1 << 63)"))

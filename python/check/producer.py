@@ -393,7 +393,9 @@ def judge(rules, request, out, source, exact_struct):
                                                                show_version(until))))
         elif mv is None or tuple(mv) < low:
             v.append(("P-version", "a versioned tensor for max_version=%s" % (mv,)))
-        elif out.version > tuple(mv):
+        elif out.version[0] > tuple(mv)[0]:
+            # A newer minor is allowed: DLPack changes the struct only with the major, and the standard recommends a
+            # producer answer a max_version of its own major with its own version (PyTorch: (1, 3) for (1, 0)).
             v.append(("P-version", "%s is above max_version %s" % (show_version(out.version), show_version(mv))))
         if out.device is None:  # an unreadable major: nothing else to read
             return v + _deleter(request, out)
