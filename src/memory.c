@@ -68,7 +68,10 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer) {
  *                         a tiled 2-D copy over the two: a tile's source and destination lines stay in L1 while
  *                         it is copied (8×8 and 4×4 AVX transposes for 4- and 8-byte elements where the CPU has
  *                         AVX, else 4×4 and 2×2 SSE2 ones);
+ *                         the next tile's source lines prefetched, as its short pieces of many lines escape
+ *                         the hardware prefetchers;
  *   strided otherwise     an element loop typed by size (SSE2 shuffles for a step of two 4- or 8-byte elements).
+ * Destinations of DLMAP_STREAM_BYTES and more leave the tiles and the AVX step-2 gather through non-temporal stores.
  * Offsets are tracked as integers from src (an intermediate position may lie outside the buffer); every step
  * fits: the extent check bounded (extent - 1) × stride × bits. bench/ measures each path against memcpy. */
 
@@ -81,6 +84,11 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer) {
 #include <stdlib.h>
 #define DLMAP_HAVE_AVX_PATHS 1
 #endif
+
+/* Destinations at least this large are written with non-temporal (streaming) stores where the SIMD paths allow:
+ * they would not stay in cache anyway, and skipping the read for ownership saves memory traffic (bench/: step2
+ * 16/256 MiB about 0.5× → 0.65-0.7× memcpy; transposed 16/256 MiB about +25%, with the prefetches). */
+#define DLMAP_STREAM_BYTES ((int64_t)8 << 20)
 
 #ifdef DLMAP_HAVE_AVX_PATHS
 /* The transposes use AVX where the CPU and OS have it (the build itself targets baseline x86-64: SSE2), chosen
@@ -158,6 +166,29 @@ __attribute__((target("avx"))) static void tile_blocks_8_avx(char *tile, int64_t
     }
   }
 }
+
+
+/* A step of two 4-byte elements: 8 out per two 32-byte loads (the lanes paired, then the even elements picked).
+ * The loads stop before the last element's gap (j + 9 <= count). Destinations of DLMAP_STREAM_BYTES and more,
+ * 32-byte aligned, are written with 32-byte non-temporal stores (16-byte ones measured no gain). Returns how many
+ * elements it copied. */
+__attribute__((target("avx"))) static int64_t gather_step2_4_avx(char *out, const char *in, int64_t count) {
+  int64_t j = 0;
+  const bool stream = count * 4 >= DLMAP_STREAM_BYTES && (uintptr_t)out % 32 == 0;
+  for (; j + 9 <= count; j += 8, in += 64, out += 32) {
+    const __m256 a = _mm256_loadu_ps((const float *)(const void *)in);
+    const __m256 b = _mm256_loadu_ps((const float *)(const void *)(in + 32));
+    const __m256 lo = _mm256_permute2f128_ps(a, b, 0x20), hi = _mm256_permute2f128_ps(a, b, 0x31);
+    const __m256 even = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    if (stream) {
+      _mm256_stream_ps((float *)(void *)out, even);
+    } else {
+      _mm256_storeu_ps((float *)(void *)out, even);
+    }
+  }
+  if (stream) _mm_sfence(); /* the streamed stores ordered before the caller hands the copy out */
+  return j;
+}
 #endif
 
 typedef struct copy_dim {
@@ -221,6 +252,12 @@ static void copy_strided_run(char *out, const char *in, int64_t step, int64_t co
   /* A step of two elements: two loads and one shuffle per 16 bytes out. The loads stop before the last element's
    * gap: they read only bytes between the first and the last element. */
   if (element_bytes == 4 && step == 8) {
+#ifdef DLMAP_HAVE_AVX_PATHS
+    if (use_avx()) {
+      j = gather_step2_4_avx(out, in, count);
+      in += j * 8, out += j * 4;
+    }
+#endif
     for (; j + 5 <= count; j += 4, in += 32, out += 16) {
       const __m128 a = _mm_loadu_ps((const float *)(const void *)in);
       const __m128 b = _mm_loadu_ps((const float *)(const void *)(in + 16));
@@ -246,6 +283,97 @@ static void copy_strided_run(char *out, const char *in, int64_t step, int64_t co
 
 #undef DLMAP_STRIDED_LOOP
 
+/* Prefetches the source lines of the next tile (lines × bytes, col_step apart) while this one is copied: each
+ * tile reads short pieces of many lines, too short for the hardware prefetchers. */
+static inline void prefetch_tile(const char *src, int64_t col_step, int64_t lines, int64_t bytes) {
+  for (int64_t c = 0; c < lines; c++) {
+#if defined(__GNUC__)
+    for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(src + c * col_step + b, 0, 3);
+#else
+    (void)src, (void)col_step, (void)bytes;
+#endif
+  }
+}
+enum { DLMAP_TILE_COLS = 32 }; /* destination columns per tile */
+
+/* One tile of the plane: tr × tc elements from (r0, c0), through the L1 buffer tile (pitch bytes a row). */
+static void copy_one_tile(char *tile, int64_t pitch, char *out, const char *in, int64_t r0, int64_t c0, int64_t tr,
+                          int64_t tc, int64_t row_step, int64_t col_step, int64_t dst_row, size_t element_bytes,
+                          bool stream) {
+  enum { TILE_COLS = DLMAP_TILE_COLS };
+  (void)stream; /* used by the SSE2 write-out only */
+  const int64_t esize = (int64_t)element_bytes;
+  const char *src = in + r0 * row_step + c0 * col_step;
+  int64_t simd_rows = 0, simd_cols = 0; /* the part the SIMD blocks fill */
+#ifdef DLMAP_HAVE_AVX_PATHS
+  if ((esize == 4 || esize == 8) && row_step == esize && use_avx()) {
+    const int64_t block = esize == 4 ? 8 : 4;
+    simd_rows = tr & ~(block - 1);
+    simd_cols = tc & ~(block - 1);
+    (esize == 4 ? tile_blocks_4_avx : tile_blocks_8_avx)(tile, pitch, src, col_step, simd_rows, simd_cols);
+  } else
+#endif
+#if defined(__SSE2__)
+  if (esize == 4 && row_step == 4) { /* 4×4 blocks: four loads along the rows, one transpose */
+    simd_rows = tr & ~(int64_t)3;
+    simd_cols = tc & ~(int64_t)3;
+    for (int64_t c = 0; c < simd_cols; c += 4) {
+      for (int64_t r = 0; r < simd_rows; r += 4) {
+        const char *s = src + r * 4 + c * col_step;
+        __m128 x0 = _mm_loadu_ps((const float *)(const void *)s);
+        __m128 x1 = _mm_loadu_ps((const float *)(const void *)(s + col_step));
+        __m128 x2 = _mm_loadu_ps((const float *)(const void *)(s + 2 * col_step));
+        __m128 x3 = _mm_loadu_ps((const float *)(const void *)(s + 3 * col_step));
+        _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+        char *d = tile + r * pitch + c * 4;
+        _mm_store_ps((float *)(void *)d, x0);
+        _mm_store_ps((float *)(void *)(d + pitch), x1);
+        _mm_store_ps((float *)(void *)(d + 2 * pitch), x2);
+        _mm_store_ps((float *)(void *)(d + 3 * pitch), x3);
+      }
+    }
+  } else if (esize == 8 && row_step == 8) { /* 2×2 blocks */
+    simd_rows = tr & ~(int64_t)1;
+    simd_cols = tc & ~(int64_t)1;
+    for (int64_t c = 0; c < simd_cols; c += 2) {
+      for (int64_t r = 0; r < simd_rows; r += 2) {
+        const char *s = src + r * 8 + c * col_step;
+        const __m128d x0 = _mm_loadu_pd((const double *)(const void *)s);
+        const __m128d x1 = _mm_loadu_pd((const double *)(const void *)(s + col_step));
+        char *d = tile + r * pitch + c * 8;
+        _mm_store_pd((double *)(void *)d, _mm_unpacklo_pd(x0, x1));
+        _mm_store_pd((double *)(void *)(d + pitch), _mm_unpackhi_pd(x0, x1));
+      }
+    }
+  }
+#endif
+  for (int64_t c = 0; c < tc; c++) { /* the rest, one source column at a time */
+    const char *s = src + c * col_step;
+    for (int64_t r = c < simd_cols ? simd_rows : 0; r < tr; r++) {
+      copy_element(tile + r * pitch + c * esize, s + r * row_step, element_bytes);
+    }
+  }
+  char *d = out + r0 * dst_row + c0 * esize;
+#if defined(__SSE2__)
+  if (stream && tc == TILE_COLS) { /* non-temporal: no read for ownership, the cache left to the source */
+    for (int64_t r = 0; r < tr; r++, d += dst_row) {
+      for (int64_t b = 0; b < pitch; b += 16) {
+        const __m128i v = _mm_load_si128((const __m128i *)(const void *)(tile + r * pitch + b));
+        _mm_stream_si128((__m128i *)(void *)(d + b), v);
+      }
+    }
+    return;
+  }
+#endif
+  if (tc == TILE_COLS && esize == 4) { /* whole tile rows of the common sizes: inlined fixed-size copies */
+    for (int64_t r = 0; r < tr; r++, d += dst_row) memcpy(d, tile + r * pitch, TILE_COLS * 4);
+  } else if (tc == TILE_COLS && esize == 8) {
+    for (int64_t r = 0; r < tr; r++, d += dst_row) memcpy(d, tile + r * pitch, TILE_COLS * 8);
+  } else {
+    for (int64_t r = 0; r < tr; r++, d += dst_row) memcpy(d, tile + r * pitch, (size_t)(tc * esize));
+  }
+}
+
 /* A 2-D plane: rows × cols elements; the source steps row_step (the small step) and col_step bytes, the
  * destination dst_row bytes per row and element_bytes per column. Tile by tile, the source is read along its
  * small step (each source line read whole, once) into a small buffer laid out as the destination, which is then
@@ -254,7 +382,7 @@ static void copy_strided_run(char *out, const char *in, int64_t step, int64_t co
  * (2.5× memcpy's L1 misses at 16 MiB, 1.03× this way: bench/). */
 static void copy_plane_tiled(char *out, const char *in, int64_t rows, int64_t cols, int64_t row_step,
                              int64_t col_step, int64_t dst_row, size_t element_bytes) {
-  enum { TILE_BYTES = 16384, TILE_COLS = 32 };
+  enum { TILE_BYTES = 16384, TILE_COLS = DLMAP_TILE_COLS };
   const int64_t esize = (int64_t)element_bytes;
   if (esize > TILE_BYTES / TILE_COLS) { /* large elements: each one is a sizeable memcpy already */
     for (int64_t r = 0; r < rows; r++) {
@@ -265,70 +393,23 @@ static void copy_plane_tiled(char *out, const char *in, int64_t rows, int64_t co
   _Alignas(16) char tile[TILE_BYTES];
   const int64_t pitch = TILE_COLS * esize;
   const int64_t tile_rows = TILE_BYTES / pitch;
+  const bool large = rows * cols * esize >= DLMAP_STREAM_BYTES; /* in cache, prefetches only cost (bench/) */
+  const bool stream = /* whole aligned tile rows: 16-byte streaming stores */
+      large && (uintptr_t)out % 16 == 0 && dst_row % 16 == 0 && pitch % 16 == 0;
   for (int64_t r0 = 0; r0 < rows; r0 += tile_rows) {
     const int64_t tr = rows - r0 < tile_rows ? rows - r0 : tile_rows;
     for (int64_t c0 = 0; c0 < cols; c0 += TILE_COLS) {
       const int64_t tc = cols - c0 < TILE_COLS ? cols - c0 : TILE_COLS;
-      const char *src = in + r0 * row_step + c0 * col_step;
-      int64_t simd_rows = 0, simd_cols = 0; /* the part the SIMD blocks fill */
-#ifdef DLMAP_HAVE_AVX_PATHS
-      if ((esize == 4 || esize == 8) && row_step == esize && use_avx()) {
-        const int64_t block = esize == 4 ? 8 : 4;
-        simd_rows = tr & ~(block - 1);
-        simd_cols = tc & ~(block - 1);
-        (esize == 4 ? tile_blocks_4_avx : tile_blocks_8_avx)(tile, pitch, src, col_step, simd_rows, simd_cols);
-      } else
-#endif
-#if defined(__SSE2__)
-      if (esize == 4 && row_step == 4) { /* 4×4 blocks: four loads along the rows, one transpose */
-        simd_rows = tr & ~(int64_t)3;
-        simd_cols = tc & ~(int64_t)3;
-        for (int64_t c = 0; c < simd_cols; c += 4) {
-          for (int64_t r = 0; r < simd_rows; r += 4) {
-            const char *s = src + r * 4 + c * col_step;
-            __m128 x0 = _mm_loadu_ps((const float *)(const void *)s);
-            __m128 x1 = _mm_loadu_ps((const float *)(const void *)(s + col_step));
-            __m128 x2 = _mm_loadu_ps((const float *)(const void *)(s + 2 * col_step));
-            __m128 x3 = _mm_loadu_ps((const float *)(const void *)(s + 3 * col_step));
-            _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
-            char *d = tile + r * pitch + c * 4;
-            _mm_store_ps((float *)(void *)d, x0);
-            _mm_store_ps((float *)(void *)(d + pitch), x1);
-            _mm_store_ps((float *)(void *)(d + 2 * pitch), x2);
-            _mm_store_ps((float *)(void *)(d + 3 * pitch), x3);
-          }
-        }
-      } else if (esize == 8 && row_step == 8) { /* 2×2 blocks */
-        simd_rows = tr & ~(int64_t)1;
-        simd_cols = tc & ~(int64_t)1;
-        for (int64_t c = 0; c < simd_cols; c += 2) {
-          for (int64_t r = 0; r < simd_rows; r += 2) {
-            const char *s = src + r * 8 + c * col_step;
-            const __m128d x0 = _mm_loadu_pd((const double *)(const void *)s);
-            const __m128d x1 = _mm_loadu_pd((const double *)(const void *)(s + col_step));
-            char *d = tile + r * pitch + c * 8;
-            _mm_store_pd((double *)(void *)d, _mm_unpacklo_pd(x0, x1));
-            _mm_store_pd((double *)(void *)(d + pitch), _mm_unpackhi_pd(x0, x1));
-          }
-        }
+      if (large && cols - c0 > TILE_COLS) {
+        const int64_t next = cols - c0 - TILE_COLS < TILE_COLS ? cols - c0 - TILE_COLS : TILE_COLS;
+        prefetch_tile(in + r0 * row_step + (c0 + TILE_COLS) * col_step, col_step, next, tr * esize);
       }
-#endif
-      for (int64_t c = 0; c < tc; c++) { /* the rest, one source column at a time */
-        const char *s = src + c * col_step;
-        for (int64_t r = c < simd_cols ? simd_rows : 0; r < tr; r++) {
-          copy_element(tile + r * pitch + c * esize, s + r * row_step, element_bytes);
-        }
-      }
-      char *d = out + r0 * dst_row + c0 * esize;
-      if (tc == TILE_COLS && esize == 4) { /* whole tile rows of the common sizes: inlined fixed-size copies */
-        for (int64_t r = 0; r < tr; r++, d += dst_row) memcpy(d, tile + r * pitch, TILE_COLS * 4);
-      } else if (tc == TILE_COLS && esize == 8) {
-        for (int64_t r = 0; r < tr; r++, d += dst_row) memcpy(d, tile + r * pitch, TILE_COLS * 8);
-      } else {
-        for (int64_t r = 0; r < tr; r++, d += dst_row) memcpy(d, tile + r * pitch, (size_t)(tc * esize));
-      }
+      copy_one_tile(tile, pitch, out, in, r0, c0, tr, tc, row_step, col_step, dst_row, element_bytes, stream);
     }
   }
+#if defined(__SSE2__)
+  if (stream) _mm_sfence();
+#endif
 }
 
 void dlmap__copy_to_compact(void *dst, const void *src, int32_t ndim, const int64_t *shape, const int64_t *strides,

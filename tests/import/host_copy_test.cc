@@ -157,3 +157,18 @@ TEST(HostCopy, SizeOneDimensionsAndFusedRuns) {
 }
 
 }  // namespace
+
+// Destinations of 8 MiB and more (src/memory.c's DLMAP_STREAM_BYTES) leave the tiles and the step-2 gather through
+// non-temporal stores (the tiles where destination rows are 16-byte multiples), and the tiles prefetch the next
+// tile's source lines: extents that end tiles, SIMD blocks and the gather's last elements short.
+TEST(HostCopy, LargeDestinationsStreamed) {
+  for (size_t esize : {size_t{1}, size_t{4}, size_t{8}}) {
+    const int64_t rows = static_cast<int64_t>((8u << 20) / esize / 1040) + 3, cols = 1040;  // > 8 MiB out
+    CheckCopy({Name("large_transposed_odd", esize, {rows, cols - 13}), esize, {rows, cols - 13}, {1, rows}});
+    CheckCopy({Name("large_transposed", esize, {rows, cols}), esize, {rows, cols}, {1, rows}});
+    CheckCopy({Name("large_transposed_reversed", esize, {rows, cols}), esize, {rows, cols}, {-1, -rows}});
+    const int64_t n = static_cast<int64_t>((8u << 20) / esize) + 13;
+    CheckCopy({Name("large_step2", esize, {n}), esize, {n}, {2}});
+    CheckCopy({Name("large_step2_rows", esize, {3, n / 3}), esize, {3, n / 3}, {2 * (n / 3) + 5, 2}});
+  }
+}
