@@ -167,7 +167,6 @@ __attribute__((target("avx"))) static void tile_blocks_8_avx(char *tile, int64_t
   }
 }
 
-
 /* A step of two 4-byte elements: 8 out per two 32-byte loads (the lanes paired, then the even elements picked).
  * The loads stop before the last element's gap (j + 9 <= count). Destinations of DLMAP_STREAM_BYTES and more,
  * 32-byte aligned, are written with 32-byte non-temporal stores (16-byte ones measured no gain). Returns how many
@@ -294,6 +293,7 @@ static inline void prefetch_tile(const char *src, int64_t col_step, int64_t line
 #endif
   }
 }
+
 enum { DLMAP_TILE_COLS = 32 }; /* destination columns per tile */
 
 /* One tile of the plane: tr × tc elements from (r0, c0), through the L1 buffer tile (pitch bytes a row). */
