@@ -11,7 +11,7 @@ import textwrap
 
 from names import enumerator, status_enumerator, upper_snake
 from spec import placeholder_style
-from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C
+from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, STYLE_MARKERS
 
 def _c_header(spec):
     """The first line of every generated C file: it names the spec files it came from, so the headers of two builds
@@ -76,7 +76,7 @@ def message_template(error):
 
 def compiled_message(spec, error):
     """The shown text with each {name} replaced by byte 1 (byte 2 when it carries its type's style: a version as
-    (0, 5), a list of ints without spaces) and the placeholder's index + 1."""
+    (0, 5), a list of ints without spaces; byte 3 for a version's major only) and the placeholder's index + 1."""
     index = {p.name: p.value for p in spec.placeholders}
     text = error.status + ": " if error.status else ""
     for i, part in enumerate(error.parts):
@@ -84,7 +84,7 @@ def compiled_message(spec, error):
             text += part
         else:
             name, style = placeholder_style(part)
-            text += ("\x02" if style else "\x01") + chr(index[name] + 1)
+            text += (STYLE_MARKERS[style] if style else "\x01") + chr(index[name] + 1)
     return text
 
 
@@ -402,7 +402,7 @@ PROFILE = Row("DLMAP_PROFILE",
               "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar stamp_fixed stamp_major stamp_minor "
               "HOST_ID ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import DEVICE_QUERY "
               "ask_keywords REFUSED_CAPSULE import_dtypes_listed device_names_listed device_tuples UNKNOWN_FLAGS "
-              "MAX_VERSION_NEGATIVE",
+              "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -438,7 +438,7 @@ def emit_profile(spec):
         c_bool(p.legacy_read_only_import), p.device_query.upper(),
         "0x%xu" % sum(1 << ASK_KEYWORDS.index(k) for k in p.ask_keywords), p.refused_capsule.upper(),
         c_bool(p.import_dtypes is not None), c_bool(p.device_names is not None), c_bool(p.device_tuples),
-        p.unknown_flags.upper(), p.max_version_negative.upper())]
+        p.unknown_flags.upper(), p.max_version_negative.upper(), c_bool(p.flag_is_copied), c_bool(p.stream_no_sync))]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(

@@ -29,8 +29,11 @@ MEMORY_MATCH = ("any", "host_pinned", "other")
 # (`any` keeps JAX's oneAPI rule, which ignores the memory kind and reports device memory.)
 MEMORY_REPORTED = {"host_pinned": ("host_pinned", "host"), "other": ("device", "host"),
                    "any": ("host", "host_pinned", "device")}
-# Message styles a placeholder may carry, by the placeholder's type: {max_version:tuple} → (0, 4).
-STYLES = {"tuple": "version", "packed": "ints"}
+# Message styles a placeholder may carry, by the placeholder's type: {max_version:tuple} → (0, 4);
+# {version:major} → 2.
+STYLES = {"tuple": "version", "packed": "ints", "major": "version"}
+# The marker byte codegen writes before a styled placeholder's index (src/errors.c reads it): byte 1 is unstyled.
+STYLE_MARKERS = {"tuple": "\x02", "packed": "\x02", "major": "\x03"}
 # import's optional keys (issue 27), and the words of import.ask.retry: a TypeError from the versioned __dlpack__
 # call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
 IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule") + profile_import_allow.KEYS
@@ -114,6 +117,8 @@ class Profile:
     device_tuples: bool = True                # import.device_tuples: device= takes a (type, id) tuple
     unknown_flags: str = "refuse"             # import.unknown_flags
     max_version_negative: str = "refuse"      # export.max_version.negative: MAX_VERSION_NEGATIVES
+    flag_is_copied: bool = True               # export.flag_is_copied: an export's copy sets IS_COPIED
+    stream_no_sync: bool = False              # export.stream_no_sync: stream=-1 accepted on every device type
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -163,7 +168,7 @@ def load_profile(source, body, spec, helpers, origins=None):
     export = body["export"]
     w = h._Where(source, "profile.export")
     h._check_keys(w, export, ("dl_device", "sources", "max_version", "version_gating", "legacy_read_only", "stream"),
-                  ("stamp",))
+                  ("stamp", "flag_is_copied", "stream_no_sync"))
     dw = h._Where(source, "profile.export.dl_device")
     h._check_keys(dw, export["dl_device"], ("accept", "own_type", "falsy_type"), ("host_id",))
     targets = device_set(dw, export["dl_device"], "accept", "served")
@@ -236,6 +241,10 @@ def load_profile(source, body, spec, helpers, origins=None):
                       h._choice(sw, imp["strides"], "otherwise", OTHERWISE), alignment,
                       h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"), {})
     _export_options(source, export, spec, h, profile)
+    if "flag_is_copied" in export:
+        profile.flag_is_copied = h._bool(h._Where(source, "profile.export"), export, "flag_is_copied")
+    if "stream_no_sync" in export:
+        profile.stream_no_sync = h._bool(h._Where(source, "profile.export"), export, "stream_no_sync")
     if "negative" in export["max_version"]:
         profile.max_version_negative = h._choice(mw, export["max_version"], "negative", MAX_VERSION_NEGATIVES)
     _import_ask(source, imp, spec, h, profile)

@@ -167,7 +167,8 @@ static expectation expect(const dlmap_check_request *r, const dlmap_check_source
     e.must_fail = true;
     add_code(&e, DLMAP_ERR_STREAM_NOT_NONE);
   }
-  if (r->has_stream && profile->stream == DLMAP_STREAM_POLICY_VALIDATE) {
+  if (r->has_stream && profile->stream == DLMAP_STREAM_POLICY_VALIDATE &&
+      !(profile->stream_no_sync && dlmap__stream_value_no_sync(r->stream))) { /* export.stream_no_sync */
     dlmap_stream_meaning meaning;
     if (dlmap_stream_classify(target, true, r->stream, &meaning, NULL) != DLMAP_OK ||
         meaning == DLMAP_STREAM_INVALID) {
@@ -218,7 +219,9 @@ static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_
   bool same_place = base->known && base->address != 0 && base->device.device_type == t->device.device_type &&
                     base->device.device_id == t->device.device_id;
   if (r->copy == DLMAP_COPY_ALWAYS) {
-    if (a->kind == DLMAP_STRUCT_VERSIONED && !copied_flag) report(c, "P-copied", "IS_COPIED not set");
+    if (a->kind == DLMAP_STRUCT_VERSIONED && !copied_flag && profile->flag_is_copied) { /* export.flag_is_copied */
+      report(c, "P-copied", "IS_COPIED not set");
+    }
     if (same_place && a->address == base->address) report(c, "P-copied", "the data is the source's");
   }
   if (r->copy == DLMAP_COPY_NEVER) {

@@ -79,6 +79,13 @@ static const stream_value_row kStreamValues[] = {
     {.convention = DLMAP_STREAM_CONVENTION_COUNT, .value = 0, .meaning = DLMAP_STREAM_INVALID} /* sentinel: a spec may list no values */
 };
 
+bool dlmap__stream_value_no_sync(int64_t stream) {
+  for (size_t i = 0; i < sizeof kStreamValues / sizeof kStreamValues[0]; i++) {
+    if (kStreamValues[i].meaning == DLMAP_STREAM_NO_SYNC && kStreamValues[i].value == stream) return true;
+  }
+  return false;
+}
+
 /* Index of each entry in kDevices. */
 enum {
 #define DLMAP_DEVICE_TYPE(value, ENUM, ...) DEVICE_INDEX_##ENUM,

@@ -1,6 +1,6 @@
 /* dlmap core — the error catalogue: lookup by code and id, related errors, and message formatting into
- * caller memory. Formatting walks the pre-compiled template (placeholder = byte 1, or byte 2 when styled, then
- * index + 1); nothing here allocates. */
+ * caller memory. Formatting walks the pre-compiled template (placeholder = byte 1, or byte 2 when styled, byte 3 for
+ * a version's major only, then index + 1); nothing here allocates. */
 #include <string.h>
 
 #include "src/internal.h"
@@ -130,8 +130,14 @@ bool dlmap_placeholder_type(dlmap_placeholder name, dlmap_arg_type *out) {
   return true;
 }
 
-/* styled: the placeholder carries its type's style in the message (a version as "(0, 5)", ints without spaces). */
-static void put_arg(dlmap__writer *w, const dlmap_arg *arg, bool styled) {
+/* marker: the template's byte before the index. 2: the placeholder carries its type's style (a version as "(0, 5)",
+ * ints without spaces); 3: a version's major only ({version:major} prints 2). */
+static void put_arg(dlmap__writer *w, const dlmap_arg *arg, char marker) {
+  const bool styled = marker == '\002';
+  if (marker == '\003' && arg->type == DLMAP_ARG_TYPE_VERSION) {
+    dlmap__put_uint(w, arg->value.v.major);
+    return;
+  }
   if (styled && arg->type == DLMAP_ARG_TYPE_VERSION) {
     dlmap__put_bytes(w, "(", 1);
     dlmap__put_uint(w, arg->value.v.major);
@@ -183,7 +189,7 @@ size_t dlmap_error_format(char *buf, size_t cap, int32_t code, const dlmap_arg *
     return dlmap__writer_finish(&w);
   }
   for (const char *p = kCompiled[index]; *p != '\0' && !w.truncated;) {
-    const char *mark = strpbrk(p, "\001\002");
+    const char *mark = strpbrk(p, "\001\002\003");
     if (mark == NULL) {
       dlmap__put_str(&w, p);
       break;
@@ -195,7 +201,7 @@ size_t dlmap_error_format(char *buf, size_t cap, int32_t code, const dlmap_arg *
       if ((int)args[i].name == placeholder) arg = &args[i];
     }
     if (arg != NULL) {
-      put_arg(&w, arg, mark[0] == '\002');
+      put_arg(&w, arg, mark[0]);
     } else { /* a value the caller did not supply shows as its {name}, never as garbage */
       dlmap__put_bytes(&w, "{", 1);
       dlmap__put_str(&w, kPlaceholders[placeholder].name);

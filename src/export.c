@@ -131,15 +131,23 @@ static int32_t choose_target(const dlmap_array *array, const dlmap_export_reques
 
 /* 4. The stream, read by the target device type's convention. The profile's stream policy decides what a value the
  * convention forbids is: an error (validate), or a host wait (pass_through: always correct, never an error); or
- * refuses every stream but None whatever the convention (none_only). */
+ * refuses every stream but None whatever the convention (none_only). export.stream_no_sync: a value some convention
+ * reads as no_sync (-1) means no synchronisation on every device type, whatever its own convention allows. */
 static int32_t read_stream(const dlmap_export_request *request, export_plan *plan, dlmap_error *err) {
-  if (request->has_stream && dlmap_profile_current()->stream == DLMAP_STREAM_POLICY_NONE_ONLY) {
+  const dlmap_profile_info *profile = dlmap_profile_current();
+  if (request->has_stream && profile->stream == DLMAP_STREAM_POLICY_NONE_ONLY) {
     return dlmap_raise_stream_not_none(err, request->stream);
   }
-  const bool pass_through = dlmap_profile_current()->stream == DLMAP_STREAM_POLICY_PASS_THROUGH;
+  const bool pass_through = profile->stream == DLMAP_STREAM_POLICY_PASS_THROUGH;
+  const bool no_sync = request->has_stream && profile->stream_no_sync && dlmap__stream_value_no_sync(request->stream);
   const int32_t status = dlmap_stream_classify(plan->target->value, request->has_stream, request->stream, &plan->stream,
-                                               pass_through ? NULL : err);
-  if (status == DLMAP_OK || !pass_through) return status;
+                                               pass_through || no_sync ? NULL : err);
+  if (status == DLMAP_OK) return DLMAP_OK;
+  if (no_sync) {
+    plan->stream = DLMAP_STREAM_NO_SYNC;
+    return DLMAP_OK;
+  }
+  if (!pass_through) return status;
   plan->stream = DLMAP_STREAM_HOST_SYNC;
   return DLMAP_OK;
 }
@@ -189,7 +197,8 @@ static int32_t place(const dlmap_array *array, const dlmap_export_request *reque
 }
 
 /* 6. Flags, and whether the negotiated version can say everything the tensor needs (the profile may let a legacy
- * tensor carry any value the spec knows, and drop READ_ONLY, which a legacy tensor cannot carry). */
+ * tensor carry any value the spec knows, drop READ_ONLY, which a legacy tensor cannot carry, and leave IS_COPIED
+ * unset on a copy). */
 static int32_t stamp(const dlmap_array *array, export_plan *plan, dlmap_error *err) {
   const dlmap_profile_info *profile = dlmap_profile_current();
   const bool legacy = plan->structure == DLMAP_STRUCT_LEGACY;
@@ -197,7 +206,7 @@ static int32_t stamp(const dlmap_array *array, export_plan *plan, dlmap_error *e
   if (array->read_only && !plan->copy && !(legacy && profile->legacy_drops_read_only)) {
     plan->flags |= DLMAP_FLAG_READ_ONLY;
   }
-  if (plan->copy) plan->flags |= DLMAP_FLAG_IS_COPIED;
+  if (plan->copy && profile->flag_is_copied) plan->flags |= DLMAP_FLAG_IS_COPIED; /* export.flag_is_copied */
   if (array->subbyte_padded) plan->flags |= DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED;
   if (legacy && (plan->flags & DLMAP_FLAG_READ_ONLY)) return dlmap_raise_read_only_needs_versioned(err);
   if (legacy && profile->gating != DLMAP_GATING_STRICT) return DLMAP_OK;

@@ -121,7 +121,7 @@ static int32_t validate(const producer *p, const dlmap_import_request *request, 
                 dlmap_raise_dtype_bits_not_whole_bytes(err, t->dtype.bits));
   }
   if (profile->scalar && t->dtype.lanes != 1) {
-    return fail(p, dlmap_raise_dtype_lanes_not_one(err, t->dtype.lanes));
+    return fail(p, dlmap_raise_dtype_lanes_not_one(err, t->dtype.lanes, t->dtype.code));
   }
   /* import.dtypes: before the dtype is validated, so every type the profile does not import gets one error */
   if (!dlmap_profile_import_dtype_allowed(t->dtype)) {

@@ -47,6 +47,10 @@ static inline int32_t dlmap__check_copy_mode(int32_t copy, dlmap_error *err) {
 /* Writes a device as messages show it: "(kDLCUDA, 0)". */
 void dlmap__describe_device(char *buf, size_t cap, int32_t device_type, int32_t device_id);
 
+/* Whether some stream convention of the spec reads this stream value as no_sync (DLPack's -1): what
+ * export.stream_no_sync accepts on every device type. */
+bool dlmap__stream_value_no_sync(int64_t stream);
+
 static inline dlmap_version dlmap__version(uint32_t major, uint32_t minor) {
   dlmap_version v;
   v.major = major;

@@ -36,7 +36,7 @@
                       stamp_fixed_, stamp_major, stamp_minor, HOST_ID, ask_major_, ask_minor_, ASK_RETRY,         \
                       ask_stream_, legacy_read_only_import_, DEVICE_QUERY, ask_keywords_, REFUSED_CAPSULE,        \
                       import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS,                  \
-                      MAX_VERSION_NEGATIVE, ...)                                                                   \
+                      MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, ...)                                 \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -69,6 +69,8 @@
       .device_tuples = device_tuples_,                                                                             \
       .unknown_flags_ignored = DLMAP_PROFILE_UNKNOWN_FLAGS_##UNKNOWN_FLAGS,                                         \
       .max_version_negative_zero = DLMAP_PROFILE_NEGATIVE_##MAX_VERSION_NEGATIVE,                                  \
+      .flag_is_copied = flag_is_copied_,                                                                           \
+      .stream_no_sync = stream_no_sync_,                                                                           \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"

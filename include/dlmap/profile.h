@@ -79,6 +79,10 @@ typedef struct dlmap_profile_info {
                                         * from an imported versioned tensor (else flags_unknown) */
   bool max_version_negative_zero;      /* export.max_version.negative zero: a negative major or minor of __dlpack__'s
                                         * max_version reads as 0 (the ranges decide); false: invalid_argument */
+  bool flag_is_copied;                 /* export.flag_is_copied: a copy export makes sets IS_COPIED in a versioned
+                                        * tensor (false: never set, PyTorch) */
+  bool stream_no_sync;                 /* export.stream_no_sync: stream=-1 (no synchronisation) is accepted on every
+                                        * device type, even where the stream convention allows only None */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */

@@ -348,7 +348,8 @@ def expectation(rules, request, source):
             may += ["platform_unavailable", "export_unsupported_device_type"]
     if request.stream is not None and rules.profile["export"]["stream"] == "none_only":
         must.append("stream_not_none")  # every stream but None, whatever the convention
-    elif request.stream is not None and target in rules.devices and not rules.stream_allowed(target, request.stream):
+    elif request.stream is not None and target in rules.devices and not rules.stream_allowed(target, request.stream) \
+            and not rules.stream_no_sync(request.stream):
         if rules.profile["export"]["stream"] == "validate":
             must.append("stream_invalid")
     answer = rules.profile_answer(request.max_version)
@@ -423,7 +424,7 @@ def judge(rules, request, out, source, exact_struct):
     base = source.base
     same_place = base is not None and base.address and base.device == out.device
     if request.copy is True:
-        if out.struct == "versioned" and not copied_flag:
+        if out.struct == "versioned" and not copied_flag and rules.profile["export"].get("flag_is_copied", True):
             v.append(("P-copied", "IS_COPIED not set"))
         if same_place and out.address == base.address:
             v.append(("P-copied", "the data is the source's"))

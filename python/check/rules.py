@@ -231,6 +231,12 @@ class Rules:
         entry = self.devices.get(device_type)
         return entry is not None and entry["memory"] != "host"
 
+    def stream_no_sync(self, stream):
+        """export.stream_no_sync: whether the profile accepts `stream` on every device type, as a value some stream
+        convention reads as no_sync (-1)."""
+        values = [(int(k), v) for c in self.streams.values() for k, v in (c.get("values") or {}).items()]
+        return bool(self.profile["export"].get("stream_no_sync", False)) and (stream, "no_sync") in values
+
     def stream_allowed(self, device_type, stream):
         """Whether `stream` is valid for the device type's convention (None always is; MADE_STREAM, a real stream,
         wherever the convention takes handles)."""

@@ -1,0 +1,49 @@
+# dlmap Python binding tests — pytorch_export_test: the pytorch profile's module (//python/pytorch,
+# spec/profiles/pytorch.yaml) for the keys and texts issue 27 adds for PyTorch 2.14's contract
+# (docs/contracts/pytorch.md): export.flag_is_copied false (T-E19), export.stream_no_sync true (T-E59), the
+# {version:major} style (T-I10) and dtype_lanes_not_one's {code} (T-I13), pinned here as PyTorch's contract.
+"""Each case fails on a module built without its key or style: array_api (the parent profile) marks a copy
+IS_COPIED, refuses stream=-1 on a CPU array (stream_invalid), has no major-only style and no code in the lanes text."""
+
+import array
+import sys
+import unittest
+
+import dlmap
+import testing
+
+
+def producer(dtype=(2, 32, 1), shape=(2,), **kwargs):
+    return testing.Producer(array.array("d", range(6)), dtype, shape, **kwargs)
+
+
+class PytorchExportTest(testing.DlmapTestCase):
+
+    def test_profile(self):
+        self.assertEqual(dlmap.profile(), "pytorch")
+
+    def test_a_copy_is_not_marked_is_copied(self):
+        a = dlmap.empty(3, "float32")
+        v = testing.versioned_tensor(a.__dlpack__(max_version=(1, 0), copy=True))
+        self.assertEqual(v.flags, 0)  # no IS_COPIED (nor READ_ONLY: the array is writable)
+        self.assertNotEqual(v.dl_tensor.data, testing.versioned_tensor(a.__dlpack__(max_version=(1, 0))).dl_tensor.data)
+
+    def test_stream_minus_one_on_a_cpu_array(self):
+        a = dlmap.empty(3, "float32")
+        self.assertEqual(testing.capsule_name(a.__dlpack__(stream=-1)), "dltensor")
+        for stream in (0, 1, 5):  # the CPU convention still allows only None otherwise (T-E13)
+            self.assertRaisesExactly(AssertionError, "stream should be None on cpu.", a.__dlpack__, stream=stream)
+
+    def test_unsupported_major_prints_majors(self):
+        self.assertRaisesExactly(RuntimeError, "unsupported DLPack capsule major version: 2. Maximum supported "
+                                 "version: 1", dlmap.from_dlpack, producer(version=(2, 0)))
+
+    def test_lanes_text_names_the_code(self):
+        self.assertRaisesExactly(BufferError, "ATen does not support lanes != 1 for dtype code2", dlmap.from_dlpack,
+                                 producer((2, 32, 2), (3,)))
+        self.assertRaisesExactly(BufferError, "ATen does not support lanes != 1 for dtype code0", dlmap.from_dlpack,
+                                 producer((0, 8, 4), (3,)))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1])
