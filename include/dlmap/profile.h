@@ -79,6 +79,13 @@ typedef struct dlmap_profile_info {
                                         * from an imported versioned tensor (else flags_unknown) */
   bool max_version_negative_zero;      /* export.max_version.negative zero: a negative major or minor of __dlpack__'s
                                         * max_version reads as 0 (the ranges decide); false: invalid_argument */
+  /* import gates (optional keys; their defaults are the behaviour before them) */
+  dlmap_version_gating import_gating;  /* import.version_gating: STRICT, a versioned tensor's device type, dtype and
+                                        * flags must be in its stamped version; KNOWN: any the spec knows */
+  bool negative_strides_refused;       /* import.strides.negative refuse: a negative stride that reaches an element
+                                        * is strides_negative (else accepted) */
+  bool capsule_arguments_refused;      /* import.capsule_arguments refuse: from_dlpack(capsule, device=, copy=) with
+                                        * either not None is capsule_with_arguments (else the usual path) */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */
