@@ -402,7 +402,7 @@ PROFILE = Row("DLMAP_PROFILE",
               "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar stamp_fixed stamp_major stamp_minor "
               "HOST_ID ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import DEVICE_QUERY "
               "ask_keywords REFUSED_CAPSULE import_dtypes_listed device_names_listed device_tuples UNKNOWN_FLAGS "
-              "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync",
+              "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync IMPORT_GATING NEGATIVE_STRIDES CAPSULE_ARGUMENTS",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -438,7 +438,8 @@ def emit_profile(spec):
         c_bool(p.legacy_read_only_import), p.device_query.upper(),
         "0x%xu" % sum(1 << ASK_KEYWORDS.index(k) for k in p.ask_keywords), p.refused_capsule.upper(),
         c_bool(p.import_dtypes is not None), c_bool(p.device_names is not None), c_bool(p.device_tuples),
-        p.unknown_flags.upper(), p.max_version_negative.upper(), c_bool(p.flag_is_copied), c_bool(p.stream_no_sync))]
+        p.unknown_flags.upper(), p.max_version_negative.upper(), c_bool(p.flag_is_copied), c_bool(p.stream_no_sync),
+        p.import_gating.upper(), p.negative_strides.upper(), p.capsule_arguments.upper())]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(

@@ -11,6 +11,7 @@ from typing import Dict, List, Optional
 
 import profile_extends
 import profile_import_allow
+import profile_import_gates
 
 GATINGS = ("strict", "known")
 LEGACY_READ_ONLY = ("refuse", "drop")
@@ -36,7 +37,8 @@ STYLES = {"tuple": "version", "packed": "ints", "major": "version"}
 STYLE_MARKERS = {"tuple": "\x02", "packed": "\x02", "major": "\x03"}
 # import's optional keys (issue 27), and the words of import.ask.retry: a TypeError from the versioned __dlpack__
 # call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
-IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule") + profile_import_allow.KEYS
+IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule") + profile_import_allow.KEYS + \
+    profile_import_gates.KEYS
 ASK_RETRIES = ("any_type_error", "when_defaults")
 MAX_VERSION_NEGATIVES = ("refuse", "zero")  # export.max_version.negative: a negative major/minor refused or read as 0
 DEVICE_QUERIES = ("first", "never")  # import.device_query: __dlpack_device__ before __dlpack__, or not at all
@@ -119,6 +121,10 @@ class Profile:
     max_version_negative: str = "refuse"      # export.max_version.negative: MAX_VERSION_NEGATIVES
     flag_is_copied: bool = True               # export.flag_is_copied: an export's copy sets IS_COPIED
     stream_no_sync: bool = False              # export.stream_no_sync: stream=-1 accepted on every device type
+    # import gates (codegen/profile_import_gates.py; optional keys, defaults the behaviour before them)
+    import_gating: str = "strict"             # import.version_gating
+    negative_strides: str = "accept"          # import.strides.negative
+    capsule_arguments: str = "accept"         # import.capsule_arguments
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -216,7 +222,7 @@ def load_profile(source, body, spec, helpers, origins=None):
                   IMPORT_OPTIONAL)
     imported = device_set(w, imp, "accept", "served")
     sw = h._Where(source, "profile.import.strides")
-    h._check_keys(sw, imp["strides"], ("view", "otherwise"))
+    h._check_keys(sw, imp["strides"], ("view", "otherwise"), profile_import_gates.STRIDES_KEYS)
     alignment = h._int(w, imp, "alignment", 0, 1 << 30)
     if alignment & (alignment - 1):
         w.fail("key 'alignment': %d is not 0 or a power of two" % alignment)
@@ -249,6 +255,7 @@ def load_profile(source, body, spec, helpers, origins=None):
         profile.max_version_negative = h._choice(mw, export["max_version"], "negative", MAX_VERSION_NEGATIVES)
     _import_ask(source, imp, spec, h, profile)
     profile_import_allow.load(source, imp, spec, h, profile)
+    profile_import_gates.load(source, imp, h, profile)
     _apply_errors(source, body.get("errors", []), spec, h)
     if origins is None:  # a body that extends nothing: its own entries
         origins = profile_extends.resolve_with_origins(body, {})[1]

@@ -365,6 +365,12 @@ static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs)
                                    &stream_obj)) {
     return NULL;
   }
+  /* import.capsule_arguments refuse: a bare capsule takes no device or copy; refused before either is read, the
+   * capsule untouched (PyTorch's assert) */
+  if (dlmap_profile_current()->capsule_arguments_refused && PyCapsule_CheckExact(x) &&
+      (device_obj != Py_None || copy_obj != Py_None)) {
+    return dlmap_py_raised(dlmap_raise_capsule_with_arguments(DLMAP_PY_ERR));
+  }
   dlmap_import_request request = dlmap_import_request_default();
   request.allocator = &dlmap_py_allocator;
   bool has_stream;

@@ -106,6 +106,28 @@ static int32_t read_report(const producer *p, const dlmap_import_request *reques
   return DLMAP_OK;
 }
 
+/* import.version_gating: strict, the device type, dtype and flags must be in the version the tensor is stamped with;
+ * known, any the spec knows whatever the stamp (PyTorch imports fp8 stamped 1.0), so only unknown flag bits fail. */
+static int32_t check_version(const producer *p, const import_plan *plan, const dlmap_profile_info *profile,
+                             dlmap_error *err) {
+  if (profile->import_gating == DLMAP_GATING_STRICT)
+    return dlmap__check_in_version(plan->device, p->tensor->dtype, p->flags, p->version, err);
+  const uint64_t unknown = p->flags & ~DLMAP_FLAGS_KNOWN;
+  return unknown != 0 ? dlmap_raise_flags_unknown(err, p->flags, unknown) : DLMAP_OK;
+}
+
+/* import.strides.negative refuse: whether a negative stride walks through more than one element of a tensor that has
+ * elements (a size-1 dimension's stride is never followed, and an empty tensor reaches no memory). */
+static bool walks_backwards(const DLTensor *t) {
+  if (t->strides == NULL) return false;
+  bool backwards = false;
+  for (int32_t i = 0; i < t->ndim; i++) {
+    if (t->shape[i] == 0) return false;
+    if (t->shape[i] > 1 && t->strides[i] < 0) backwards = true;
+  }
+  return backwards;
+}
+
 /* 1. Values: device type, dtype and flags known (and of the widths and lanes the profile imports), and (versioned)
  * expressible in the tensor's version; only then whether the profile imports from the device (a 1.1 tensor claiming
  * kDLTrn is malformed before it is unservable). */
@@ -130,8 +152,7 @@ static int32_t validate(const producer *p, const dlmap_import_request *request, 
     return fail(p, dlmap_raise_dtype_not_imported(err, name));
   }
   status = dlmap_dtype_validate(t->dtype, err);
-  if (status == DLMAP_OK && p->versioned)
-    status = dlmap__check_in_version(plan->device, t->dtype, p->flags, p->version, err);
+  if (status == DLMAP_OK && p->versioned) status = check_version(p, plan, profile, err);
   if (status != DLMAP_OK) return fail(p, status);
   if (!dlmap__import_accepts(plan->device_type))
     return unsupported_device(p, err, plan->device_type, plan->device->name);
@@ -146,6 +167,10 @@ static int32_t check_memory(const producer *p, import_plan *plan, dlmap_error *e
   const int32_t status =
       dlmap__check_storage(t->ndim, t->shape, t->strides, t->dtype, plan->padded, t->data, &plan->extent, err);
   if (status != DLMAP_OK) return fail(p, status);
+  if (dlmap_profile_current()->negative_strides_refused && walks_backwards(t)) {
+    const int32_t shown = t->ndim < 16 ? t->ndim : 16; /* as layout_error shows them */
+    return fail(p, dlmap_raise_strides_negative(err, t->shape, shown, t->strides, shown));
+  }
   const uintptr_t base = (uintptr_t)t->data;
   plan->first = base;
   if (!dlmap__direct_address(plan->device) || plan->extent.count == 0) return DLMAP_OK;

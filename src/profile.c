@@ -28,6 +28,10 @@
 #define DLMAP_PROFILE_UNKNOWN_FLAGS_REFUSE false
 #define DLMAP_PROFILE_NEGATIVE_ZERO true
 #define DLMAP_PROFILE_NEGATIVE_REFUSE false
+#define DLMAP_PROFILE_NEGATIVE_STRIDES_REFUSE true
+#define DLMAP_PROFILE_NEGATIVE_STRIDES_ACCEPT false
+#define DLMAP_PROFILE_CAPSULE_ARGUMENTS_REFUSE true
+#define DLMAP_PROFILE_CAPSULE_ARGUMENTS_ACCEPT false
 
 /* profile.inc holds seven kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
@@ -36,7 +40,8 @@
                       stamp_fixed_, stamp_major, stamp_minor, HOST_ID, ask_major_, ask_minor_, ASK_RETRY,         \
                       ask_stream_, legacy_read_only_import_, DEVICE_QUERY, ask_keywords_, REFUSED_CAPSULE,        \
                       import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS,                  \
-                      MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, ...)                                 \
+                      MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, IMPORT_GATING, NEGATIVE_STRIDES,      \
+                      CAPSULE_ARGUMENTS, ...)                                                                       \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -71,6 +76,9 @@
       .max_version_negative_zero = DLMAP_PROFILE_NEGATIVE_##MAX_VERSION_NEGATIVE,                                  \
       .flag_is_copied = flag_is_copied_,                                                                           \
       .stream_no_sync = stream_no_sync_,                                                                           \
+      .import_gating = DLMAP_GATING_##IMPORT_GATING,                                                               \
+      .negative_strides_refused = DLMAP_PROFILE_NEGATIVE_STRIDES_##NEGATIVE_STRIDES,                               \
+      .capsule_arguments_refused = DLMAP_PROFILE_CAPSULE_ARGUMENTS_##CAPSULE_ARGUMENTS,                            \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"

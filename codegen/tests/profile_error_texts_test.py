@@ -77,6 +77,12 @@ class ErrorTexts(SpecTestCase):
             self.load()
 
 
+def column(row, name):
+    """The value of the DLMAP_PROFILE row's column name, counted from the row's end (the doc text has commas)."""
+    after = len(emit.PROFILE.columns) - emit.PROFILE.columns.index(name)  # name's column and those after it
+    return row[:-1].rsplit(", ", after + 1)[1]  # + 1: the ROW_END column
+
+
 class MaxVersionNegative(SpecTestCase):
     """export.max_version.negative (N-E4a): refuse (the default, today's invalid_argument) or zero."""
 
@@ -86,20 +92,14 @@ class MaxVersionNegative(SpecTestCase):
     def row(self, loaded):
         return next(line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE(\""))
 
-    def negative_column(self, loaded):
-        """The row's MAX_VERSION_NEGATIVE value (columns appended after it leave this test alone)."""
-        row = self.row(loaded)
-        values = row[row.index('.", ') + 4:].split(", ")  # after the doc, which holds ", "
-        return values[emit.PROFILE.columns.index("MAX_VERSION_NEGATIVE") - 2]
-
     def test_default_is_refuse(self):
         loaded = self.assertLoads()
         self.assertEqual(loaded.profile.max_version_negative, "refuse")
-        self.assertEqual(self.negative_column(loaded), "REFUSE", self.row(loaded))
+        self.assertEqual(column(self.row(loaded), "MAX_VERSION_NEGATIVE"), "REFUSE", self.row(loaded))
 
     def test_zero_reaches_the_row(self):
         self.max_version()["negative"] = "zero"
-        self.assertEqual(self.negative_column(self.assertLoads()), "ZERO")
+        self.assertEqual(column(self.row(self.assertLoads()), "MAX_VERSION_NEGATIVE"), "ZERO")
 
     def test_unknown_value(self):
         self.max_version()["negative"] = "legacy"

@@ -83,6 +83,13 @@ typedef struct dlmap_profile_info {
                                         * tensor (false: never set, PyTorch) */
   bool stream_no_sync;                 /* export.stream_no_sync: stream=-1 (no synchronisation) is accepted on every
                                         * device type, even where the stream convention allows only None */
+  /* import gates (optional keys; their defaults are the behaviour before them) */
+  dlmap_version_gating import_gating;  /* import.version_gating: STRICT, a versioned tensor's device type, dtype and
+                                        * flags must be in its stamped version; KNOWN: any the spec knows */
+  bool negative_strides_refused;       /* import.strides.negative refuse: a negative stride that reaches an element
+                                        * is strides_negative (else accepted) */
+  bool capsule_arguments_refused;      /* import.capsule_arguments refuse: from_dlpack(capsule, device=, copy=) with
+                                        * either not None is capsule_with_arguments (else the usual path) */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */
