@@ -24,7 +24,7 @@ static const dlmap_check_rule_info kRules[] = {
     {"P-error-kind", "an error has the exception kind the spec's catalogue (with the profile's overrides) gives it"},
     {"P-capsule", "__dlpack__ returns a PyCapsule named after its struct (the spec's abi.<struct>.capsule)"},
     {"P-version",
-     "a versioned tensor's version is in the spec's versioned range and not above max_version; "
+     "a versioned tensor's version is in the spec's versioned range and of no newer major than max_version; "
      "max_version=None and versions below the versioned range get the legacy struct"},
     {"P-struct", "the struct is the one the profile's export.max_version ranges give that max_version"},
     {"P-values", "the device type, dtype and flags are spec values expressible in the tensor's version"},
@@ -195,7 +195,9 @@ static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_
              (unsigned)a->version.minor);
       return; /* a major the checker cannot read: only the deleter may be touched */
     }
-    if (!r->has_max_version || dlmap_version_compare(a->version, r->max_version) > 0) {
+    /* A newer minor than max_version is the standard's recommended answer for a max_version of the producer's own
+     * major (DLPack changes the struct only with the major): only a newer major is reported. */
+    if (!r->has_max_version || a->version.major > r->max_version.major) {
       report(c, "P-version", "a versioned %u.%u tensor for this max_version", (unsigned)a->version.major,
              (unsigned)a->version.minor);
     }
