@@ -293,8 +293,10 @@ def table_import(lib, producer, versioned_flags):
 
 
 def table_header(lib):
+    """The table's capsule name, major version, prev_api and slots. The minor is left out: it is the DLPack header each
+    library was built with (PyTorch 2.14.1: 1.3; dlmap: its spec's current version), a build fact, not behaviour."""
     name, api = table(lib, lib.array_f64([0.0]))
-    return ("ok", name.decode(), (api.version.major, api.version.minor), bool(api.prev_api),
+    return ("ok", name.decode(), api.version.major, bool(api.prev_api),
             [f for f, _ in DLPackExchangeAPI._fields_[2:] if getattr(api, f)])
 
 
