@@ -344,3 +344,83 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   hand_out(array, &plan, block, out);
   return DLMAP_OK;
 }
+
+/* ---- prepared exports (dlmap_export_plan_create): the steps above run once on a template array; each planned
+ * export then makes only the block. ---- */
+
+struct dlmap_export_plan {
+  dlmap_array array;             /* the template; shape and strides point into dims */
+  dlmap_export_request request;  /* allocator points at `allocator` (or is NULL) */
+  dlmap_allocator allocator;
+  export_plan steps;             /* what negotiate … stamp decided */
+  bool fast;                     /* a view the data pointer cannot change: planned exports skip the steps */
+  int64_t dims[];                /* shape[ndim] then strides[ndim] (when the template has strides) */
+};
+
+int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_request *request,
+                                 dlmap_export_plan **plan, dlmap_error *err) {
+  if (plan == NULL) return dlmap__invalid_argument(err, "plan", "must not be NULL");
+  dlmap_array array_fields;
+  dlmap_export_request request_fields;
+  dlmap_exported unused;
+  int32_t status = check_arguments(array, request, &unused, &array_fields, &request_fields, err);
+  export_plan steps;
+  if (status == DLMAP_OK) status = negotiate(&request_fields, &steps, err);
+  if (status == DLMAP_OK) status = validate(&array_fields, &steps, err);
+  if (status == DLMAP_OK) status = choose_target(&array_fields, &request_fields, &steps, err);
+  if (status == DLMAP_OK) status = read_stream(&request_fields, &steps, err);
+  if (status == DLMAP_OK) status = place(&array_fields, &request_fields, &steps, err);
+  if (status == DLMAP_OK) status = stamp(&array_fields, &steps, err);
+  if (status != DLMAP_OK) return status;
+  const size_t ndim = (size_t)array_fields.ndim; /* validate() bounded it by DLMAP_MAX_NDIM */
+  const size_t size = sizeof(dlmap_export_plan) + 2 * ndim * sizeof(int64_t);
+  dlmap_export_plan *p = (dlmap_export_plan *)dlmap__allocate(request_fields.allocator, size, DLMAP_DATA_ALIGNMENT);
+  if (p == NULL) return dlmap_raise_out_of_memory(err, size, "an export plan");
+  p->array = array_fields;
+  p->request = request_fields;
+  p->allocator = *dlmap__allocator_or_default(request_fields.allocator);
+  p->request.allocator = request_fields.allocator != NULL ? &p->allocator : NULL;
+  p->steps = steps;
+  p->fast = !steps.copy && steps.placement.kind == DLMAP__PLACE_VIEW &&
+            (!steps.source_on_gpu || request_fields.defer_stream_sync);
+  if (ndim > 0) memcpy(p->dims, array_fields.shape, ndim * sizeof(int64_t));
+  p->array.shape = ndim > 0 ? p->dims : NULL;
+  if (array_fields.strides != NULL && ndim > 0) {
+    memcpy(p->dims + ndim, array_fields.strides, ndim * sizeof(int64_t));
+    p->array.strides = p->dims + ndim;
+  }
+  p->array.data = NULL; /* per call */
+  p->array.owner = NULL;
+  p->array.release = NULL;
+  *plan = p;
+  return DLMAP_OK;
+}
+
+int32_t dlmap_export_planned(const dlmap_export_plan *plan, void *data, void *owner, void (*release)(void *owner),
+                             dlmap_exported *out, dlmap_error *err) {
+  if (plan == NULL) return dlmap__invalid_argument(err, "plan", "must not be NULL");
+  if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
+  dlmap_array array = plan->array;
+  array.data = data;
+  array.owner = owner;
+  array.release = release;
+  /* A plan whose steps depend on the data pointer, or a NULL pointer where there are elements (data_null): the
+   * whole export, which gives the same result as ever. */
+  if (!plan->fast || (data == NULL && plan->steps.extent.count > 0)) {
+    return dlmap_export(&array, &plan->request, out, err);
+  }
+  export_block *block = NULL;
+  size_t header = 0;
+  const int32_t status = allocate(&array, &plan->request, &plan->steps, &block, &header, err);
+  if (status != DLMAP_OK) return status;
+  DLTensor *tensor = describe(&array, &plan->steps, block);
+  (void)view(&array, &plan->request, &plan->steps, tensor, err); /* a fast plan's view has no stream to fail */
+  hand_out(&array, &plan->steps, block, out);
+  return DLMAP_OK;
+}
+
+void dlmap_export_plan_free(dlmap_export_plan *plan) {
+  if (plan == NULL) return;
+  const dlmap_allocator allocator = plan->allocator; /* the plan holds the allocator it is freed with */
+  dlmap__release(&allocator, plan);
+}

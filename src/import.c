@@ -159,6 +159,26 @@ static int32_t validate(const producer *p, const dlmap_import_request *request, 
   return DLMAP_OK;
 }
 
+/* The first element's address in *first (data + byte_offset where data is an address, else data), and whether data +
+ * byte_offset + every byte the strides reach stay inside the address space. */
+static bool first_element(const DLTensor *t, const dlmap_device_info *device, const dlmap__extent *e,
+                          uintptr_t *first) {
+  const uintptr_t base = (uintptr_t)t->data;
+  *first = base;
+  if (!dlmap__direct_address(device) || e->count == 0) return true;
+  uintptr_t last;
+  return !(t->byte_offset > UINTPTR_MAX - base ||
+           (*first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-e->lo_bytes ||
+           (uint64_t)e->hi_bytes > UINTPTR_MAX - *first || __builtin_add_overflow(*first, (uintptr_t)e->hi_bytes, &last));
+}
+
+/* Whether the first element meets the alignment place() computed (always where data is not an address or there are no
+ * elements). */
+static bool first_aligned(const import_plan *plan) {
+  return plan->alignment <= 1 || !dlmap__direct_address(plan->device) || plan->extent.count == 0 ||
+         plan->first % plan->alignment == 0;
+}
+
 /* 2. Shape, strides, data and offset: data + byte_offset + every byte the strides reach must stay inside the
  * address space (where data is an address). */
 static int32_t check_memory(const producer *p, import_plan *plan, dlmap_error *err) {
@@ -171,17 +191,8 @@ static int32_t check_memory(const producer *p, import_plan *plan, dlmap_error *e
     const int32_t shown = t->ndim < 16 ? t->ndim : 16; /* as layout_error shows them */
     return fail(p, dlmap_raise_strides_negative(err, t->shape, shown, t->strides, shown));
   }
-  const uintptr_t base = (uintptr_t)t->data;
-  plan->first = base;
-  if (!dlmap__direct_address(plan->device) || plan->extent.count == 0) return DLMAP_OK;
-  uintptr_t last;
-  const dlmap__extent *e = &plan->extent;
-  if (t->byte_offset > UINTPTR_MAX - base ||
-      (plan->first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-e->lo_bytes ||
-      (uint64_t)e->hi_bytes > UINTPTR_MAX - plan->first ||
-      __builtin_add_overflow(plan->first, (uintptr_t)e->hi_bytes, &last)) {
-    return fail(p,
-                dlmap_raise_byte_offset_overflow(err, t->byte_offset, t->data));
+  if (!first_element(t, plan->device, &plan->extent, &plan->first)) {
+    return fail(p, dlmap_raise_byte_offset_overflow(err, t->byte_offset, t->data));
   }
   return DLMAP_OK;
 }
@@ -227,8 +238,7 @@ static int32_t place(const producer *p, const dlmap_import_request *request, imp
   if (!profile_layout_ok && profile->other_layouts_refused) return layout_error(p, err, profile->view_layout);
   const bool layout_ok = profile_layout_ok && layout_fits(request->layout, t);
   plan->alignment = request->alignment > profile->alignment ? request->alignment : profile->alignment;
-  const bool aligned = plan->alignment <= 1 || !dlmap__direct_address(plan->device) || plan->extent.count == 0 ||
-                       plan->first % plan->alignment == 0;
+  const bool aligned = first_aligned(plan);
   /* A legacy tensor cannot say it is read-only; a profile with import.legacy_read_only treats it as read-only. */
   plan->read_only = (p->flags & DLMAP_FLAG_READ_ONLY) != 0 || (!p->versioned && profile->legacy_import_read_only);
   plan->copy =
@@ -315,33 +325,55 @@ static int32_t copy_out(const producer *p, const dlmap_import_request *request, 
   return DLMAP_OK;
 }
 
-/* validate, check memory, place, then hand out a view or a copy. Every step that fails has released the producer's
- * tensor (fail()); on success `out` owns it (a view) or it is released (a copy). */
-static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
-                             dlmap_error *err) {
+/* The caller's request as this header lays it out (NULL: the defaults) in *fields, then validate, check memory and
+ * place. A step that fails has released the producer's tensor (fail()). */
+static int32_t decide(const producer *p, const dlmap_import_request *request, dlmap_import_request *fields,
+                      import_plan *plan, dlmap_error *err) {
   static const dlmap_import_request kDefaults = {.struct_size = DLMAP_IMPORT_REQUEST_STRUCT_SIZE};
   if (request == NULL) request = &kDefaults;
-  if (out == NULL) return fail(p, dlmap__invalid_argument(err, "out", "must not be NULL"));
-  /* The caller's request as this header lays it out: fields its struct_size does not have read as zero. */
-  dlmap_import_request request_fields;
-  int32_t status = DLMAP__STRUCT_READ(request, &request_fields, dlmap_import_request, "request", err);
+  int32_t status = DLMAP__STRUCT_READ(request, fields, dlmap_import_request, "request", err);
   if (status != DLMAP_OK) return fail(p, status);
-  request = &request_fields;
-  import_plan plan;
-  status = check_request(p, request, err);
-  if (status == DLMAP_OK) status = validate(p, request, &plan, err);
-  if (status == DLMAP_OK) status = check_memory(p, &plan, err);
-  if (status == DLMAP_OK) status = place(p, request, &plan, err);
-  if (status != DLMAP_OK) return status;
+  status = check_request(p, fields, err);
+  if (status == DLMAP_OK) status = validate(p, fields, plan, err);
+  if (status == DLMAP_OK) status = check_memory(p, plan, err);
+  if (status == DLMAP_OK) status = place(p, fields, plan, err);
+  return status;
+}
+
+/* Hands out what the steps decided: a view, which `out` owns, or a copy (the producer's tensor is then released). */
+static int32_t deliver(const producer *p, const dlmap_import_request *request, const import_plan *plan,
+                       dlmap_imported *out, dlmap_error *err) {
   memset(out, 0, offsetof(dlmap_imported, strides_)); /* strides_ is written only when used */
   out->version = p->version;
   out->tensor = *p->tensor;
-  out->subbyte_padded = plan.padded;
-  if (!plan.copy) {
-    hand_out_view(p, request, &plan, out);
+  out->subbyte_padded = plan->padded;
+  if (!plan->copy) {
+    hand_out_view(p, request, plan, out);
     return DLMAP_OK;
   }
-  return copy_out(p, request, &plan, out, err);
+  return copy_out(p, request, plan, out, err);
+}
+
+static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
+                             dlmap_error *err) {
+  if (out == NULL) return fail(p, dlmap__invalid_argument(err, "out", "must not be NULL"));
+  dlmap_import_request request_fields;
+  import_plan plan;
+  const int32_t status = decide(p, request, &request_fields, &plan, err);
+  return status != DLMAP_OK ? status : deliver(p, &request_fields, &plan, out, err);
+}
+
+/* A versioned producer: the major version first, and nothing else read before it (the ABI's rule); an unknown major
+ * is released with version_major_unsupported. */
+static int32_t read_versioned(struct DLManagedTensorVersioned *tensor, producer *p, dlmap_error *err) {
+  *p = (producer){tensor, true, NULL, 0, {tensor->version.major, tensor->version.minor}};
+  if (dlmap_version_struct(p->version) != DLMAP_STRUCT_VERSIONED) {
+    return fail(p, dlmap_raise_version_major_unsupported(err, p->version, dlmap_version_current()));
+  }
+  p->tensor = &tensor->dl_tensor;
+  /* import.unknown_flags ignore: bits the spec does not know are dropped, as if the producer had not set them */
+  p->flags = dlmap_profile_current()->unknown_flags_ignored ? tensor->flags & DLMAP_FLAGS_KNOWN : tensor->flags;
+  return DLMAP_OK;
 }
 
 int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
@@ -349,16 +381,9 @@ int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dl
   if (tensor == NULL) {
     return dlmap__invalid_argument(err, "tensor", "must not be NULL");
   }
-  producer p = {tensor, true, NULL, 0, {tensor->version.major, tensor->version.minor}};
-  /* The major version first, and nothing else read before it (the ABI's rule). */
-  if (dlmap_version_struct(p.version) != DLMAP_STRUCT_VERSIONED) {
-    return fail(&p,
-                dlmap_raise_version_major_unsupported(err, p.version, dlmap_version_current()));
-  }
-  p.tensor = &tensor->dl_tensor;
-  /* import.unknown_flags ignore: bits the spec does not know are dropped, as if the producer had not set them */
-  p.flags = dlmap_profile_current()->unknown_flags_ignored ? tensor->flags & DLMAP_FLAGS_KNOWN : tensor->flags;
-  return import_tensor(&p, request, out, err);
+  producer p;
+  const int32_t status = read_versioned(tensor, &p, err);
+  return status != DLMAP_OK ? status : import_tensor(&p, request, out, err);
 }
 
 int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request *request, dlmap_imported *out,
@@ -368,6 +393,123 @@ int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request 
   }
   producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
   return import_tensor(&p, request, out, err);
+}
+
+/* ---- prepared imports (dlmap_import_plan_create): the steps run once on a description of the tensors a consumer
+ * expects; a planned import of a tensor that matches it field for field only rechecks its addresses. ---- */
+
+struct dlmap_import_plan {
+  dlmap_import_request request; /* allocator points at `allocator` (or is NULL) */
+  dlmap_allocator allocator;
+  import_plan steps;            /* what validate, check_memory and place decided (steps.first is per tensor) */
+  bool fast;                    /* a view on the tensor's own device: planned imports skip the steps */
+  bool versioned;
+  dlmap_version version;
+  uint64_t flags;               /* as the import reads them (unknown bits dropped where the profile ignores them) */
+  DLDevice device;
+  DLDataType dtype;
+  int32_t ndim;
+  bool has_strides;
+  int64_t dims[];               /* shape[ndim] then strides[ndim] */
+};
+
+int32_t dlmap_import_plan_create(const DLTensor *layout, bool versioned, dlmap_version version, uint64_t flags,
+                                 const dlmap_import_request *request, dlmap_import_plan **plan, dlmap_error *err) {
+  if (layout == NULL) return dlmap__invalid_argument(err, "layout", "must not be NULL");
+  if (plan == NULL) return dlmap__invalid_argument(err, "plan", "must not be NULL");
+  /* The description as a producer's tensor of either struct without a deleter, so that fail() releases nothing. */
+  struct DLManagedTensorVersioned as_versioned;
+  DLManagedTensor as_legacy;
+  memset(&as_versioned, 0, sizeof as_versioned);
+  memset(&as_legacy, 0, sizeof as_legacy);
+  as_versioned.version.major = version.major;
+  as_versioned.version.minor = version.minor;
+  as_versioned.flags = flags;
+  as_versioned.dl_tensor = *layout;
+  as_legacy.dl_tensor = *layout;
+  producer p = {&as_legacy, false, &as_legacy.dl_tensor, 0, {0, 0}};
+  int32_t status = versioned ? read_versioned(&as_versioned, &p, err) : DLMAP_OK;
+  dlmap_import_request request_fields;
+  import_plan steps;
+  if (status == DLMAP_OK) status = decide(&p, request, &request_fields, &steps, err);
+  if (status != DLMAP_OK) return status;
+  const size_t ndim = (size_t)layout->ndim; /* check_memory bounded it by DLMAP_MAX_NDIM */
+  const size_t size = sizeof(dlmap_import_plan) + 2 * ndim * sizeof(int64_t);
+  dlmap_import_plan *q = (dlmap_import_plan *)dlmap__allocate(request_fields.allocator, size, DLMAP_DATA_ALIGNMENT);
+  if (q == NULL) return dlmap_raise_out_of_memory(err, size, "an import plan");
+  q->request = request_fields;
+  q->allocator = *dlmap__allocator_or_default(request_fields.allocator);
+  q->request.allocator = request_fields.allocator != NULL ? &q->allocator : NULL;
+  q->steps = steps;
+  q->fast = !steps.copy && steps.placement.kind == DLMAP__PLACE_VIEW;
+  q->versioned = versioned;
+  q->version = p.version;
+  q->flags = p.flags;
+  q->device = layout->device;
+  q->dtype = layout->dtype;
+  q->ndim = layout->ndim;
+  q->has_strides = layout->strides != NULL;
+  if (ndim > 0) memcpy(q->dims, layout->shape, ndim * sizeof(int64_t));
+  if (ndim > 0 && q->has_strides) memcpy(q->dims + ndim, layout->strides, ndim * sizeof(int64_t));
+  *plan = q;
+  return DLMAP_OK;
+}
+
+/* Whether a producer's tensor is the plan's description with other addresses, and those pass the checks check_memory
+ * and place() make of addresses (in *steps, whose `first` it sets). */
+static bool matches(const dlmap_import_plan *plan, const producer *p, import_plan *steps) {
+  const DLTensor *t = p->tensor;
+  const size_t ndim = (size_t)plan->ndim;
+  if (p->flags != plan->flags || t->device.device_type != plan->device.device_type ||
+      t->device.device_id != plan->device.device_id || t->dtype.code != plan->dtype.code ||
+      t->dtype.bits != plan->dtype.bits || t->dtype.lanes != plan->dtype.lanes || t->ndim != plan->ndim ||
+      (t->strides != NULL) != plan->has_strides) {
+    return false;
+  }
+  if (ndim > 0 && (memcmp(t->shape, plan->dims, ndim * sizeof(int64_t)) != 0 ||
+                   (plan->has_strides && memcmp(t->strides, plan->dims + ndim, ndim * sizeof(int64_t)) != 0))) {
+    return false;
+  }
+  *steps = plan->steps;
+  if (t->data == NULL && steps->extent.count > 0) return false; /* data_null */
+  return first_element(t, steps->device, &steps->extent, &steps->first) && first_aligned(steps);
+}
+
+/* A planned import: the fast hand-out where the tensor matches, else the whole import. */
+static int32_t import_planned(const dlmap_import_plan *plan, const producer *p, dlmap_imported *out,
+                              dlmap_error *err) {
+  import_plan steps;
+  if (plan->fast && out != NULL && p->versioned == plan->versioned && matches(plan, p, &steps)) {
+    return deliver(p, &plan->request, &steps, out, err);
+  }
+  return import_tensor(p, &plan->request, out, err);
+}
+
+int32_t dlmap_import_versioned_planned(const dlmap_import_plan *plan, struct DLManagedTensorVersioned *tensor,
+                                       dlmap_imported *out, dlmap_error *err) {
+  if (tensor == NULL) return dlmap__invalid_argument(err, "tensor", "must not be NULL");
+  producer p;
+  const int32_t status = read_versioned(tensor, &p, err);
+  if (status != DLMAP_OK) return status;
+  if (plan == NULL) return fail(&p, dlmap__invalid_argument(err, "plan", "must not be NULL"));
+  if (plan->versioned && (p.version.major != plan->version.major || p.version.minor != plan->version.minor)) {
+    return import_tensor(&p, &plan->request, out, err);
+  }
+  return import_planned(plan, &p, out, err);
+}
+
+int32_t dlmap_import_legacy_planned(const dlmap_import_plan *plan, DLManagedTensor *tensor, dlmap_imported *out,
+                                    dlmap_error *err) {
+  if (tensor == NULL) return dlmap__invalid_argument(err, "tensor", "must not be NULL");
+  const producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
+  if (plan == NULL) return fail(&p, dlmap__invalid_argument(err, "plan", "must not be NULL"));
+  return import_planned(plan, &p, out, err);
+}
+
+void dlmap_import_plan_free(dlmap_import_plan *plan) {
+  if (plan == NULL) return;
+  const dlmap_allocator allocator = plan->allocator; /* the plan holds the allocator it is freed with */
+  dlmap__release(&allocator, plan);
 }
 
 void dlmap_imported_release(dlmap_imported *imported) {

@@ -277,6 +277,51 @@ int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request 
  * any thread. Safe on a zeroed struct; afterwards every field up to strides_ is zero. */
 void dlmap_imported_release(dlmap_imported *imported);
 
+/* ---- prepared exchanges -------------------------------------------------------------------------
+ * A framework exchanges the same few layouts over and over (a compiler hands over the same parameter shapes every
+ * step). A plan runs every check of an export or import once, for a layout and a request; each exchange through it
+ * then does only what differs per call (the addresses, the owner, the block). The results, errors and ownership are
+ * exactly those of the unprepared call with the same arguments: where a call differs from the plan in anything the
+ * checks read, or the plan's outcome depends on the address (a copy, a GPU placement, a stream to synchronise), the
+ * planned call makes the unprepared one. A plan is read-only once made: any number of threads may use it at once. It
+ * is allocated with the request's allocator and freed with the plan's _free function. */
+
+typedef struct dlmap_export_plan dlmap_export_plan;
+
+/* Checks array and request as dlmap_export would (array->data and byte_offset included: the data pointer must be
+ * non-NULL where there are elements; owner and release are not read) and makes a plan for exporting arrays of that
+ * layout. Errors: those dlmap_export gives for array and request, out_of_memory, invalid_argument. */
+int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_request *request,
+                                 dlmap_export_plan **plan, dlmap_error *err);
+
+/* dlmap_export of the plan's array with this data, owner and release, under the plan's request. */
+int32_t dlmap_export_planned(const dlmap_export_plan *plan, void *data, void *owner, void (*release)(void *owner),
+                             dlmap_exported *out, dlmap_error *err);
+
+/* Frees a plan (NULL: nothing). Tensors exported through it do not need it. */
+void dlmap_export_plan_free(dlmap_export_plan *plan);
+
+typedef struct dlmap_import_plan dlmap_import_plan;
+
+/* Checks a description of the tensors a consumer expects, as dlmap_import_versioned (versioned: with version and
+ * flags) or dlmap_import_legacy would under request (layout->data is a representative address: the checks read it),
+ * and makes a plan for importing them. Errors: those the import would give that description, out_of_memory,
+ * invalid_argument. */
+int32_t dlmap_import_plan_create(const DLTensor *layout, bool versioned, dlmap_version version, uint64_t flags,
+                                 const dlmap_import_request *request, dlmap_import_plan **plan, dlmap_error *err);
+
+/* dlmap_import_versioned / dlmap_import_legacy of tensor under the plan's request, with the same ownership rule: dlmap
+ * owns the tensor in every case (a NULL plan is invalid_argument, the tensor released). A tensor that matches the
+ * plan's description in every field but data and byte_offset, whose addresses pass the checks, is imported without
+ * rerunning them. */
+int32_t dlmap_import_versioned_planned(const dlmap_import_plan *plan, struct DLManagedTensorVersioned *tensor,
+                                       dlmap_imported *out, dlmap_error *err);
+int32_t dlmap_import_legacy_planned(const dlmap_import_plan *plan, DLManagedTensor *tensor, dlmap_imported *out,
+                                    dlmap_error *err);
+
+/* Frees a plan (NULL: nothing). Tensors imported through it do not need it. */
+void dlmap_import_plan_free(dlmap_import_plan *plan);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -10,6 +10,7 @@
 
 #include "dlmap/dlmap.h"
 #include "gtest/gtest.h"
+#include "tests/plan/plan_equivalence.h"
 
 namespace conformance {
 
@@ -50,7 +51,8 @@ inline void release(const dlmap_exported &out) {
   }
 }
 
-// Exports and, on success, checks the struct the profile answers with, the tensor's device and whether it copied.
+// Exports and, on success, checks the struct the profile answers with, the tensor's device and whether it copied;
+// then requires a prepared export to give the same (plan_equivalence.h).
 inline Outcome Export(const dlmap_array &array, const dlmap_export_request &request, dlmap_struct_kind want_struct,
                       int32_t want_device_type = -1, bool want_copy = false) {
   Outcome o;
@@ -65,6 +67,7 @@ inline Outcome Export(const dlmap_array &array, const dlmap_export_request &requ
     EXPECT_EQ(out.copied, want_copy);
     release(out);
   }
+  plan_equivalence::ExpectSameExport(array, request);
   return o;
 }
 
@@ -93,7 +96,16 @@ struct Legacy {
   }
 };
 
-// Imports; the producer's deleter must have run exactly once by the end, whatever happened.
+// The Legacy tensor as plan_equivalence's producer: the same struct every time (its deleter only counts).
+struct LegacyProducer : plan_equivalence::ProducerTensor {
+  Legacy &tensor;
+  explicit LegacyProducer(Legacy &t) : tensor(t) {}
+  bool versioned() const override { return false; }
+  void *make() override { return &tensor.managed; }
+};
+
+// Imports; the producer's deleter must have run exactly once by the end, whatever happened. Then a prepared import
+// must give the same (plan_equivalence.h).
 inline Outcome Import(Legacy &tensor, const dlmap_import_request &request) {
   g_deleted = 0;
   Outcome o;
@@ -101,6 +113,9 @@ inline Outcome Import(Legacy &tensor, const dlmap_import_request &request) {
   o.status = dlmap_import_legacy(&tensor.managed, &request, &imported, &o.err);
   if (o.status == DLMAP_OK) dlmap_imported_release(&imported);
   EXPECT_EQ(g_deleted, 1) << "the deleter runs exactly once";
+  LegacyProducer producer(tensor);
+  const int made = plan_equivalence::ExpectSameImport(producer, request);
+  EXPECT_EQ(g_deleted, 1 + made) << "each tensor released exactly once";
   return o;
 }
 
