@@ -221,6 +221,26 @@ struct ExportOp {
   double Items() const { return 1; }
 };
 
+// ---- prepared export + release: the plan made once (dlmap_export_plan_create), then per call only the block -------
+
+struct PreparedExportOp : ExportOp {
+  dlmap_export_plan *plan = nullptr;
+  PreparedExportOp(bool versioned_, int ndim_) : ExportOp(versioned_, ndim_) {}
+  void Setup() {
+    ExportOp::Setup();
+    dlmap_export_plan_free(plan);
+    plan = nullptr;
+    const std::string failure = Check(dlmap_export_plan_create(&array, &request, &plan, &err), err);
+    if (!failure.empty()) Die("export plan", failure);
+  }
+  void Run() {
+    if (__builtin_expect(dlmap_export_planned(plan, g_data, &releases, array.release, &out, &err) != DLMAP_OK, 0)) {
+      Die("prepared export", err.message);
+    }
+    Release();
+  }
+};
+
 // ---- the floors ------------------------------------------------------------------------------------------------
 
 // One malloc/free pair of the export block's size (aligned: the aligned_alloc(alignment) pair instead).
@@ -544,6 +564,29 @@ struct CopyOp {
   double Items() const { return static_cast<double>(bytes) / 1024; }  // count mode: events per KiB copied
 };
 
+// ---- prepared import as a view: the plan made once (dlmap_import_plan_create), then per call only the match -------
+
+struct PreparedImportViewOp : ImportViewOp {
+  dlmap_import_plan *plan = nullptr;
+  PreparedImportViewOp(int ndim_, bool permuted_) : ImportViewOp(ndim_, permuted_) {}
+  void Setup() {
+    ImportViewOp::Setup();
+    dlmap_import_plan_free(plan);
+    plan = nullptr;
+    const dlmap_version v = {tensor.version.major, tensor.version.minor};
+    const std::string failure =
+        Check(dlmap_import_plan_create(&tensor.dl_tensor, true, v, tensor.flags, &request, &plan, &err), err);
+    if (!failure.empty()) Die("import plan", failure);
+  }
+  void Run() {
+    if (__builtin_expect(dlmap_import_versioned_planned(plan, &tensor, &out, &err) != DLMAP_OK, 0)) {
+      Die("prepared import", err.message);
+    }
+    Use(out.tensor.data);
+    dlmap_imported_release(&out);
+  }
+};
+
 std::string SizeName(size_t bytes) {
   if (bytes >= (1u << 20)) return std::to_string(bytes >> 20) + "MiB";
   return std::to_string(bytes >> 10) + "KiB";
@@ -556,11 +599,15 @@ void RegisterAll() {
     const ExportAllocation a = MeasureExportAllocation(ndim);
     Register("export/legacy" + d, ExportOp(false, ndim));
     Register("export/versioned" + d, ExportOp(true, ndim));
+    Register("export/prepared/legacy" + d, PreparedExportOp(false, ndim));
+    Register("export/prepared/versioned" + d, PreparedExportOp(true, ndim));
     Register("floor/malloc_free" + d, MallocFreeOp{a.size, 0});
     Register("floor/aligned_alloc_free" + d, MallocFreeOp{a.size, 64});
     Register("floor/struct_fill" + d, StructFillOp(ndim));
     Register("import/view/compact" + d, ImportViewOp(ndim, false));
     if (ndim > 1) Register("import/view/permuted" + d, ImportViewOp(ndim, true));  // 1-D has one layout
+    Register("import/prepared_view/compact" + d, PreparedImportViewOp(ndim, false));
+    if (ndim > 1) Register("import/prepared_view/permuted" + d, PreparedImportViewOp(ndim, true));
   }
   for (Table t : {Table::kDevice, Table::kDtype, Table::kPlatform}) {
     const std::string base = t == Table::kDevice ? "lookup/device/" : t == Table::kDtype ? "lookup/dtype/" : "lookup/platform/";

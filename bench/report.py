@@ -209,6 +209,11 @@ def main():
         ("floor: struct fill (DLManagedTensorVersioned + shape/strides)", "floor/struct_fill/ndim:%d", True),
         ("import view + release, compact strides", "import/view/compact/ndim:%d", True),
         ("import view + release, permuted strides", "import/view/permuted/ndim:%d", False),
+        ("prepared export + release, legacy (`dlmap_export_planned`)", "export/prepared/legacy/ndim:%d", True),
+        ("prepared export + release, versioned", "export/prepared/versioned/ndim:%d", True),
+        ("prepared import view + release, compact (`dlmap_import_versioned_planned`)",
+         "import/prepared_view/compact/ndim:%d", True),
+        ("prepared import view + release, permuted", "import/prepared_view/permuted/ndim:%d", False),
     ]
     if has_torch:
         per_call += [
@@ -267,10 +272,17 @@ def main():
              "floor/struct_fill/ndim:%d", 4.0)
     c_target("C import view + release, permuted ≤ 4× struct fill", "import/view/permuted/ndim:%d",
              "floor/struct_fill/ndim:%d", 4.0, dims=(4, 8))
+    for kind in ("legacy", "versioned"):
+        c_target("C prepared export + release (%s) ≤ 3× malloc/free" % kind, "export/prepared/%s/ndim:%%d" % kind,
+                 "floor/malloc_free/ndim:%d", 3.0)
+    c_target("C prepared import view + release, compact ≤ 4× struct fill", "import/prepared_view/compact/ndim:%d",
+             "floor/struct_fill/ndim:%d", 4.0)
+    c_target("C prepared import view + release, permuted ≤ 4× struct fill", "import/prepared_view/permuted/ndim:%d",
+             "floor/struct_fill/ndim:%d", 4.0, dims=(4, 8))
     if has_torch:
         target_row("(import view, compact ÷ libtorch fromDLPack)", "import/view/compact/ndim:%d",
                    "peer/torch_fromDLPack/compact/ndim:%d", float("inf"))
-    allocs = [counter(n, "allocs") for n in rows if n.startswith("import/view/")]
+    allocs = [counter(n, "allocs") for n in rows if n.startswith(("import/view/", "import/prepared_view/"))]
     allocs = [a for a in allocs if a is not None]
     w("| import view: zero allocations (--wrap'd malloc family + counting allocator) | | | | | %s |"
       % ("n/a" if not allocs else ("met (%g per import)" % max(allocs) if max(allocs) == 0 else

@@ -345,17 +345,31 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   return DLMAP_OK;
 }
 
-/* ---- prepared exports (dlmap_export_plan_create): the steps above run once on a template array; each planned
- * export then makes only the block. ---- */
+/* ---- prepared exports (dlmap_export_plan_create): the steps above run once on a template array, and describe() and
+ * hand_out() write a view's block once, as an image; each planned export then copies the image into a new block and
+ * sets what differs per call: the addresses inside the block, the data, the owner. ---- */
 
 struct dlmap_export_plan {
-  dlmap_array array;             /* the template; shape and strides point into dims */
-  dlmap_export_request request;  /* allocator points at `allocator` (or is NULL) */
+  dlmap_array array;            /* the template; shape and strides point into dims */
+  dlmap_export_request request; /* allocator points at `allocator` (or is NULL) */
   dlmap_allocator allocator;
-  export_plan steps;             /* what negotiate … stamp decided */
-  bool fast;                     /* a view the data pointer cannot change: planned exports skip the steps */
-  int64_t dims[];                /* shape[ndim] then strides[ndim] (when the template has strides) */
+  export_plan steps;            /* what negotiate … stamp decided */
+  bool fast;                    /* a view the data pointer cannot change: planned exports copy the image */
+  dlmap_exported out;           /* what a fast export reports (its tensor pointer set per call) */
+  size_t header;                /* the block's size */
+  export_block *image;          /* a fast plan's block as describe() and hand_out() leave it, inside this allocation */
+  int64_t dims[];               /* shape[ndim] then strides[ndim] (when the template has strides) */
 };
+
+/* The template's block, written by the export's own steps; its addresses (shape, strides, manager_ctx) are the
+ * image's, relocated per call. */
+static void write_image(dlmap_export_plan *p) {
+  memset(p->image, 0, p->header);
+  p->image->allocator = *dlmap__allocator_or_default(p->request.allocator);
+  DLTensor *tensor = describe(&p->array, &p->steps, p->image);
+  (void)view(&p->array, &p->request, &p->steps, tensor, NULL); /* a fast plan's view has no stream to fail */
+  hand_out(&p->array, &p->steps, p->image, &p->out);
+}
 
 int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_request *request,
                                  dlmap_export_plan **plan, dlmap_error *err) {
@@ -372,8 +386,15 @@ int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_re
   if (status == DLMAP_OK) status = place(&array_fields, &request_fields, &steps, err);
   if (status == DLMAP_OK) status = stamp(&array_fields, &steps, err);
   if (status != DLMAP_OK) return status;
+  const bool fast = !steps.copy && steps.placement.kind == DLMAP__PLACE_VIEW &&
+                    (!steps.source_on_gpu || request_fields.defer_stream_sync);
   const size_t ndim = (size_t)array_fields.ndim; /* validate() bounded it by DLMAP_MAX_NDIM */
-  const size_t size = sizeof(dlmap_export_plan) + 2 * ndim * sizeof(int64_t);
+  size_t header = 0, plan_size = 0;
+  if (!dlmap__align_size(sizeof(export_block) + 2 * ndim * sizeof(int64_t), &header) ||
+      !dlmap__align_size(sizeof(dlmap_export_plan) + 2 * ndim * sizeof(int64_t), &plan_size)) {
+    return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export plan");
+  }
+  const size_t size = plan_size + (fast ? header : 0);
   dlmap_export_plan *p = (dlmap_export_plan *)dlmap__allocate(request_fields.allocator, size, DLMAP_DATA_ALIGNMENT);
   if (p == NULL) return dlmap_raise_out_of_memory(err, size, "an export plan");
   p->array = array_fields;
@@ -381,8 +402,9 @@ int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_re
   p->allocator = *dlmap__allocator_or_default(request_fields.allocator);
   p->request.allocator = request_fields.allocator != NULL ? &p->allocator : NULL;
   p->steps = steps;
-  p->fast = !steps.copy && steps.placement.kind == DLMAP__PLACE_VIEW &&
-            (!steps.source_on_gpu || request_fields.defer_stream_sync);
+  p->fast = fast;
+  p->header = header;
+  p->image = fast ? (export_block *)(void *)((char *)p + plan_size) : NULL;
   if (ndim > 0) memcpy(p->dims, array_fields.shape, ndim * sizeof(int64_t));
   p->array.shape = ndim > 0 ? p->dims : NULL;
   if (array_fields.strides != NULL && ndim > 0) {
@@ -392,6 +414,7 @@ int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_re
   p->array.data = NULL; /* per call */
   p->array.owner = NULL;
   p->array.release = NULL;
+  if (fast) write_image(p);
   *plan = p;
   return DLMAP_OK;
 }
@@ -400,22 +423,37 @@ int32_t dlmap_export_planned(const dlmap_export_plan *plan, void *data, void *ow
                              dlmap_exported *out, dlmap_error *err) {
   if (plan == NULL) return dlmap__invalid_argument(err, "plan", "must not be NULL");
   if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
-  dlmap_array array = plan->array;
-  array.data = data;
-  array.owner = owner;
-  array.release = release;
   /* A plan whose steps depend on the data pointer, or a NULL pointer where there are elements (data_null): the
    * whole export, which gives the same result as ever. */
   if (!plan->fast || (data == NULL && plan->steps.extent.count > 0)) {
+    dlmap_array array = plan->array;
+    array.data = data;
+    array.owner = owner;
+    array.release = release;
     return dlmap_export(&array, &plan->request, out, err);
   }
-  export_block *block = NULL;
-  size_t header = 0;
-  const int32_t status = allocate(&array, &plan->request, &plan->steps, &block, &header, err);
-  if (status != DLMAP_OK) return status;
-  DLTensor *tensor = describe(&array, &plan->steps, block);
-  (void)view(&array, &plan->request, &plan->steps, tensor, err); /* a fast plan's view has no stream to fail */
-  hand_out(&array, &plan->steps, block, out);
+  export_block *block = (export_block *)dlmap__allocate(plan->request.allocator, plan->header, DLMAP_DATA_ALIGNMENT);
+  if (block == NULL) return dlmap_raise_out_of_memory(err, plan->header, "an export"); /* as allocate() says it */
+  memcpy(block, plan->image, plan->header);
+  const int32_t ndim = plan->array.ndim;
+  DLTensor *tensor;
+  *out = plan->out;
+  if (plan->out.structure == DLMAP_STRUCT_LEGACY) {
+    block->tensor.legacy.manager_ctx = block;
+    out->legacy = &block->tensor.legacy;
+    tensor = &block->tensor.legacy.dl_tensor;
+  } else {
+    block->tensor.versioned.manager_ctx = block;
+    out->versioned = &block->tensor.versioned;
+    tensor = &block->tensor.versioned.dl_tensor;
+  }
+  if (ndim > 0) {
+    tensor->shape = block->dims;
+    tensor->strides = block->dims + ndim;
+  }
+  tensor->data = data;
+  block->owner = owner;
+  block->release = release;
   return DLMAP_OK;
 }
 

@@ -161,22 +161,20 @@ static int32_t validate(const producer *p, const dlmap_import_request *request, 
 
 /* The first element's address in *first (data + byte_offset where data is an address, else data), and whether data +
  * byte_offset + every byte the strides reach stay inside the address space. */
-static bool first_element(const DLTensor *t, const dlmap_device_info *device, const dlmap__extent *e,
-                          uintptr_t *first) {
+static bool first_element(const DLTensor *t, bool direct, const dlmap__extent *e, uintptr_t *first) {
   const uintptr_t base = (uintptr_t)t->data;
   *first = base;
-  if (!dlmap__direct_address(device) || e->count == 0) return true;
+  if (!direct || e->count == 0) return true;
   uintptr_t last;
   return !(t->byte_offset > UINTPTR_MAX - base ||
            (*first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-e->lo_bytes ||
            (uint64_t)e->hi_bytes > UINTPTR_MAX - *first || __builtin_add_overflow(*first, (uintptr_t)e->hi_bytes, &last));
 }
 
-/* Whether the first element meets the alignment place() computed (always where data is not an address or there are no
- * elements). */
-static bool first_aligned(const import_plan *plan) {
-  return plan->alignment <= 1 || !dlmap__direct_address(plan->device) || plan->extent.count == 0 ||
-         plan->first % plan->alignment == 0;
+/* Whether the first element at `first` meets the alignment place() computed (always where data is not an address or
+ * there are no elements). */
+static bool first_aligned(const import_plan *plan, bool direct, uintptr_t first) {
+  return plan->alignment <= 1 || !direct || plan->extent.count == 0 || first % plan->alignment == 0;
 }
 
 /* 2. Shape, strides, data and offset: data + byte_offset + every byte the strides reach must stay inside the
@@ -191,7 +189,7 @@ static int32_t check_memory(const producer *p, import_plan *plan, dlmap_error *e
     const int32_t shown = t->ndim < 16 ? t->ndim : 16; /* as layout_error shows them */
     return fail(p, dlmap_raise_strides_negative(err, t->shape, shown, t->strides, shown));
   }
-  if (!first_element(t, plan->device, &plan->extent, &plan->first)) {
+  if (!first_element(t, dlmap__direct_address(plan->device), &plan->extent, &plan->first)) {
     return fail(p, dlmap_raise_byte_offset_overflow(err, t->byte_offset, t->data));
   }
   return DLMAP_OK;
@@ -238,7 +236,7 @@ static int32_t place(const producer *p, const dlmap_import_request *request, imp
   if (!profile_layout_ok && profile->other_layouts_refused) return layout_error(p, err, profile->view_layout);
   const bool layout_ok = profile_layout_ok && layout_fits(request->layout, t);
   plan->alignment = request->alignment > profile->alignment ? request->alignment : profile->alignment;
-  const bool aligned = first_aligned(plan);
+  const bool aligned = first_aligned(plan, dlmap__direct_address(plan->device), plan->first);
   /* A legacy tensor cannot say it is read-only; a profile with import.legacy_read_only treats it as read-only. */
   plan->read_only = (p->flags & DLMAP_FLAG_READ_ONLY) != 0 || (!p->versioned && profile->legacy_import_read_only);
   plan->copy =
@@ -340,13 +338,18 @@ static int32_t decide(const producer *p, const dlmap_import_request *request, dl
   return status;
 }
 
+/* What every result starts from: the producer's tensor and version, the rest zero. */
+static void start_out(const producer *p, const import_plan *plan, dlmap_imported *out) {
+  out->tensor = *p->tensor; /* tensor is the first field; the rest up to strides_ (written only when used) zero */
+  memset((char *)out + sizeof out->tensor, 0, offsetof(dlmap_imported, strides_) - sizeof out->tensor);
+  out->version = p->version;
+  out->subbyte_padded = plan->padded;
+}
+
 /* Hands out what the steps decided: a view, which `out` owns, or a copy (the producer's tensor is then released). */
 static int32_t deliver(const producer *p, const dlmap_import_request *request, const import_plan *plan,
                        dlmap_imported *out, dlmap_error *err) {
-  memset(out, 0, offsetof(dlmap_imported, strides_)); /* strides_ is written only when used */
-  out->version = p->version;
-  out->tensor = *p->tensor;
-  out->subbyte_padded = plan->padded;
+  start_out(p, plan, out);
   if (!plan->copy) {
     hand_out_view(p, request, plan, out);
     return DLMAP_OK;
@@ -363,6 +366,12 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   return status != DLMAP_OK ? status : deliver(p, &request_fields, &plan, out, err);
 }
 
+/* The flag bits an import reads: import.unknown_flags ignore drops the bits the spec does not know, as if the producer
+ * had not set them. */
+static uint64_t flags_read(void) {
+  return dlmap_profile_current()->unknown_flags_ignored ? DLMAP_FLAGS_KNOWN : ~(uint64_t)0;
+}
+
 /* A versioned producer: the major version first, and nothing else read before it (the ABI's rule); an unknown major
  * is released with version_major_unsupported. */
 static int32_t read_versioned(struct DLManagedTensorVersioned *tensor, producer *p, dlmap_error *err) {
@@ -371,8 +380,7 @@ static int32_t read_versioned(struct DLManagedTensorVersioned *tensor, producer 
     return fail(p, dlmap_raise_version_major_unsupported(err, p->version, dlmap_version_current()));
   }
   p->tensor = &tensor->dl_tensor;
-  /* import.unknown_flags ignore: bits the spec does not know are dropped, as if the producer had not set them */
-  p->flags = dlmap_profile_current()->unknown_flags_ignored ? tensor->flags & DLMAP_FLAGS_KNOWN : tensor->flags;
+  p->flags = tensor->flags & flags_read();
   return DLMAP_OK;
 }
 
@@ -402,10 +410,13 @@ struct dlmap_import_plan {
   dlmap_import_request request; /* allocator points at `allocator` (or is NULL) */
   dlmap_allocator allocator;
   import_plan steps;            /* what validate, check_memory and place decided (steps.first is per tensor) */
-  bool fast;                    /* a view on the tensor's own device: planned imports skip the steps */
+  bool fast;                    /* a view on the tensor's own device: planned imports copy the image */
+  dlmap_imported image;         /* a fast plan's result for the description: start_out and hand_out_view wrote it */
+  bool direct;                  /* the tensor's data is an address (dlmap__direct_address) */
   bool versioned;
   dlmap_version version;
   uint64_t flags;               /* as the import reads them (unknown bits dropped where the profile ignores them) */
+  uint64_t flags_read;          /* the bits read_versioned keeps of a tensor's flags */
   DLDevice device;
   DLDataType dtype;
   int32_t ndim;
@@ -442,22 +453,28 @@ int32_t dlmap_import_plan_create(const DLTensor *layout, bool versioned, dlmap_v
   q->request.allocator = request_fields.allocator != NULL ? &q->allocator : NULL;
   q->steps = steps;
   q->fast = !steps.copy && steps.placement.kind == DLMAP__PLACE_VIEW;
+  q->direct = dlmap__direct_address(steps.device);
   q->versioned = versioned;
   q->version = p.version;
   q->flags = p.flags;
+  q->flags_read = flags_read();
   q->device = layout->device;
   q->dtype = layout->dtype;
   q->ndim = layout->ndim;
   q->has_strides = layout->strides != NULL;
   if (ndim > 0) memcpy(q->dims, layout->shape, ndim * sizeof(int64_t));
   if (ndim > 0 && q->has_strides) memcpy(q->dims + ndim, layout->strides, ndim * sizeof(int64_t));
+  if (q->fast) {
+    start_out(&p, &q->steps, &q->image);
+    hand_out_view(&p, &q->request, &q->steps, &q->image);
+  }
   *plan = q;
   return DLMAP_OK;
 }
 
 /* Whether a producer's tensor is the plan's description with other addresses, and those pass the checks check_memory
- * and place() make of addresses (in *steps, whose `first` it sets). */
-static bool matches(const dlmap_import_plan *plan, const producer *p, import_plan *steps) {
+ * and place() make of addresses. */
+static bool matches(const dlmap_import_plan *plan, const producer *p) {
   const DLTensor *t = p->tensor;
   const size_t ndim = (size_t)plan->ndim;
   if (p->flags != plan->flags || t->device.device_type != plan->device.device_type ||
@@ -466,44 +483,82 @@ static bool matches(const dlmap_import_plan *plan, const producer *p, import_pla
       (t->strides != NULL) != plan->has_strides) {
     return false;
   }
-  if (ndim > 0 && (memcmp(t->shape, plan->dims, ndim * sizeof(int64_t)) != 0 ||
-                   (plan->has_strides && memcmp(t->strides, plan->dims + ndim, ndim * sizeof(int64_t)) != 0))) {
-    return false;
+  for (size_t i = 0; i < ndim; i++) {
+    if (t->shape[i] != plan->dims[i] || (plan->has_strides && t->strides[i] != plan->dims[ndim + i])) return false;
   }
-  *steps = plan->steps;
+  const import_plan *steps = &plan->steps;
+  uintptr_t first;
   if (t->data == NULL && steps->extent.count > 0) return false; /* data_null */
-  return first_element(t, steps->device, &steps->extent, &steps->first) && first_aligned(steps);
+  return first_element(t, plan->direct, &steps->extent, &first) && first_aligned(steps, plan->direct, first);
 }
 
-/* A planned import: the fast hand-out where the tensor matches, else the whole import. */
-static int32_t import_planned(const dlmap_import_plan *plan, const producer *p, dlmap_imported *out,
-                              dlmap_error *err) {
-  import_plan steps;
-  if (plan->fast && out != NULL && p->versioned == plan->versioned && matches(plan, p, &steps)) {
-    return deliver(p, &plan->request, &steps, out, err);
+/* A fast plan's view of a matching tensor: the image, with this tensor's addresses and ownership. */
+static void hand_out_planned(const dlmap_import_plan *plan, const producer *p, dlmap_imported *out) {
+  const DLTensor *t = p->tensor;
+  memcpy(out, &plan->image, offsetof(dlmap_imported, strides_));
+  out->tensor.data = t->data;
+  out->tensor.byte_offset = t->byte_offset;
+  out->tensor.shape = t->shape;
+  if (plan->has_strides) {
+    out->tensor.strides = t->strides;
+  } else if (plan->ndim > 0) { /* hand_out_view's compact strides, in this result's own storage */
+    memcpy(out->strides_, plan->image.strides_, (size_t)plan->ndim * sizeof(int64_t));
+    out->tensor.strides = out->strides_;
   }
-  return import_tensor(p, &plan->request, out, err);
+  out->managed_ = p->managed;
+}
+
+/* Whether the fast hand-out serves this call. */
+static bool fast_path(const dlmap_import_plan *plan, const producer *p, const dlmap_imported *out) {
+  return plan->fast && out != NULL && p->versioned == plan->versioned && matches(plan, p);
+}
+
+/* Every call the fast hand-out does not serve: the unprepared import under the plan's request (a NULL plan is
+ * invalid_argument, the tensor released). Kept out of line so that the fast path needs no frame for it. */
+__attribute__((noinline)) static int32_t import_versioned_unplanned(const dlmap_import_plan *plan,
+                                                                    struct DLManagedTensorVersioned *tensor,
+                                                                    dlmap_imported *out, dlmap_error *err) {
+  producer p;
+  const int32_t status = read_versioned(tensor, &p, err);
+  if (status != DLMAP_OK) return status;
+  if (plan == NULL) return fail(&p, dlmap__invalid_argument(err, "plan", "must not be NULL"));
+  return import_tensor(&p, &plan->request, out, err);
+}
+
+__attribute__((noinline)) static int32_t import_legacy_unplanned(const dlmap_import_plan *plan,
+                                                                 DLManagedTensor *tensor, dlmap_imported *out,
+                                                                 dlmap_error *err) {
+  const producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
+  if (plan == NULL) return fail(&p, dlmap__invalid_argument(err, "plan", "must not be NULL"));
+  return import_tensor(&p, &plan->request, out, err);
 }
 
 int32_t dlmap_import_versioned_planned(const dlmap_import_plan *plan, struct DLManagedTensorVersioned *tensor,
                                        dlmap_imported *out, dlmap_error *err) {
   if (tensor == NULL) return dlmap__invalid_argument(err, "tensor", "must not be NULL");
-  producer p;
-  const int32_t status = read_versioned(tensor, &p, err);
-  if (status != DLMAP_OK) return status;
-  if (plan == NULL) return fail(&p, dlmap__invalid_argument(err, "plan", "must not be NULL"));
-  if (plan->versioned && (p.version.major != plan->version.major || p.version.minor != plan->version.minor)) {
-    return import_tensor(&p, &plan->request, out, err);
+  /* The version first: only the plan's, which read_versioned accepted when the plan was made, lets the rest be read. */
+  if (plan != NULL && plan->versioned && tensor->version.major == plan->version.major &&
+      tensor->version.minor == plan->version.minor) {
+    const producer p = {tensor, true, &tensor->dl_tensor, tensor->flags & plan->flags_read, plan->version};
+    if (fast_path(plan, &p, out)) {
+      hand_out_planned(plan, &p, out);
+      return DLMAP_OK;
+    }
   }
-  return import_planned(plan, &p, out, err);
+  return import_versioned_unplanned(plan, tensor, out, err);
 }
 
 int32_t dlmap_import_legacy_planned(const dlmap_import_plan *plan, DLManagedTensor *tensor, dlmap_imported *out,
                                     dlmap_error *err) {
   if (tensor == NULL) return dlmap__invalid_argument(err, "tensor", "must not be NULL");
-  const producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
-  if (plan == NULL) return fail(&p, dlmap__invalid_argument(err, "plan", "must not be NULL"));
-  return import_planned(plan, &p, out, err);
+  if (plan != NULL) {
+    const producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
+    if (fast_path(plan, &p, out)) {
+      hand_out_planned(plan, &p, out);
+      return DLMAP_OK;
+    }
+  }
+  return import_legacy_unplanned(plan, tensor, out, err);
 }
 
 void dlmap_import_plan_free(dlmap_import_plan *plan) {
