@@ -260,6 +260,7 @@ static void array_finish(dlmap_py_array *self) {
   PyErr_Restore(type, value, traceback);
 #endif
   if (self->buffer_dims != self->inline_dims) PyMem_Free(self->buffer_dims);
+  dlmap_export_plan_free(self->export_plan.plan);
   array_free((PyObject *)self);
 }
 
@@ -307,123 +308,30 @@ static bool host_accessible(int32_t device_type) {
   return device != NULL && dlmap_memory_kind_host_accessible(device->memory);
 }
 
-/* ---- repeated view exports of host arrays ----------------------------------------------------------------------------
+/* ---- repeated exports of host arrays ---------------------------------------------------------------------------------
  * An Array's tensor never changes once imported (it was validated then), and neither do the profile and the spec: so
- * a view export that dlmap_export made once (host memory, no stream, no dl_device, no copy) is made again the same way
- * for the same request and readonly state. The binding then fills the same managed tensor into a block of its own,
- * through the same counted allocator, without the checks (about 1,000 instructions of 1,250, bench/). Any other
- * request, a GPU array, or a state the template does not match, goes through dlmap_export. */
+ * when a request that names neither a stream, a dl_device, a copy nor a deferred sync comes twice in a row with the
+ * same readonly state, the array makes a dlmap_export_plan for it and exports through the plan while they stay the same
+ * (the plan does the checks once; each export then only fills a block, bench/). Any other request and every GPU array
+ * go through dlmap_export. */
 
-typedef struct repeat_block {
-  union {
-    DLManagedTensor legacy;
-    struct DLManagedTensorVersioned versioned;
-  } tensor; /* first: the deleter's argument is the block */
-  PyObject *owner;
-  int64_t dims[]; /* shape[ndim] then strides[ndim] */
-} repeat_block;
-
-static void repeat_release(repeat_block *block) {
-  PyObject *owner = block->owner;
-  dlmap_py_allocator.release(dlmap_py_allocator.ctx, block);
-  dlmap_py_release_owner(owner); /* counts the export out; takes the GIL when the thread has none */
-}
-
-static void repeat_legacy_deleter(DLManagedTensor *self) { repeat_release((repeat_block *)(void *)self); }
-
-static void repeat_versioned_deleter(struct DLManagedTensorVersioned *self) {
-  repeat_release((repeat_block *)(void *)self);
-}
-
-/* Whether the request can only be answered by a view of host memory the way the template was: the fields a request
- * has, each compared (a new field defaults to the slow path only if it is added here). */
+/* Whether the request can be answered through a plan: the fields a request has, each compared (a new field takes the
+ * unplanned path unless it is added here). */
 static bool repeatable_request(const dlmap_export_request *r) {
   return !r->has_stream && !r->has_dl_device && r->copy != DLMAP_COPY_ALWAYS && !r->defer_stream_sync &&
          r->allocator == &dlmap_py_allocator;
 }
 
-static bool template_matches(const dlmap_py_array *self, const dlmap_export_request *r) {
-  const struct dlmap_py_export_template *e = &self->export_template;
-  return e->valid && repeatable_request(r) && e->read_only == self->read_only && e->copy == r->copy &&
+static bool key_matches(const dlmap_py_array *self, const dlmap_export_request *r) {
+  const struct dlmap_py_export_plan *e = &self->export_plan;
+  return e->seen && e->read_only == self->read_only && e->copy == r->copy &&
          e->has_max_version == r->has_max_version &&
          (!r->has_max_version ||
           (e->max_version.major == r->max_version.major && e->max_version.minor == r->max_version.minor));
 }
 
-/* After dlmap_export made *out for a repeatable request: remember it when it is a view whose shape and strides are the
- * array's own. */
-static void template_record(dlmap_py_array *self, const dlmap_export_request *r, const dlmap_exported *out) {
-  const DLTensor *t = &self->imported.tensor;
-  const bool versioned = out->structure == DLMAP_STRUCT_VERSIONED;
-  const DLTensor *e = versioned ? &out->versioned->dl_tensor : &out->legacy->dl_tensor;
-  const size_t dims = (size_t)(t->ndim > 0 ? t->ndim : 0) * sizeof(int64_t);
-  if (out->copied || e->ndim != t->ndim || (versioned && (out->versioned->flags & DLMAP_FLAG_IS_COPIED) != 0) ||
-      (dims > 0 && (t->shape == NULL || t->strides == NULL || memcmp(e->shape, t->shape, dims) != 0 ||
-                    memcmp(e->strides, t->strides, dims) != 0))) {
-    self->export_template.valid = false;
-    return;
-  }
-  struct dlmap_py_export_template *k = &self->export_template;
-  k->read_only = self->read_only;
-  k->has_max_version = r->has_max_version;
-  k->max_version = r->max_version;
-  k->copy = r->copy;
-  k->result = *out;
-  k->tensor = *e;
-  k->flags = versioned ? out->versioned->flags : 0;
-  k->valid = true;
-}
-
-/* The template's export, in a block of the binding's own: 1 when made, 0 when the slow path must answer (an
- * allocation failure is reported as dlmap_export reports it), -1 with the exception set. */
-static int template_export(dlmap_py_array *self, dlmap_exported *out) {
-  const struct dlmap_py_export_template *k = &self->export_template;
-  const DLTensor *t = &self->imported.tensor;
-  const int32_t ndim = t->ndim > 0 ? t->ndim : 0;
-  const size_t size = sizeof(repeat_block) + 2 * (size_t)ndim * sizeof(int64_t);
-  repeat_block *block = (repeat_block *)dlmap_py_allocator.allocate(dlmap_py_allocator.ctx, size, DLMAP_DATA_ALIGNMENT);
-  if (block == NULL) {
-    dlmap_py_raised(dlmap_raise_out_of_memory(DLMAP_PY_ERR, size, "an export"));
-    return -1;
-  }
-  DLTensor *tensor;
-  *out = k->result;
-  if (k->result.structure == DLMAP_STRUCT_VERSIONED) {
-    memset(&block->tensor.versioned, 0, sizeof block->tensor.versioned);
-    block->tensor.versioned.version.major = k->result.version.major;
-    block->tensor.versioned.version.minor = k->result.version.minor;
-    block->tensor.versioned.manager_ctx = block;
-    block->tensor.versioned.deleter = repeat_versioned_deleter;
-    block->tensor.versioned.flags = k->flags;
-    tensor = &block->tensor.versioned.dl_tensor;
-    out->versioned = &block->tensor.versioned;
-    out->legacy = NULL;
-  } else {
-    memset(&block->tensor.legacy, 0, sizeof block->tensor.legacy);
-    block->tensor.legacy.manager_ctx = block;
-    block->tensor.legacy.deleter = repeat_legacy_deleter;
-    tensor = &block->tensor.legacy.dl_tensor;
-    out->legacy = &block->tensor.legacy;
-    out->versioned = NULL;
-  }
-  *tensor = k->tensor;
-  if (ndim > 0) {
-    memcpy(block->dims, t->shape, (size_t)ndim * sizeof(int64_t));
-    memcpy(block->dims + ndim, t->strides, (size_t)ndim * sizeof(int64_t));
-    tensor->shape = block->dims;
-    tensor->strides = block->dims + ndim;
-  } else {
-    tensor->shape = NULL;
-    tensor->strides = NULL;
-  }
-  Py_INCREF(self); /* the export's reference, dropped by its deleter */
-  block->owner = (PyObject *)self;
-  dlmap_py_count_export(1);
-  return 1;
-}
-
-int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out) {
-  if (template_matches(self, request)) return template_export(self, out) < 0 ? -1 : 0;
+/* The array as dlmap_export sees it, owned by the export it is given to. */
+static dlmap_array exported_array(dlmap_py_array *self) {
   const DLTensor *t = &self->imported.tensor;
   dlmap_array array = dlmap_array_default();
   array.data = t->data;
@@ -444,14 +352,50 @@ int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *requ
   array.subbyte_padded = self->subbyte_padded;
   array.owner = self;
   array.release = dlmap_py_release_owner;
+  return array;
+}
+
+/* The key of a repeatable request: the request's fields a plan answers, and the array's readonly state. */
+static void key_record(dlmap_py_array *self, const dlmap_export_request *r) {
+  struct dlmap_py_export_plan *e = &self->export_plan;
+  e->seen = true;
+  e->read_only = self->read_only;
+  e->has_max_version = r->has_max_version;
+  e->max_version = r->max_version;
+  e->copy = r->copy;
+}
+
+/* The plan for a repeatable request: the array's when it answers it; made when the request is the one the last export
+ * answered (most arrays are exported once: they never pay for a plan); else NULL, and the key is recorded by the caller
+ * after an unplanned export. A plan that cannot be made (its allocation failed) leaves the export unplanned. */
+static const dlmap_export_plan *plan_for(dlmap_py_array *self, const dlmap_array *array,
+                                         const dlmap_export_request *r) {
+  struct dlmap_py_export_plan *e = &self->export_plan;
+  if (!key_matches(self, r)) {
+    dlmap_export_plan_free(e->plan);
+    e->plan = NULL;
+    e->seen = false;
+    return NULL;
+  }
+  if (e->plan == NULL) (void)dlmap_export_plan_create(array, r, &e->plan, NULL);
+  return e->plan;
+}
+
+int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out) {
+  const dlmap_array array = exported_array(self);
+  const bool gpu = dlmap_py_gpu_device_type(array.device_type) ||
+                   (request->has_dl_device && dlmap_py_gpu_device_type(request->dl_device_type));
+  const bool repeatable = !gpu && repeatable_request(request);
+  const dlmap_export_plan *plan = repeatable ? plan_for(self, &array, request) : NULL;
   dlmap_error err;
   Py_INCREF(self); /* the export's reference, dropped by its deleter */
   dlmap_py_count_export(1);
   /* GPU work runs without the GIL: dlmap_export touches no Python state (the owner's release, which does, runs only
    * from the exported tensor's deleter and takes the GIL itself). */
   int32_t status;
-  if (dlmap_py_gpu_device_type(array.device_type) ||
-      (request->has_dl_device && dlmap_py_gpu_device_type(request->dl_device_type))) {
+  if (plan != NULL) {
+    status = dlmap_export_planned(plan, array.data, array.owner, array.release, out, &err);
+  } else if (gpu) {
     Py_BEGIN_ALLOW_THREADS
     status = dlmap_export(&array, request, out, &err);
     Py_END_ALLOW_THREADS
@@ -463,7 +407,7 @@ int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *requ
     Py_DECREF(self);
     return dlmap_py_raise_int(&err);
   }
-  if (repeatable_request(request) && !dlmap_py_gpu_device_type(array.device_type)) template_record(self, request, out);
+  if (repeatable && plan == NULL) key_record(self, request);
   return 0;
 }
 

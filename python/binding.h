@@ -54,17 +54,15 @@ typedef struct dlmap_py_array {
   PyInterpreterState *interp;
   int64_t interp_id;
   struct dlmap_py_array *release_next; /* once dead: the next array whose release waits (array.c's array_dealloc) */
-  /* The last view export dlmap_export made of this host array, to repeat without validating again (array.c). */
-  struct dlmap_py_export_template {
-    bool valid;
-    bool read_only;          /* the request and state it answered: */
+  /* This host array's last repeatable export request and state (array.c), and its plan once it came twice. */
+  struct dlmap_py_export_plan {
+    bool seen;               /* the fields below hold a request */
+    dlmap_export_plan *plan; /* NULL: none (yet) */
+    bool read_only;
     bool has_max_version;
     dlmap_version max_version;
     dlmap_copy_mode copy;
-    dlmap_exported result;   /* what dlmap_export answered (its tensor pointers are stale: not followed) */
-    DLTensor tensor;         /* the exported DLTensor; shape and strides were the array's own */
-    uint64_t flags;          /* a versioned tensor's flags */
-  } export_template;
+  } export_plan;
   Py_ssize_t inline_dims[2 * 8]; /* buffer_dims for ndim <= 8, without an allocation */
   /* Last: its stride scratch (512 bytes) is outside what the Array's allocation zeroes, as import and release leave it. */
   dlmap_imported imported;
