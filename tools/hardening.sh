@@ -157,9 +157,10 @@ step_valgrind() {
 }
 
 step_tsan() {
-  # gcc ThreadSanitizer build of the stress test (halt_on_error: any race fails it).
+  # gcc ThreadSanitizer build of the stress test and of the prepared-exchange test, whose threads share one plan
+  # (halt_on_error: any race fails them).
   hbazel test $BFLAGS $TFLAGS --config=tsan --test_output=all --test_env=DLMAP_STRESS_TENSORS="$STRESS_TENSORS" \
-    //tests/hardening:stress_test
+    //tests/hardening:stress_test //tests/plan:plan_array_api_test
 }
 
 step_fuzz() {

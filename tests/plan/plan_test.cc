@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dlmap/dlmap.h"
@@ -168,6 +169,38 @@ TEST(PreparedExport, ArgumentsChecked) {
   EXPECT_EQ(dlmap_export_planned(nullptr, g_data, nullptr, nullptr, &out, &err), DLMAP_ERR_INVALID_ARGUMENT);
   dlmap_export_plan_free(plan);
   dlmap_export_plan_free(nullptr);
+}
+
+// A plan is read-only once made: threads export through one plan at once, each getting its own blocks.
+TEST(PreparedExport, OnePlanManyThreads) {
+  const ArrayCase compact{"compact", {2, 3}, {}};
+  dlmap_array array = MakeArray(compact);
+  array.owner = nullptr;
+  array.release = nullptr;
+  const dlmap_export_request request = dlmap_export_request_default();
+  dlmap_export_plan *plan = nullptr;
+  dlmap_error err{};
+  ASSERT_EQ(dlmap_export_plan_create(&array, &request, &plan, &err), DLMAP_OK) << err.message;
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int i = 0; i < 4; i++) {
+    threads.emplace_back([&, i] {
+      for (int n = 0; n < 2000; n++) {
+        dlmap_exported out;
+        dlmap_error e;
+        if (dlmap_export_planned(plan, g_data + 64 * i, nullptr, nullptr, &out, &e) != DLMAP_OK) {
+          failures[i]++;
+          continue;
+        }
+        const DLTensor &t = plan_equivalence::TensorOf(out);
+        if (t.data != g_data + 64 * i || t.shape[1] != 3) failures[i]++;
+        plan_equivalence::Release(out);
+      }
+    });
+  }
+  for (std::thread &t : threads) t.join();
+  for (int f : failures) EXPECT_EQ(f, 0);
+  dlmap_export_plan_free(plan);
 }
 
 // A producer's tensor over g_data, made afresh for each import; its deleter counts.
