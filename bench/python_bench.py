@@ -70,7 +70,7 @@ def time_cases(all_cases, repeat, min_time):
         for name, timer, number in timers:
             per_call[name].append(timer.timeit(number=number) / number * 1e9)
     return [{"name": name, "median_ns": statistics.median(per_call[name]), "min_ns": min(per_call[name]),
-             "calls_per_repeat": number, "repeats": repeat} for name, _, number in timers]
+             "rounds_ns": per_call[name], "calls_per_repeat": number, "repeats": repeat} for name, _, number in timers]
 
 
 def main():

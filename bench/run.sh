@@ -1,10 +1,12 @@
 #!/bin/sh
 # dlmap benchmarks — the one command: builds bench/ with -c opt, runs every benchmark, counts instructions with callgrind, prints the report (BENCHMARKS.md).
 #
-# usage: bench/run.sh [--smoke] [--update-md] [--no-callgrind] [--no-python] [-- extra Google Benchmark flags]
+# usage: bench/run.sh [--smoke] [--update-md [--section NAME]] [--no-callgrind] [--no-python] [-- extra Google Benchmark flags]
 #   (default)     the full run: 5 repetitions of every benchmark (medians), callgrind counts, Python, the report
 #   --smoke       CI: build, run each benchmark once briefly (never timed, nothing compared), check the report
 #   --update-md   also replace the generated part of BENCHMARKS.md (between its bench:begin/end markers)
+#   --section N   with --update-md: write between BENCHMARKS.md's markers for N instead (another machine or stack,
+#                 e.g. debian-testing; added at the end the first time), leaving the main tables as they are
 # Results go to $DLMAP_BENCH_OUT (default: a new directory under /tmp), printed at the end.
 # Needs libbenchmark-dev; libtorch-dev (the peer), python3-numpy with python3-dev (the Python benchmark) and
 # valgrind (instruction counts) are used when installed.
@@ -13,16 +15,18 @@ cd "$(dirname "$0")/.."
 
 smoke=0
 update_md=0
+section=""
 callgrind=1
 python=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --update-md) update_md=1 ;;
+    --section) shift; section=${1:?--section needs a name} ;;
     --no-callgrind) callgrind=0 ;;
     --no-python) python=0 ;;
     --) shift; break ;;
-    *) echo "usage: bench/run.sh [--smoke] [--update-md] [--no-callgrind] [--no-python] [-- benchmark flags]" >&2; exit 2 ;;
+    *) echo "usage: bench/run.sh [--smoke] [--update-md [--section NAME]] [--no-callgrind] [--no-python] [-- benchmark flags]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -123,12 +127,19 @@ check=""
   > "$out/report.md"
 cat "$out/report.md"
 if [ "$update_md" = 1 ]; then
-  /usr/bin/python3 - "$out/report.md" BENCHMARKS.md <<'EOF'
+  /usr/bin/python3 - "$out/report.md" BENCHMARKS.md "$section" <<'EOF'
 import sys
-report, md = sys.argv[1], sys.argv[2]
+report, md, section = sys.argv[1], sys.argv[2], sys.argv[3]
 text = open(md, encoding="utf-8").read()
-begin, end = "<!-- bench:begin (bench/run.sh --update-md) -->", "<!-- bench:end -->"
-i, j = text.index(begin) + len(begin), text.index(end)
+if section:  # another machine's tables, between their own markers (added at the end the first time)
+    begin = "<!-- bench:begin %s (bench/run.sh --update-md --section %s) -->" % (section, section)
+    end = "<!-- bench:end %s -->" % section
+    if begin not in text:
+        text = text.rstrip("\n") + "\n\n" + begin + "\n" + end + "\n"
+else:
+    begin, end = "<!-- bench:begin (bench/run.sh --update-md) -->", "<!-- bench:end -->"
+i = text.index(begin) + len(begin)
+j = text.index(end, i)
 open(md, "w", encoding="utf-8").write(text[:i] + "\n" + open(report, encoding="utf-8").read() + text[j:])
 EOF
   echo "run.sh: BENCHMARKS.md updated"
