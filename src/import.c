@@ -339,6 +339,7 @@ static int32_t decide(const producer *p, const dlmap_import_request *request, dl
 }
 
 /* What every result starts from: the producer's tensor and version, the rest zero. */
+DLMAP_STATIC_ASSERT(offsetof(dlmap_imported, tensor) == 0, "start_out zeroes what follows the tensor");
 static void start_out(const producer *p, const import_plan *plan, dlmap_imported *out) {
   out->tensor = *p->tensor; /* tensor is the first field; the rest up to strides_ (written only when used) zero */
   memset((char *)out + sizeof out->tensor, 0, offsetof(dlmap_imported, strides_) - sizeof out->tensor);
