@@ -355,59 +355,65 @@ static dlmap_array exported_array(dlmap_py_array *self) {
   return array;
 }
 
-/* The key of a repeatable request: the request's fields a plan answers, and the array's readonly state. */
-static void key_record(dlmap_py_array *self, const dlmap_export_request *r) {
+/* After an unplanned export of a host array for a repeatable request: its key (the request's fields a plan answers,
+ * the readonly state, the data pointer exported), replacing the plan of another key. */
+static void key_record(dlmap_py_array *self, const dlmap_array *array, const dlmap_export_request *r) {
   struct dlmap_py_export_plan *e = &self->export_plan;
+  dlmap_export_plan_free(e->plan);
+  e->plan = NULL;
   e->seen = true;
   e->read_only = self->read_only;
   e->has_max_version = r->has_max_version;
   e->max_version = r->max_version;
   e->copy = r->copy;
+  e->data = array->data;
 }
 
-/* The plan for a repeatable request: the array's when it answers it; made when the request is the one the last export
- * answered (most arrays are exported once: they never pay for a plan); else NULL, and the key is recorded by the caller
- * after an unplanned export. A plan that cannot be made (its allocation failed) leaves the export unplanned. */
-static const dlmap_export_plan *plan_for(dlmap_py_array *self, const dlmap_array *array,
-                                         const dlmap_export_request *r) {
+/* The plan for a request whose key the last unplanned export recorded, made the second time the key comes (most arrays
+ * are exported once: they never pay for a plan); NULL when there is none or it cannot be made (the export then goes
+ * unplanned). */
+static const dlmap_export_plan *plan_for(dlmap_py_array *self, const dlmap_export_request *r) {
   struct dlmap_py_export_plan *e = &self->export_plan;
-  if (!key_matches(self, r)) {
-    dlmap_export_plan_free(e->plan);
-    e->plan = NULL;
-    e->seen = false;
-    return NULL;
+  if (!repeatable_request(r) || !key_matches(self, r)) return NULL;
+  if (e->plan == NULL) {
+    const dlmap_array array = exported_array(self);
+    (void)dlmap_export_plan_create(&array, r, &e->plan, NULL);
   }
-  if (e->plan == NULL) (void)dlmap_export_plan_create(array, r, &e->plan, NULL);
   return e->plan;
 }
 
+/* The export's reference to the array and its count, taken before an export and dropped again when it fails. */
+static int exported(dlmap_py_array *self, int32_t status, const dlmap_error *err) {
+  if (status == DLMAP_OK) return 0;
+  dlmap_py_count_export(-1);
+  Py_DECREF(self);
+  return dlmap_py_raise_int(err);
+}
+
 int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out) {
+  dlmap_error err;
+  const dlmap_export_plan *plan = plan_for(self, request);
+  Py_INCREF(self); /* the export's reference, dropped by its deleter */
+  dlmap_py_count_export(1);
+  if (plan != NULL) {
+    return exported(self, dlmap_export_planned(plan, self->export_plan.data, self, dlmap_py_release_owner, out, &err),
+                    &err);
+  }
   const dlmap_array array = exported_array(self);
   const bool gpu = dlmap_py_gpu_device_type(array.device_type) ||
                    (request->has_dl_device && dlmap_py_gpu_device_type(request->dl_device_type));
-  const bool repeatable = !gpu && repeatable_request(request);
-  const dlmap_export_plan *plan = repeatable ? plan_for(self, &array, request) : NULL;
-  dlmap_error err;
-  Py_INCREF(self); /* the export's reference, dropped by its deleter */
-  dlmap_py_count_export(1);
   /* GPU work runs without the GIL: dlmap_export touches no Python state (the owner's release, which does, runs only
    * from the exported tensor's deleter and takes the GIL itself). */
   int32_t status;
-  if (plan != NULL) {
-    status = dlmap_export_planned(plan, array.data, array.owner, array.release, out, &err);
-  } else if (gpu) {
+  if (gpu) {
     Py_BEGIN_ALLOW_THREADS
     status = dlmap_export(&array, request, out, &err);
     Py_END_ALLOW_THREADS
   } else {
     status = dlmap_export(&array, request, out, &err);
   }
-  if (status != DLMAP_OK) {
-    dlmap_py_count_export(-1);
-    Py_DECREF(self);
-    return dlmap_py_raise_int(&err);
-  }
-  if (repeatable && plan == NULL) key_record(self, request);
+  if (exported(self, status, &err) < 0) return -1;
+  if (!gpu && repeatable_request(request)) key_record(self, &array, request);
   return 0;
 }
 

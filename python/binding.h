@@ -62,6 +62,7 @@ typedef struct dlmap_py_array {
     bool has_max_version;
     dlmap_version max_version;
     dlmap_copy_mode copy;
+    void *data;              /* the data pointer the array exports (byte_offset folded in on the host) */
   } export_plan;
   Py_ssize_t inline_dims[2 * 8]; /* buffer_dims for ndim <= 8, without an allocation */
   /* Last: its stride scratch (512 bytes) is outside what the Array's allocation zeroes, as import and release leave it. */

@@ -432,7 +432,10 @@ int32_t dlmap_export_planned(const dlmap_export_plan *plan, void *data, void *ow
     array.release = release;
     return dlmap_export(&array, &plan->request, out, err);
   }
-  export_block *block = (export_block *)dlmap__allocate(plan->request.allocator, plan->header, DLMAP_DATA_ALIGNMENT);
+  /* header is a multiple of the alignment (dlmap__align_size) and the plan's allocator resolved: dlmap__allocate would
+   * ask the same */
+  const dlmap_allocator *allocator = &plan->allocator;
+  export_block *block = (export_block *)allocator->allocate(allocator->ctx, plan->header, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) return dlmap_raise_out_of_memory(err, plan->header, "an export"); /* as allocate() says it */
   memcpy(block, plan->image, plan->header);
   const int32_t ndim = plan->array.ndim;

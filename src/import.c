@@ -168,7 +168,8 @@ static bool first_element(const DLTensor *t, bool direct, const dlmap__extent *e
   uintptr_t last;
   return !(t->byte_offset > UINTPTR_MAX - base ||
            (*first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-e->lo_bytes ||
-           (uint64_t)e->hi_bytes > UINTPTR_MAX - *first || __builtin_add_overflow(*first, (uintptr_t)e->hi_bytes, &last));
+           (uint64_t)e->hi_bytes > UINTPTR_MAX - *first ||
+           __builtin_add_overflow(*first, (uintptr_t)e->hi_bytes, &last));
 }
 
 /* Whether the first element at `first` meets the alignment place() computed (always where data is not an address or
