@@ -396,13 +396,14 @@ def emit_error_related(spec):
     return _list(spec, [ERROR_RELATED], (ERROR_RELATED(e.id.upper(), r.upper()) for e in spec.errors for r in e.related))
 
 
-# The profile's seven kinds of rows; ERROR is an error enumerator suffix, or OK for none.
+# The profile's eight kinds of rows; ERROR is an error enumerator suffix, or OK for none.
 PROFILE = Row("DLMAP_PROFILE",
               "name doc OWN_TYPE FALSY_TYPE ABSENT_STRUCT GATING LEGACY_READ_ONLY STREAM OTHERWISE_ERROR REQUEST "
               "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar stamp_fixed stamp_major stamp_minor "
               "HOST_ID ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import DEVICE_QUERY "
               "ask_keywords REFUSED_CAPSULE import_dtypes_listed device_names_listed device_tuples UNKNOWN_FLAGS "
-              "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync IMPORT_GATING NEGATIVE_STRIDES CAPSULE_ARGUMENTS",
+              "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync IMPORT_GATING NEGATIVE_STRIDES CAPSULE_ARGUMENTS "
+              "DTYPE_ERRORS",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -412,6 +413,8 @@ PROFILE_DEVICE_RULE = Row("DLMAP_PROFILE_DEVICE_RULE", "PLATFORM MEMORY_MATCH de
                           "The __dlpack_device__ rules, in order; device_type is -1 with an error.")
 PROFILE_IMPORT_DTYPE = Row("DLMAP_PROFILE_IMPORT_DTYPE", "code bits",
                            "import.dtypes: one row per (code, bits) a tensor may carry, when the profile lists them.")
+PROFILE_IMPORT_CODE_NAME = Row("DLMAP_PROFILE_IMPORT_CODE_NAME", "code label",
+                                "import.dtype_code_names: one row per type code the profile names its own way.")
 PROFILE_DEVICE_NAME = Row("DLMAP_PROFILE_DEVICE_NAME", "name device_type",
                           "import.device_names: one row per name from_dlpack's device= takes, when the profile "
                           "lists them.")
@@ -422,7 +425,7 @@ PROFILE_ERROR_ORIGIN = Row("DLMAP_PROFILE_ERROR_ORIGIN", "ERROR kind message sta
 
 
 def emit_profile(spec):
-    """The exchange policy of the spec's profile, as seven kinds of rows (hand-written C defines the ones it reads)."""
+    """The exchange policy of the spec's profile, as eight kinds of rows (hand-written C defines the ones it reads)."""
     p = spec.profile
 
     def error(error_id):
@@ -439,7 +442,7 @@ def emit_profile(spec):
         "0x%xu" % sum(1 << ASK_KEYWORDS.index(k) for k in p.ask_keywords), p.refused_capsule.upper(),
         c_bool(p.import_dtypes is not None), c_bool(p.device_names is not None), c_bool(p.device_tuples),
         p.unknown_flags.upper(), p.max_version_negative.upper(), c_bool(p.flag_is_copied), c_bool(p.stream_no_sync),
-        p.import_gating.upper(), p.negative_strides.upper(), p.capsule_arguments.upper())]
+        p.import_gating.upper(), p.negative_strides.upper(), p.capsule_arguments.upper(), p.dtype_errors.upper())]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(
@@ -450,6 +453,7 @@ def emit_profile(spec):
               for r in p.rules]
 
     lines += [PROFILE_IMPORT_DTYPE("%du" % code, "%du" % bits) for code, bits in p.import_dtypes or []]
+    lines += [PROFILE_IMPORT_CODE_NAME("%du" % code, c_string(label)) for code, label in p.dtype_code_names or []]
     lines += [PROFILE_DEVICE_NAME(c_string(name), value) for name, value in p.device_names or []]
 
     def origin(fields, field):
@@ -457,7 +461,7 @@ def emit_profile(spec):
     lines += [PROFILE_ERROR_ORIGIN(error_id.upper(), origin(fields, "kind"), origin(fields, "message"),
                                    origin(fields, "status")) for error_id, fields in p.error_origins.items()]
     return _list(spec, [PROFILE, PROFILE_DEVICE, PROFILE_VERSION_RANGE, PROFILE_DEVICE_RULE, PROFILE_ERROR_ORIGIN,
-                        PROFILE_IMPORT_DTYPE, PROFILE_DEVICE_NAME], lines)
+                        PROFILE_IMPORT_DTYPE, PROFILE_IMPORT_CODE_NAME, PROFILE_DEVICE_NAME], lines)
 
 
 # ---- re2c rules -----------------------------------------------------------------------------------

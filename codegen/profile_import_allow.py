@@ -1,23 +1,36 @@
-# dlmap codegen — the profile's import allow-lists (issue 27): import.dtypes, import.device_names,
-# import.device_tuples and import.unknown_flags, each optional with a default that is the behaviour before it.
+# dlmap codegen — the profile's import allow-lists (issue 27): import.dtypes (with dtype_errors and
+# dtype_code_names, how a refusal is told), import.device_names, import.device_tuples and import.unknown_flags, each
+# optional with a default that is the behaviour before it.
 """Loaded by spec_profile.load_profile into the Profile (schema: the top of spec/profiles/jax.yaml).
 
 import.dtypes: any | [dtype names]      the (code, bits) a tensor may carry (others: dtype_not_imported)
+import.dtype_errors: one | per_field    per_field: dtype_code_not_imported where no listed dtype has the code, else
+                                        dtype_bits_not_imported (one: dtype_not_imported for both)
+import.dtype_code_names: {code: label}  dtype_bits_not_imported's {code_label} per code enumerator (default: the
+                                        enumerator itself)
 import.device_names: any | {name: type} the strings from_dlpack's device= takes (any: every device type's name)
 import.device_tuples: bool              from_dlpack's device= takes a (device_type, device_id) tuple
 import.unknown_flags: refuse | ignore   a versioned tensor's flag bits the spec does not know (flags_unknown)
 """
 
-KEYS = ("dtypes", "device_names", "device_tuples", "unknown_flags")
+KEYS = ("dtypes", "dtype_errors", "dtype_code_names", "device_names", "device_tuples", "unknown_flags")
 UNKNOWN_FLAGS = ("refuse", "ignore")
+DTYPE_ERRORS = ("one", "per_field")
 
 
 def load(source, imp, spec, h, profile):
-    """Sets profile.import_dtypes (None: any; else a sorted list of (code, bits)), profile.device_names (None: any;
-    else [(name, device type value)]), profile.device_tuples and profile.unknown_flags."""
+    """Sets profile.import_dtypes (None: any; else a sorted list of (code, bits)), profile.dtype_errors,
+    profile.dtype_code_names (None: the enumerators; else a sorted list of (code, label)), profile.device_names (None:
+    any; else [(name, device type value)]), profile.device_tuples and profile.unknown_flags."""
     w = h._Where(source, "profile.import")
     if imp.get("dtypes", "any") != "any":
         profile.import_dtypes = _dtypes(w, imp["dtypes"], spec, h, profile)
+    if "dtype_errors" in imp:
+        profile.dtype_errors = h._choice(w, imp, "dtype_errors", DTYPE_ERRORS)
+    if "dtype_code_names" in imp:
+        profile.dtype_code_names = _code_names(w, imp["dtype_code_names"], spec, h)
+    if profile.import_dtypes is None and (profile.dtype_errors != "one" or profile.dtype_code_names is not None):
+        w.fail("keys 'dtype_errors' and 'dtype_code_names' tell how import.dtypes refuses a dtype, and 'dtypes' is any")
     if imp.get("device_names", "any") != "any":
         profile.device_names = _device_names(w, imp["device_names"], spec, h, profile)
     if "device_tuples" in imp:
@@ -46,6 +59,21 @@ def _dtypes(w, value, spec, h, profile):
             w.fail("key 'dtypes': %s has %d bits, which import.whole_bytes refuses" % (item, by_name[key][1]))
         found.append(by_name[key])
     return sorted(found)
+
+
+def _code_names(w, value, spec, h):
+    if not isinstance(value, dict) or not value:
+        w.fail("key 'dtype_code_names' must be a non-empty mapping of code enumerator: label, got %s" %
+               (h._type_name(value) if value != {} else "an empty mapping"))
+    by_name = {code.name: code.value for code in spec.dtype_codes}
+    names = []
+    for name, label in value.items():
+        if name not in by_name:
+            w.fail("key 'dtype_code_names': %r is not a code enumerator of the spec (spec/dtypes.yaml)" % (name,))
+        if not isinstance(label, str) or not label:
+            w.fail("key 'dtype_code_names': %s: the label must be a non-empty string, got %r" % (name, label))
+        names.append((by_name[name], label))
+    return sorted(names)
 
 
 def _device_names(w, value, spec, h, profile):

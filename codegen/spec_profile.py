@@ -118,6 +118,8 @@ class Profile:
     device_names: Optional[list] = None       # import.device_names: [(name, device type)]; None: any type's name
     device_tuples: bool = True                # import.device_tuples: device= takes a (type, id) tuple
     unknown_flags: str = "refuse"             # import.unknown_flags
+    dtype_errors: str = "one"                 # import.dtype_errors: how an import.dtypes refusal is told
+    dtype_code_names: Optional[list] = None   # import.dtype_code_names: [(code, label)]; None: the enumerators
     max_version_negative: str = "refuse"      # export.max_version.negative: MAX_VERSION_NEGATIVES
     flag_is_copied: bool = True               # export.flag_is_copied: an export's copy sets IS_COPIED
     stream_no_sync: bool = False              # export.stream_no_sync: stream=-1 accepted on every device type

@@ -146,11 +146,7 @@ static int32_t validate(const producer *p, const dlmap_import_request *request, 
     return fail(p, dlmap_raise_dtype_lanes_not_one(err, t->dtype.lanes, t->dtype.code));
   }
   /* import.dtypes: before the dtype is validated, so every type the profile does not import gets one error */
-  if (!dlmap_profile_import_dtype_allowed(t->dtype)) {
-    char name[64];
-    dlmap_dtype_format(t->dtype, name, sizeof name);
-    return fail(p, dlmap_raise_dtype_not_imported(err, name));
-  }
+  if (!dlmap_profile_import_dtype_allowed(t->dtype)) return fail(p, dlmap_profile_import_dtype_refuse(t->dtype, err));
   status = dlmap_dtype_validate(t->dtype, err);
   if (status == DLMAP_OK && p->versioned) status = check_version(p, plan, profile, err);
   if (status != DLMAP_OK) return fail(p, status);

@@ -32,8 +32,10 @@
 #define DLMAP_PROFILE_NEGATIVE_STRIDES_ACCEPT false
 #define DLMAP_PROFILE_CAPSULE_ARGUMENTS_REFUSE true
 #define DLMAP_PROFILE_CAPSULE_ARGUMENTS_ACCEPT false
+#define DLMAP_PROFILE_DTYPE_ERRORS_PER_FIELD true
+#define DLMAP_PROFILE_DTYPE_ERRORS_ONE false
 
-/* profile.inc holds seven kinds of rows; each table below defines the one macro it reads (the .inc gives the others
+/* profile.inc holds eight kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
 #define DLMAP_PROFILE(name_, doc_, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
                       REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_,     \
@@ -41,7 +43,7 @@
                       ask_stream_, legacy_read_only_import_, DEVICE_QUERY, ask_keywords_, REFUSED_CAPSULE,        \
                       import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS,                  \
                       MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, IMPORT_GATING, NEGATIVE_STRIDES,      \
-                      CAPSULE_ARGUMENTS, ...)                                                                       \
+                      CAPSULE_ARGUMENTS, DTYPE_ERRORS, ...)                                                         \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -79,6 +81,7 @@
       .import_gating = DLMAP_GATING_##IMPORT_GATING,                                                               \
       .negative_strides_refused = DLMAP_PROFILE_NEGATIVE_STRIDES_##NEGATIVE_STRIDES,                               \
       .capsule_arguments_refused = DLMAP_PROFILE_CAPSULE_ARGUMENTS_##CAPSULE_ARGUMENTS,                            \
+      .dtype_errors_per_field = DLMAP_PROFILE_DTYPE_ERRORS_##DTYPE_ERRORS,                                         \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"
@@ -214,6 +217,39 @@ bool dlmap_profile_import_dtype_allowed(DLDataType dtype) {
     if (kImportDtypes[i].code == dtype.code && kImportDtypes[i].bits == dtype.bits) return true;
   }
   return false;
+}
+
+#define DLMAP_PROFILE_IMPORT_CODE_NAME(code_, label_, ...) {.code = code_, .label = label_},
+typedef struct code_name_row {
+  uint8_t code;
+  const char *label;
+} code_name_row;
+static const code_name_row kImportCodeNames[] = {
+#include "src/generated/profile.inc"
+    {0, NULL} /* sentinel: a profile may name no code its own way */
+};
+
+/* import.dtype_code_names' label for a code, else the spec's enumerator (a listed code always has one). */
+static const char *code_label(uint8_t code) {
+  for (size_t i = 0; i + 1 < sizeof kImportCodeNames / sizeof kImportCodeNames[0]; i++) {
+    if (kImportCodeNames[i].code == code) return kImportCodeNames[i].label;
+  }
+  return dlmap_dtype_code_name(code);
+}
+
+static bool code_listed(uint8_t code) {
+  for (size_t i = 0; i + 1 < sizeof kImportDtypes / sizeof kImportDtypes[0]; i++) {
+    if (kImportDtypes[i].code == code) return true;
+  }
+  return false;
+}
+
+int32_t dlmap_profile_import_dtype_refuse(DLDataType dtype, dlmap_error *err) {
+  char name[64];
+  dlmap_dtype_format(dtype, name, sizeof name);
+  if (!kProfile[0].dtype_errors_per_field) return dlmap_raise_dtype_not_imported(err, name);
+  if (!code_listed(dtype.code)) return dlmap_raise_dtype_code_not_imported(err, dtype.code, name);
+  return dlmap_raise_dtype_bits_not_imported(err, code_label(dtype.code), dtype.bits, dtype.code, name);
 }
 
 #define DLMAP_PROFILE_DEVICE_NAME(name_, device_type_, ...) {.name = name_, .device_type = device_type_},

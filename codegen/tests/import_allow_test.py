@@ -1,6 +1,6 @@
-# dlmap codegen tests — import_allow_test: the import allow-lists of a profile (import.dtypes, import.device_names,
-# import.device_tuples, import.unknown_flags; issue 27): their defaults are the behaviour before them, their values
-# reach the profile rows, and mistakes are SpecErrors naming the key.
+# dlmap codegen tests — import_allow_test: the import allow-lists of a profile (import.dtypes with dtype_errors and
+# dtype_code_names, import.device_names, import.device_tuples, import.unknown_flags; issue 27): their defaults are the
+# behaviour before them, their values reach the profile rows, and mistakes are SpecErrors naming the key.
 """Starts from the real spec (spec_rules_test's SpecTestCase: the default files re-dumped after a small change).
 
 Run by hand:  cd codegen && /usr/bin/python3 -B tests/import_allow_test.py
@@ -104,6 +104,48 @@ class ImportAllow(SpecTestCase):
     def test_unknown_flags_word(self):
         self.imp()["unknown_flags"] = "drop"
         self.assertRejected(PROFILE, "profile.import", "unknown_flags", "'drop' is not one of refuse, ignore")
+
+
+    def test_dtype_errors_default_one(self):
+        self.imp()["dtypes"] = ["float32"]
+        loaded = self.assertLoads()
+        self.assertEqual((loaded.profile.dtype_errors, loaded.profile.dtype_code_names), ("one", None))
+        self.assertTrue(self.profile_row(loaded).endswith(", ONE, _)"), self.profile_row(loaded))
+        self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_CODE_NAME"), [])
+
+    def test_dtype_errors_and_code_names_reach_the_rows(self):
+        self.imp()["dtypes"] = ["int32", "bfloat16"]
+        self.imp()["dtype_errors"] = "per_field"
+        self.imp()["dtype_code_names"] = {"kDLBfloat": "kFloat", "kDLInt": "kInt"}
+        loaded = self.assertLoads()
+        self.assertTrue(self.profile_row(loaded).endswith(", PER_FIELD, _)"), self.profile_row(loaded))
+        self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_CODE_NAME"),
+                         ['DLMAP_PROFILE_IMPORT_CODE_NAME(0u, "kInt", _)',
+                          'DLMAP_PROFILE_IMPORT_CODE_NAME(4u, "kFloat", _)'])
+
+    def test_dtype_errors_word(self):
+        self.imp()["dtypes"] = ["float32"]
+        self.imp()["dtype_errors"] = "by_code"
+        self.assertRejected(PROFILE, "profile.import", "dtype_errors", "'by_code' is not one of one, per_field")
+
+    def test_dtype_errors_without_dtypes(self):
+        self.imp()["dtype_errors"] = "per_field"
+        self.assertRejected(PROFILE, "profile.import", "dtype_errors", "'dtypes' is any")
+
+    def test_code_names_unknown_code(self):
+        self.imp()["dtypes"] = ["float32"]
+        self.imp()["dtype_code_names"] = {"kDLReal": "kReal"}
+        self.assertRejected(PROFILE, "profile.import", "dtype_code_names", "'kDLReal' is not a code enumerator")
+
+    def test_code_names_empty_label(self):
+        self.imp()["dtypes"] = ["float32"]
+        self.imp()["dtype_code_names"] = {"kDLFloat": ""}
+        self.assertRejected(PROFILE, "profile.import", "dtype_code_names", "kDLFloat: the label must be")
+
+    def test_code_names_not_a_mapping(self):
+        self.imp()["dtypes"] = ["float32"]
+        self.imp()["dtype_code_names"] = ["kFloat"]
+        self.assertRejected(PROFILE, "profile.import", "dtype_code_names", "non-empty mapping")
 
 
 if __name__ == "__main__":

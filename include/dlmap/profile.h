@@ -90,6 +90,9 @@ typedef struct dlmap_profile_info {
                                         * is strides_negative (else accepted) */
   bool capsule_arguments_refused;      /* import.capsule_arguments refuse: from_dlpack(capsule, device=, copy=) with
                                         * either not None is capsule_with_arguments (else the usual path) */
+  bool dtype_errors_per_field;         /* import.dtype_errors per_field: a dtype import.dtypes refuses is
+                                        * dtype_code_not_imported or dtype_bits_not_imported, by the field that fails
+                                        * (else always dtype_not_imported) */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */
@@ -104,6 +107,10 @@ const dlmap_profile_info *dlmap_profile_current(void);
 /* import.dtypes: whether a tensor of this (code, bits) may be imported (always true when the profile lists none;
  * lanes are import.scalar's concern). */
 bool dlmap_profile_import_dtype_allowed(DLDataType dtype);
+
+/* import.dtypes: raises the error a dtype dlmap_profile_import_dtype_allowed refuses gets (import.dtype_errors, with
+ * import.dtype_code_names' label for its code) and returns its status. */
+int32_t dlmap_profile_import_dtype_refuse(DLDataType dtype, dlmap_error *err);
 
 /* import.device_names: the index-th name from_dlpack's device= takes and its device type; NULL past the end (and
  * always when device_names_listed is false). */

@@ -1,17 +1,23 @@
 # dlmap Python binding — the import gates (issue 27) on the pytorch profile's module (//python/pytorch), whose profile
 # (spec/profiles/pytorch.yaml) sets import.version_gating: known (T-I18, T-I46), import.strides.negative: refuse
-# (T-I27) and import.capsule_arguments: refuse (T-I37), with PyTorch's kinds and texts. Each test fails on a module
-# built without its key (the defaults: a dtype newer than the tensor's stamp is dtype_not_in_version, negative strides
-# are imported, a capsule with copy= is from_dlpack_missing_methods after the arguments are read).
+# (T-I27), import.capsule_arguments: refuse (T-I37) and import.dtype_errors: per_field (T-I14..T-I16,
+# T-I47..T-I50), with PyTorch's kinds and texts. Each test fails on a module built without its key (the defaults: a
+# dtype newer than the tensor's stamp is dtype_not_in_version, negative strides are imported, a capsule with copy= is
+# from_dlpack_missing_methods after the arguments are read, every refused dtype is dtype_not_imported).
 import array
 import unittest
 
 import dlmap
-from testing import DlmapTestCase, Producer, capsule_name, deleted, profile_error, profile_spec
+from testing import DlmapTestCase, Producer, capsule_name, deleted, dtype_names, profile_error, profile_spec, spec_yaml
 
 IMPORT = profile_spec("pytorch")["import"]
 NEGATIVE = profile_error("pytorch", "strides_negative")
 WITH_ARGUMENTS = profile_error("pytorch", "capsule_with_arguments")
+DTYPES = dtype_names()
+LISTED = {DTYPES[name] for name in IMPORT["dtypes"]}  # (code, bits)
+# dtype_bits_not_imported's {code_label}: import.dtype_code_names' label, else the code's enumerator
+CODE_LABELS = {code["value"]: IMPORT.get("dtype_code_names", {}).get(code["name"], code["name"])
+               for code in spec_yaml("dtypes.yaml")["dtype_codes"]}
 
 
 def producer(dtype=(2, 64, 1), shape=(3,), strides=None, byte_offset=0, version=(1, 3), tag="producer"):
@@ -92,6 +98,34 @@ class CapsuleArguments(DlmapTestCase):
         self.assertNotEqual(getattr(raised.exception, "dlmap_id", None), "capsule_with_arguments")
         del capsule
         self.assertEqual(dlmap.from_dlpack(producer(), copy=True).shape, (3,))
+
+
+
+class DtypeRefusals(DlmapTestCase):
+
+    def test_told_by_the_field_that_fails(self):
+        """Every (code, bits) of the spec the list leaves out, widths the spec does not list and unknown codes: a code
+        no listed dtype has is dtype_code_not_imported, a listed code at another width dtype_bits_not_imported."""
+        listed_codes = {code for code, _ in LISTED}
+        cases = set(DTYPES.values()) - LISTED | {(0, 12), (6, 16), (4, 32), (99, 8), (255, 64)}
+        for code, bits in sorted(cases):
+            error_id = "dtype_bits_not_imported" if code in listed_codes else "dtype_code_not_imported"
+            kind, text = profile_error("pytorch", error_id)
+            with self.subTest(code=code, bits=bits):
+                deleted.clear()
+                with self.assertRaises(kind) as raised:
+                    dlmap.from_dlpack(producer((code, bits, 1), tag="refused"))
+                self.assertEqual(raised.exception.dlmap_id, error_id)
+                self.assertEqual(str(raised.exception),
+                                 text.format(code=code, bits=bits, code_label=CODE_LABELS.get(code)))
+                self.assertEqual(deleted, ["refused"])
+
+    def test_aten_texts(self):
+        """The contract's texts (docs/contracts/pytorch.md T-I14, T-I15, T-I16, T-I50), pinned."""
+        for dtype, text in [((0, 12, 1), "Unsupported kInt bits 12"), ((99, 8, 1), "Unsupported code 99"),
+                            ((6, 16, 1), "Unsupported kDLBool bits 16"), ((4, 32, 1), "Unsupported kFloat bits 32")]:
+            with self.subTest(dtype=dtype):
+                self.assertRaisesExactly(BufferError, text, dlmap.from_dlpack, producer(dtype))
 
 
 if __name__ == "__main__":
