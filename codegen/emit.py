@@ -411,8 +411,9 @@ PROFILE_VERSION_RANGE = Row("DLMAP_PROFILE_VERSION_RANGE", "has_until until_majo
                             "The max_version ranges, ascending.")
 PROFILE_DEVICE_RULE = Row("DLMAP_PROFILE_DEVICE_RULE", "PLATFORM MEMORY_MATCH device_type ERROR",
                           "The __dlpack_device__ rules, in order; device_type is -1 with an error.")
-PROFILE_IMPORT_DTYPE = Row("DLMAP_PROFILE_IMPORT_DTYPE", "code bits",
-                           "import.dtypes: one row per (code, bits) a tensor may carry, when the profile lists them.")
+PROFILE_IMPORT_DTYPE = Row("DLMAP_PROFILE_IMPORT_DTYPE", "code bits lanes",
+                           "import.dtypes: one row per (code, bits) a tensor may carry, when the profile lists them; "
+                           "lanes: the one lane count it may have, 0 for any (import.scalar's).")
 PROFILE_IMPORT_CODE_NAME = Row("DLMAP_PROFILE_IMPORT_CODE_NAME", "code label",
                                 "import.dtype_code_names: one row per type code the profile names its own way.")
 PROFILE_DEVICE_NAME = Row("DLMAP_PROFILE_DEVICE_NAME", "name device_type",
@@ -452,7 +453,8 @@ def emit_profile(spec):
                                   r.device_type if r.device_type is not None else -1, error(r.error))
               for r in p.rules]
 
-    lines += [PROFILE_IMPORT_DTYPE("%du" % code, "%du" % bits) for code, bits in p.import_dtypes or []]
+    lines += [PROFILE_IMPORT_DTYPE("%du" % code, "%du" % bits, "%du" % lanes)
+              for code, bits, lanes in p.import_dtypes or []]
     lines += [PROFILE_IMPORT_CODE_NAME("%du" % code, c_string(label)) for code, label in p.dtype_code_names or []]
     lines += [PROFILE_DEVICE_NAME(c_string(name), value) for name, value in p.device_names or []]
 

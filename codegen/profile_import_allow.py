@@ -3,9 +3,12 @@
 # optional with a default that is the behaviour before it.
 """Loaded by spec_profile.load_profile into the Profile (schema: the top of spec/profiles/jax.yaml).
 
-import.dtypes: any | [dtype names]      the (code, bits) a tensor may carry (others: dtype_not_imported)
+import.dtypes: any | [dtype names]      the (code, bits) a tensor may carry (others: dtype_not_imported); an entry
+                                        {name: dtype, lanes: N} only with N lanes, and exempts its code from
+                                        import.scalar
 import.dtype_errors: one | per_field    per_field: dtype_code_not_imported where no listed dtype has the code, else
-                                        dtype_bits_not_imported (one: dtype_not_imported for both)
+                                        dtype_bits_not_imported where none has its width, else
+                                        dtype_lanes_not_imported (one: dtype_not_imported for all three)
 import.dtype_code_names: {code: label}  dtype_bits_not_imported's {code_label} per code enumerator (default: the
                                         enumerator itself)
 import.device_names: any | {name: type} the strings from_dlpack's device= takes (any: every device type's name)
@@ -19,7 +22,8 @@ DTYPE_ERRORS = ("one", "per_field")
 
 
 def load(source, imp, spec, h, profile):
-    """Sets profile.import_dtypes (None: any; else a sorted list of (code, bits)), profile.dtype_errors,
+    """Sets profile.import_dtypes (None: any; else a sorted list of (code, bits, lanes), lanes 0 for any),
+    profile.dtype_errors,
     profile.dtype_code_names (None: the enumerators; else a sorted list of (code, label)), profile.device_names (None:
     any; else [(name, device type value)]), profile.device_tuples and profile.unknown_flags."""
     w = h._Where(source, "profile.import")
@@ -47,18 +51,35 @@ def _dtypes(w, value, spec, h, profile):
     for code in spec.dtype_codes:
         for width in code.widths:
             for text in ([width.name] if width.name else []) + width.aliases:
-                by_name[h._fold(spec.lookup, "dtypes", text)] = (code.value, width.bits)
+                by_name[h._fold(spec.lookup, "dtypes", text)] = (code.value, width.bits, code.lanes)
     found = []
     for item in value:
+        lanes = 0
+        if isinstance(item, dict):
+            item, lanes = _vector(w, item, h)
         key = h._fold(spec.lookup, "dtypes", item) if isinstance(item, str) else None
         if key not in by_name:
             w.fail("key 'dtypes': %r is not a dtype name of the spec (spec/dtypes.yaml)" % (item,))
-        if by_name[key] in found:
-            w.fail("key 'dtypes': %r names (code %d, %d bits) a second time" % ((item,) + by_name[key]))
-        if profile.whole_bytes and by_name[key][1] % 8:
-            w.fail("key 'dtypes': %s has %d bits, which import.whole_bytes refuses" % (item, by_name[key][1]))
-        found.append(by_name[key])
+        code, bits, code_lanes = by_name[key]
+        if (code, bits) in [entry[:2] for entry in found]:
+            w.fail("key 'dtypes': %r names (code %d, %d bits) a second time" % (item, code, bits))
+        if profile.whole_bytes and bits % 8:
+            w.fail("key 'dtypes': %s has %d bits, which import.whole_bytes refuses" % (item, bits))
+        if lanes > 1 and code_lanes != "vector":
+            w.fail("key 'dtypes': %s has %d lanes, and its code is scalar (spec/dtypes.yaml)" % (item, lanes))
+        found.append((code, bits, lanes))
     return sorted(found)
+
+
+def _vector(w, item, h):
+    """{name: dtype name, lanes: N}: the dtype with exactly N lanes (a plain name: any lanes, import.scalar's)."""
+    if set(item) != {"name", "lanes"}:
+        w.fail("key 'dtypes': an entry that is a mapping has exactly the keys name and lanes, got %s" %
+               ", ".join(sorted(map(str, item))))
+    lanes = item["lanes"]
+    if not isinstance(lanes, int) or isinstance(lanes, bool) or not 1 <= lanes <= 65535:
+        w.fail("key 'dtypes': %r: lanes must be an integer from 1 to 65535, got %r" % (item["name"], lanes))
+    return item["name"], lanes
 
 
 def _code_names(w, value, spec, h):

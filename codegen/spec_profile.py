@@ -114,7 +114,7 @@ class Profile:
     ask_keywords: tuple = ASK_KEYWORDS_DEFAULT  # passed on every versioned call, None included (ASK_KEYWORDS)
     refused_capsule: str = "consume"          # REFUSED_CAPSULES
     # import allow-lists (codegen/profile_import_allow.py; optional keys, defaults the behaviour before them)
-    import_dtypes: Optional[list] = None      # import.dtypes: [(code, bits)] a tensor may carry; None: any
+    import_dtypes: Optional[list] = None      # import.dtypes: [(code, bits, lanes: 0 any)] imported; None: any
     device_names: Optional[list] = None       # import.device_names: [(name, device type)]; None: any type's name
     device_tuples: bool = True                # import.device_tuples: device= takes a (type, id) tuple
     unknown_flags: str = "refuse"             # import.unknown_flags

@@ -142,7 +142,7 @@ static int32_t validate(const producer *p, const dlmap_import_request *request, 
     return fail(p,
                 dlmap_raise_dtype_bits_not_whole_bytes(err, t->dtype.bits));
   }
-  if (profile->scalar && t->dtype.lanes != 1) {
+  if (profile->scalar && t->dtype.lanes != 1 && !dlmap_profile_import_lanes_listed(t->dtype.code)) {
     return fail(p, dlmap_raise_dtype_lanes_not_one(err, t->dtype.lanes, t->dtype.code));
   }
   /* import.dtypes: before the dtype is validated, so every type the profile does not import gets one error */

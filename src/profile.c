@@ -202,19 +202,42 @@ dlmap_error_origin dlmap_profile_error_origin(int32_t code) {
 
 /* ---- import.dtypes and import.device_names ---- */
 
-#define DLMAP_PROFILE_IMPORT_DTYPE(code_, bits_, ...) {.code = code_, .bits = bits_},
+#define DLMAP_PROFILE_IMPORT_DTYPE(code_, bits_, lanes_, ...) {.code = code_, .bits = bits_, .lanes = lanes_},
 typedef struct dtype_row {
   uint8_t code, bits;
+  uint16_t lanes; /* the one lane count the dtype is imported with; 0: any (import.scalar's) */
 } dtype_row;
 static const dtype_row kImportDtypes[] = {
 #include "src/generated/profile.inc"
-    {0, 0} /* sentinel: a profile may list none (bits 0 is never a width) */
+    {0, 0, 0} /* sentinel: a profile may list none (bits 0 is never a width) */
 };
+#define IMPORT_DTYPE_ROWS (sizeof kImportDtypes / sizeof kImportDtypes[0] - 1)
+
+/* The first field of a dtype that import.dtypes does not list, in the order a refusal is told: code, bits, lanes. */
+typedef enum refused_field { REFUSED_NONE, REFUSED_CODE, REFUSED_BITS, REFUSED_LANES } refused_field;
+
+static refused_field refusal(DLDataType dtype) {
+  refused_field field = REFUSED_CODE;
+  for (size_t i = 0; i < IMPORT_DTYPE_ROWS; i++) {
+    const dtype_row *row = &kImportDtypes[i];
+    if (row->code != dtype.code) continue;
+    if (row->bits != dtype.bits) {
+      if (field == REFUSED_CODE) field = REFUSED_BITS;
+      continue;
+    }
+    if (row->lanes == 0 || row->lanes == dtype.lanes) return REFUSED_NONE;
+    field = REFUSED_LANES; /* one row per (code, bits): no other row can list it */
+  }
+  return field;
+}
 
 bool dlmap_profile_import_dtype_allowed(DLDataType dtype) {
-  if (!kProfile[0].import_dtypes_listed) return true;
-  for (size_t i = 0; i + 1 < sizeof kImportDtypes / sizeof kImportDtypes[0]; i++) {
-    if (kImportDtypes[i].code == dtype.code && kImportDtypes[i].bits == dtype.bits) return true;
+  return !kProfile[0].import_dtypes_listed || refusal(dtype) == REFUSED_NONE;
+}
+
+bool dlmap_profile_import_lanes_listed(uint8_t code) {
+  for (size_t i = 0; i < IMPORT_DTYPE_ROWS; i++) {
+    if (kImportDtypes[i].code == code && kImportDtypes[i].lanes != 0) return true;
   }
   return false;
 }
@@ -237,19 +260,17 @@ static const char *code_label(uint8_t code) {
   return dlmap_dtype_code_name(code);
 }
 
-static bool code_listed(uint8_t code) {
-  for (size_t i = 0; i + 1 < sizeof kImportDtypes / sizeof kImportDtypes[0]; i++) {
-    if (kImportDtypes[i].code == code) return true;
-  }
-  return false;
-}
-
 int32_t dlmap_profile_import_dtype_refuse(DLDataType dtype, dlmap_error *err) {
   char name[64];
   dlmap_dtype_format(dtype, name, sizeof name);
   if (!kProfile[0].dtype_errors_per_field) return dlmap_raise_dtype_not_imported(err, name);
-  if (!code_listed(dtype.code)) return dlmap_raise_dtype_code_not_imported(err, dtype.code, name);
-  return dlmap_raise_dtype_bits_not_imported(err, code_label(dtype.code), dtype.bits, dtype.code, name);
+  switch (refusal(dtype)) {
+    case REFUSED_CODE: return dlmap_raise_dtype_code_not_imported(err, dtype.code, name);
+    case REFUSED_BITS:
+      return dlmap_raise_dtype_bits_not_imported(err, code_label(dtype.code), dtype.bits, dtype.code, name);
+    default:
+      return dlmap_raise_dtype_lanes_not_imported(err, code_label(dtype.code), dtype.lanes, dtype.bits, name);
+  }
 }
 
 #define DLMAP_PROFILE_DEVICE_NAME(name_, device_type_, ...) {.name = name_, .device_type = device_type_},

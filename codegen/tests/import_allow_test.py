@@ -52,11 +52,11 @@ class ImportAllow(SpecTestCase):
         self.imp()["device_tuples"] = False
         self.imp()["unknown_flags"] = "ignore"
         loaded = self.assertLoads()
-        self.assertEqual(loaded.profile.import_dtypes, [(2, 32), (5, 128), (6, 8)])
+        self.assertEqual(loaded.profile.import_dtypes, [(2, 32, 0), (5, 128, 0), (6, 8, 0)])
         self.assertIn(", true, true, false, IGNORE, ", self.profile_row(loaded))
         self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_DTYPE"),
-                         ["DLMAP_PROFILE_IMPORT_DTYPE(2u, 32u, _)", "DLMAP_PROFILE_IMPORT_DTYPE(5u, 128u, _)",
-                          "DLMAP_PROFILE_IMPORT_DTYPE(6u, 8u, _)"])
+                         ["DLMAP_PROFILE_IMPORT_DTYPE(2u, 32u, 0u, _)", "DLMAP_PROFILE_IMPORT_DTYPE(5u, 128u, 0u, _)",
+                          "DLMAP_PROFILE_IMPORT_DTYPE(6u, 8u, 0u, _)"])
         self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_DEVICE_NAME"), ['DLMAP_PROFILE_DEVICE_NAME("cpu", 1, _)'])
 
     def test_device_name_by_value(self):
@@ -105,6 +105,31 @@ class ImportAllow(SpecTestCase):
         self.imp()["unknown_flags"] = "drop"
         self.assertRejected(PROFILE, "profile.import", "unknown_flags", "'drop' is not one of refuse, ignore")
 
+
+    def test_dtype_with_its_lanes(self):
+        self.imp()["dtypes"] = ["float32", {"name": "fp4", "lanes": 2}]
+        loaded = self.assertLoads()
+        self.assertEqual(loaded.profile.import_dtypes, [(2, 32, 0), (17, 4, 2)])
+        self.assertIn("DLMAP_PROFILE_IMPORT_DTYPE(17u, 4u, 2u, _)", self.rows(loaded, "DLMAP_PROFILE_IMPORT_DTYPE"))
+
+    def test_dtype_lanes_of_a_scalar_code(self):
+        next(c for c in self.docs["dtypes.yaml"]["dtype_codes"] if c["name"] == "kDLInt")["lanes"] = "scalar"
+        self.imp()["dtypes"] = [{"name": "int8", "lanes": 4}]
+        self.assertRejected(PROFILE, "profile.import", "dtypes", "int8 has 4 lanes, and its code is scalar")
+
+    def test_dtype_lanes_not_a_count(self):
+        for lanes in (0, True, "2", 65536):
+            with self.subTest(lanes=lanes):
+                self.imp()["dtypes"] = [{"name": "float4_e2m1fn", "lanes": lanes}]
+                self.assertRejected(PROFILE, "profile.import", "dtypes", "lanes must be an integer from 1 to 65535")
+
+    def test_dtype_entry_keys(self):
+        self.imp()["dtypes"] = [{"name": "float4_e2m1fn", "lanes": 2, "bits": 4}]
+        self.assertRejected(PROFILE, "profile.import", "dtypes", "exactly the keys name and lanes, got bits, lanes, name")
+
+    def test_dtype_with_and_without_lanes(self):
+        self.imp()["dtypes"] = ["fp4", {"name": "float4_e2m1fn", "lanes": 2}]
+        self.assertRejected(PROFILE, "profile.import", "dtypes", "names (code 17, 4 bits) a second time")
 
     def test_dtype_errors_default_one(self):
         self.imp()["dtypes"] = ["float32"]

@@ -91,8 +91,9 @@ typedef struct dlmap_profile_info {
   bool capsule_arguments_refused;      /* import.capsule_arguments refuse: from_dlpack(capsule, device=, copy=) with
                                         * either not None is capsule_with_arguments (else the usual path) */
   bool dtype_errors_per_field;         /* import.dtype_errors per_field: a dtype import.dtypes refuses is
-                                        * dtype_code_not_imported or dtype_bits_not_imported, by the field that fails
-                                        * (else always dtype_not_imported) */
+                                        * dtype_code_not_imported, dtype_bits_not_imported or
+                                        * dtype_lanes_not_imported, by the first field that fails (else always
+                                        * dtype_not_imported) */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */
@@ -104,9 +105,13 @@ typedef struct dlmap_profile_info {
 /* The profile this library was generated with. Never NULL. */
 const dlmap_profile_info *dlmap_profile_current(void);
 
-/* import.dtypes: whether a tensor of this (code, bits) may be imported (always true when the profile lists none;
- * lanes are import.scalar's concern). */
+/* import.dtypes: whether a tensor of this dtype may be imported (always true when the profile lists none). A listed
+ * (code, bits) takes any lanes (import.scalar's concern) unless its entry names the one lane count it takes. */
 bool dlmap_profile_import_dtype_allowed(DLDataType dtype);
+
+/* import.dtypes: whether an entry of this code names its lanes ({name, lanes}); import.scalar then leaves the code's
+ * lanes to the list (PyTorch's float4_e2m1fn pair). */
+bool dlmap_profile_import_lanes_listed(uint8_t code);
 
 /* import.dtypes: raises the error a dtype dlmap_profile_import_dtype_allowed refuses gets (import.dtype_errors, with
  * import.dtype_code_names' label for its code) and returns its status. */

@@ -1,7 +1,7 @@
 # dlmap Python binding — the import gates (issue 27) on the pytorch profile's module (//python/pytorch), whose profile
 # (spec/profiles/pytorch.yaml) sets import.version_gating: known (T-I18, T-I46), import.strides.negative: refuse
-# (T-I27), import.capsule_arguments: refuse (T-I37) and import.dtype_errors: per_field (T-I14..T-I16,
-# T-I47..T-I50), with PyTorch's kinds and texts. Each test fails on a module built without its key (the defaults: a
+# (T-I27), import.capsule_arguments: refuse (T-I37), import.dtypes with float4_e2m1fn as a pair (T-I44, T-I45) and
+# import.dtype_errors: per_field (T-I14..T-I16, T-I47..T-I50), with PyTorch's kinds and texts. Each test fails on a module built without its key (the defaults: a
 # dtype newer than the tensor's stamp is dtype_not_in_version, negative strides are imported, a capsule with copy= is
 # from_dlpack_missing_methods after the arguments are read, every refused dtype is dtype_not_imported).
 import array
@@ -14,7 +14,9 @@ IMPORT = profile_spec("pytorch")["import"]
 NEGATIVE = profile_error("pytorch", "strides_negative")
 WITH_ARGUMENTS = profile_error("pytorch", "capsule_with_arguments")
 DTYPES = dtype_names()
-LISTED = {DTYPES[name] for name in IMPORT["dtypes"]}  # (code, bits)
+# import.dtypes as {(code, bits): lanes}, 0 for any: a name, or {name, lanes} for the one lane count it is imported with
+LISTED = dict((DTYPES[item], 0) if isinstance(item, str) else (DTYPES[item["name"]], item["lanes"])
+              for item in IMPORT["dtypes"])
 # dtype_bits_not_imported's {code_label}: import.dtype_code_names' label, else the code's enumerator
 CODE_LABELS = {code["value"]: IMPORT.get("dtype_code_names", {}).get(code["name"], code["name"])
                for code in spec_yaml("dtypes.yaml")["dtype_codes"]}
@@ -101,29 +103,52 @@ class CapsuleArguments(DlmapTestCase):
 
 
 
+def refused_by(code, bits, lanes):
+    """The error import.dtype_errors per_field gives a (code, bits, lanes): by the first field the list lacks."""
+    rows = {b: listed_lanes for (c, b), listed_lanes in LISTED.items() if c == code}
+    if not rows:
+        return "dtype_code_not_imported"
+    if bits not in rows:
+        return "dtype_bits_not_imported"
+    return None if rows[bits] in (0, lanes) else "dtype_lanes_not_imported"
+
+
 class DtypeRefusals(DlmapTestCase):
 
     def test_told_by_the_field_that_fails(self):
-        """Every (code, bits) of the spec the list leaves out, widths the spec does not list and unknown codes: a code
-        no listed dtype has is dtype_code_not_imported, a listed code at another width dtype_bits_not_imported."""
-        listed_codes = {code for code, _ in LISTED}
-        cases = set(DTYPES.values()) - LISTED | {(0, 12), (6, 16), (4, 32), (99, 8), (255, 64)}
-        for code, bits in sorted(cases):
-            error_id = "dtype_bits_not_imported" if code in listed_codes else "dtype_code_not_imported"
+        """Every (code, bits) of the spec the list leaves out, widths the spec does not list, unknown codes and a
+        listed pair's other lane counts: refused by the first field the list lacks (code, bits, lanes)."""
+        cases = {(code, bits, 1) for code, bits in set(DTYPES.values()) - set(LISTED)}
+        cases |= {(0, 12, 1), (6, 16, 1), (4, 32, 1), (99, 8, 1), (255, 64, 1)}
+        cases |= {(code, bits, n) for (code, bits), lanes in LISTED.items() if lanes for n in (1, lanes + 1)}
+        for code, bits, lanes in sorted(cases):
+            error_id = refused_by(code, bits, lanes)
             kind, text = profile_error("pytorch", error_id)
-            with self.subTest(code=code, bits=bits):
+            with self.subTest(code=code, bits=bits, lanes=lanes):
                 deleted.clear()
                 with self.assertRaises(kind) as raised:
-                    dlmap.from_dlpack(producer((code, bits, 1), tag="refused"))
+                    dlmap.from_dlpack(producer((code, bits, lanes), tag="refused"))
                 self.assertEqual(raised.exception.dlmap_id, error_id)
                 self.assertEqual(str(raised.exception),
-                                 text.format(code=code, bits=bits, code_label=CODE_LABELS.get(code)))
+                                 text.format(code=code, bits=bits, lanes=lanes, code_label=CODE_LABELS.get(code)))
                 self.assertEqual(deleted, ["refused"])
 
+    def test_listed_lanes_import(self):
+        """A {name, lanes} entry imports that dtype with those lanes although import.scalar refuses other vectors."""
+        for (code, bits), lanes in sorted(LISTED.items()):
+            if lanes:
+                with self.subTest(code=code, bits=bits, lanes=lanes):
+                    imported = dlmap.from_dlpack(producer((code, bits, lanes), shape=(3,)))
+                    self.assertEqual(imported.shape, (3,))
+        lanes_not_one = profile_error("pytorch", "dtype_lanes_not_one")
+        self.assertRaisesExactly(lanes_not_one[0], lanes_not_one[1].format(code=2, lanes=2), dlmap.from_dlpack,
+                                 producer((2, 32, 2)))
+
     def test_aten_texts(self):
-        """The contract's texts (docs/contracts/pytorch.md T-I14, T-I15, T-I16, T-I50), pinned."""
+        """The contract's texts (docs/contracts/pytorch.md T-I14, T-I15, T-I16, T-I50, T-I44), pinned."""
         for dtype, text in [((0, 12, 1), "Unsupported kInt bits 12"), ((99, 8, 1), "Unsupported code 99"),
-                            ((6, 16, 1), "Unsupported kDLBool bits 16"), ((4, 32, 1), "Unsupported kFloat bits 32")]:
+                            ((6, 16, 1), "Unsupported kDLBool bits 16"), ((4, 32, 1), "Unsupported kFloat bits 32"),
+                            ((17, 4, 1), "Unsupported kDLFloat4_e2m1fn lanes 1")]:
             with self.subTest(dtype=dtype):
                 self.assertRaisesExactly(BufferError, text, dlmap.from_dlpack, producer(dtype))
 
