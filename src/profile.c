@@ -211,14 +211,14 @@ static const dtype_row kImportDtypes[] = {
 #include "src/generated/profile.inc"
     {0, 0, 0} /* sentinel: a profile may list none (bits 0 is never a width) */
 };
-#define IMPORT_DTYPE_ROWS (sizeof kImportDtypes / sizeof kImportDtypes[0] - 1)
+#define IMPORT_DTYPE_END (sizeof kImportDtypes / sizeof kImportDtypes[0]) /* the sentinel's index + 1 */
 
 /* The first field of a dtype that import.dtypes does not list, in the order a refusal is told: code, bits, lanes. */
 typedef enum refused_field { REFUSED_NONE, REFUSED_CODE, REFUSED_BITS, REFUSED_LANES } refused_field;
 
 static refused_field refusal(DLDataType dtype) {
   refused_field field = REFUSED_CODE;
-  for (size_t i = 0; i < IMPORT_DTYPE_ROWS; i++) {
+  for (size_t i = 0; i + 1 < IMPORT_DTYPE_END; i++) {
     const dtype_row *row = &kImportDtypes[i];
     if (row->code != dtype.code) continue;
     if (row->bits != dtype.bits) {
@@ -236,7 +236,7 @@ bool dlmap_profile_import_dtype_allowed(DLDataType dtype) {
 }
 
 bool dlmap_profile_import_lanes_listed(uint8_t code) {
-  for (size_t i = 0; i < IMPORT_DTYPE_ROWS; i++) {
+  for (size_t i = 0; i + 1 < IMPORT_DTYPE_END; i++) {
     if (kImportDtypes[i].code == code && kImportDtypes[i].lanes != 0) return true;
   }
   return false;

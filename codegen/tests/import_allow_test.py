@@ -125,7 +125,8 @@ class ImportAllow(SpecTestCase):
 
     def test_dtype_entry_keys(self):
         self.imp()["dtypes"] = [{"name": "float4_e2m1fn", "lanes": 2, "bits": 4}]
-        self.assertRejected(PROFILE, "profile.import", "dtypes", "exactly the keys name and lanes, got bits, lanes, name")
+        self.assertRejected(PROFILE, "profile.import", "dtypes",
+                            "exactly the keys name and lanes, got bits, lanes, name")
 
     def test_dtype_with_and_without_lanes(self):
         self.imp()["dtypes"] = ["fp4", {"name": "float4_e2m1fn", "lanes": 2}]

@@ -602,7 +602,7 @@ class TorchAdapter:
     def view(self, t):
         name = str(t.dtype).replace("torch.", "")
         name = {"float64": "float64", "complex32": "complex32"}.get(name, name)
-        name = re.sub(r"_x([0-9]+)$", r"x\1", name)  # a packed vector: torch's float4_e2m1fn_x2, dlmap's float4_e2m1fnx2
+        name = re.sub(r"_x([0-9]+)$", r"x\1", name)  # packed vector: torch's float4_e2m1fn_x2, the spec's …fnx2
         read_only = bool(getattr(t, "_is_read_only", lambda: False)()) if hasattr(t, "_is_read_only") else False
         return name, tuple(t.shape), tuple(t.stride()), read_only, t.data_ptr(), t.nbytes
 

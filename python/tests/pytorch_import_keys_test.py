@@ -1,9 +1,10 @@
 # dlmap Python binding — the import gates (issue 27) on the pytorch profile's module (//python/pytorch), whose profile
 # (spec/profiles/pytorch.yaml) sets import.version_gating: known (T-I18, T-I46), import.strides.negative: refuse
 # (T-I27), import.capsule_arguments: refuse (T-I37), import.dtypes with float4_e2m1fn as a pair (T-I44, T-I45) and
-# import.dtype_errors: per_field (T-I14..T-I16, T-I47..T-I50), with PyTorch's kinds and texts. Each test fails on a module built without its key (the defaults: a
-# dtype newer than the tensor's stamp is dtype_not_in_version, negative strides are imported, a capsule with copy= is
-# from_dlpack_missing_methods after the arguments are read, every refused dtype is dtype_not_imported).
+# import.dtype_errors: per_field (T-I14..T-I16, T-I47..T-I50), with PyTorch's kinds and texts. Each test fails on a
+# module built without its key (the defaults: a dtype newer than the tensor's stamp is dtype_not_in_version, negative
+# strides are imported, a capsule with copy= is from_dlpack_missing_methods after the arguments are read, every
+# refused dtype is dtype_not_imported, a vector is dtype_lanes_not_one).
 import array
 import unittest
 
