@@ -27,6 +27,32 @@ PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObje
   return dlmap_py_raised(raise(DLMAP_PY_ERR, argument, expected, Py_TYPE(got)->tp_name));
 }
 
+/* The arguments whose tuple of the wrong length is an error of its own (argument_length_<argument>), so that a profile
+ * can tell it from a wrong type; every other argument's is its type error. The same words. */
+typedef int32_t (*length_error_raise)(dlmap_error *err, const char *argument, const char *expected, const char *got,
+                                      int64_t items);
+static const struct {
+  const char *argument;
+  length_error_raise raise;
+} kLengthErrors[] = {
+    {"dl_device", dlmap_raise_argument_length_dl_device},
+};
+
+/* Not a (a, b) pair of ints: a tuple of another length is argument_length_<argument> where the catalogue has one, else
+ * (and for any other value) the argument's type error. */
+static void pair_error(const char *argument, const char *expected, PyObject *got) {
+  if (PyTuple_Check(got) && PyTuple_GET_SIZE(got) != 2) {
+    for (size_t i = 0; i < sizeof kLengthErrors / sizeof kLengthErrors[0]; i++) {
+      if (strcmp(kLengthErrors[i].argument, argument) == 0) {
+        dlmap_py_raised(kLengthErrors[i].raise(DLMAP_PY_ERR, argument, expected, Py_TYPE(got)->tp_name,
+                                               (int64_t)PyTuple_GET_SIZE(got)));
+        return;
+      }
+    }
+  }
+  dlmap_py_type_error(argument, expected, got);
+}
+
 static int invalid_value(const char *argument, const char *reason) {
   dlmap_py_raised(dlmap_raise_invalid_argument(DLMAP_PY_ERR, argument, reason));
   return -1;
@@ -137,7 +163,7 @@ int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names
       expected = accept_names ? "None, a device name or a (device_type, device_id) tuple of ints"
                               : "a (device_type, device_id) tuple of ints or None";
     }
-    dlmap_py_type_error(argument, expected, obj != NULL ? obj : Py_None);
+    pair_error(argument, expected, obj != NULL ? obj : Py_None);
     return -1;
   }
   if (status < 0) return -1;

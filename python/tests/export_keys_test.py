@@ -41,6 +41,10 @@ class ExportKeysTest(testing.DlmapTestCase):
                 ({"max_version": (1, 0, 0)}, TypeError, "argument_type_max_version",
                  "max_version must be None or a tuple with two elements."),
                 ({"dl_device": "cpu"}, TypeError, "argument_type_dl_device", "dl_device must be a tuple"),
+                ({"dl_device": (1,)}, TypeError, "argument_length_dl_device",
+                 "function takes exactly 2 arguments (1 given)"),
+                ({"dl_device": (1, 0, 0)}, TypeError, "argument_length_dl_device",
+                 "function takes exactly 2 arguments (3 given)"),
                 ({"copy": "yes"}, ValueError, "argument_type_copy",
                  "strings are not allowed for 'copy' keyword. Use True/False/None instead."),
                 ({"stream": "0"}, RuntimeError, "argument_type_stream", "NumPy only supports stream=None.")]:

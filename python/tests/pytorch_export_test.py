@@ -1,7 +1,8 @@
 # dlmap Python binding tests — pytorch_export_test: the pytorch profile's module (//python/pytorch,
 # spec/profiles/pytorch.yaml) for the keys and texts issue 27 adds for PyTorch 2.14's contract
 # (docs/contracts/pytorch.md): export.flag_is_copied false (T-E19), export.stream_no_sync true (T-E59), the
-# {version:major} style (T-I10) and dtype_lanes_not_one's {code} (T-I13), pinned here as PyTorch's contract.
+# {version:major} style (T-I10), dtype_lanes_not_one's {code} (T-I13) and the argument texts (T-E52..T-E54), pinned
+# here as PyTorch's contract.
 """Each case fails on a module built without its key or style: array_api (the parent profile) marks a copy
 IS_COPIED, refuses stream=-1 on a CPU array (stream_invalid), has no major-only style and no code in the lanes text."""
 
@@ -43,6 +44,24 @@ class PytorchExportTest(testing.DlmapTestCase):
                                  producer((2, 32, 2), (3,)))
         self.assertRaisesExactly(BufferError, "ATen does not support lanes != 1 for dtype code0", dlmap.from_dlpack,
                                  producer((0, 8, 4), (3,)))
+
+
+    def test_argument_texts_of_the_binding(self):
+        """T-E52..T-E54: the C++ binding's parser texts, and toDLPack's RuntimeError for a tuple of another length
+        (argument_length_dl_device; array_api says argument_type_dl_device's TypeError for both)."""
+        a = dlmap.empty(3, "float32")
+        for kwargs, cls, error_id, message in [
+                ({"dl_device": "cpu"}, TypeError, "argument_type_dl_device",
+                 "_to_dlpack(): argument 'dl_device' must be tuple of ints, not str"),
+                ({"dl_device": (1,)}, RuntimeError, "argument_length_dl_device",
+                 "dl_device must be either None or a tuple of ints"),
+                ({"dl_device": (1, 0, 0)}, RuntimeError, "argument_length_dl_device",
+                 "dl_device must be either None or a tuple of ints"),
+                ({"copy": "yes"}, TypeError, "argument_type_copy",
+                 "_to_dlpack(): argument 'copy' must be bool, not str")]:
+            with self.subTest(kwargs):
+                error = self.assertRaisesExactly(cls, message, a.__dlpack__, **kwargs)
+                self.assertEqual(error.dlmap_id, error_id)
 
 
 if __name__ == "__main__":
