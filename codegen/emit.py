@@ -396,7 +396,7 @@ def emit_error_related(spec):
     return _list(spec, [ERROR_RELATED], (ERROR_RELATED(e.id.upper(), r.upper()) for e in spec.errors for r in e.related))
 
 
-# The profile's eight kinds of rows; ERROR is an error enumerator suffix, or OK for none.
+# The profile's nine kinds of rows; ERROR is an error enumerator suffix, or OK for none.
 PROFILE = Row("DLMAP_PROFILE",
               "name doc OWN_TYPE FALSY_TYPE ABSENT_STRUCT GATING LEGACY_READ_ONLY STREAM OTHERWISE_ERROR REQUEST "
               "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar stamp_fixed stamp_major stamp_minor "
@@ -416,6 +416,9 @@ PROFILE_IMPORT_DTYPE = Row("DLMAP_PROFILE_IMPORT_DTYPE", "code bits lanes",
                            "lanes: the one lane count it may have, 0 for any (import.scalar's).")
 PROFILE_IMPORT_CODE_NAME = Row("DLMAP_PROFILE_IMPORT_CODE_NAME", "code label",
                                 "import.dtype_code_names: one row per type code the profile names its own way.")
+PROFILE_ASK_RETRY_DROP = Row("DLMAP_PROFILE_ASK_RETRY_DROP", "KEYWORD",
+                              "import.ask.retry as a list: one row per retry after a TypeError, in order, naming the "
+                              "keyword it drops.")
 PROFILE_DEVICE_NAME = Row("DLMAP_PROFILE_DEVICE_NAME", "name device_type",
                           "import.device_names: one row per name from_dlpack's device= takes, when the profile "
                           "lists them.")
@@ -426,7 +429,7 @@ PROFILE_ERROR_ORIGIN = Row("DLMAP_PROFILE_ERROR_ORIGIN", "ERROR kind message sta
 
 
 def emit_profile(spec):
-    """The exchange policy of the spec's profile, as eight kinds of rows (hand-written C defines the ones it reads)."""
+    """The exchange policy of the spec's profile, as nine kinds of rows (hand-written C defines the ones it reads)."""
     p = spec.profile
 
     def error(error_id):
@@ -457,13 +460,15 @@ def emit_profile(spec):
               for code, bits, lanes in p.import_dtypes or []]
     lines += [PROFILE_IMPORT_CODE_NAME("%du" % code, c_string(label)) for code, label in p.dtype_code_names or []]
     lines += [PROFILE_DEVICE_NAME(c_string(name), value) for name, value in p.device_names or []]
+    lines += [PROFILE_ASK_RETRY_DROP(keyword.upper()) for keyword in p.ask_retry_drops]
 
     def origin(fields, field):
         return c_string(fields[field]) if field in fields else "NULL"
     lines += [PROFILE_ERROR_ORIGIN(error_id.upper(), origin(fields, "kind"), origin(fields, "message"),
                                    origin(fields, "status")) for error_id, fields in p.error_origins.items()]
     return _list(spec, [PROFILE, PROFILE_DEVICE, PROFILE_VERSION_RANGE, PROFILE_DEVICE_RULE, PROFILE_ERROR_ORIGIN,
-                        PROFILE_IMPORT_DTYPE, PROFILE_IMPORT_CODE_NAME, PROFILE_DEVICE_NAME], lines)
+                        PROFILE_IMPORT_DTYPE, PROFILE_IMPORT_CODE_NAME, PROFILE_DEVICE_NAME, PROFILE_ASK_RETRY_DROP],
+                 lines)
 
 
 # ---- re2c rules -----------------------------------------------------------------------------------

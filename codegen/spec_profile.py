@@ -108,6 +108,7 @@ class Profile:
     # _import_ask below
     ask_max_version: Optional[object] = None  # spec.Version the versioned call sends (current: spec.abi.current)
     ask_retry: str = "any_type_error"         # ASK_RETRIES
+    ask_retry_drops: tuple = ()               # import.ask.retry as a list: the keyword each retry drops, in order
     ask_stream: bool = True                   # from_dlpack has a stream= parameter
     legacy_read_only_import: bool = False     # a view of a legacy capsule's memory is read-only
     device_query: str = "first"               # DEVICE_QUERIES
@@ -393,23 +394,26 @@ def _import_ask_keys(source, imp, spec, h, profile):
             aw.fail("key 'max_version': %s is below %s (abi.versioned), where a producer answers with a legacy "
                     "capsule; write import.request: legacy instead" % (version, spec.abi.versioned.introduced))
         profile.ask_max_version = version
-    if "retry" in ask:
+    if isinstance(ask.get("retry"), list):
+        profile.ask_retry_drops = _ask_keywords(aw, ask["retry"], "retry")
+    elif "retry" in ask:
         profile.ask_retry = h._choice(aw, ask, "retry", ASK_RETRIES)
     if "stream" in ask:
         profile.ask_stream = h._bool(aw, ask, "stream")
     if "keywords" in ask:
-        profile.ask_keywords = _ask_keywords(aw, ask["keywords"])
+        profile.ask_keywords = _ask_keywords(aw, ask["keywords"], "keywords")
 
 
-def _ask_keywords(aw, value):
-    """import.ask.keywords: a list of distinct ASK_KEYWORDS naming max_version (the versioned call sends it)."""
+def _ask_keywords(aw, value, key):
+    """import.ask.keywords, or retry as a list: distinct ASK_KEYWORDS naming max_version (the versioned call sends it;
+    a retry ladder drops it at some step)."""
     if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
-        aw.fail("key 'keywords' must be a list of keyword names (%s)" % ", ".join(ASK_KEYWORDS))
+        aw.fail("key '%s' must be a list of keyword names (%s)" % (key, ", ".join(ASK_KEYWORDS)))
     for k in value:
         if k not in ASK_KEYWORDS:
-            aw.fail("key 'keywords': %r is not one of %s" % (k, ", ".join(ASK_KEYWORDS)))
+            aw.fail("key '%s': %r is not one of %s" % (key, k, ", ".join(ASK_KEYWORDS)))
     if len(set(value)) != len(value):
-        aw.fail("key 'keywords' lists a keyword twice")
+        aw.fail("key '%s' lists a keyword twice" % key)
     if "max_version" not in value:
-        aw.fail("key 'keywords' must list max_version (the versioned call is the one that sends it)")
+        aw.fail("key '%s' must list max_version (the versioned call is the one that sends it)" % key)
     return tuple(value)

@@ -285,9 +285,10 @@ static PyObject *versioned_kwnames(uint32_t mask) {
 
 /* The versioned call, method(max_version=..., ...) through vectorcall (no dict per call): the profile's
  * import.ask.keywords are passed every time, None included; the others only when they carry a value (stream when
- * has_stream, dl_device when not NULL, copy when not None). Default keywords: max_version and stream. */
+ * has_stream, dl_device when not NULL, copy when not None); none of the `dropped` ones (DLMAP_ASK_KEYWORD_* bits: a
+ * retry of import.ask.retry's list). Default keywords: max_version and stream. *passed: the keywords passed. */
 static PyObject *call_dlpack(PyObject *method, PyObject *self, PyObject *stream_arg, bool has_stream,
-                             PyObject *dl_device, PyObject *copy) {
+                             PyObject *dl_device, PyObject *copy, uint32_t dropped, uint32_t *passed) {
   PyObject *const given[4] = {current_max_version, stream_arg, dl_device != NULL ? dl_device : Py_None, copy};
   const bool set[4] = {true, has_stream, dl_device != NULL, copy != Py_None};
   const uint32_t always = dlmap_profile_current()->ask_keywords;
@@ -295,11 +296,13 @@ static PyObject *call_dlpack(PyObject *method, PyObject *self, PyObject *stream_
   uint32_t mask = 0;
   Py_ssize_t n = 0;
   for (uint32_t bit = 0; bit < 4; bit++) {
-    if ((always & (1u << bit)) || set[bit]) {
+    if (((always & (1u << bit)) || set[bit]) && !(dropped & (1u << bit))) {
       mask |= 1u << bit;
       values[1 + n++] = given[bit];
     }
   }
+  *passed = mask;
+  if (mask == 0) return call_method(method, self, values + 1, 0, NULL);
   PyObject *kwnames = versioned_kwnames(mask);
   if (kwnames == NULL) return NULL;
   PyObject *result = call_method(method, self, values + 1, 0, kwnames);
@@ -491,38 +494,51 @@ static int reported_device(PyObject *x, PyObject *device_method, PyObject *self,
 
 /* Step 3: a capsule from __dlpack__: versioned first (max_version, stream, and dl_device and copy when asked); an old
  * producer raises TypeError on the keywords and gets a plain call, where the profile's import.ask.retry allows one
- * (always, or only when dl_device and copy are None; else the TypeError propagates). *versioned_call says which call
- * answered. */
+ * (always, or only when dl_device and copy are None; else the TypeError propagates), or the retries its list makes,
+ * each without one more keyword. *passed: the DLMAP_ASK_KEYWORD_* bits of the call that answered. */
 static PyObject *ask_producer(PyObject *x, PyObject *method, PyObject *self, const dlmap_import_request *request,
-                              PyObject *copy_obj, bool has_stream, int64_t stream, bool *versioned_call) {
+                              PyObject *copy_obj, bool has_stream, int64_t stream, uint32_t *passed) {
   const dlmap_profile_info *profile = dlmap_profile_current();
   const bool ask_versioned = profile->request == DLMAP_REQUEST_VERSIONED_FIRST;
   const bool may_retry = profile->ask_retry_any_type_error || (!request->has_device && copy_obj == Py_None);
+  const bool ladder = dlmap_profile_ask_retry_drop_at(0) != 0;
   PyObject *stream_arg = has_stream ? PyLong_FromLongLong((long long)stream) : Py_NewRef(Py_None);
   if (stream_arg == NULL) return NULL;
   PyObject *capsule = NULL;
+  *passed = 0;
   /* A Python function whose signature has no max_version would raise TypeError before running: call it plainly,
-   * where that TypeError would get a plain retry. */
-  *versioned_call =
-      ask_versioned && !(may_retry && (is_legacy_only(Py_TYPE(x)) || dlmap_py_rejects_max_version(method)));
-  if (*versioned_call) {
+   * where that TypeError would get a plain retry (a retry list asks every step, as its library does). */
+  bool versioned = ask_versioned && (ladder || !(may_retry && (is_legacy_only(Py_TYPE(x)) ||
+                                                               dlmap_py_rejects_max_version(method))));
+  if (versioned) {
     PyObject *dl_device = request->has_device ? device_tuple(request->device_type, request->device_id) : NULL;
-    if (!request->has_device || dl_device != NULL) {
-      capsule = call_dlpack(method, self, stream_arg, has_stream, dl_device, copy_obj);
-      Py_XDECREF(dl_device);
-      if (capsule == NULL && may_retry && PyErr_ExceptionMatches(PyExc_TypeError)) {
-        remember_if_legacy_only(Py_TYPE(x));
-        PyErr_Clear();
-        *versioned_call = false;
-      }
+    if (request->has_device && dl_device == NULL) {
+      Py_DECREF(stream_arg);
+      return NULL;
+    }
+    capsule = call_dlpack(method, self, stream_arg, has_stream, dl_device, copy_obj, 0, passed);
+    uint32_t dropped = 0;
+    for (size_t i = 0; capsule == NULL && ladder && PyErr_ExceptionMatches(PyExc_TypeError) &&
+                       dlmap_profile_ask_retry_drop_at(i) != 0;
+         i++) {
+      PyErr_Clear();
+      dropped |= dlmap_profile_ask_retry_drop_at(i);
+      capsule = call_dlpack(method, self, stream_arg, has_stream, dl_device, copy_obj, dropped, passed);
+    }
+    Py_XDECREF(dl_device);
+    if (capsule == NULL && !ladder && may_retry && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      remember_if_legacy_only(Py_TYPE(x));
+      PyErr_Clear();
+      versioned = false;
     }
   }
-  if (!*versioned_call) {
+  if (!versioned) {
     /* A plain __dlpack__() on the host; a stream is still passed to a device producer when one was given. A
      * legacy-only profile always passes stream= (None included), as JAX does. */
     PyObject *values[2] = {NULL, stream_arg};
-    capsule = has_stream || !ask_versioned ? call_method(method, self, values + 1, 0, kw_stream)
-                                           : call_method(method, self, values + 1, 0, NULL);
+    const bool with_stream = has_stream || !ask_versioned;
+    *passed = with_stream ? DLMAP_ASK_KEYWORD_STREAM : 0;
+    capsule = call_method(method, self, values + 1, 0, with_stream ? kw_stream : NULL);
   }
   Py_DECREF(stream_arg);
   return capsule;
@@ -571,19 +587,19 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
       device_step(x, device_method, self, &request, &has_stream, stream, &device_type) < 0) {
     return NULL;
   }
-  bool versioned_call;
-  PyObject *capsule = ask_producer(x, method, self, &request, copy_obj, has_stream, stream, &versioned_call);
+  uint32_t passed;
+  PyObject *capsule = ask_producer(x, method, self, &request, copy_obj, has_stream, stream, &passed);
   if (capsule == NULL) return NULL;
 
   /* Step 4: import. The producer moved the data when it was given dl_device; otherwise import weighs its report
    * against the tensor (PyTorch reports pinned tensors as kDLCUDAHost but stores kDLCPU; other disagreements are
    * errors). */
-  if (profile->device_query_first && !(versioned_call && request.has_device)) {
+  if (profile->device_query_first && !(passed & DLMAP_ASK_KEYWORD_DL_DEVICE)) {
     request.has_reported_device = true;
     request.reported_device_type = device_type;
   }
-  const bool producer_copied = versioned_call && request.copy == DLMAP_COPY_ALWAYS;
-  return consume_capsule(capsule, versioned_call, &request, producer_copied);
+  const bool producer_copied = (passed & DLMAP_ASK_KEYWORD_COPY) && request.copy == DLMAP_COPY_ALWAYS;
+  return consume_capsule(capsule, passed & DLMAP_ASK_KEYWORD_MAX_VERSION, &request, producer_copied);
 }
 
 /* ---- dlmap.profile ------------------------------------------------------------------------------------------------ */

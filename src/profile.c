@@ -35,7 +35,7 @@
 #define DLMAP_PROFILE_DTYPE_ERRORS_PER_FIELD true
 #define DLMAP_PROFILE_DTYPE_ERRORS_ONE false
 
-/* profile.inc holds eight kinds of rows; each table below defines the one macro it reads (the .inc gives the others
+/* profile.inc holds nine kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
 #define DLMAP_PROFILE(name_, doc_, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
                       REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_,     \
@@ -271,6 +271,16 @@ int32_t dlmap_profile_import_dtype_refuse(DLDataType dtype, dlmap_error *err) {
     default:
       return dlmap_raise_dtype_lanes_not_imported(err, code_label(dtype.code), dtype.lanes, dtype.bits, name);
   }
+}
+
+#define DLMAP_PROFILE_ASK_RETRY_DROP(KEYWORD, ...) DLMAP_ASK_KEYWORD_##KEYWORD,
+static const uint32_t kAskRetryDrops[] = {
+#include "src/generated/profile.inc"
+    0 /* sentinel: a profile may list no retry ladder */
+};
+
+uint32_t dlmap_profile_ask_retry_drop_at(size_t index) {
+  return index + 1 < sizeof kAskRetryDrops / sizeof kAskRetryDrops[0] ? kAskRetryDrops[index] : 0;
 }
 
 #define DLMAP_PROFILE_DEVICE_NAME(name_, device_type_, ...) {.name = name_, .device_type = device_type_},

@@ -61,6 +61,29 @@ class ImportAsk(SpecTestCase):
         self.imp()["ask"] = {"retry": "never"}
         self.assertRejected(PROFILE, "profile.import.ask", "retry", "'never' is not one of any_type_error, when_defaults")
 
+    def test_retry_list_reaches_the_rows(self):
+        self.imp()["ask"] = {"retry": ["max_version", "copy", "dl_device"]}
+        loaded = self.assertLoads()
+        self.assertEqual((loaded.profile.ask_retry, loaded.profile.ask_retry_drops),
+                         ("any_type_error", ("max_version", "copy", "dl_device")))
+        rows = [line for line in emit.emit_profile(loaded).splitlines()
+                if line.startswith("DLMAP_PROFILE_ASK_RETRY_DROP(")]
+        self.assertEqual(rows, ["DLMAP_PROFILE_ASK_RETRY_DROP(MAX_VERSION, _)", "DLMAP_PROFILE_ASK_RETRY_DROP(COPY, _)",
+                                "DLMAP_PROFILE_ASK_RETRY_DROP(DL_DEVICE, _)"])
+
+    def test_no_retry_list_by_default(self):
+        loaded = self.assertLoads()
+        self.assertEqual(loaded.profile.ask_retry_drops, ())
+        self.assertEqual([line for line in emit.emit_profile(loaded).splitlines()
+                          if line.startswith("DLMAP_PROFILE_ASK_RETRY_DROP(")], [])
+
+    def test_retry_list_mistakes(self):
+        for value, text in [(["copy"], "must list max_version"), (["max_version", "max_version"], "twice"),
+                            (["max_version", "device"], "'device' is not one of"), ([1], "list of keyword names")]:
+            with self.subTest(value=value):
+                self.imp()["ask"] = {"retry": value}
+                self.assertRejected(PROFILE, "profile.import.ask", "retry", text)
+
     def test_max_version_not_listed(self):
         self.imp()["ask"] = {"max_version": "1.9"}
         self.assertRejected(PROFILE, "profile.import.ask", "max_version", "not listed under versions")

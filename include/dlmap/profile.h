@@ -102,6 +102,10 @@ typedef struct dlmap_profile_info {
 #define DLMAP_ASK_KEYWORD_DL_DEVICE 0x4u
 #define DLMAP_ASK_KEYWORD_COPY 0x8u
 
+/* import.ask.retry as a list: the DLMAP_ASK_KEYWORD_* bit the index-th retry after a TypeError drops; 0 past the end
+ * (and always where the profile lists none: one plain retry, as ask_retry_any_type_error allows). */
+uint32_t dlmap_profile_ask_retry_drop_at(size_t index);
+
 /* The profile this library was generated with. Never NULL. */
 const dlmap_profile_info *dlmap_profile_current(void);
 

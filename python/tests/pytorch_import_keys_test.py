@@ -1,7 +1,8 @@
 # dlmap Python binding — the import gates (issue 27) on the pytorch profile's module (//python/pytorch), whose profile
 # (spec/profiles/pytorch.yaml) sets import.version_gating: known (T-I18, T-I46), import.strides.negative: refuse
-# (T-I27), import.capsule_arguments: refuse (T-I37), import.dtypes with float4_e2m1fn as a pair (T-I44, T-I45) and
-# import.dtype_errors: per_field (T-I14..T-I16, T-I47..T-I50), with PyTorch's kinds and texts. Each test fails on a
+# (T-I27), import.capsule_arguments: refuse (T-I37), import.dtypes with float4_e2m1fn as a pair (T-I44, T-I45),
+# import.dtype_errors: per_field (T-I14..T-I16, T-I47..T-I50) and import.ask.retry as a list (T-I4), with PyTorch's
+# kinds and texts. Each test fails on a
 # module built without its key (the defaults: a dtype newer than the tensor's stamp is dtype_not_in_version, negative
 # strides are imported, a capsule with copy= is from_dlpack_missing_methods after the arguments are read, every
 # refused dtype is dtype_not_imported, a vector is dtype_lanes_not_one).
@@ -152,6 +153,55 @@ class DtypeRefusals(DlmapTestCase):
                             ((17, 4, 1), "Unsupported kDLFloat4_e2m1fn lanes 1")]:
             with self.subTest(dtype=dtype):
                 self.assertRaisesExactly(BufferError, text, dlmap.from_dlpack, producer(dtype))
+
+
+
+class Picky(Producer):
+    """A producer whose __dlpack__ takes only the keywords in `accepts` (always: every call raises TypeError); each
+    call is recorded in `calls`."""
+
+    def __init__(self, accepts, always=False):
+        super().__init__(array.array("d", range(6)), (2, 64, 1), (3,), tag="picky")
+        self.accepts, self.always = set(accepts), always
+
+    def __dlpack__(self, **kwargs):
+        if self.always or set(kwargs) - self.accepts:
+            self.calls.append(dict(kwargs))
+            raise TypeError("__dlpack__() got an unexpected keyword argument")
+        return super().__dlpack__(**kwargs)
+
+
+class RetryLadder(DlmapTestCase):
+    """import.ask.retry as a list (T-I4): after each TypeError the call is made again without the next keyword listed,
+    whether it was passed or not; the last call's TypeError propagates. Fails on a module with one plain retry."""
+
+    RETRY = IMPORT["ask"]["retry"]
+    FIRST = {"max_version": tuple(map(int, IMPORT["ask"]["max_version"].split("."))), "copy": True}
+
+    def test_keywords_dropped_in_order(self):
+        p = Picky(accepts=())
+        imported = dlmap.from_dlpack(p, copy=True)
+        expected, kwargs = [], dict(self.FIRST)
+        for drop in [None] + self.RETRY:
+            kwargs.pop(drop, None)
+            expected.append(dict(kwargs))
+            if not kwargs:
+                break
+        self.assertEqual(p.calls, expected)
+        self.assertEqual(imported.shape, (3,))
+        self.assertTrue(imported.copied)  # copy=True never reached the producer that answered
+
+    def test_every_step_asked_then_the_type_error(self):
+        p = Picky(accepts=(), always=True)
+        with self.assertRaises(TypeError):
+            dlmap.from_dlpack(p)
+        self.assertEqual(len(p.calls), 1 + len(self.RETRY))
+        self.assertEqual(p.calls[0], {"max_version": self.FIRST["max_version"]})
+
+    def test_a_producer_taking_the_first_call_is_asked_once(self):
+        p = Picky(accepts=("max_version", "copy"))
+        dlmap.from_dlpack(p, copy=True)
+        self.assertEqual(p.calls, [self.FIRST])
 
 
 if __name__ == "__main__":
