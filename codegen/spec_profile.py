@@ -128,6 +128,7 @@ class Profile:
     import_gating: str = "strict"             # import.version_gating
     negative_strides: str = "accept"          # import.strides.negative
     capsule_arguments: str = "accept"         # import.capsule_arguments
+    copy_trust: str = "flag"                  # import.copy_trust
 
 
 def load_profile(source, body, spec, helpers, origins=None):

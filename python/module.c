@@ -197,11 +197,15 @@ static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_
     return NULL;
   }
   if (!dlmap_profile_current()->refused_capsule_left) Py_DECREF(capsule);
-  if (versioned && producer_copied_if_flagged) {
+  /* copy=True was honoured by the producer: no second copy where its tensor says IS_COPIED, or under import.copy_trust
+   * producer, whatever it says */
+  if (producer_copied_if_flagged && dlmap_profile_current()->copy_trust_producer) {
+    request->copy = DLMAP_COPY_IF_NEEDED;
+  } else if (versioned && producer_copied_if_flagged) {
     const struct DLManagedTensorVersioned *t = (const struct DLManagedTensorVersioned *)managed;
     const dlmap_version version = {t->version.major, t->version.minor};
     if (dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED && (t->flags & DLMAP_FLAG_IS_COPIED) != 0) {
-      request->copy = DLMAP_COPY_IF_NEEDED; /* copy=True was honoured by the producer: no second copy */
+      request->copy = DLMAP_COPY_IF_NEEDED;
     }
   }
   const char *via = versioned ? "dltensor_versioned" : "dltensor";

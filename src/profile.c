@@ -34,6 +34,8 @@
 #define DLMAP_PROFILE_CAPSULE_ARGUMENTS_ACCEPT false
 #define DLMAP_PROFILE_DTYPE_ERRORS_PER_FIELD true
 #define DLMAP_PROFILE_DTYPE_ERRORS_ONE false
+#define DLMAP_PROFILE_COPY_TRUST_PRODUCER true
+#define DLMAP_PROFILE_COPY_TRUST_FLAG false
 
 /* profile.inc holds nine kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
@@ -43,7 +45,7 @@
                       ask_stream_, legacy_read_only_import_, DEVICE_QUERY, ask_keywords_, REFUSED_CAPSULE,        \
                       import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS,                  \
                       MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, IMPORT_GATING, NEGATIVE_STRIDES,      \
-                      CAPSULE_ARGUMENTS, DTYPE_ERRORS, ...)                                                         \
+                      CAPSULE_ARGUMENTS, DTYPE_ERRORS, COPY_TRUST, ...)                                             \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -82,6 +84,7 @@
       .negative_strides_refused = DLMAP_PROFILE_NEGATIVE_STRIDES_##NEGATIVE_STRIDES,                               \
       .capsule_arguments_refused = DLMAP_PROFILE_CAPSULE_ARGUMENTS_##CAPSULE_ARGUMENTS,                            \
       .dtype_errors_per_field = DLMAP_PROFILE_DTYPE_ERRORS_##DTYPE_ERRORS,                                         \
+      .copy_trust_producer = DLMAP_PROFILE_COPY_TRUST_##COPY_TRUST,                                                \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"

@@ -94,6 +94,8 @@ typedef struct dlmap_profile_info {
                                         * dtype_code_not_imported, dtype_bits_not_imported or
                                         * dtype_lanes_not_imported, by the first field that fails (else always
                                         * dtype_not_imported) */
+  bool copy_trust_producer;            /* import.copy_trust producer: a producer that was passed copy=True made the
+                                        * copy, whatever its flags say (else only where it sets IS_COPIED) */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */

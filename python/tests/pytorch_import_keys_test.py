@@ -1,8 +1,8 @@
 # dlmap Python binding — the import gates (issue 27) on the pytorch profile's module (//python/pytorch), whose profile
 # (spec/profiles/pytorch.yaml) sets import.version_gating: known (T-I18, T-I46), import.strides.negative: refuse
 # (T-I27), import.capsule_arguments: refuse (T-I37), import.dtypes with float4_e2m1fn as a pair (T-I44, T-I45),
-# import.dtype_errors: per_field (T-I14..T-I16, T-I47..T-I50) and import.ask.retry as a list (T-I4), with PyTorch's
-# kinds and texts. Each test fails on a
+# import.dtype_errors: per_field (T-I14..T-I16, T-I47..T-I50), import.ask.retry as a list (T-I4) and
+# import.copy_trust: producer (T-I33), with PyTorch's kinds and texts. Each test fails on a
 # module built without its key (the defaults: a dtype newer than the tensor's stamp is dtype_not_in_version, negative
 # strides are imported, a capsule with copy= is from_dlpack_missing_methods after the arguments are read, every
 # refused dtype is dtype_not_imported, a vector is dtype_lanes_not_one).
@@ -202,6 +202,26 @@ class RetryLadder(DlmapTestCase):
         p = Picky(accepts=("max_version", "copy"))
         dlmap.from_dlpack(p, copy=True)
         self.assertEqual(p.calls, [self.FIRST])
+
+
+
+class CopyTrust(DlmapTestCase):
+    """import.copy_trust producer (T-I33): a producer passed copy=True made the copy, IS_COPIED or not; one that never
+    saw copy=True (the retry list dropped it) gets dlmap's copy. Fails on a module whose trust is the flag."""
+
+    def test_producer_passed_copy_is_trusted(self):
+        p = producer(tag="trusted")  # takes every keyword, ignores copy, sets no flag
+        imported = dlmap.from_dlpack(p, copy=True)
+        self.assertIs(p.calls[0].get("copy"), True)
+        self.assertEqual(imported.data_ptr, p.buffer.buffer_info()[0])
+        self.assertFalse(imported.copied)
+
+    def test_producer_never_passed_copy_is_copied(self):
+        p = Picky(accepts=("max_version",))
+        imported = dlmap.from_dlpack(p, copy=True)
+        self.assertNotIn("copy", p.calls[-1])
+        self.assertNotEqual(imported.data_ptr, p.buffer.buffer_info()[0])
+        self.assertTrue(imported.copied)
 
 
 if __name__ == "__main__":
