@@ -41,7 +41,7 @@ IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule")
     profile_import_gates.KEYS
 ASK_RETRIES = ("any_type_error", "when_defaults")
 MAX_VERSION_NEGATIVES = ("refuse", "zero")  # export.max_version.negative: a negative major/minor refused or read as 0
-DEVICE_QUERIES = ("first", "never")  # import.device_query: __dlpack_device__ before __dlpack__, or not at all
+DEVICE_QUERIES = ("first", "never", "capsule")  # import.device_query: __dlpack_device__ first, never, or for the stream
 # import.ask.keywords: the keywords of the versioned __dlpack__ call, in the C row's bit order (bit i: ASK_KEYWORDS[i]);
 # the default is the call before the key (max_version and stream always, dl_device and copy only when set)
 ASK_KEYWORDS = ("max_version", "stream", "dl_device", "copy")

@@ -477,7 +477,8 @@ static PyObject *from_exchange_api(PyObject *x, dlmap_import_request *request, b
 }
 
 /* Step 2: where the producer says the array lives, as a device type the profile imports from (else the catalogue's
- * error naming str(x), before the producer is asked for anything): 0, or -1 with an exception. */
+ * error naming str(x), before the producer is asked for anything; under import.device_query capsule any type, whose
+ * report is kept for the stream only): 0, or -1 with an exception. */
 static int reported_device(PyObject *x, PyObject *device_method, PyObject *self, int32_t *device_type) {
   PyObject *no_args[1] = {NULL};
   PyObject *reported = call_method(device_method, self, no_args + 1, 0, NULL);
@@ -489,7 +490,8 @@ static int reported_device(PyObject *x, PyObject *device_method, PyObject *self,
                                            &device_id);
   Py_DECREF(reported);
   if (parsed < 0) return -1;
-  if (!dlmap_profile_device_policy(*device_type).import_accepted) {
+  if (!dlmap_profile_device_policy(*device_type).import_accepted &&
+      !dlmap_profile_current()->device_report_stream_only) {
     unsupported_source(x, *device_type);
     return -1;
   }
@@ -555,6 +557,10 @@ static PyObject *ask_producer(PyObject *x, PyObject *method, PyObject *self, con
 static int device_step(PyObject *x, PyObject *device_method, PyObject *self, dlmap_import_request *request,
                        bool *has_stream, int64_t stream, int32_t *device_type) {
   if (reported_device(x, device_method, self, device_type) < 0) return -1;
+  if (!dlmap_profile_device_policy(*device_type).import_accepted) { /* reported for the stream only: none */
+    *has_stream = false;
+    return 0;
+  }
   if (dlmap_profile_current()->host_stream_none &&
       dlmap_device_type_find(*device_type)->stream == DLMAP_STREAM_CONVENTION_NONE) {
     *has_stream = false;
@@ -598,7 +604,8 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
   /* Step 4: import. The producer moved the data when it was given dl_device; otherwise import weighs its report
    * against the tensor (PyTorch reports pinned tensors as kDLCUDAHost but stores kDLCPU; other disagreements are
    * errors). */
-  if (profile->device_query_first && !(passed & DLMAP_ASK_KEYWORD_DL_DEVICE)) {
+  if (profile->device_query_first && !profile->device_report_stream_only &&
+      !(passed & DLMAP_ASK_KEYWORD_DL_DEVICE)) {
     request.has_reported_device = true;
     request.reported_device_type = device_type;
   }

@@ -22,6 +22,10 @@
 #define DLMAP_PROFILE_RETRY_WHEN_DEFAULTS false
 #define DLMAP_PROFILE_DEVICE_QUERY_FIRST true
 #define DLMAP_PROFILE_DEVICE_QUERY_NEVER false
+#define DLMAP_PROFILE_DEVICE_QUERY_CAPSULE true
+#define DLMAP_PROFILE_DEVICE_REPORT_FIRST false
+#define DLMAP_PROFILE_DEVICE_REPORT_NEVER false
+#define DLMAP_PROFILE_DEVICE_REPORT_CAPSULE true
 #define DLMAP_PROFILE_REFUSED_CAPSULE_LEAVE true
 #define DLMAP_PROFILE_REFUSED_CAPSULE_CONSUME false
 #define DLMAP_PROFILE_UNKNOWN_FLAGS_IGNORE true
@@ -71,6 +75,7 @@
       .ask_stream = ask_stream_,                                                                                   \
       .legacy_import_read_only = legacy_read_only_import_,                                                         \
       .device_query_first = DLMAP_PROFILE_DEVICE_QUERY_##DEVICE_QUERY,                                             \
+      .device_report_stream_only = DLMAP_PROFILE_DEVICE_REPORT_##DEVICE_QUERY,                                     \
       .ask_keywords = ask_keywords_,                                                                               \
       .refused_capsule_left = DLMAP_PROFILE_REFUSED_CAPSULE_##REFUSED_CAPSULE,                                     \
       .import_dtypes_listed = import_dtypes_listed_,                                                               \

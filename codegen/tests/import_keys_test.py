@@ -122,12 +122,16 @@ class ImportAsk(SpecTestCase):
         self.assertEqual(loaded.profile.device_query, "never")
         self.assertIn(", NEVER, ", self.profile_row(loaded))
 
+    def test_device_query_capsule_reaches_the_row(self):
+        self.imp()["device_query"] = "capsule"
+        self.assertIn(", CAPSULE, ", self.profile_row(self.assertLoads()))
+
     def test_device_query_default_first(self):
         self.assertIn(", FIRST, ", self.profile_row(self.assertLoads()))
 
     def test_device_query_unknown(self):
         self.imp()["device_query"] = "later"
-        self.assertRejected(PROFILE, "profile.import", "device_query", "'later' is not one of first, never")
+        self.assertRejected(PROFILE, "profile.import", "device_query", "'later' is not one of first, never, capsule")
 
     def test_device_query_never_needs_no_stream(self):
         self.imp()["device_query"] = "never"

@@ -65,6 +65,9 @@ typedef struct dlmap_profile_info {
   bool legacy_import_read_only;        /* a view of a legacy (unversioned) tensor's memory is read-only */
   bool device_query_first;             /* import.device_query: __dlpack_device__ is asked (and required) first;
                                         * false: never asked, and a producer needs only __dlpack__ */
+  bool device_report_stream_only;      /* import.device_query capsule: __dlpack_device__'s answer only chooses the
+                                        * stream (none for a type the profile does not import from); the tensor's
+                                        * own device decides (else the report is checked and weighed at import) */
   uint32_t ask_keywords;               /* import.ask.keywords: DLMAP_ASK_KEYWORD_* bits passed on every versioned
                                         * call, None included; the others only when they carry a value */
   bool refused_capsule_left;           /* import.refused_capsule leave: a capsule import refuses keeps its name and

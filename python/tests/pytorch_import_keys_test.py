@@ -1,8 +1,8 @@
 # dlmap Python binding — the import gates (issue 27) on the pytorch profile's module (//python/pytorch), whose profile
 # (spec/profiles/pytorch.yaml) sets import.version_gating: known (T-I18, T-I46), import.strides.negative: refuse
 # (T-I27), import.capsule_arguments: refuse (T-I37), import.dtypes with float4_e2m1fn as a pair (T-I44, T-I45),
-# import.dtype_errors: per_field (T-I14..T-I16, T-I47..T-I50), import.ask.retry as a list (T-I4) and
-# import.copy_trust: producer (T-I33), with PyTorch's kinds and texts. Each test fails on a
+# import.dtype_errors: per_field (T-I14..T-I16, T-I47..T-I50), import.ask.retry as a list (T-I4),
+# import.copy_trust: producer (T-I33) and import.device_query: capsule (T-I24), with PyTorch's kinds and texts. Each test fails on a
 # module built without its key (the defaults: a dtype newer than the tensor's stamp is dtype_not_in_version, negative
 # strides are imported, a capsule with copy= is from_dlpack_missing_methods after the arguments are read, every
 # refused dtype is dtype_not_imported, a vector is dtype_lanes_not_one).
@@ -10,7 +10,8 @@ import array
 import unittest
 
 import dlmap
-from testing import DlmapTestCase, Producer, capsule_name, deleted, dtype_names, profile_error, profile_spec, spec_yaml
+from testing import (DlmapTestCase, Producer, capsule_name, deleted, device_type_value, dtype_names, profile_error,
+                     profile_spec, spec_yaml)
 
 IMPORT = profile_spec("pytorch")["import"]
 NEGATIVE = profile_error("pytorch", "strides_negative")
@@ -222,6 +223,21 @@ class CopyTrust(DlmapTestCase):
         self.assertNotIn("copy", p.calls[-1])
         self.assertNotEqual(imported.data_ptr, p.buffer.buffer_info()[0])
         self.assertTrue(imported.copied)
+
+
+
+class DeviceQueryCapsule(DlmapTestCase):
+    """import.device_query capsule (T-I24): __dlpack_device__ is asked, but its answer only chooses the stream; the
+    capsule's own device decides, whatever type the report names. Fails on a module whose report is checked."""
+
+    def test_report_of_a_type_not_imported_from(self):
+        accepted = {device_type_value(name) for name in IMPORT["accept"]}
+        for reported in sorted({device_type_value("kDLCUDAHost"), 99} - accepted):
+            with self.subTest(reported=reported):
+                p = Producer(array.array("d", range(6)), (2, 64, 1), (3,), reported=(reported, 0), tag="reported")
+                imported = dlmap.from_dlpack(p)
+                self.assertEqual(imported.device, (device_type_value("kDLCPU"), 0))
+                self.assertEqual([sorted(call) for call in p.calls], [["max_version"]])  # no stream asked
 
 
 if __name__ == "__main__":
