@@ -129,6 +129,7 @@ class Profile:
     negative_strides: str = "accept"          # import.strides.negative
     capsule_arguments: str = "accept"         # import.capsule_arguments
     copy_trust: str = "flag"                  # import.copy_trust
+    device_enum: bool = False                 # dlpack_device.enum: __dlpack_device__ answers a DLDeviceType member
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -191,7 +192,8 @@ def load_profile(source, body, spec, helpers, origins=None):
     # __dlpack_device__
     dd = body["dlpack_device"]
     w = h._Where(source, "profile.dlpack_device")
-    h._check_keys(w, dd, ("rules", "otherwise"))
+    h._check_keys(w, dd, ("rules", "otherwise"), ("enum",))
+    device_enum = h._bool(w, dd, "enum") if "enum" in dd else False
     otherwise = error_id(w, dd, "otherwise", ("platform",))
     if dd["rules"] == "derived":
         rules = _derived_rules(spec)
@@ -251,6 +253,7 @@ def load_profile(source, body, spec, helpers, origins=None):
                       h._choice(sw, imp["strides"], "otherwise", OTHERWISE), alignment,
                       h._bool(w, imp, "whole_bytes"), h._bool(w, imp, "scalar"), {})
     _export_options(source, export, spec, h, profile)
+    profile.device_enum = device_enum
     if "flag_is_copied" in export:
         profile.flag_is_copied = h._bool(h._Where(source, "profile.export"), export, "flag_is_copied")
     if "stream_no_sync" in export:

@@ -479,11 +479,14 @@ static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize
   return dlmap_py_capsule_from_export(&exported);
 }
 
+PyObject *dlmap_py_device_enum;
+
 static PyObject *array_dlpack_device(PyObject *op, PyObject *unused) {
   (void)unused;
   const DLTensor *t = &((dlmap_py_array *)op)->imported.tensor;
   /* Built directly rather than by Py_BuildValue's format parser: consumers call this before every __dlpack__. */
   PyObject *type = PyLong_FromLong((long)t->device.device_type);
+  if (type != NULL && dlmap_py_device_enum != NULL) Py_SETREF(type, PyObject_CallOneArg(dlmap_py_device_enum, type));
   PyObject *id = type != NULL ? PyLong_FromLong((long)t->device.device_id) : NULL;
   PyObject *pair = id != NULL ? PyTuple_Pack(2, type, id) : NULL;
   Py_XDECREF(type);

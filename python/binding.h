@@ -71,6 +71,10 @@ typedef struct dlmap_py_array {
 
 extern PyTypeObject dlmap_py_array_type;
 
+/* dlpack_device.enum: the module's DLDeviceType IntEnum, whose members __dlpack_device__ answers; NULL where the
+ * profile answers plain ints. */
+extern PyObject *dlmap_py_device_enum;
+
 /* Imports a producer's managed tensor (a DLManagedTensorVersioned when versioned, else a DLManagedTensor) into a new
  * Array. Ownership of the tensor passes in on every path: on failure its deleter has run and NULL is returned with
  * the catalogue's exception set. `via` (static text) records how the array was made. */

@@ -696,6 +696,24 @@ static struct PyModuleDef module_def = {
     NULL,
 };
 
+/* dlpack_device.enum: enum.IntEnum("DLDeviceType", [(enumerator, value), …]) over the spec's device types. */
+static PyObject *device_enum_new(void) {
+  PyObject *members = PyList_New(0);
+  for (size_t i = 0; members != NULL && dlmap_device_type_at(i) != NULL; i++) {
+    const dlmap_device_info *d = dlmap_device_type_at(i);
+    PyObject *member = Py_BuildValue("(si)", d->name, (int)d->value);
+    if (member == NULL || PyList_Append(members, member) < 0) Py_CLEAR(members);
+    Py_XDECREF(member);
+  }
+  PyObject *enum_module = members != NULL ? PyImport_ImportModule("enum") : NULL;
+  PyObject *int_enum = enum_module != NULL ? PyObject_GetAttrString(enum_module, "IntEnum") : NULL;
+  PyObject *result = int_enum != NULL ? PyObject_CallFunction(int_enum, "sO", "DLDeviceType", members) : NULL;
+  Py_XDECREF(int_enum);
+  Py_XDECREF(enum_module);
+  Py_XDECREF(members);
+  return result;
+}
+
 PyMODINIT_FUNC DLMAP_PY_INIT_FUNCTION(void) { /* PyInit_<module name> */
   if (PyType_Ready(&dlmap_py_array_type) < 0) return NULL;
   /* The exchange table lives for the whole process; the capsule is published on the type (DLPack 1.3), where the
@@ -729,7 +747,12 @@ PyMODINIT_FUNC DLMAP_PY_INIT_FUNCTION(void) { /* PyInit_<module name> */
   const int added = version != NULL && PyModule_AddObjectRef(module, "DLPACK_VERSION", version) == 0 &&
                     PyModule_AddObjectRef(module, "Array", (PyObject *)&dlmap_py_array_type) == 0;
   Py_XDECREF(version);
-  if (!added) {
+  if (added && dlmap_profile_current()->dlpack_device_enum && dlmap_py_device_enum == NULL) {
+    dlmap_py_device_enum = device_enum_new();
+  }
+  if (!added || (dlmap_profile_current()->dlpack_device_enum &&
+                 (dlmap_py_device_enum == NULL ||
+                  PyModule_AddObjectRef(module, "DLDeviceType", dlmap_py_device_enum) < 0))) {
     Py_DECREF(module);
     return NULL;
   }

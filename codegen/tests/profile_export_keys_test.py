@@ -33,6 +33,17 @@ class ExportKeys(SpecTestCase):
         self.assertEqual(loaded.profile.host_id, "any")
         self.assertIn(", false, 0u, 0u, ANY, ", self.profile_row(loaded))
 
+    def test_dlpack_device_enum(self):
+        loaded = self.assertLoads()
+        self.assertFalse(loaded.profile.device_enum)
+        self.assertTrue(self.profile_row(loaded).endswith(", false, _)"), self.profile_row(loaded))
+        self.docs[PROFILE]["profile"]["dlpack_device"]["enum"] = True
+        loaded = self.assertLoads()
+        self.assertTrue(loaded.profile.device_enum)
+        self.assertTrue(self.profile_row(loaded).endswith(", true, _)"), self.profile_row(loaded))
+        self.docs[PROFILE]["profile"]["dlpack_device"]["enum"] = "yes"
+        self.assertRejected(PROFILE, "profile.dlpack_device", "enum", "must be true or false")
+
     def test_negotiated_is_the_default_written_out(self):
         self.export()["stamp"] = "negotiated"
         self.assertIsNone(self.assertLoads().profile.stamp)

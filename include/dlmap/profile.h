@@ -99,6 +99,8 @@ typedef struct dlmap_profile_info {
                                         * dtype_not_imported) */
   bool copy_trust_producer;            /* import.copy_trust producer: a producer that was passed copy=True made the
                                         * copy, whatever its flags say (else only where it sets IS_COPIED) */
+  bool dlpack_device_enum;             /* dlpack_device.enum: the Python __dlpack_device__ answers its device type as
+                                        * a member of the module's DLDeviceType IntEnum (PyTorch; else a plain int) */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */

@@ -1,8 +1,8 @@
 # dlmap Python binding tests — pytorch_export_test: the pytorch profile's module (//python/pytorch,
 # spec/profiles/pytorch.yaml) for the keys and texts issue 27 adds for PyTorch 2.14's contract
 # (docs/contracts/pytorch.md): export.flag_is_copied false (T-E19), export.stream_no_sync true (T-E59), the
-# {version:major} style (T-I10), dtype_lanes_not_one's {code} (T-I13) and the argument texts (T-E52..T-E54), pinned
-# here as PyTorch's contract.
+# {version:major} style (T-I10), dtype_lanes_not_one's {code} (T-I13), the argument texts (T-E52..T-E54) and
+# dlpack_device.enum (T-D5), pinned here as PyTorch's contract.
 """Each case fails on a module built without its key or style: array_api (the parent profile) marks a copy
 IS_COPIED, refuses stream=-1 on a CPU array (stream_invalid), has no major-only style and no code in the lanes text."""
 
@@ -62,6 +62,16 @@ class PytorchExportTest(testing.DlmapTestCase):
             with self.subTest(kwargs):
                 error = self.assertRaisesExactly(cls, message, a.__dlpack__, **kwargs)
                 self.assertEqual(error.dlmap_id, error_id)
+
+
+    def test_dlpack_device_answers_enum_members(self):
+        """dlpack_device.enum (T-D5): members of the module's DLDeviceType IntEnum, named by the spec's enumerators."""
+        import enum
+        device_type, device_id = dlmap.empty(3, "float32").__dlpack_device__()
+        self.assertIs(type(device_type), dlmap.DLDeviceType)
+        self.assertTrue(issubclass(dlmap.DLDeviceType, enum.IntEnum))
+        self.assertEqual((device_type, device_type.name, device_id), (testing.device_type_value("kDLCPU"), "kDLCPU", 0))
+        self.assertEqual(dlmap.from_dlpack(dlmap.empty(3, "float32")).shape, (3,))  # read back as an int
 
 
 if __name__ == "__main__":
