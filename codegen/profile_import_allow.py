@@ -23,9 +23,9 @@ DTYPE_ERRORS = ("one", "per_field")
 
 def load(source, imp, spec, h, profile):
     """Sets profile.import_dtypes (None: any; else a sorted list of (code, bits, lanes), lanes 0 for any),
-    profile.dtype_errors,
-    profile.dtype_code_names (None: the enumerators; else a sorted list of (code, label)), profile.device_names (None:
-    any; else [(name, device type value)]), profile.device_tuples and profile.unknown_flags."""
+    profile.dtype_errors, profile.dtype_code_names (None: the enumerators; else a sorted list of (code, label)),
+    profile.device_names (None: any; else [(name, device type value)]), profile.device_tuples and
+    profile.unknown_flags."""
     w = h._Where(source, "profile.import")
     if imp.get("dtypes", "any") != "any":
         profile.import_dtypes = _dtypes(w, imp["dtypes"], spec, h, profile)

@@ -84,7 +84,7 @@ typedef struct deferred_tensor {
 } deferred_tensor;
 
 static void deferred_finish(deferred_tensor *d) {
-  dlmap_managed_tensor_delete(d->producer, d->versioned);
+  dlmap_py_delete_managed(d->producer, d->versioned);
   free(d);
 }
 
@@ -122,6 +122,15 @@ static int32_t import_managed(void *managed, bool versioned, const dlmap_import_
                               dlmap_error *err) {
   return versioned ? dlmap_import_versioned((struct DLManagedTensorVersioned *)managed, request, out, err)
                    : dlmap_import_legacy((DLManagedTensor *)managed, request, out, err);
+}
+
+/* import_managed with the GIL held: a refused import releases the tensor (a dlmap export's owner with it) here. */
+static int32_t import_managed_held(void *managed, bool versioned, const dlmap_import_request *request,
+                                   dlmap_imported *out, dlmap_error *err) {
+  PyThreadState *before = dlmap_py_deleters_begin();
+  const int32_t status = import_managed(managed, versioned, request, out, err);
+  dlmap_py_deleters_end(before);
+  return status;
 }
 
 /* A stand-in for managed (deferred_tensor), or NULL without memory. For a versioned tensor of a major version dlmap
@@ -172,7 +181,7 @@ PyObject *dlmap_py_import_or_leave(void *managed, bool versioned, const dlmap_im
     return PyErr_NoMemory();
   }
   if (self == NULL) {
-    dlmap_managed_tensor_delete(managed, versioned);
+    dlmap_py_delete_managed(managed, versioned);
     return NULL;
   }
   dlmap_error err;
@@ -184,7 +193,7 @@ PyObject *dlmap_py_import_or_leave(void *managed, bool versioned, const dlmap_im
       status = import_managed(&deferred->stand_in, versioned, request, &self->imported, &err);
       Py_END_ALLOW_THREADS
     } else {
-      status = import_managed(&deferred->stand_in, versioned, request, &self->imported, &err);
+      status = import_managed_held(&deferred->stand_in, versioned, request, &self->imported, &err);
     }
     deferred->importing = false;
     /* Refused: import released the stand-in, never the producer's tensor, which is left to its owner. */
@@ -195,7 +204,7 @@ PyObject *dlmap_py_import_or_leave(void *managed, bool versioned, const dlmap_im
       deferred_finish(deferred);
     }
   } else {
-    status = import_managed(managed, versioned, request, &self->imported, &err);
+    status = import_managed_held(managed, versioned, request, &self->imported, &err);
   }
   if (status != DLMAP_OK) {
     memset(&self->imported, 0, sizeof self->imported);
@@ -253,7 +262,9 @@ static void array_finish(dlmap_py_array *self) {
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
 #endif
+  PyThreadState *before = dlmap_py_deleters_begin();
   dlmap_imported_release(&self->imported);
+  dlmap_py_deleters_end(before);
 #if PY_VERSION_HEX >= 0x030C0000
   PyErr_SetRaisedException(pending);
 #else

@@ -110,6 +110,26 @@ PyObject *dlmap_py_capsule_from_export(const dlmap_exported *exported);
  * or finished interpreter). */
 void dlmap_py_release_owner(void *owner);
 
+/* Brackets dlmap code that holds the GIL and may run the deleters of dlmap's own exports (a capsule's destructor, an
+ * array's release, an import that refuses): on Python 3.11 the owner's release cannot otherwise tell, without reading
+ * another thread's memory, that a thread state which is not the thread's first (a sub-interpreter's) is attached
+ * here. Free on 3.12 and later, where the attached thread state is thread-local. */
+#if PY_VERSION_HEX >= 0x030C0000
+static inline PyThreadState *dlmap_py_deleters_begin(void) { return NULL; }
+static inline void dlmap_py_deleters_end(PyThreadState *before) { (void)before; }
+#else
+extern _Thread_local PyThreadState *dlmap_py_attached_here;
+static inline PyThreadState *dlmap_py_deleters_begin(void) {
+  PyThreadState *before = dlmap_py_attached_here;
+  dlmap_py_attached_here = _PyThreadState_UncheckedGet();
+  return before;
+}
+static inline void dlmap_py_deleters_end(PyThreadState *before) { dlmap_py_attached_here = before; }
+#endif
+
+/* dlmap_managed_tensor_delete, from dlmap code that holds the GIL (bracketed as above). */
+void dlmap_py_delete_managed(void *managed, bool versioned);
+
 /* ---- errors ------------------------------------------------------------------------------------------------------- */
 
 /* dlmap_py_raise, dlmap_py_raise_code, DLMAP_PY_RAISE, dlmap_py_exception_type and dlmap_py_errors_init (called

@@ -12,8 +12,12 @@ static int interpreter_finalizing(void) {
 }
 
 /* The thread state attached on this thread (this thread holds its interpreter's GIL), or NULL. Unlike PyGILState_Check
- * and PyGILState_GetThisThreadState, which speak of one thread state per thread (the main interpreter's on 3.11),
- * this is right inside a sub-interpreter too. */
+ * and PyGILState_GetThisThreadState, which speak of one thread state per thread (its first on 3.11), this is right
+ * inside a sub-interpreter too. */
+#if PY_VERSION_HEX < 0x030C0000
+_Thread_local PyThreadState *dlmap_py_attached_here;
+#endif
+
 static PyThreadState *attached_thread_state(void) {
 #if PY_VERSION_HEX >= 0x030D0000
   return PyThreadState_GetUnchecked(); /* thread-local */
@@ -21,14 +25,19 @@ static PyThreadState *attached_thread_state(void) {
   return _PyThreadState_UncheckedGet(); /* thread-local */
 #else
   /* 3.11: the runtime's current thread state is the one of whichever thread holds the GIL (one GIL for all
-   * interpreters), so it is this thread's only when created on this thread. Read again after reading its thread id: a
-   * thread state that is this thread's stays current while this thread looks (only this thread can detach it), and one
-   * freed and reused meanwhile would no longer be current. */
+   * interpreters). It is this thread's when it is the thread's first (PyGILState's) or the one dlmap's own code noted
+   * while holding the GIL (dlmap_py_deleters_begin); either stays current while this thread looks, as only this
+   * thread can detach it. Any other belongs to a thread that may free it at any moment: it is compared, never read. */
   PyThreadState *current = _PyThreadState_UncheckedGet();
-  if (current == NULL || current == PyGILState_GetThisThreadState()) return current;
-  const unsigned long owner = current->thread_id;
-  return owner == PyThread_get_thread_ident() && current == _PyThreadState_UncheckedGet() ? current : NULL;
+  if (current == NULL) return NULL;
+  return current == PyGILState_GetThisThreadState() || current == dlmap_py_attached_here ? current : NULL;
 #endif
+}
+
+void dlmap_py_delete_managed(void *managed, bool versioned) {
+  PyThreadState *before = dlmap_py_deleters_begin();
+  dlmap_managed_tensor_delete(managed, versioned);
+  dlmap_py_deleters_end(before);
 }
 
 /* Whether an interpreter (by address and id, ids are never reused) still exists. */
@@ -100,7 +109,7 @@ static void destroy_capsule(PyObject *capsule, const char *name, const char *use
     PyErr_WriteUnraisable(context);
     Py_XDECREF(context);
   } else {
-    dlmap_managed_tensor_delete(managed, versioned);
+    dlmap_py_delete_managed(managed, versioned);
   }
 #if PY_VERSION_HEX >= 0x030C0000
   PyErr_SetRaisedException(pending);
@@ -121,10 +130,10 @@ PyObject *dlmap_py_capsule_from_export(const dlmap_exported *exported) {
   PyObject *capsule;
   if (exported->structure == DLMAP_STRUCT_VERSIONED) {
     capsule = PyCapsule_New(exported->versioned, DLMAP_PY_CAPSULE_VERSIONED, destroy_versioned_capsule);
-    if (capsule == NULL) dlmap_managed_tensor_delete(exported->versioned, true);
+    if (capsule == NULL) dlmap_py_delete_managed(exported->versioned, true);
   } else {
     capsule = PyCapsule_New(exported->legacy, DLMAP_PY_CAPSULE_LEGACY, destroy_legacy_capsule);
-    if (capsule == NULL) dlmap_managed_tensor_delete(exported->legacy, false);
+    if (capsule == NULL) dlmap_py_delete_managed(exported->legacy, false);
   }
   return capsule;
 }

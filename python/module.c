@@ -466,13 +466,13 @@ static PyObject *from_exchange_api(PyObject *x, dlmap_import_request *request, b
   dlmap_error err;
   if (readable && dlmap_device_type_find(device_type) != NULL &&
       consumer_stream(device_type, has_stream, stream, request, &err) != DLMAP_OK) {
-    dlmap_managed_tensor_delete(tensor, true); /* before raising: the deleter may run Python code */
+    dlmap_py_delete_managed(tensor, true); /* before raising: the deleter may run Python code */
     return dlmap_py_raise(&err);
   }
   if (exchange_tensor_usable(api, tensor, request, has_stream, stream)) {
     return dlmap_py_import(tensor, true, request, "c_exchange_api");
   }
-  dlmap_managed_tensor_delete(tensor, true);
+  dlmap_py_delete_managed(tensor, true);
   return NULL;
 }
 

@@ -25,9 +25,8 @@ CODE_LABELS = {code["value"]: IMPORT.get("dtype_code_names", {}).get(code["name"
                for code in spec_yaml("dtypes.yaml")["dtype_codes"]}
 
 
-def producer(dtype=(2, 64, 1), shape=(3,), strides=None, byte_offset=0, version=(1, 3), tag="producer"):
-    return Producer(array.array("d", range(6)), dtype, shape, strides=strides, byte_offset=byte_offset,
-                    version=version, tag=tag)
+def producer(dtype=(2, 64, 1), shape=(3,), tag="producer", **options):
+    return Producer(array.array("d", range(6)), dtype, shape, tag=tag, **options)
 
 
 class Profile(DlmapTestCase):
@@ -225,7 +224,6 @@ class CopyTrust(DlmapTestCase):
         self.assertTrue(imported.copied)
 
 
-
 class DeviceQueryCapsule(DlmapTestCase):
     """import.device_query capsule (T-I24): __dlpack_device__ is asked, but its answer only chooses the stream; the
     capsule's own device decides, whatever type the report names. Fails on a module whose report is checked."""
@@ -234,7 +232,7 @@ class DeviceQueryCapsule(DlmapTestCase):
         accepted = {device_type_value(name) for name in IMPORT["accept"]}
         for reported in sorted({device_type_value("kDLCUDAHost"), 99} - accepted):
             with self.subTest(reported=reported):
-                p = Producer(array.array("d", range(6)), (2, 64, 1), (3,), reported=(reported, 0), tag="reported")
+                p = producer(reported=(reported, 0), tag="reported")
                 imported = dlmap.from_dlpack(p)
                 self.assertEqual(imported.device, (device_type_value("kDLCPU"), 0))
                 self.assertEqual([sorted(call) for call in p.calls], [["max_version"]])  # no stream asked

@@ -183,7 +183,9 @@ TEST(CheckExport, VersionedForNoneIsReported) {
   EXPECT_STREQ(r.rows.at(0).id, "P01");  // the plain __dlpack__() got a versioned tensor
   EXPECT_STREQ(r.rows.at(0).sent, "__dlpack__()");
   for (const auto &row : r.rows) {  // (1, 3) for max_version=(1, 0) is no P-version row
-    if (std::strcmp(row.rule, "P-version") == 0) EXPECT_EQ(std::strstr(row.sent, "max_version=(1,"), nullptr) << dump(r);
+    if (std::strcmp(row.rule, "P-version") == 0) {
+      EXPECT_EQ(std::strstr(row.sent, "max_version=(1,"), nullptr) << dump(r);
+    }
   }
 }
 

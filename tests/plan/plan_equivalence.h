@@ -38,7 +38,9 @@ inline void ExpectSameTensor(const DLTensor &got, const DLTensor &want, bool cop
   EXPECT_EQ(got.strides == nullptr, want.strides == nullptr);
   for (int32_t i = 0; i < got.ndim; i++) {
     EXPECT_EQ(got.shape[i], want.shape[i]) << "dimension " << i;
-    if (got.strides != nullptr && want.strides != nullptr) EXPECT_EQ(got.strides[i], want.strides[i]) << i;
+    if (got.strides != nullptr && want.strides != nullptr) {
+      EXPECT_EQ(got.strides[i], want.strides[i]) << i;
+    }
   }
   if (!copied) {
     EXPECT_EQ(got.data, want.data);
@@ -82,7 +84,9 @@ inline int ExpectSameExport(const dlmap_array &array, const dlmap_export_request
     // Making the plan fails exactly where the export fails, with the export's error.
     ExpectSameError(plan_status, err, want_status, want_err, "dlmap_export_plan_create");
   }
-  if (plan_status != DLMAP_OK) EXPECT_EQ(plan, nullptr);
+  if (plan_status != DLMAP_OK) {
+    EXPECT_EQ(plan, nullptr);
+  }
   for (int round = 0; plan != nullptr && round < 2; round++) {
     SCOPED_TRACE(round == 0 ? "first planned export" : "second planned export");
     dlmap_exported got{};
@@ -165,7 +169,9 @@ inline int ExpectSameImport(ProducerTensor &producer, const dlmap_import_request
   if (plan_status != DLMAP_OK && &described == &producer) {
     ExpectSameError(plan_status, err, want_status, want_err, "dlmap_import_plan_create");
   }
-  if (plan_status != DLMAP_OK) EXPECT_EQ(plan, nullptr);
+  if (plan_status != DLMAP_OK) {
+    EXPECT_EQ(plan, nullptr);
+  }
   for (int round = 0; plan != nullptr && round < 2; round++) {
     SCOPED_TRACE(round == 0 ? "first planned import" : "second planned import");
     dlmap_imported got;
