@@ -396,7 +396,7 @@ def emit_error_related(spec):
     return _list(spec, [ERROR_RELATED], (ERROR_RELATED(e.id.upper(), r.upper()) for e in spec.errors for r in e.related))
 
 
-# The profile's nine kinds of rows; ERROR is an error enumerator suffix, or OK for none.
+# The profile's ten kinds of rows; ERROR is an error enumerator suffix, or OK for none.
 PROFILE = Row("DLMAP_PROFILE",
               "name doc OWN_TYPE FALSY_TYPE ABSENT_STRUCT GATING LEGACY_READ_ONLY STREAM OTHERWISE_ERROR REQUEST "
               "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar stamp_fixed stamp_major stamp_minor "
@@ -419,6 +419,9 @@ PROFILE_IMPORT_CODE_NAME = Row("DLMAP_PROFILE_IMPORT_CODE_NAME", "code label",
 PROFILE_ASK_RETRY_DROP = Row("DLMAP_PROFILE_ASK_RETRY_DROP", "KEYWORD",
                               "import.ask.retry as a list: one row per retry after a TypeError, in order, naming the "
                               "keyword it drops.")
+PROFILE_ASK_ORDER = Row("DLMAP_PROFILE_ASK_ORDER", "KEYWORD",
+                         "The versioned __dlpack__ call's keywords in the order it passes them: import.ask.keywords as "
+                         "listed, then the others in their default order.")
 PROFILE_DEVICE_NAME = Row("DLMAP_PROFILE_DEVICE_NAME", "name device_type",
                           "import.device_names: one row per name from_dlpack's device= takes, when the profile "
                           "lists them.")
@@ -429,7 +432,7 @@ PROFILE_ERROR_ORIGIN = Row("DLMAP_PROFILE_ERROR_ORIGIN", "ERROR kind message sta
 
 
 def emit_profile(spec):
-    """The exchange policy of the spec's profile, as nine kinds of rows (hand-written C defines the ones it reads)."""
+    """The exchange policy of the spec's profile, as ten kinds of rows (hand-written C defines the ones it reads)."""
     p = spec.profile
 
     def error(error_id):
@@ -462,14 +465,16 @@ def emit_profile(spec):
     lines += [PROFILE_IMPORT_CODE_NAME("%du" % code, c_string(label)) for code, label in p.dtype_code_names or []]
     lines += [PROFILE_DEVICE_NAME(c_string(name), value) for name, value in p.device_names or []]
     lines += [PROFILE_ASK_RETRY_DROP(keyword.upper()) for keyword in p.ask_retry_drops]
+    lines += [PROFILE_ASK_ORDER(keyword.upper())
+              for keyword in p.ask_keywords + tuple(k for k in ASK_KEYWORDS if k not in p.ask_keywords)]
 
     def origin(fields, field):
         return c_string(fields[field]) if field in fields else "NULL"
     lines += [PROFILE_ERROR_ORIGIN(error_id.upper(), origin(fields, "kind"), origin(fields, "message"),
                                    origin(fields, "status")) for error_id, fields in p.error_origins.items()]
     return _list(spec, [PROFILE, PROFILE_DEVICE, PROFILE_VERSION_RANGE, PROFILE_DEVICE_RULE, PROFILE_ERROR_ORIGIN,
-                        PROFILE_IMPORT_DTYPE, PROFILE_IMPORT_CODE_NAME, PROFILE_DEVICE_NAME, PROFILE_ASK_RETRY_DROP],
-                 lines)
+                        PROFILE_IMPORT_DTYPE, PROFILE_IMPORT_CODE_NAME, PROFILE_DEVICE_NAME, PROFILE_ASK_RETRY_DROP,
+                        PROFILE_ASK_ORDER], lines)
 
 
 # ---- re2c rules -----------------------------------------------------------------------------------

@@ -43,7 +43,8 @@ ASK_RETRIES = ("any_type_error", "when_defaults")
 MAX_VERSION_NEGATIVES = ("refuse", "zero")  # export.max_version.negative: a negative major/minor refused or read as 0
 DEVICE_QUERIES = ("first", "never", "capsule")  # import.device_query: __dlpack_device__ first, never, or for the stream
 # import.ask.keywords: the keywords of the versioned __dlpack__ call, in the C row's bit order (bit i: ASK_KEYWORDS[i]);
-# the default is the call before the key (max_version and stream always, dl_device and copy only when set)
+# the default is the call before the key (max_version and stream always, dl_device and copy only when set). The call
+# passes them in the order listed, then the others in this order.
 ASK_KEYWORDS = ("max_version", "stream", "dl_device", "copy")
 ASK_KEYWORDS_DEFAULT = ("max_version", "stream")
 REFUSED_CAPSULES = ("consume", "leave")  # import.refused_capsule: a refused capsule is renamed used_* and released, or

@@ -271,8 +271,9 @@ static PyObject *call_method(PyObject *callable, PyObject *self, PyObject **args
   return result;
 }
 
-/* The keyword-name tuple of a versioned call passing the keywords in `mask` (DLMAP_ASK_KEYWORD_* bits, in bit order:
- * max_version, stream, dl_device, copy), built once per mask: a new reference, or NULL with an exception. */
+/* The keyword-name tuple of a versioned call passing the keywords in `mask` (DLMAP_ASK_KEYWORD_* bits: max_version,
+ * stream, dl_device, copy), in the profile's order (dlmap_profile_ask_keyword_at), built once per mask: a new
+ * reference, or NULL with an exception. */
 static PyObject *versioned_kwnames(uint32_t mask) {
   static PyObject *built[16];
   if (built[mask] != NULL) return Py_NewRef(built[mask]);
@@ -280,15 +281,16 @@ static PyObject *versioned_kwnames(uint32_t mask) {
                               dlmap_py_name.copy};
   PyObject *kwnames = PyTuple_New(__builtin_popcount(mask));
   if (kwnames == NULL) return NULL;
-  for (Py_ssize_t bit = 0, n = 0; bit < 4; bit++) {
-    if (mask & (1u << bit)) PyTuple_SET_ITEM(kwnames, n++, Py_NewRef(names[bit]));
+  Py_ssize_t n = 0;
+  for (uint32_t bit, i = 0; (bit = dlmap_profile_ask_keyword_at(i)) != 0; i++) {
+    if (mask & bit) PyTuple_SET_ITEM(kwnames, n++, Py_NewRef(names[__builtin_ctz(bit)]));
   }
   built[mask] = Py_NewRef(kwnames);
   return kwnames;
 }
 
 /* The versioned call, method(max_version=..., ...) through vectorcall (no dict per call): the profile's
- * import.ask.keywords are passed every time, None included; the others only when they carry a value (stream when
+ * import.ask.keywords are passed every time, None included, in the order they are listed; the others only when they carry a value (stream when
  * has_stream, dl_device when not NULL, copy when not None); none of the `dropped` ones (DLMAP_ASK_KEYWORD_* bits: a
  * retry of import.ask.retry's list). Default keywords: max_version and stream. *passed: the keywords passed. */
 static PyObject *call_dlpack(PyObject *method, PyObject *self, PyObject *stream_arg, bool has_stream,
@@ -299,10 +301,10 @@ static PyObject *call_dlpack(PyObject *method, PyObject *self, PyObject *stream_
   PyObject *values[5] = {NULL};
   uint32_t mask = 0;
   Py_ssize_t n = 0;
-  for (uint32_t bit = 0; bit < 4; bit++) {
-    if (((always & (1u << bit)) || set[bit]) && !(dropped & (1u << bit))) {
-      mask |= 1u << bit;
-      values[1 + n++] = given[bit];
+  for (uint32_t bit, i = 0; (bit = dlmap_profile_ask_keyword_at(i)) != 0; i++) {
+    if (((always & bit) || set[__builtin_ctz(bit)]) && !(dropped & bit)) {
+      mask |= bit;
+      values[1 + n++] = given[__builtin_ctz(bit)];
     }
   }
   *passed = mask;

@@ -41,7 +41,7 @@
 #define DLMAP_PROFILE_COPY_TRUST_PRODUCER true
 #define DLMAP_PROFILE_COPY_TRUST_FLAG false
 
-/* profile.inc holds nine kinds of rows; each table below defines the one macro it reads (the .inc gives the others
+/* profile.inc holds ten kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
 #define DLMAP_PROFILE(name_, doc_, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
                       REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_,     \
@@ -290,6 +290,15 @@ static const uint32_t kAskRetryDrops[] = {
 
 uint32_t dlmap_profile_ask_retry_drop_at(size_t index) {
   return index + 1 < sizeof kAskRetryDrops / sizeof kAskRetryDrops[0] ? kAskRetryDrops[index] : 0;
+}
+
+#define DLMAP_PROFILE_ASK_ORDER(KEYWORD, ...) DLMAP_ASK_KEYWORD_##KEYWORD,
+static const uint32_t kAskOrder[] = {
+#include "src/generated/profile.inc"
+};
+
+uint32_t dlmap_profile_ask_keyword_at(size_t index) {
+  return index < sizeof kAskOrder / sizeof kAskOrder[0] ? kAskOrder[index] : 0;
 }
 
 #define DLMAP_PROFILE_DEVICE_NAME(name_, device_type_, ...) {.name = name_, .device_type = device_type_},

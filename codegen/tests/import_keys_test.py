@@ -77,6 +77,20 @@ class ImportAsk(SpecTestCase):
         self.assertEqual([line for line in emit.emit_profile(loaded).splitlines()
                           if line.startswith("DLMAP_PROFILE_ASK_RETRY_DROP(")], [])
 
+    def ask_order(self, loaded):
+        return [line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE_ASK_ORDER(")]
+
+    def test_keywords_are_passed_in_the_order_listed(self):
+        self.imp()["ask"] = {"keywords": ["dl_device", "copy", "max_version"]}
+        self.assertEqual(self.ask_order(self.assertLoads()), [
+            "DLMAP_PROFILE_ASK_ORDER(DL_DEVICE, _)", "DLMAP_PROFILE_ASK_ORDER(COPY, _)",
+            "DLMAP_PROFILE_ASK_ORDER(MAX_VERSION, _)", "DLMAP_PROFILE_ASK_ORDER(STREAM, _)"])
+
+    def test_default_order(self):
+        self.assertEqual(self.ask_order(self.assertLoads()), [
+            "DLMAP_PROFILE_ASK_ORDER(MAX_VERSION, _)", "DLMAP_PROFILE_ASK_ORDER(STREAM, _)",
+            "DLMAP_PROFILE_ASK_ORDER(DL_DEVICE, _)", "DLMAP_PROFILE_ASK_ORDER(COPY, _)"])
+
     def test_retry_list_mistakes(self):
         for value, text in [(["copy"], "must list max_version"), (["max_version", "max_version"], "twice"),
                             (["max_version", "device"], "'device' is not one of"), ([1], "list of keyword names")]:

@@ -113,6 +113,10 @@ typedef struct dlmap_profile_info {
  * (and always where the profile lists none: one plain retry, as ask_retry_any_type_error allows). */
 uint32_t dlmap_profile_ask_retry_drop_at(size_t index);
 
+/* The DLMAP_ASK_KEYWORD_* bit of the index-th keyword a versioned __dlpack__ call passes (import.ask.keywords in the
+ * order listed, then the others in bit order); 0 past the last. */
+uint32_t dlmap_profile_ask_keyword_at(size_t index);
+
 /* The profile this library was generated with. Never NULL. */
 const dlmap_profile_info *dlmap_profile_current(void);
 

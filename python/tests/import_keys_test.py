@@ -133,7 +133,7 @@ class LegacyReadOnly(DlmapTestCase):
 
 class AskKeywords(DlmapTestCase):
     """import.ask.keywords (numpy.yaml: dl_device, copy, max_version): those on every versioned call, None included,
-    and no stream (the default passes max_version and stream=None, and dl_device and copy only when set)."""
+    in the order listed, and no stream (the default passes max_version and stream=None, and dl_device and copy only when set)."""
 
     def test_default_call(self):
         p = producer()
@@ -146,6 +146,14 @@ class AskKeywords(DlmapTestCase):
         dlmap.from_dlpack(p, device="cpu", copy=False)
         expected = {"dl_device": (1, 0), "copy": False, "max_version": ASKED_VERSION}
         self.assertEqual(p.calls, [{key: expected[key] for key in ASK["keywords"]}])
+
+    def test_keywords_in_the_order_listed(self):
+        # N-I4a: a producer that takes no keywords names the first one passed in its TypeError
+        for options in ({}, {"device": "cpu", "copy": False}):
+            with self.subTest(**options):
+                p = producer()
+                dlmap.from_dlpack(p, **options)
+                self.assertEqual([list(call) for call in p.calls], [ASK["keywords"]])
 
     def test_plain_retry_still_has_no_keywords(self):
         p = producer(legacy_only=True)

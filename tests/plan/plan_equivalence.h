@@ -45,7 +45,7 @@ inline void ExpectSameTensor(const DLTensor &got, const DLTensor &want, bool cop
   if (!copied) {
     EXPECT_EQ(got.data, want.data);
   } else if (bytes > 0 && got.data != nullptr && want.data != nullptr &&
-             got.device.device_type == DLMAP_DEVICE_CPU) {
+             static_cast<int32_t>(got.device.device_type) == DLMAP_DEVICE_CPU) {
     EXPECT_EQ(std::memcmp(got.data, want.data, bytes), 0);
   }
 }
