@@ -40,6 +40,7 @@ STYLE_MARKERS = {"tuple": "\x02", "packed": "\x02", "major": "\x03"}
 IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule") + profile_import_allow.KEYS + \
     profile_import_gates.KEYS
 ASK_RETRIES = ("any_type_error", "when_defaults")
+SCALAR_DIMS = ("null", "empty")  # export.scalar_dims: a 0-d export's shape and strides NULL, or zero-length arrays
 MAX_VERSION_NEGATIVES = ("refuse", "zero")  # export.max_version.negative: a negative major/minor refused or read as 0
 DEVICE_QUERIES = ("first", "never", "capsule")  # import.device_query: __dlpack_device__ first, never, or for the stream
 # import.ask.keywords: the keywords of the versioned __dlpack__ call, in the C row's bit order (bit i: ASK_KEYWORDS[i]);
@@ -125,6 +126,7 @@ class Profile:
     max_version_negative: str = "refuse"      # export.max_version.negative: MAX_VERSION_NEGATIVES
     flag_is_copied: bool = True               # export.flag_is_copied: an export's copy sets IS_COPIED
     stream_no_sync: bool = False              # export.stream_no_sync: stream=-1 accepted on every device type
+    scalar_dims: str = "null"                 # export.scalar_dims: a 0-d export's shape and strides (SCALAR_DIMS)
     # import gates (codegen/profile_import_gates.py; optional keys, defaults the behaviour before them)
     import_gating: str = "strict"             # import.version_gating
     negative_strides: str = "accept"          # import.strides.negative
@@ -180,7 +182,7 @@ def load_profile(source, body, spec, helpers, origins=None):
     export = body["export"]
     w = h._Where(source, "profile.export")
     h._check_keys(w, export, ("dl_device", "sources", "max_version", "version_gating", "legacy_read_only", "stream"),
-                  ("stamp", "flag_is_copied", "stream_no_sync"))
+                  ("stamp", "flag_is_copied", "stream_no_sync", "scalar_dims"))
     dw = h._Where(source, "profile.export.dl_device")
     h._check_keys(dw, export["dl_device"], ("accept", "own_type", "falsy_type"), ("host_id",))
     targets = device_set(dw, export["dl_device"], "accept", "served")
@@ -259,6 +261,8 @@ def load_profile(source, body, spec, helpers, origins=None):
         profile.flag_is_copied = h._bool(h._Where(source, "profile.export"), export, "flag_is_copied")
     if "stream_no_sync" in export:
         profile.stream_no_sync = h._bool(h._Where(source, "profile.export"), export, "stream_no_sync")
+    if "scalar_dims" in export:
+        profile.scalar_dims = h._choice(h._Where(source, "profile.export"), export, "scalar_dims", SCALAR_DIMS)
     if "negative" in export["max_version"]:
         profile.max_version_negative = h._choice(mw, export["max_version"], "negative", MAX_VERSION_NEGATIVES)
     _import_ask(source, imp, spec, h, profile)

@@ -236,7 +236,8 @@ static int32_t allocate(const dlmap_array *array, const dlmap_export_request *re
   return DLMAP_OK;
 }
 
-/* The tensor's shape, strides (compact for a copy; never NULL for ndim > 0, DLPack 1.2) and device. */
+/* The tensor's shape, strides (compact for a copy; never NULL for ndim > 0, DLPack 1.2) and device. A 0-d tensor's
+ * shape and strides are NULL, or under export.scalar_dims empty both point to the block's zero-length dims. */
 static DLTensor *describe(const dlmap_array *array, const export_plan *plan, export_block *block) {
   DLTensor *tensor =
       plan->structure == DLMAP_STRUCT_LEGACY ? &block->tensor.legacy.dl_tensor : &block->tensor.versioned.dl_tensor;
@@ -250,9 +251,10 @@ static DLTensor *describe(const dlmap_array *array, const export_plan *plan, exp
       dlmap__compact_strides(ndim, shape, strides);
     }
   }
+  const bool dims = ndim > 0 || dlmap_profile_current()->scalar_dims_empty;
   tensor->ndim = ndim;
-  tensor->shape = ndim > 0 ? shape : NULL;
-  tensor->strides = ndim > 0 ? strides : NULL;
+  tensor->shape = dims ? shape : NULL;
+  tensor->strides = dims ? strides : NULL;
   tensor->dtype = array->dtype;
   tensor->device.device_type = (DLDeviceType)plan->target->value;
   tensor->device.device_id = dlmap__on_host(plan->target) ? 0 : plan->target_id;
@@ -450,7 +452,7 @@ int32_t dlmap_export_planned(const dlmap_export_plan *plan, void *data, void *ow
     out->versioned = &block->tensor.versioned;
     tensor = &block->tensor.versioned.dl_tensor;
   }
-  if (ndim > 0) {
+  if (ndim > 0 || dlmap_profile_current()->scalar_dims_empty) { /* the image's pointers are the template's */
     tensor->shape = block->dims;
     tensor->strides = block->dims + ndim;
   }

@@ -1,5 +1,5 @@
 # dlmap codegen tests — profile_torch_export_test: the keys issue 27 adds for PyTorch's export side
-# (export.flag_is_copied, export.stream_no_sync), the {version:major} message style and dtype_lanes_not_one's {code}:
+# (export.flag_is_copied, export.stream_no_sync, export.scalar_dims), the {version:major} message style and dtype_lanes_not_one's {code}:
 # defaults, accepted values, emitted rows and compiled templates, and every SpecError.
 """Starts from the real spec (spec_rules_test's SpecTestCase: the default files re-dumped after a small change).
 
@@ -37,6 +37,16 @@ class TorchExportKeys(SpecTestCase):
         self.assertFalse(loaded.profile.stream_no_sync)
         self.assertEqual(self.column(loaded, "flag_is_copied"), "true")
         self.assertEqual(self.column(loaded, "stream_no_sync"), "false")
+        self.assertEqual((loaded.profile.scalar_dims, self.column(loaded, "SCALAR_DIMS")), ("null", "NULL"))
+
+    def test_scalar_dims_empty(self):
+        self.export()["scalar_dims"] = "empty"
+        loaded = self.assertLoads()
+        self.assertEqual((loaded.profile.scalar_dims, self.column(loaded, "SCALAR_DIMS")), ("empty", "EMPTY"))
+
+    def test_scalar_dims_values(self):
+        self.export()["scalar_dims"] = "zero_length"
+        self.assertRejected(PROFILE, "profile.export", "scalar_dims", "'zero_length' is not one of null, empty")
 
     def test_set(self):
         self.export()["flag_is_copied"] = False

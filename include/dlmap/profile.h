@@ -99,6 +99,8 @@ typedef struct dlmap_profile_info {
                                         * dtype_not_imported) */
   bool copy_trust_producer;            /* import.copy_trust producer: a producer that was passed copy=True made the
                                         * copy, whatever its flags say (else only where it sets IS_COPIED) */
+  bool scalar_dims_empty;              /* export.scalar_dims empty: a 0-d export's shape and strides point to
+                                        * zero-length arrays (PyTorch); else both are NULL */
   bool dlpack_device_enum;             /* dlpack_device.enum: the Python __dlpack_device__ answers its device type as
                                         * a member of the module's DLDeviceType IntEnum (PyTorch; else a plain int) */
 } dlmap_profile_info;

@@ -1,10 +1,11 @@
 # dlmap Python binding tests — pytorch_export_test: the pytorch profile's module (//python/pytorch,
 # spec/profiles/pytorch.yaml) for the keys and texts issue 27 adds for PyTorch 2.14's contract
 # (docs/contracts/pytorch.md): export.flag_is_copied false (T-E19), export.stream_no_sync true (T-E59), the
-# {version:major} style (T-I10), dtype_lanes_not_one's {code} (T-I13), the argument texts (T-E52..T-E54) and
-# dlpack_device.enum (T-D5), pinned here as PyTorch's contract.
+# {version:major} style (T-I10), dtype_lanes_not_one's {code} (T-I13), the argument texts (T-E52..T-E54),
+# dlpack_device.enum (T-D5) and export.scalar_dims empty (T-E31), pinned here as PyTorch's contract.
 """Each case fails on a module built without its key or style: array_api (the parent profile) marks a copy
-IS_COPIED, refuses stream=-1 on a CPU array (stream_invalid), has no major-only style and no code in the lanes text."""
+IS_COPIED, refuses stream=-1 on a CPU array (stream_invalid), has no major-only style, no code in the lanes text and
+NULL shape and strides in a 0-d export."""
 
 import array
 import sys
@@ -22,6 +23,18 @@ class PytorchExportTest(testing.DlmapTestCase):
 
     def test_profile(self):
         self.assertEqual(dlmap.profile(), "pytorch")
+
+    def test_a_0d_export_has_zero_length_shape_and_strides(self):
+        # T-E31: PyTorch's 0-d tensor carries pointers to its (empty) sizes and strides; NULL would say the same
+        # for shape, but not what PyTorch hands over. Twice: the second export is the array's prepared plan's.
+        a = dlmap.empty((), "float32")
+        for round in ("first", "planned"):
+            for kind, kwargs in (("legacy", {}), ("versioned", {"max_version": (1, 0)})):
+                with self.subTest(round=round, kind=kind):
+                    capsule = a.__dlpack__(**kwargs)
+                    t = (testing.versioned_tensor if kwargs else testing.legacy_tensor)(capsule).dl_tensor
+                    self.assertEqual(t.ndim, 0)
+                    self.assertTrue(t.shape and t.strides)
 
     def test_a_copy_is_not_marked_is_copied(self):
         a = dlmap.empty(3, "float32")
