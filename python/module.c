@@ -290,9 +290,10 @@ static PyObject *versioned_kwnames(uint32_t mask) {
 }
 
 /* The versioned call, method(max_version=..., ...) through vectorcall (no dict per call): the profile's
- * import.ask.keywords are passed every time, None included, in the order they are listed; the others only when they carry a value (stream when
+ * import.ask.keywords are passed every time, None included; the others only when they carry a value (stream when
  * has_stream, dl_device when not NULL, copy when not None); none of the `dropped` ones (DLMAP_ASK_KEYWORD_* bits: a
- * retry of import.ask.retry's list). Default keywords: max_version and stream. *passed: the keywords passed. */
+ * retry of import.ask.retry's list); all in the profile's order. Default keywords: max_version and stream. *passed:
+ * the keywords passed. */
 static PyObject *call_dlpack(PyObject *method, PyObject *self, PyObject *stream_arg, bool has_stream,
                              PyObject *dl_device, PyObject *copy, uint32_t dropped, uint32_t *passed) {
   PyObject *const given[4] = {current_max_version, stream_arg, dl_device != NULL ? dl_device : Py_None, copy};

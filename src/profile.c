@@ -51,7 +51,7 @@
                       ask_stream_, legacy_read_only_import_, DEVICE_QUERY, ask_keywords_, REFUSED_CAPSULE,        \
                       import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS,                  \
                       MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, IMPORT_GATING, NEGATIVE_STRIDES,      \
-                      CAPSULE_ARGUMENTS, DTYPE_ERRORS, COPY_TRUST, device_enum_, SCALAR_DIMS, ...)                               \
+                      CAPSULE_ARGUMENTS, DTYPE_ERRORS, COPY_TRUST, device_enum_, SCALAR_DIMS, ...)                  \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \

@@ -1,6 +1,6 @@
 # dlmap codegen tests — profile_torch_export_test: the keys issue 27 adds for PyTorch's export side
-# (export.flag_is_copied, export.stream_no_sync, export.scalar_dims), the {version:major} message style and dtype_lanes_not_one's {code}:
-# defaults, accepted values, emitted rows and compiled templates, and every SpecError.
+# (export.flag_is_copied, export.stream_no_sync, export.scalar_dims), the {version:major} message style and
+# dtype_lanes_not_one's {code}: defaults, accepted values, emitted rows and compiled templates, and every SpecError.
 """Starts from the real spec (spec_rules_test's SpecTestCase: the default files re-dumped after a small change).
 
 Run by hand:  cd codegen && /usr/bin/python3 -B tests/profile_torch_export_test.py

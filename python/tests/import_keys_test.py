@@ -133,7 +133,8 @@ class LegacyReadOnly(DlmapTestCase):
 
 class AskKeywords(DlmapTestCase):
     """import.ask.keywords (numpy.yaml: dl_device, copy, max_version): those on every versioned call, None included,
-    in the order listed, and no stream (the default passes max_version and stream=None, and dl_device and copy only when set)."""
+    in the order listed, and no stream (the default passes max_version and stream=None, and dl_device and copy only
+    when set)."""
 
     def test_default_call(self):
         p = producer()
