@@ -403,7 +403,7 @@ PROFILE = Row("DLMAP_PROFILE",
               "HOST_ID ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import DEVICE_QUERY "
               "ask_keywords REFUSED_CAPSULE import_dtypes_listed device_names_listed device_tuples UNKNOWN_FLAGS "
               "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync IMPORT_GATING NEGATIVE_STRIDES CAPSULE_ARGUMENTS "
-              "DTYPE_ERRORS COPY_TRUST device_enum SCALAR_DIMS",
+              "DTYPE_ERRORS COPY_TRUST device_enum SCALAR_DIMS COPY_ARGUMENT",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -450,7 +450,8 @@ def emit_profile(spec):
         c_bool(p.import_dtypes is not None), c_bool(p.device_names is not None), c_bool(p.device_tuples),
         p.unknown_flags.upper(), p.max_version_negative.upper(), c_bool(p.flag_is_copied), c_bool(p.stream_no_sync),
         p.import_gating.upper(), p.negative_strides.upper(), p.capsule_arguments.upper(), p.dtype_errors.upper(),
-        p.copy_trust.upper(), c_bool(p.device_enum), p.scalar_dims.upper())]
+        p.copy_trust.upper(), c_bool(p.device_enum), p.scalar_dims.upper(),
+        p.copy_argument.upper())]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(

@@ -40,6 +40,7 @@ STYLE_MARKERS = {"tuple": "\x02", "packed": "\x02", "major": "\x03"}
 IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule") + profile_import_allow.KEYS + \
     profile_import_gates.KEYS
 ASK_RETRIES = ("any_type_error", "when_defaults")
+COPY_ARGUMENTS = ("strict", "truth")  # export.copy_argument: __dlpack__'s copy a bool (or None), or any truth value
 SCALAR_DIMS = ("null", "empty")  # export.scalar_dims: a 0-d export's shape and strides NULL, or zero-length arrays
 MAX_VERSION_NEGATIVES = ("refuse", "zero")  # export.max_version.negative: a negative major/minor refused or read as 0
 DEVICE_QUERIES = ("first", "never", "capsule")  # import.device_query: __dlpack_device__ first, never, or for the stream
@@ -127,6 +128,7 @@ class Profile:
     flag_is_copied: bool = True               # export.flag_is_copied: an export's copy sets IS_COPIED
     stream_no_sync: bool = False              # export.stream_no_sync: stream=-1 accepted on every device type
     scalar_dims: str = "null"                 # export.scalar_dims: a 0-d export's shape and strides (SCALAR_DIMS)
+    copy_argument: str = "strict"             # export.copy_argument: what __dlpack__'s copy takes (COPY_ARGUMENTS)
     # import gates (codegen/profile_import_gates.py; optional keys, defaults the behaviour before them)
     import_gating: str = "strict"             # import.version_gating
     negative_strides: str = "accept"          # import.strides.negative
@@ -182,7 +184,8 @@ def load_profile(source, body, spec, helpers, origins=None):
     export = body["export"]
     w = h._Where(source, "profile.export")
     h._check_keys(w, export, ("dl_device", "sources", "max_version", "version_gating", "legacy_read_only", "stream"),
-                  ("stamp", "flag_is_copied", "stream_no_sync", "scalar_dims"))
+                  ("stamp", "flag_is_copied", "stream_no_sync", "scalar_dims",
+                                                                                "copy_argument"))
     dw = h._Where(source, "profile.export.dl_device")
     h._check_keys(dw, export["dl_device"], ("accept", "own_type", "falsy_type"), ("host_id",))
     targets = device_set(dw, export["dl_device"], "accept", "served")
@@ -263,6 +266,8 @@ def load_profile(source, body, spec, helpers, origins=None):
         profile.stream_no_sync = h._bool(h._Where(source, "profile.export"), export, "stream_no_sync")
     if "scalar_dims" in export:
         profile.scalar_dims = h._choice(h._Where(source, "profile.export"), export, "scalar_dims", SCALAR_DIMS)
+    if "copy_argument" in export:
+        profile.copy_argument = h._choice(h._Where(source, "profile.export"), export, "copy_argument", COPY_ARGUMENTS)
     if "negative" in export["max_version"]:
         profile.max_version_negative = h._choice(mw, export["max_version"], "negative", MAX_VERSION_NEGATIVES)
     _import_ask(source, imp, spec, h, profile)

@@ -440,7 +440,7 @@ static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
       dlmap_py_parse_version(max_version, "max_version", &request.has_max_version, &request.max_version) < 0 ||
       dlmap_py_parse_device(dl_device, "dl_device", false, NULL, &request.has_dl_device, &request.dl_device_type,
                             &request.dl_device_id) < 0 ||
-      dlmap_py_parse_copy(copy, "copy", &request.copy) < 0) {
+      dlmap_py_parse_export_copy(copy, &request.copy) < 0) {
     return NULL;
   }
   request.allocator = &dlmap_py_allocator;
@@ -481,7 +481,7 @@ static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize
        dlmap_py_parse_version(values[1], "max_version", &request.has_max_version, &request.max_version) < 0) ||
       (values[2] != Py_None && dlmap_py_parse_device(values[2], "dl_device", false, NULL, &request.has_dl_device,
                                                      &request.dl_device_type, &request.dl_device_id) < 0) ||
-      (values[3] != Py_None && dlmap_py_parse_copy(values[3], "copy", &request.copy) < 0)) {
+      (values[3] != Py_None && dlmap_py_parse_export_copy(values[3], &request.copy) < 0)) {
     return NULL;
   }
   request.allocator = &dlmap_py_allocator;

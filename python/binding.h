@@ -153,6 +153,9 @@ int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names
  * values: import_device_not_understood with their str(), or dlmap_py_parse_device's errors. */
 int dlmap_py_parse_import_device(PyObject *obj, bool *has, int32_t *type, int32_t *id);
 int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *out);
+/* __dlpack__'s copy: dlmap_py_parse_copy, or under export.copy_argument truth any object but a str by its truth value
+ * (an exception its __bool__ raises propagates). */
+int dlmap_py_parse_export_copy(PyObject *obj, dlmap_copy_mode *out);
 
 /* Calls a METH_VARARGS | METH_KEYWORDS implementation with a METH_FASTCALL call's arguments, as a tuple and a dict: the
  * route of the fast entry points for the calls they do not read themselves, so that parsing and errors stay fn's. */

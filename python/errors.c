@@ -232,6 +232,16 @@ int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *ou
   return 0;
 }
 
+int dlmap_py_parse_export_copy(PyObject *obj, dlmap_copy_mode *out) {
+  if (!dlmap_profile_current()->copy_argument_truth || obj == NULL || obj == Py_None || PyUnicode_Check(obj)) {
+    return dlmap_py_parse_copy(obj, "copy", out);
+  }
+  const int truth = PyObject_IsTrue(obj);
+  if (truth < 0) return -1;
+  *out = truth ? DLMAP_COPY_ALWAYS : DLMAP_COPY_NEVER;
+  return 0;
+}
+
 PyObject *dlmap_py_call_with_keywords(PyCFunctionWithKeywords fn, PyObject *self, PyObject *const *args,
                                       Py_ssize_t nargs, PyObject *kwnames) {
   const Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;

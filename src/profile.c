@@ -42,6 +42,8 @@
 #define DLMAP_PROFILE_COPY_TRUST_FLAG false
 #define DLMAP_PROFILE_SCALAR_DIMS_EMPTY true
 #define DLMAP_PROFILE_SCALAR_DIMS_NULL false
+#define DLMAP_PROFILE_COPY_ARGUMENT_TRUTH true
+#define DLMAP_PROFILE_COPY_ARGUMENT_STRICT false
 
 /* profile.inc holds ten kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
@@ -51,7 +53,8 @@
                       ask_stream_, legacy_read_only_import_, DEVICE_QUERY, ask_keywords_, REFUSED_CAPSULE,        \
                       import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS,                  \
                       MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, IMPORT_GATING, NEGATIVE_STRIDES,      \
-                      CAPSULE_ARGUMENTS, DTYPE_ERRORS, COPY_TRUST, device_enum_, SCALAR_DIMS, ...)                  \
+                      CAPSULE_ARGUMENTS, DTYPE_ERRORS, COPY_TRUST, device_enum_, SCALAR_DIMS,                      \
+                      COPY_ARGUMENT, ...)                                                                          \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -93,6 +96,7 @@
       .dtype_errors_per_field = DLMAP_PROFILE_DTYPE_ERRORS_##DTYPE_ERRORS,                                         \
       .copy_trust_producer = DLMAP_PROFILE_COPY_TRUST_##COPY_TRUST,                                                \
       .scalar_dims_empty = DLMAP_PROFILE_SCALAR_DIMS_##SCALAR_DIMS,                                                \
+      .copy_argument_truth = DLMAP_PROFILE_COPY_ARGUMENT_##COPY_ARGUMENT,                                          \
       .dlpack_device_enum = device_enum_,                                                                          \
   },
 static const dlmap_profile_info kProfile[] = {

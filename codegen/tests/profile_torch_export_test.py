@@ -44,6 +44,15 @@ class TorchExportKeys(SpecTestCase):
         loaded = self.assertLoads()
         self.assertEqual((loaded.profile.scalar_dims, self.column(loaded, "SCALAR_DIMS")), ("empty", "EMPTY"))
 
+    def test_copy_argument(self):
+        loaded = self.assertLoads()
+        self.assertEqual((loaded.profile.copy_argument, self.column(loaded, "COPY_ARGUMENT")), ("strict", "STRICT"))
+        self.export()["copy_argument"] = "truth"
+        loaded = self.assertLoads()
+        self.assertEqual((loaded.profile.copy_argument, self.column(loaded, "COPY_ARGUMENT")), ("truth", "TRUTH"))
+        self.export()["copy_argument"] = "bool"
+        self.assertRejected(PROFILE, "profile.export", "copy_argument", "'bool' is not one of strict, truth")
+
     def test_scalar_dims_values(self):
         self.export()["scalar_dims"] = "zero_length"
         self.assertRejected(PROFILE, "profile.export", "scalar_dims", "'zero_length' is not one of null, empty")

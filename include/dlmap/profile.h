@@ -101,6 +101,9 @@ typedef struct dlmap_profile_info {
                                         * copy, whatever its flags say (else only where it sets IS_COPIED) */
   bool scalar_dims_empty;              /* export.scalar_dims empty: a 0-d export's shape and strides point to
                                         * zero-length arrays (PyTorch); else both are NULL */
+  bool copy_argument_truth;            /* export.copy_argument truth: __dlpack__'s copy is read by its truth value (a
+                                        * str is still argument_type_copy; NumPy 2); else True, False, None or a
+                                        * boolean scalar */
   bool dlpack_device_enum;             /* dlpack_device.enum: the Python __dlpack_device__ answers its device type as
                                         * a member of the module's DLDeviceType IntEnum (PyTorch; else a plain int) */
 } dlmap_profile_info;

@@ -2,7 +2,8 @@
 # array_api plus the optional export keys of issue 27, set as NumPy 2.x exports, and NumPy 2.4's kinds and texts for
 # the argument type errors, pinned here as NumPy's contract).
 """Each case fails without its key or its catalogue error: array_api stamps min(max_version, current), takes any host
-id, validates streams by convention and raises one argument_type_invalid text for every argument."""
+id, validates streams by convention, raises one argument_type_invalid text for every argument and takes only a bool
+(or None) as copy."""
 
 import sys
 import unittest
@@ -54,6 +55,21 @@ class ExportKeysTest(testing.DlmapTestCase):
                 self.assertIs(type(raised.exception), cls)
                 self.assertEqual(str(raised.exception), message)
                 self.assertEqual(raised.exception.dlmap_id, error_id)
+
+    def test_copy_is_read_by_truth_value(self):
+        # export.copy_argument truth (N-E13a): any object but a str is its truth value; its __bool__'s error propagates
+        a = dlmap.empty(3, "float32")
+        view = testing.versioned_tensor(a.__dlpack__(max_version=(1, 0))).dl_tensor.data
+        for copy, copied in [(2, True), (0, False), ([1], True), ((), False), (b"", False)]:
+            with self.subTest(copy=copy):
+                t = testing.versioned_tensor(a.__dlpack__(max_version=(1, 0), copy=copy)).dl_tensor
+                self.assertEqual(t.data != view, copied)
+
+        class Undecided:
+            def __bool__(self):
+                raise ZeroDivisionError("no truth value")
+
+        self.assertRaisesExactly(ZeroDivisionError, "no truth value", a.__dlpack__, copy=Undecided())
 
 
 if __name__ == "__main__":
