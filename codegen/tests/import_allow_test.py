@@ -31,12 +31,6 @@ class ImportAllow(SpecTestCase):
     def profile_row(self, loaded):
         return self.rows(loaded, "DLMAP_PROFILE")[0]
 
-    def column(self, loaded, name):
-        """The profile row's column `name`, counted from the end (the doc text has commas)."""
-        names = emit.PROFILE.columns
-        row = self.profile_row(loaded)[:-1].rsplit(", ", len(names) + 1)
-        return row[len(row) - 1 - len(names) + names.index(name)]
-
     def test_defaults_are_todays_behaviour(self):
         loaded = self.assertLoads()
         p = loaded.profile
@@ -142,7 +136,7 @@ class ImportAllow(SpecTestCase):
         self.imp()["dtypes"] = ["float32"]
         loaded = self.assertLoads()
         self.assertEqual((loaded.profile.dtype_errors, loaded.profile.dtype_code_names), ("one", None))
-        self.assertEqual(self.column(loaded, "DTYPE_ERRORS"), "ONE", self.profile_row(loaded))
+        self.assertEqual(self.profile_column(loaded, "DTYPE_ERRORS"), "ONE", self.profile_row(loaded))
         self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_CODE_NAME"), [])
 
     def test_dtype_errors_and_code_names_reach_the_rows(self):
@@ -150,7 +144,7 @@ class ImportAllow(SpecTestCase):
         self.imp()["dtype_errors"] = "per_field"
         self.imp()["dtype_code_names"] = {"kDLBfloat": "kFloat", "kDLInt": "kInt"}
         loaded = self.assertLoads()
-        self.assertEqual(self.column(loaded, "DTYPE_ERRORS"), "PER_FIELD", self.profile_row(loaded))
+        self.assertEqual(self.profile_column(loaded, "DTYPE_ERRORS"), "PER_FIELD", self.profile_row(loaded))
         self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_CODE_NAME"),
                          ['DLMAP_PROFILE_IMPORT_CODE_NAME(0u, "kInt", _)',
                           'DLMAP_PROFILE_IMPORT_CODE_NAME(4u, "kFloat", _)'])

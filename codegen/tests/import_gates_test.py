@@ -29,15 +29,9 @@ class ImportGates(SpecTestCase):
     def profile_row(self, loaded):
         return [line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE(")][0]
 
-    def column(self, loaded, name):
-        """The row's column `name`, found from the end (the doc text has commas)."""
-        row = self.profile_row(loaded)[:-1].rsplit(", ", len(emit.PROFILE.columns) + 1)
-        names = emit.PROFILE.columns
-        return row[len(row) - 1 - len(names) + names.index(name)]
-
     def columns(self, loaded):
         """The row's IMPORT_GATING, NEGATIVE_STRIDES and CAPSULE_ARGUMENTS columns."""
-        return [self.column(loaded, name) for name in ("IMPORT_GATING", "NEGATIVE_STRIDES", "CAPSULE_ARGUMENTS")]
+        return [self.profile_column(loaded, name) for name in ("IMPORT_GATING", "NEGATIVE_STRIDES", "CAPSULE_ARGUMENTS")]
 
     def test_defaults_are_todays_behaviour(self):
         loaded = self.assertLoads()
@@ -76,10 +70,10 @@ class ImportGates(SpecTestCase):
     def test_copy_trust(self):
         loaded = self.assertLoads()
         self.assertEqual(loaded.profile.copy_trust, "flag")
-        self.assertEqual(self.column(loaded, "COPY_TRUST"), "FLAG", self.profile_row(loaded))
+        self.assertEqual(self.profile_column(loaded, "COPY_TRUST"), "FLAG", self.profile_row(loaded))
         self.imp()["copy_trust"] = "producer"
         loaded = self.assertLoads()
-        self.assertEqual(self.column(loaded, "COPY_TRUST"), "PRODUCER", self.profile_row(loaded))
+        self.assertEqual(self.profile_column(loaded, "COPY_TRUST"), "PRODUCER", self.profile_row(loaded))
         self.imp()["copy_trust"] = "always"
         self.assertRejected(PROFILE, "profile.import", "copy_trust", "'always' is not one of flag, producer")
 

@@ -25,31 +25,25 @@ class TorchExportKeys(SpecTestCase):
     def export(self):
         return self.docs[PROFILE]["profile"]["export"]
 
-    def column(self, loaded, name):
-        """The value of one column of the emitted DLMAP_PROFILE row (the doc holds no ", ": split after it)."""
-        row = next(line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE("))
-        values = row[row.index('.", ') + 4:].split(", ")
-        return values[emit.PROFILE.columns.index(name) - 2]
-
     def test_defaults_are_todays_behaviour(self):
         loaded = self.assertLoads()
         self.assertTrue(loaded.profile.flag_is_copied)
         self.assertFalse(loaded.profile.stream_no_sync)
-        self.assertEqual(self.column(loaded, "flag_is_copied"), "true")
-        self.assertEqual(self.column(loaded, "stream_no_sync"), "false")
-        self.assertEqual((loaded.profile.scalar_dims, self.column(loaded, "SCALAR_DIMS")), ("null", "NULL"))
+        self.assertEqual(self.profile_column(loaded, "flag_is_copied"), "true")
+        self.assertEqual(self.profile_column(loaded, "stream_no_sync"), "false")
+        self.assertEqual((loaded.profile.scalar_dims, self.profile_column(loaded, "SCALAR_DIMS")), ("null", "NULL"))
 
     def test_scalar_dims_empty(self):
         self.export()["scalar_dims"] = "empty"
         loaded = self.assertLoads()
-        self.assertEqual((loaded.profile.scalar_dims, self.column(loaded, "SCALAR_DIMS")), ("empty", "EMPTY"))
+        self.assertEqual((loaded.profile.scalar_dims, self.profile_column(loaded, "SCALAR_DIMS")), ("empty", "EMPTY"))
 
     def test_copy_argument(self):
         loaded = self.assertLoads()
-        self.assertEqual((loaded.profile.copy_argument, self.column(loaded, "COPY_ARGUMENT")), ("strict", "STRICT"))
+        self.assertEqual((loaded.profile.copy_argument, self.profile_column(loaded, "COPY_ARGUMENT")), ("strict", "STRICT"))
         self.export()["copy_argument"] = "truth"
         loaded = self.assertLoads()
-        self.assertEqual((loaded.profile.copy_argument, self.column(loaded, "COPY_ARGUMENT")), ("truth", "TRUTH"))
+        self.assertEqual((loaded.profile.copy_argument, self.profile_column(loaded, "COPY_ARGUMENT")), ("truth", "TRUTH"))
         self.export()["copy_argument"] = "bool"
         self.assertRejected(PROFILE, "profile.export", "copy_argument", "'bool' is not one of strict, truth")
 
@@ -63,8 +57,8 @@ class TorchExportKeys(SpecTestCase):
         loaded = self.assertLoads()
         self.assertFalse(loaded.profile.flag_is_copied)
         self.assertTrue(loaded.profile.stream_no_sync)
-        self.assertEqual(self.column(loaded, "flag_is_copied"), "false")
-        self.assertEqual(self.column(loaded, "stream_no_sync"), "true")
+        self.assertEqual(self.profile_column(loaded, "flag_is_copied"), "false")
+        self.assertEqual(self.profile_column(loaded, "stream_no_sync"), "true")
 
     def test_flag_is_copied_must_be_a_bool(self):
         self.export()["flag_is_copied"] = "no"

@@ -64,6 +64,14 @@ class SpecTestCase(unittest.TestCase):
 
     maxDiff = None
 
+    def profile_column(self, loaded, name):
+        """The value of column `name` of the emitted DLMAP_PROFILE row, counted from the end (the doc text has
+        commas)."""
+        names = emit.PROFILE.columns
+        row = next(line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE("))
+        values = row[:-1].rsplit(", ", len(names) + 1)
+        return values[len(values) - 1 - len(names) + names.index(name)]
+
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="dlmap_spec_rules_")
         self.addCleanup(shutil.rmtree, self.tmp, True)

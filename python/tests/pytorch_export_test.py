@@ -8,6 +8,7 @@ IS_COPIED, refuses stream=-1 on a CPU array (stream_invalid), has no major-only 
 NULL shape and strides in a 0-d export."""
 
 import array
+import ctypes
 import sys
 import unittest
 
@@ -26,15 +27,18 @@ class PytorchExportTest(testing.DlmapTestCase):
 
     def test_a_0d_export_has_zero_length_shape_and_strides(self):
         # T-E31: PyTorch's 0-d tensor carries pointers to its (empty) sizes and strides; NULL would say the same
-        # for shape, but not what PyTorch hands over. Twice: the second export is the array's prepared plan's.
+        # for shape, but not what PyTorch hands over. Each request three times in a row: the first is exported in
+        # full, the repeats through the array's prepared plan (python/array.c plan_for), each into its own block.
         a = dlmap.empty((), "float32")
-        for round in ("first", "planned"):
-            for kind, kwargs in (("legacy", {}), ("versioned", {"max_version": (1, 0)})):
-                with self.subTest(round=round, kind=kind):
-                    capsule = a.__dlpack__(**kwargs)
-                    t = (testing.versioned_tensor if kwargs else testing.legacy_tensor)(capsule).dl_tensor
-                    self.assertEqual(t.ndim, 0)
-                    self.assertTrue(t.shape and t.strides)
+        for kind, kwargs in (("legacy", {}), ("versioned", {"max_version": (1, 0)})):
+            tensors = [(testing.versioned_tensor if kwargs else testing.legacy_tensor)(a.__dlpack__(**kwargs))
+                       for _ in range(3)]
+            for round, t in zip(("first", "planned", "planned again"), tensors):
+                with self.subTest(kind=kind, round=round):
+                    self.assertEqual(t.dl_tensor.ndim, 0)
+                    self.assertTrue(t.dl_tensor.shape and t.dl_tensor.strides)
+            addresses = {ctypes.cast(t.dl_tensor.shape, ctypes.c_void_p).value for t in tensors}
+            self.assertEqual(len(addresses), 3, f"{kind}: the exports share a shape array")
 
     def test_a_copy_is_not_marked_is_copied(self):
         a = dlmap.empty(3, "float32")
