@@ -5,7 +5,7 @@ shared.
 
 Rows no profile key can express yet are listed, each with its reason, in the profile's open-rows file
 (`<profile>_open_rows.txt`: `ID  reason`). The test fails when a row differs that is not listed, and when a listed row
-matches (the list must shrink as the schema grows). Where the peer is missing or not the major version its rows
+matches (the list must shrink as the schema grows). Where the peer is missing, or older than the release its rows
 describe, every row says SKIP with the reason and the test passes: it runs for real in CI's Debian testing userland.
 
 usage: differential_test.py ROWS_MODULE OPEN_ROWS_FILE [ADAPTER_MODULE.CLASS]   (dlmap and the rows module on
