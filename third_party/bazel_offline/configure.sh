@@ -41,6 +41,22 @@ common:workspace --override_repository=rules_java=$debian_rules/java
 common:workspace --override_repository=rules_shell=$debian_rules/shell"
 fi
 
+# Debian 13's bazel-bootstrap 4.2.3: its server jar bundles a commons-compress that needs commons-io, which the jar
+# lacks, so unpacking any tar archive (an http_archive, dlmap's release in a consumer) dies with NoClassDefFoundError
+# org/apache/commons/io/Charsets. Debian's commons-io jar (a dependency of the package) goes on the server's boot class
+# path. The jar's file names are read with Python's zipfile (no unzip on a fresh machine).
+server_jar=/usr/share/bazel/A-server.jar
+commons_io=/usr/share/java/commons-io.jar
+if [ "$major" -lt 7 ] && [ -f "$server_jar" ] && [ -f "$commons_io" ] && python3 -c '
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+has = lambda prefix: any(name.startswith(prefix) for name in names)
+sys.exit(0 if has("org/apache/commons/compress/") and not has("org/apache/commons/io/") else 1)' "$server_jar"; then
+  rc="$rc
+# This Bazel's server jar has commons-compress without the commons-io it needs (Debian 13): Debian's jar supplies it.
+startup --host_jvm_args=-Xbootclasspath/a:$commons_io"
+fi
+
 consumer_rc=$rc
 if [ "$major" -lt 7 ]; then
   consumer_rc="$consumer_rc
