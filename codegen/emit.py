@@ -403,7 +403,8 @@ PROFILE = Row("DLMAP_PROFILE",
               "HOST_ID ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import DEVICE_QUERY "
               "ask_keywords REFUSED_CAPSULE import_dtypes_listed device_names_listed device_tuples UNKNOWN_FLAGS "
               "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync IMPORT_GATING NEGATIVE_STRIDES CAPSULE_ARGUMENTS "
-              "DTYPE_ERRORS COPY_TRUST device_enum SCALAR_DIMS COPY_ARGUMENT",
+              "DTYPE_ERRORS COPY_TRUST device_enum SCALAR_DIMS COPY_ARGUMENT ABSENT_READ_ONLY ARG_MAX_VERSION "
+              "ARG_DL_DEVICE ARG_READ_ONLY",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -451,7 +452,8 @@ def emit_profile(spec):
         p.unknown_flags.upper(), p.max_version_negative.upper(), c_bool(p.flag_is_copied), c_bool(p.stream_no_sync),
         p.import_gating.upper(), p.negative_strides.upper(), p.capsule_arguments.upper(), p.dtype_errors.upper(),
         p.copy_trust.upper(), c_bool(p.device_enum), p.scalar_dims.upper(),
-        p.copy_argument.upper())]
+        p.copy_argument.upper(), p.absent_read_only.upper(), p.arg_max_version.upper(), p.arg_dl_device.upper(),
+        p.arg_read_only.upper())]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(

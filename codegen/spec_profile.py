@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 import profile_extends
+import profile_arguments
 import profile_import_allow
 import profile_import_gates
 
@@ -135,6 +136,11 @@ class Profile:
     capsule_arguments: str = "accept"         # import.capsule_arguments
     copy_trust: str = "flag"                  # import.copy_trust
     device_enum: bool = False                 # dlpack_device.enum: __dlpack_device__ answers a DLDeviceType member
+    absent_read_only: str = "legacy"          # export.max_version.absent_read_only (load_profile: absent's default)
+    # arguments: (codegen/profile_arguments.py; optional keys, defaults the behaviour before them)
+    arg_max_version: str = "pair"             # arguments.max_version: MAX_VERSION_READINGS
+    arg_dl_device: str = "pair"               # arguments.dl_device: DL_DEVICE_READINGS
+    arg_read_only: str = "absent"             # arguments.read_only: READ_ONLY_ARGUMENTS
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -143,7 +149,7 @@ def load_profile(source, body, spec, helpers, origins=None):
     profile_extends.resolve_with_origins gives them. Applies the profile's error overrides to spec.errors."""
     h = helpers
     where = h._Where(source, "profile")
-    h._check_keys(where, body, ("name", "doc", "export", "dlpack_device", "import"), ("errors",))
+    h._check_keys(where, body, ("name", "doc", "export", "dlpack_device", "import"), ("errors", "arguments"))
     name = h._str(where, body, "name", pattern=h._WORD, what="a lower-case word")
     devices_by_value = {d.value: d for d in spec.device_types}
     platforms = {p.name: p for p in spec.platforms}
@@ -191,8 +197,14 @@ def load_profile(source, body, spec, helpers, origins=None):
     targets = device_set(dw, export["dl_device"], "accept", "served")
     sources = device_set(w, export, "sources", "any")
     mw = h._Where(source, "profile.export.max_version")
-    h._check_keys(mw, export["max_version"], ("absent", "ranges"), ("negative",))
+    h._check_keys(mw, export["max_version"], ("absent", "ranges"), ("negative", "absent_read_only"))
     absent = h._choice(mw, export["max_version"], "absent", ("legacy", "versioned"))
+    # export.max_version.absent_read_only: what max_version=None gets for a read-only array (default: absent's)
+    absent_read_only = h._choice(mw, export["max_version"], "absent_read_only", ("legacy", "versioned")) \
+        if "absent_read_only" in export["max_version"] else absent
+    if absent_read_only != absent and absent_read_only != "versioned":
+        mw.fail("key 'absent_read_only': only versioned may differ from absent (a read-only array asked for nothing "
+                "gets the struct that can say read-only)")
     ranges = _ranges(source, export["max_version"]["ranges"], spec, h, error_id)
 
     # __dlpack_device__
@@ -270,7 +282,9 @@ def load_profile(source, body, spec, helpers, origins=None):
         profile.copy_argument = h._choice(h._Where(source, "profile.export"), export, "copy_argument", COPY_ARGUMENTS)
     if "negative" in export["max_version"]:
         profile.max_version_negative = h._choice(mw, export["max_version"], "negative", MAX_VERSION_NEGATIVES)
+    profile.absent_read_only = absent_read_only
     _import_ask(source, imp, spec, h, profile)
+    profile_arguments.load(source, body, h, profile)
     profile_import_allow.load(source, imp, spec, h, profile)
     profile_import_gates.load(source, imp, h, profile)
     _apply_errors(source, body.get("errors", []), spec, h)

@@ -401,16 +401,30 @@ static int exported(dlmap_py_array *self, int32_t status, const dlmap_error *err
   return dlmap_py_raise_int(err);
 }
 
-int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out) {
+int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, bool read_only,
+                          dlmap_exported *out) {
   dlmap_error err;
-  const dlmap_export_plan *plan = plan_for(self, request);
+  /* A one-off read-only export of a writable array is not what the plan's key says: it goes unplanned. */
+  bool once_read_only = read_only && !self->read_only;
+  const dlmap_profile_info *profile = dlmap_profile_current();
+  if (once_read_only && !request->has_max_version && profile->absent_struct != profile->absent_read_only_struct) {
+    /* max_version=None gets a writable array's struct (absent), legacy where absent_read_only alone is versioned
+     * (the generator allows no other difference), and a legacy tensor cannot say read-only: the profile's policy */
+    if (!profile->legacy_drops_read_only) {
+      dlmap_py_raised(dlmap_raise_read_only_needs_versioned(DLMAP_PY_ERR));
+      return -1;
+    }
+    once_read_only = false;
+  }
+  const dlmap_export_plan *plan = once_read_only ? NULL : plan_for(self, request);
   Py_INCREF(self); /* the export's reference, dropped by its deleter */
   dlmap_py_count_export(1);
   if (plan != NULL) {
     return exported(self, dlmap_export_planned(plan, self->export_plan.data, self, dlmap_py_release_owner, out, &err),
                     &err);
   }
-  const dlmap_array array = exported_array(self);
+  dlmap_array array = exported_array(self);
+  array.read_only = array.read_only || once_read_only;
   const bool gpu = dlmap_py_gpu_device_type(array.device_type) ||
                    (request->has_dl_device && dlmap_py_gpu_device_type(request->dl_device_type));
   /* GPU work runs without the GIL: dlmap_export touches no Python state (the owner's release, which does, runs only
@@ -424,29 +438,42 @@ int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *requ
     status = dlmap_export(&array, request, out, &err);
   }
   if (exported(self, status, &err) < 0) return -1;
-  if (!gpu && repeatable_request(request)) key_record(self, &array, request);
+  if (!gpu && !once_read_only && repeatable_request(request)) key_record(self, &array, request);
   return 0;
 }
 
-static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
-  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kwlist, &stream, &max_version, &dl_device,
-                                   &copy)) {
-    return NULL;
-  }
+/* __dlpack__'s arguments (None where not passed; read_only only under arguments.read_only) → the export. */
+static PyObject *export_with(PyObject *op, PyObject *stream, PyObject *max_version, PyObject *dl_device,
+                             PyObject *copy, PyObject *read_only_obj) {
   dlmap_export_request request = dlmap_export_request_default();
-  if (dlmap_py_parse_stream(stream, "stream", &request.has_stream, &request.stream) < 0 ||
-      dlmap_py_parse_version(max_version, "max_version", &request.has_max_version, &request.max_version) < 0 ||
-      dlmap_py_parse_device(dl_device, "dl_device", false, NULL, &request.has_dl_device, &request.dl_device_type,
-                            &request.dl_device_id) < 0 ||
-      dlmap_py_parse_export_copy(copy, &request.copy) < 0) {
+  bool read_only = false;
+  if ((stream != Py_None && dlmap_py_parse_stream(stream, "stream", &request.has_stream, &request.stream) < 0) ||
+      (max_version != Py_None &&
+       dlmap_py_parse_export_max_version(max_version, &request.has_max_version, &request.max_version) < 0) ||
+      (dl_device != Py_None && dlmap_py_parse_export_dl_device(dl_device, &request.has_dl_device,
+                                                               &request.dl_device_type, &request.dl_device_id) < 0) ||
+      (copy != Py_None && dlmap_py_parse_export_copy(copy, &request.copy) < 0) ||
+      dlmap_py_parse_export_read_only(read_only_obj, &read_only) < 0) {
     return NULL;
   }
   request.allocator = &dlmap_py_allocator;
   dlmap_exported exported;
-  if (dlmap_py_array_export((dlmap_py_array *)op, &request, &exported) < 0) return NULL;
+  if (dlmap_py_array_export((dlmap_py_array *)op, &request, read_only, &exported) < 0) return NULL;
   return dlmap_py_capsule_from_export(&exported);
+}
+
+static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
+  static char *with_read_only[] = {"stream", "max_version", "dl_device", "copy", "read_only", NULL};
+  static char *without_read_only[] = {"stream", "max_version", "dl_device", "copy", NULL};
+  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None, *read_only = Py_None;
+  /* read_only= is a keyword only under arguments.read_only; without it PyArg words the unknown keyword. */
+  const bool takes_read_only = dlmap_profile_current()->read_only_argument;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, takes_read_only ? "|$OOOOO:__dlpack__" : "|$OOOO:__dlpack__",
+                                   takes_read_only ? with_read_only : without_read_only, &stream, &max_version,
+                                   &dl_device, &copy, &read_only)) {
+    return NULL;
+  }
+  return export_with(op, stream, max_version, dl_device, copy, read_only);
 }
 
 /* __dlpack__ through METH_FASTCALL: the keywords are read from the call's own array, without the argument tuple,
@@ -456,9 +483,11 @@ static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
  * arguments, an unknown or repeated keyword, a name that is an equal but distinct string) is handed to array_dlpack
  * as a tuple and a dict, so that its errors are PyArg's own, word for word. */
 static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-  PyObject *values[4] = {Py_None, Py_None, Py_None, Py_None}; /* stream, max_version, dl_device, copy */
+  PyObject *values[5] = {Py_None, Py_None, Py_None, Py_None, Py_None}; /* stream, max_version, dl_device, copy,
+                                                                         * read_only */
+  PyObject *const read_only = dlmap_profile_current()->read_only_argument ? dlmap_py_name.read_only : NULL;
   const Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-  bool fast = nargs == 0 && nkw <= 4;
+  bool fast = nargs == 0 && nkw <= 5;
   unsigned seen = 0;
   for (Py_ssize_t i = 0; fast && i < nkw; i++) {
     PyObject *name = PyTuple_GET_ITEM(kwnames, i);
@@ -466,6 +495,7 @@ static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize
                      : name == dlmap_py_name.max_version ? 1
                      : name == dlmap_py_name.dl_device   ? 2
                      : name == dlmap_py_name.copy        ? 3
+                     : name == read_only                 ? 4
                                                          : -1;
     fast = slot >= 0 && (seen & (1u << slot)) == 0;
     if (fast) {
@@ -474,20 +504,7 @@ static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize
     }
   }
   if (!fast) return dlmap_py_call_with_keywords(array_dlpack, op, args, nargs, kwnames);
-  /* What the parsers make of None: no stream, version or device; copy if needed. */
-  dlmap_export_request request = dlmap_export_request_default();
-  if ((values[0] != Py_None && dlmap_py_parse_stream(values[0], "stream", &request.has_stream, &request.stream) < 0) ||
-      (values[1] != Py_None &&
-       dlmap_py_parse_version(values[1], "max_version", &request.has_max_version, &request.max_version) < 0) ||
-      (values[2] != Py_None && dlmap_py_parse_device(values[2], "dl_device", false, NULL, &request.has_dl_device,
-                                                     &request.dl_device_type, &request.dl_device_id) < 0) ||
-      (values[3] != Py_None && dlmap_py_parse_export_copy(values[3], &request.copy) < 0)) {
-    return NULL;
-  }
-  request.allocator = &dlmap_py_allocator;
-  dlmap_exported exported;
-  if (dlmap_py_array_export((dlmap_py_array *)op, &request, &exported) < 0) return NULL;
-  return dlmap_py_capsule_from_export(&exported);
+  return export_with(op, values[0], values[1], values[2], values[3], values[4]);
 }
 
 PyObject *dlmap_py_device_enum;

@@ -85,9 +85,11 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
 PyObject *dlmap_py_import_or_leave(void *managed, bool versioned, const dlmap_import_request *request, const char *via,
                                    bool *left);
 
-/* Exports the array per request into *out; the export holds a reference to the array until its deleter runs.
- * -1 with the catalogue's exception set on failure (nothing allocated, no reference taken). */
-int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, dlmap_exported *out);
+/* Exports the array per request into *out, as read-only this once where read_only is true (__dlpack__'s read_only=);
+ * the export holds a reference to the array until its deleter runs. -1 with the catalogue's exception set on failure
+ * (nothing allocated, no reference taken). */
+int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, bool read_only,
+                          dlmap_exported *out);
 
 /* Whether memory of this device type is served by the GPU backend, whose calls may block (runtime start-up, copies,
  * stream synchronisation): the binding releases the GIL around them. */
@@ -156,6 +158,11 @@ int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *ou
 /* __dlpack__'s copy: dlmap_py_parse_copy, or under export.copy_argument truth any object but a str by its truth value
  * (an exception its __bool__ raises propagates). */
 int dlmap_py_parse_export_copy(PyObject *obj, dlmap_copy_mode *out);
+/* __dlpack__'s max_version, dl_device and read_only as the profile's `arguments:` reads them (dlpack_arguments.c):
+ * by default dlmap_py_parse_version and dlmap_py_parse_device; read_only by its truth value (None: false). */
+int dlmap_py_parse_export_max_version(PyObject *obj, bool *has, dlmap_version *out);
+int dlmap_py_parse_export_dl_device(PyObject *obj, bool *has, int32_t *type, int32_t *id);
+int dlmap_py_parse_export_read_only(PyObject *obj, bool *read_only);
 
 /* Calls a METH_VARARGS | METH_KEYWORDS implementation with a METH_FASTCALL call's arguments, as a tuple and a dict: the
  * route of the fast entry points for the calls they do not read themselves, so that parsing and errors stay fn's. */
@@ -193,7 +200,7 @@ typedef struct dlmap_py_names {
   PyObject *dlpack_device;    /* "__dlpack_device__" */
   PyObject *exchange_api;     /* DLMAP_EXCHANGE_API_ATTRIBUTE (1.3) */
   PyObject *exchange_api_1_2; /* DLMAP_EXCHANGE_API_ATTRIBUTE_1_2 */
-  PyObject *max_version, *stream, *dl_device, *copy;
+  PyObject *max_version, *stream, *dl_device, *copy, *read_only;
 } dlmap_py_names;
 extern dlmap_py_names dlmap_py_name;
 int dlmap_py_names_init(void); /* -1 with an exception set */

@@ -50,7 +50,7 @@ static int from_py_object(void *py_object, struct DLManagedTensorVersioned **out
     request.stream = -1;
   }
   dlmap_exported exported;
-  if (dlmap_py_array_export(array, &request, &exported) < 0) return -1;
+  if (dlmap_py_array_export(array, &request, false, &exported) < 0) return -1;
   *out = exported.versioned;
   return 0;
 }

@@ -99,6 +99,7 @@ int dlmap_py_names_init(void) {
       {&dlmap_py_name.stream, "stream"},
       {&dlmap_py_name.dl_device, "dl_device"},
       {&dlmap_py_name.copy, "copy"},
+      {&dlmap_py_name.read_only, "read_only"},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     if (*names[i].slot == NULL && (*names[i].slot = PyUnicode_InternFromString(names[i].text)) == NULL) return -1;

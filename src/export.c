@@ -66,11 +66,16 @@ static int32_t check_arguments(const dlmap_array *array, const dlmap_export_requ
 /* 1. max_version → struct (the profile's ranges) and the version every value must be expressible in: a versioned
  * tensor is stamped min(max_version, current), or the profile's fixed export.stamp (which the generator keeps at or
  * below every versioned range's start); a legacy one speaks the newest legacy version up to max_version. */
-static int32_t negotiate(const dlmap_export_request *request, export_plan *plan, dlmap_error *err) {
+static int32_t negotiate(const dlmap_array *array, const dlmap_export_request *request, export_plan *plan,
+                         dlmap_error *err) {
   plan->structure = DLMAP_STRUCT_LEGACY; /* the lookup sets it; -O2 cannot tell (maybe-uninitialized) */
   const int32_t status =
       dlmap_profile_struct_lookup(request->has_max_version, request->max_version, &plan->structure, err);
   if (status != DLMAP_OK) return status;
+  /* export.max_version.absent_read_only: max_version=None for a read-only array */
+  if (!request->has_max_version && array->read_only) {
+    plan->structure = dlmap_profile_current()->absent_read_only_struct;
+  }
   const dlmap_version newest =
       plan->structure == DLMAP_STRUCT_LEGACY ? dlmap__legacy_newest() : dlmap_version_current();
   plan->version = request->has_max_version && dlmap_version_compare(request->max_version, newest) < 0
@@ -324,7 +329,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
   array = &array_fields;
   request = &request_fields;
   export_plan plan;
-  if (status == DLMAP_OK) status = negotiate(request, &plan, err);
+  if (status == DLMAP_OK) status = negotiate(array, request, &plan, err);
   if (status == DLMAP_OK) status = validate(array, &plan, err);
   if (status == DLMAP_OK) status = choose_target(array, request, &plan, err);
   if (status == DLMAP_OK) status = read_stream(request, &plan, err);
@@ -381,7 +386,7 @@ int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_re
   dlmap_exported unused;
   int32_t status = check_arguments(array, request, &unused, &array_fields, &request_fields, err);
   export_plan steps;
-  if (status == DLMAP_OK) status = negotiate(&request_fields, &steps, err);
+  if (status == DLMAP_OK) status = negotiate(&array_fields, &request_fields, &steps, err);
   if (status == DLMAP_OK) status = validate(&array_fields, &steps, err);
   if (status == DLMAP_OK) status = choose_target(&array_fields, &request_fields, &steps, err);
   if (status == DLMAP_OK) status = read_stream(&request_fields, &steps, err);

@@ -44,6 +44,10 @@
 #define DLMAP_PROFILE_SCALAR_DIMS_NULL false
 #define DLMAP_PROFILE_COPY_ARGUMENT_TRUTH true
 #define DLMAP_PROFILE_COPY_ARGUMENT_STRICT false
+#define DLMAP_PROFILE_DL_DEVICE_TUPLE_C_INTS true
+#define DLMAP_PROFILE_DL_DEVICE_PAIR false
+#define DLMAP_PROFILE_READ_ONLY_TRUTH true
+#define DLMAP_PROFILE_READ_ONLY_ABSENT false
 
 /* profile.inc holds ten kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
@@ -54,7 +58,7 @@
                       import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS,                  \
                       MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, IMPORT_GATING, NEGATIVE_STRIDES,      \
                       CAPSULE_ARGUMENTS, DTYPE_ERRORS, COPY_TRUST, device_enum_, SCALAR_DIMS,                      \
-                      COPY_ARGUMENT, ...)                                                                          \
+                      COPY_ARGUMENT, ABSENT_READ_ONLY, ARG_MAX_VERSION, ARG_DL_DEVICE, ARG_READ_ONLY, ...)         \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -98,6 +102,10 @@
       .scalar_dims_empty = DLMAP_PROFILE_SCALAR_DIMS_##SCALAR_DIMS,                                                \
       .copy_argument_truth = DLMAP_PROFILE_COPY_ARGUMENT_##COPY_ARGUMENT,                                          \
       .dlpack_device_enum = device_enum_,                                                                          \
+      .absent_read_only_struct = DLMAP_STRUCT_##ABSENT_READ_ONLY,                                                  \
+      .max_version_reading = DLMAP_MAX_VERSION_##ARG_MAX_VERSION,                                                  \
+      .dl_device_c_ints = DLMAP_PROFILE_DL_DEVICE_##ARG_DL_DEVICE,                                                 \
+      .read_only_argument = DLMAP_PROFILE_READ_ONLY_##ARG_READ_ONLY,                                               \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"
@@ -174,6 +182,12 @@ int32_t dlmap_profile_struct_lookup(bool has_max_version, dlmap_version max_vers
   }
   *out = kProfile[0].absent_struct; /* unreachable: the generator requires an open last range */
   return DLMAP_OK;
+}
+
+bool dlmap_profile_range_until_at(size_t index, dlmap_version *until) {
+  if (index >= sizeof kRanges / sizeof kRanges[0] || !kRanges[index].has_until) return false;
+  *until = kRanges[index].until;
+  return true;
 }
 
 /* ---- __dlpack_device__ rules ---- */

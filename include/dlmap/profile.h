@@ -31,6 +31,15 @@ typedef enum dlmap_import_request_style {
   DLMAP_REQUEST_LEGACY = 1           /* __dlpack__(stream=…) only; only legacy capsules are accepted (JAX) */
 } dlmap_import_request_style;
 
+/* arguments.max_version: how the Python binding reads __dlpack__'s max_version. */
+typedef enum dlmap_max_version_reading {
+  DLMAP_MAX_VERSION_PAIR = 0,           /* a tuple or list of two integers, else argument_type_max_version */
+  DLMAP_MAX_VERSION_TUPLE_MAJOR = 1,    /* a tuple of two items, else argument_type_max_version; item 0 read as a C
+                                         * long by Python's own conversion (its errors propagate); the minor unread */
+  DLMAP_MAX_VERSION_SUBSCRIPT_MAJOR = 2 /* max_version[0], compared with each range's major by Python's < (its
+                                         * errors propagate); nothing else read */
+} dlmap_max_version_reading;
+
 /* The profile's settings; the per-device-type tables are read with dlmap_device_policy. */
 typedef struct dlmap_profile_info {
   const char *name;                    /* "jax" */
@@ -106,6 +115,14 @@ typedef struct dlmap_profile_info {
                                         * boolean scalar */
   bool dlpack_device_enum;             /* dlpack_device.enum: the Python __dlpack_device__ answers its device type as
                                         * a member of the module's DLDeviceType IntEnum (PyTorch; else a plain int) */
+  dlmap_struct_kind absent_read_only_struct; /* export.max_version.absent_read_only: what max_version=None gets for a
+                                        * read-only array (default absent_struct; PyTorch's ReadOnlyTensorWrapper) */
+  /* arguments: how the Python binding reads __dlpack__'s arguments (optional keys; defaults the behaviour before) */
+  dlmap_max_version_reading max_version_reading;
+  bool dl_device_c_ints;               /* arguments.dl_device tuple_c_ints: a 2-tuple's items are read as C ints by
+                                        * Python's own conversion, its errors propagating (else the catalogue's) */
+  bool read_only_argument;             /* arguments.read_only truth: __dlpack__ takes read_only=, and a true value
+                                        * exports the array as read-only (else no such keyword) */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */
@@ -160,6 +177,9 @@ dlmap_device_policy dlmap_profile_device_policy(int32_t device_type);
  * range (max_version_too_old by default), with min_version and max_version. */
 int32_t dlmap_profile_struct_lookup(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
                                  dlmap_error *err);
+
+/* The index-th max_version range's upper bound (`until`, exclusive), ascending: false past the last bounded range. */
+bool dlmap_profile_range_until_at(size_t index, dlmap_version *until);
 
 /* __dlpack_device__ rules, in order (first match wins): platform, which memory they match, and the device type, or
  * the error (device_type -1). index 0 …; NULL past the end. */
