@@ -56,6 +56,35 @@ class ExportKeysTest(testing.DlmapTestCase):
                 self.assertEqual(str(raised.exception), message)
                 self.assertEqual(raised.exception.dlmap_id, error_id)
 
+    def test_max_version_major_is_read_by_python_and_the_minor_never(self):
+        """arguments.max_version tuple_major (N-E6, N-E6a): a tuple of two items (else the catalogue's text), item 0
+        converted by PyLong_AsLong with CPython's own errors, item 1 never read."""
+        a = dlmap.empty(3, "float32")
+        for requested, name in [((1, "x"), "dltensor_versioned"), ((True, None), "dltensor_versioned"),
+                                ((0, 99), "dltensor"), ((-1, 0), "dltensor"), ((2 ** 40, 0), "dltensor_versioned")]:
+            with self.subTest(requested):
+                self.assertEqual(testing.capsule_name(a.__dlpack__(max_version=requested)), name)
+        for requested, cls, message in [
+                (("1", 0), TypeError, "'str' object cannot be interpreted as an integer"),
+                ((1.0, 0), TypeError, "'float' object cannot be interpreted as an integer"),
+                ((2 ** 70, 0), OverflowError, "Python int too large to convert to C long"),
+                ([1, 0], TypeError, "max_version must be None or a tuple with two elements."),
+                ((1,), TypeError, "max_version must be None or a tuple with two elements.")]:
+            with self.subTest(requested):
+                self.assertRaisesExactly(cls, message, a.__dlpack__, max_version=requested)
+
+    def test_dl_device_items_are_read_as_c_ints(self):
+        """arguments.dl_device tuple_c_ints (N-E15b): PyArg_ParseTuple("ii")'s own errors for the items."""
+        a = dlmap.empty(3, "float32")
+        for device, cls, message in [
+                (("a", 0), TypeError, "'str' object cannot be interpreted as an integer"),
+                ((1, 0.0), TypeError, "'float' object cannot be interpreted as an integer"),
+                ((2 ** 40, 0), OverflowError, "signed integer is greater than maximum"),
+                ((1, -2 ** 40), OverflowError, "signed integer is less than minimum")]:
+            with self.subTest(device):
+                self.assertRaisesExactly(cls, message, a.__dlpack__, dl_device=device)
+        self.assertEqual(testing.capsule_name(a.__dlpack__(dl_device=(True, 0))), "dltensor")  # bool is an int here
+
     def test_copy_is_read_by_truth_value(self):
         # export.copy_argument truth (N-E13a): any object but a str is its truth value; its __bool__'s error propagates
         a = dlmap.empty(3, "float32")

@@ -2,7 +2,9 @@
 # spec/profiles/pytorch.yaml) for the keys and texts issue 27 adds for PyTorch 2.14's contract
 # (docs/contracts/pytorch.md): export.flag_is_copied false (T-E19), export.stream_no_sync true (T-E59), the
 # {version:major} style (T-I10), dtype_lanes_not_one's {code} (T-I13), the argument texts (T-E52..T-E54),
-# dlpack_device.enum (T-D5) and export.scalar_dims empty (T-E31), pinned here as PyTorch's contract.
+# dlpack_device.enum (T-D5), export.scalar_dims empty (T-E31), arguments.max_version subscript_major and
+# arguments.read_only truth (T-E12, T-E55, T-E56, T-E17, T-E18, T-E58) and export.max_version.absent_read_only
+# versioned (T-E47), pinned here as PyTorch's contract.
 """Each case fails on a module built without its key or style: array_api (the parent profile) marks a copy
 IS_COPIED, refuses stream=-1 on a CPU array (stream_invalid), has no major-only style, no code in the lanes text and
 NULL shape and strides in a 0-d export."""
@@ -80,6 +82,71 @@ class PytorchExportTest(testing.DlmapTestCase):
                 error = self.assertRaisesExactly(cls, message, a.__dlpack__, **kwargs)
                 self.assertEqual(error.dlmap_id, error_id)
 
+
+    def test_max_version_is_read_as_max_version_0_below_1(self):
+        """arguments.max_version subscript_major (T-E12, T-E55, T-E56): PyTorch's `max_version[0] < 1`, with
+        Python's own errors; array_api requires a (major, minor) pair of ints (argument_type_max_version)."""
+        a = dlmap.empty(3, "float32")
+        for requested, name in [((1,), "dltensor_versioned"), ((0.5, 0), "dltensor"), ((1.5, "x"), "dltensor_versioned"),
+                                ([0, 9], "dltensor"), ({0: 2}, "dltensor_versioned"), ((-3, 0), "dltensor"),
+                                ((2 ** 70,), "dltensor_versioned")]:
+            with self.subTest(requested):
+                self.assertEqual(testing.capsule_name(a.__dlpack__(max_version=requested)), name)
+        self.assertRaisesExactly(TypeError, "'int' object is not subscriptable", a.__dlpack__, max_version=1)
+        self.assertRaisesExactly(TypeError, "'<' not supported between instances of 'str' and 'int'", a.__dlpack__,
+                                 max_version=("a", "b"))
+        self.assertRaisesExactly(IndexError, "tuple index out of range", a.__dlpack__, max_version=())
+
+        class Hostile:
+            def __getitem__(self, index):
+                raise KeyError(index)
+
+        class Major:
+            def __lt__(self, other):
+                raise ValueError("no order")
+
+        self.assertRaises(KeyError, a.__dlpack__, max_version=Hostile())
+        self.assertRaisesExactly(ValueError, "no order", a.__dlpack__, max_version=(Major(), 0))
+        self.assertEqual(testing.capsule_name(a.__dlpack__()), "dltensor")  # nothing lost on the way
+
+    def test_read_only_keyword(self):
+        """arguments.read_only truth (T-E17, T-E18, T-E58): __dlpack__(read_only=x) marks a versioned export
+        READ_ONLY where x is true; a legacy request is refused (legacy_read_only refuse); the array stays writable.
+        array_api has no such keyword."""
+        a = dlmap.empty(3, "float32")
+        for value in (True, "yes", 1):
+            with self.subTest(value):
+                v = testing.versioned_tensor(a.__dlpack__(max_version=(1, 0), read_only=value))
+                self.assertEqual(v.flags & testing.FLAG_READ_ONLY, testing.FLAG_READ_ONLY)
+                error = self.assertRaisesExactly(
+                    BufferError, "read_only export requires the versioned DLPack protocol; pass max_version=(1, 0) "
+                    "or higher", a.__dlpack__, read_only=value)
+                self.assertEqual(error.dlmap_id, "read_only_needs_versioned")
+        for value in (False, None, 0, ""):
+            with self.subTest(value):
+                self.assertEqual(testing.versioned_tensor(a.__dlpack__(max_version=(1, 0), read_only=value)).flags, 0)
+                self.assertEqual(testing.capsule_name(a.__dlpack__(read_only=value)), "dltensor")
+        self.assertFalse(a.readonly)
+        # the repeated export after a read-only one goes through the array's plan: still writable
+        for _ in range(3):
+            self.assertEqual(testing.versioned_tensor(a.__dlpack__(max_version=(1, 0))).flags, 0)
+
+        class Truth:
+            def __bool__(self):
+                raise ValueError("no truth")
+
+        self.assertRaisesExactly(ValueError, "no truth", a.__dlpack__, max_version=(1, 0), read_only=Truth())
+
+    def test_a_read_only_array_asked_for_nothing_is_versioned(self):
+        """export.max_version.absent_read_only versioned (T-E47, ReadOnlyTensorWrapper): a read-only array's
+        __dlpack__() is a versioned READ_ONLY tensor; a writable one's stays legacy (array_api refuses the read-only
+        one: read_only_needs_versioned)."""
+        a = dlmap.empty(3, "float32")
+        a.readonly = True
+        v = testing.versioned_tensor(a.__dlpack__())
+        self.assertEqual((v.version.major, v.version.minor, v.flags), (1, 3, testing.FLAG_READ_ONLY))
+        a.readonly = False
+        self.assertEqual(testing.capsule_name(a.__dlpack__()), "dltensor")
 
     def test_dlpack_device_answers_enum_members(self):
         """dlpack_device.enum (T-D5): members of the module's DLDeviceType IntEnum, named by the spec's enumerators."""

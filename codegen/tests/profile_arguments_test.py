@@ -1,0 +1,90 @@
+# dlmap codegen tests — profile_arguments_test: the profile's `arguments:` section (max_version, dl_device, read_only)
+# and export.max_version.absent_read_only (issue 27): defaults, accepted values, emitted columns and every SpecError.
+"""Starts from the real spec (spec_rules_test's SpecTestCase: the default files re-dumped after a small change).
+
+Run by hand:  cd codegen && /usr/bin/python3 -B tests/profile_arguments_test.py
+Under Bazel:  bazel test //codegen/tests:profile_arguments_test
+"""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from spec_rules_test import SpecTestCase, default_docs  # noqa: E402  (also puts codegen/ on sys.path)
+
+PROFILE = "profiles/array_api.yaml"
+
+
+class ArgumentsKeys(SpecTestCase):
+
+    def body(self):
+        return self.docs[PROFILE]["profile"]
+
+    def major_only_ready(self):
+        """array_api made fit for a major-only reading: no error range, bounds of minor 0, a fixed stamp."""
+        export = self.body()["export"]
+        export["max_version"]["ranges"] = [{"until": "1.0", "struct": "legacy"}, {"struct": "versioned"}]
+        export["stamp"] = "1.0"
+
+    def test_defaults_are_todays_behaviour(self):
+        loaded = self.assertLoads()
+        p = loaded.profile
+        self.assertEqual((p.arg_max_version, p.arg_dl_device, p.arg_read_only, p.absent_read_only),
+                         ("pair", "pair", "absent", "legacy"))
+        self.assertEqual([self.profile_column(loaded, c)
+                          for c in ("ARG_MAX_VERSION", "ARG_DL_DEVICE", "ARG_READ_ONLY", "ABSENT_READ_ONLY")],
+                         ["PAIR", "PAIR", "ABSENT", "LEGACY"])
+
+    def test_values_reach_the_row(self):
+        self.major_only_ready()
+        self.body()["arguments"] = {"max_version": "subscript_major", "dl_device": "tuple_c_ints", "read_only": "truth"}
+        self.body()["export"]["max_version"]["absent_read_only"] = "versioned"
+        loaded = self.assertLoads()
+        self.assertEqual([self.profile_column(loaded, c)
+                          for c in ("ARG_MAX_VERSION", "ARG_DL_DEVICE", "ARG_READ_ONLY", "ABSENT_READ_ONLY")],
+                         ["SUBSCRIPT_MAJOR", "TUPLE_C_INTS", "TRUTH", "VERSIONED"])
+        self.body()["arguments"] = {"max_version": "tuple_major"}
+        self.assertEqual(self.profile_column(self.assertLoads(), "ARG_MAX_VERSION"), "TUPLE_MAJOR")
+
+    def test_unknown_values_and_keys(self):
+        for key, value, allowed in [("max_version", "first", "pair, tuple_major, subscript_major"),
+                                    ("dl_device", "ints", "pair, tuple_c_ints"),
+                                    ("read_only", "yes", "absent, truth")]:
+            with self.subTest(key):
+                self.body()["arguments"] = {key: value}
+                self.assertRejected(PROFILE, "profile.arguments", key, "is not one of %s" % allowed)
+        self.body()["arguments"] = {"copy": "truth"}
+        self.assertRejected(PROFILE, "profile.arguments", "copy")
+        self.body()["arguments"] = ["max_version"]
+        self.assertRejected(PROFILE, "profile.arguments", None, "must be a mapping")
+
+    def test_major_only_needs_bounds_of_minor_zero_no_error_range_and_a_fixed_stamp(self):
+        for reading in ("tuple_major", "subscript_major"):
+            with self.subTest(reading):
+                self.body()["arguments"] = {"max_version": reading}
+                # array_api as shipped: an error range until 0.5, and a negotiated stamp
+                self.assertRejected(PROFILE, "profile.arguments", "max_version", "until 0.5 has a minor")
+                export = self.body()["export"]
+                export["max_version"]["ranges"] = [{"until": "1.0", "error": "max_version_too_old"},
+                                                   {"struct": "versioned"}]
+                self.assertRejected(PROFILE, "profile.arguments", "max_version", "max_version_too_old")
+                export["max_version"]["ranges"] = [{"until": "1.0", "struct": "legacy"}, {"struct": "versioned"}]
+                self.assertRejected(PROFILE, "profile.arguments", "max_version", "export.stamp")
+                export["stamp"] = "1.0"
+                self.assertLoads()
+                self.docs = default_docs()
+
+    def test_absent_read_only(self):
+        w = self.body()["export"]["max_version"]
+        w["absent_read_only"] = "legacy"
+        self.assertEqual(self.assertLoads().profile.absent_read_only, "legacy")
+        w["absent"], w["absent_read_only"] = "versioned", "legacy"
+        self.assertRejected(PROFILE, "profile.export.max_version", "absent_read_only", "only versioned")
+        w["absent_read_only"] = "none"
+        self.assertRejected(PROFILE, "profile.export.max_version", "absent_read_only", "is not one of legacy, versioned")
+
+
+if __name__ == "__main__":
+    unittest.main()
