@@ -76,7 +76,8 @@ def message_template(error):
 
 def compiled_message(spec, error):
     """The shown text with each {name} replaced by byte 1 (byte 2 when it carries its type's style: a version as
-    (0, 5), a list of ints without spaces; byte 3 for a version's major only) and the placeholder's index + 1."""
+    (0, 5), a list of ints without spaces; byte 3 for a version's major only; bytes 4 and 5 for an int's plural
+    words, {n:s} and {n:was}) and the placeholder's index + 1."""
     index = {p.name: p.value for p in spec.placeholders}
     text = error.status + ": " if error.status else ""
     for i, part in enumerate(error.parts):
@@ -404,7 +405,7 @@ PROFILE = Row("DLMAP_PROFILE",
               "ask_keywords REFUSED_CAPSULE import_dtypes_listed device_names_listed device_tuples UNKNOWN_FLAGS "
               "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync IMPORT_GATING NEGATIVE_STRIDES CAPSULE_ARGUMENTS "
               "DTYPE_ERRORS COPY_TRUST device_enum SCALAR_DIMS COPY_ARGUMENT ABSENT_READ_ONLY ARG_MAX_VERSION "
-              "ARG_DL_DEVICE ARG_READ_ONLY",
+              "ARG_DL_DEVICE ARG_READ_ONLY SIGNATURE_ERRORS method_owner from_dlpack_object",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -453,7 +454,8 @@ def emit_profile(spec):
         p.import_gating.upper(), p.negative_strides.upper(), p.capsule_arguments.upper(), p.dtype_errors.upper(),
         p.copy_trust.upper(), c_bool(p.device_enum), p.scalar_dims.upper(),
         p.copy_argument.upper(), p.absent_read_only.upper(), p.arg_max_version.upper(), p.arg_dl_device.upper(),
-        p.arg_read_only.upper())]
+        p.arg_read_only.upper(), p.signature_errors.upper(),
+        c_string(p.method_owner) if p.method_owner else "NULL", c_string(p.from_dlpack_object))]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(

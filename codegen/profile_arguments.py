@@ -1,5 +1,6 @@
 # dlmap codegen — the profile's `arguments:` section (issue 27): how the Python binding reads __dlpack__'s max_version
-# and dl_device, and whether it takes a read_only keyword; optional, each default the behaviour before it.
+# and dl_device, whether it takes a read_only keyword, and how a call that binds wrongly is worded; optional, each
+# default the behaviour before it.
 """Loaded by spec_profile.load_profile into the Profile (schema: the top of spec/profiles/jax.yaml).
 
 arguments.max_version: pair | tuple_major | subscript_major
@@ -18,17 +19,33 @@ arguments.dl_device: pair | tuple_c_ints
 arguments.read_only: absent | truth
     absent: __dlpack__ has no read_only keyword; truth: __dlpack__(read_only=x) exports the array as read-only when x
         is true (READ_ONLY in a versioned tensor; a legacy one gets export.legacy_read_only's policy) (PyTorch 2).
+arguments.signature_errors: builtin | catalogue
+    builtin: __dlpack__ and from_dlpack bind their arguments as C functions, in CPython's own words; catalogue: a
+        positional too many, an unknown keyword, a missing or doubly given argument are argument_positional_count,
+        argument_keyword_unknown, argument_missing and argument_given_twice, in the profile's words.
+arguments.method_owner: word
+    with catalogue only: __dlpack__ is worded as a Python class's method, {function} "word.__dlpack__" and self counted
+        among the positional arguments (PyTorch 2: Tensor); without it, "__dlpack__" and no self (NumPy 2).
+arguments.from_dlpack_object: word
+    the name of from_dlpack's first parameter, which a call may also pass by keyword (default x, the Array API's;
+        NumPy 2: obj, PyTorch 2: ext_tensor).
 """
 
-KEYS = ("max_version", "dl_device", "read_only")
+import re
+
+KEYS = ("max_version", "dl_device", "read_only", "signature_errors", "method_owner", "from_dlpack_object")
+SIGNATURE_ERRORS = ("builtin", "catalogue")
+# A Python identifier: a class name or a parameter name.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_VERSION_READINGS = ("pair", "tuple_major", "subscript_major")
 DL_DEVICE_READINGS = ("pair", "tuple_c_ints")
 READ_ONLY_ARGUMENTS = ("absent", "truth")
 
 
 def load(source, body, h, profile):
-    """Sets profile.arg_max_version, profile.arg_dl_device and profile.arg_read_only from body's `arguments:` (absent:
-    the defaults), after the export keys they are checked against."""
+    """Sets profile.arg_max_version, arg_dl_device, arg_read_only, signature_errors, method_owner and
+    from_dlpack_object from body's `arguments:` (absent: the defaults), after the export keys they are checked
+    against."""
     if "arguments" not in body:
         return
     w = h._Where(source, "profile.arguments")
@@ -42,6 +59,16 @@ def load(source, body, h, profile):
         profile.arg_dl_device = h._choice(w, arguments, "dl_device", DL_DEVICE_READINGS)
     if "read_only" in arguments:
         profile.arg_read_only = h._choice(w, arguments, "read_only", READ_ONLY_ARGUMENTS)
+    if "signature_errors" in arguments:
+        profile.signature_errors = h._choice(w, arguments, "signature_errors", SIGNATURE_ERRORS)
+    for key in ("method_owner", "from_dlpack_object"):
+        if key in arguments:
+            value = h._str(w, arguments, key)
+            if not IDENTIFIER.match(value):
+                w.fail("key '%s': %r is not a Python identifier" % (key, value))
+            setattr(profile, key, value)
+    if profile.method_owner is not None and profile.signature_errors != "catalogue":
+        w.fail("key 'method_owner' words the catalogue's signature errors: it needs signature_errors: catalogue")
     if profile.arg_max_version != "pair":
         why = "max_version %s reads only the major" % profile.arg_max_version
         for r in profile.ranges:

@@ -32,10 +32,11 @@ MEMORY_MATCH = ("any", "host_pinned", "other")
 MEMORY_REPORTED = {"host_pinned": ("host_pinned", "host"), "other": ("device", "host"),
                    "any": ("host", "host_pinned", "device")}
 # Message styles a placeholder may carry, by the placeholder's type: {max_version:tuple} → (0, 4);
-# {version:major} → 2.
-STYLES = {"tuple": "version", "packed": "ints", "major": "version"}
+# {version:major} → 2;
+# {takes:s} → "" for 1, else "s"; {given:was} → "was" for 1, else "were" (the word alone, not the number).
+STYLES = {"tuple": "version", "packed": "ints", "major": "version", "s": "int", "was": "int"}
 # The marker byte codegen writes before a styled placeholder's index (src/errors.c reads it): byte 1 is unstyled.
-STYLE_MARKERS = {"tuple": "\x02", "packed": "\x02", "major": "\x03"}
+STYLE_MARKERS = {"tuple": "\x02", "packed": "\x02", "major": "\x03", "s": "\x04", "was": "\x05"}
 # import's optional keys (issue 27), and the words of import.ask.retry: a TypeError from the versioned __dlpack__
 # call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
 IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule") + profile_import_allow.KEYS + \
@@ -141,6 +142,9 @@ class Profile:
     arg_max_version: str = "pair"             # arguments.max_version: MAX_VERSION_READINGS
     arg_dl_device: str = "pair"               # arguments.dl_device: DL_DEVICE_READINGS
     arg_read_only: str = "absent"             # arguments.read_only: READ_ONLY_ARGUMENTS
+    signature_errors: str = "builtin"         # arguments.signature_errors: SIGNATURE_ERRORS
+    method_owner: Optional[str] = None        # arguments.method_owner: __dlpack__ worded as this class's method
+    from_dlpack_object: str = "x"             # arguments.from_dlpack_object: from_dlpack's first parameter
 
 
 def load_profile(source, body, spec, helpers, origins=None):

@@ -468,6 +468,9 @@ static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
   PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None, *read_only = Py_None;
   /* read_only= is a keyword only under arguments.read_only; without it PyArg words the unknown keyword. */
   const bool takes_read_only = dlmap_profile_current()->read_only_argument;
+  const dlmap_py_signature signature = {"__dlpack__", true, 0, 0,
+                                        (const char *const *)(takes_read_only ? with_read_only : without_read_only)};
+  if (dlmap_py_check_signature(&signature, PyTuple_GET_SIZE(args), kwargs) < 0) return NULL;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, takes_read_only ? "|$OOOOO:__dlpack__" : "|$OOOO:__dlpack__",
                                    takes_read_only ? with_read_only : without_read_only, &stream, &max_version,
                                    &dl_device, &copy, &read_only)) {

@@ -164,6 +164,19 @@ int dlmap_py_parse_export_max_version(PyObject *obj, bool *has, dlmap_version *o
 int dlmap_py_parse_export_dl_device(PyObject *obj, bool *has, int32_t *type, int32_t *id);
 int dlmap_py_parse_export_read_only(PyObject *obj, bool *read_only);
 
+/* The parameters of __dlpack__ or from_dlpack as their signature errors name them (signature.c). */
+typedef struct dlmap_py_signature {
+  const char *function;     /* "__dlpack__", "from_dlpack" */
+  bool method;              /* an Array method: worded as arguments.method_owner's, self counted */
+  Py_ssize_t positional;    /* how many parameters, the first ones, may be given by position */
+  Py_ssize_t required;      /* how many of those a call must give (by position or keyword) */
+  const char *const *names; /* every parameter's name, in order, NULL-terminated */
+} dlmap_py_signature;
+/* Under arguments.signature_errors catalogue: -1 with argument_positional_count, argument_keyword_unknown,
+ * argument_given_twice or argument_missing (in that order of checks) when a call of nargs positional arguments and
+ * kwargs (a dict or NULL) does not bind to sig; else (and always under builtin) 0, for CPython's parser to bind. */
+int dlmap_py_check_signature(const dlmap_py_signature *sig, Py_ssize_t nargs, PyObject *kwargs);
+
 /* Calls a METH_VARARGS | METH_KEYWORDS implementation with a METH_FASTCALL call's arguments, as a tuple and a dict: the
  * route of the fast entry points for the calls they do not read themselves, so that parsing and errors stay fn's. */
 PyObject *dlmap_py_call_with_keywords(PyCFunctionWithKeywords fn, PyObject *self, PyObject *const *args,

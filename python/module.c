@@ -366,10 +366,15 @@ static PyObject *from_dlpack_methods(PyObject *x, PyObject *method, PyObject *de
 
 static PyObject *from_dlpack(PyObject *module, PyObject *args, PyObject *kwargs) {
   (void)module;
+  /* The first parameter's name is the profile's (arguments.from_dlpack_object). */
   static char *kwlist[] = {"x", "device", "copy", "stream", NULL};
   static char *kwlist_no_stream[] = {"x", "device", "copy", NULL};
-  /* import.ask.stream false: no stream parameter, so stream= is CPython's unexpected-keyword TypeError */
+  kwlist[0] = kwlist_no_stream[0] = (char *)dlmap_profile_current()->from_dlpack_object;
+  /* import.ask.stream false: no stream parameter, so stream= is an unexpected keyword */
   const bool stream_parameter = dlmap_profile_current()->ask_stream;
+  const dlmap_py_signature signature = {"from_dlpack", false, 1, 1,
+                                        (const char *const *)(stream_parameter ? kwlist : kwlist_no_stream)};
+  if (dlmap_py_check_signature(&signature, PyTuple_GET_SIZE(args), kwargs) < 0) return NULL;
   PyObject *x, *device_obj = Py_None, *copy_obj = Py_None, *stream_obj = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, stream_parameter ? "O|$OOO:from_dlpack" : "O|$OO:from_dlpack",
                                    stream_parameter ? kwlist : kwlist_no_stream, &x, &device_obj, &copy_obj,

@@ -1,6 +1,6 @@
 /* dlmap core — the error catalogue: lookup by code and id, related errors, and message formatting into
  * caller memory. Formatting walks the pre-compiled template (placeholder = byte 1, or byte 2 when styled, byte 3 for
- * a version's major only, then index + 1); nothing here allocates. */
+ * a version's major only, 4 and 5 for an int's plural words, then index + 1); nothing here allocates. */
 #include <string.h>
 
 #include "src/internal.h"
@@ -131,9 +131,16 @@ bool dlmap_placeholder_type(dlmap_placeholder name, dlmap_arg_type *out) {
 }
 
 /* marker: the template's byte before the index. 2: the placeholder carries its type's style (a version as "(0, 5)",
- * ints without spaces); 3: a version's major only ({version:major} prints 2). */
+ * ints without spaces); 3: a version's major only ({version:major} prints 2); 4 and 5: an int's plural words alone
+ * ({takes:s}: "s" unless 1; {given:was}: "was" for 1, else "were"). */
 static void put_arg(dlmap__writer *w, const dlmap_arg *arg, char marker) {
   const bool styled = marker == '\002';
+  if ((marker == '\004' || marker == '\005') && arg->type == DLMAP_ARG_TYPE_INT) {
+    const bool one = arg->value.i == 1;
+    if (marker == '\005') dlmap__put_str(w, one ? "was" : "were");
+    if (marker == '\004' && !one) dlmap__put_bytes(w, "s", 1);
+    return;
+  }
   if (marker == '\003' && arg->type == DLMAP_ARG_TYPE_VERSION) {
     dlmap__put_uint(w, arg->value.v.major);
     return;
@@ -189,7 +196,7 @@ size_t dlmap_error_format(char *buf, size_t cap, int32_t code, const dlmap_arg *
     return dlmap__writer_finish(&w);
   }
   for (const char *p = kCompiled[index]; *p != '\0' && !w.truncated;) {
-    const char *mark = strpbrk(p, "\001\002\003");
+    const char *mark = strpbrk(p, "\001\002\003\004\005");
     if (mark == NULL) {
       dlmap__put_str(&w, p);
       break;

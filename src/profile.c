@@ -48,6 +48,8 @@
 #define DLMAP_PROFILE_DL_DEVICE_PAIR false
 #define DLMAP_PROFILE_READ_ONLY_TRUTH true
 #define DLMAP_PROFILE_READ_ONLY_ABSENT false
+#define DLMAP_PROFILE_SIGNATURE_ERRORS_CATALOGUE true
+#define DLMAP_PROFILE_SIGNATURE_ERRORS_BUILTIN false
 
 /* profile.inc holds ten kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
@@ -58,7 +60,8 @@
                       import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS,                  \
                       MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, IMPORT_GATING, NEGATIVE_STRIDES,      \
                       CAPSULE_ARGUMENTS, DTYPE_ERRORS, COPY_TRUST, device_enum_, SCALAR_DIMS,                      \
-                      COPY_ARGUMENT, ABSENT_READ_ONLY, ARG_MAX_VERSION, ARG_DL_DEVICE, ARG_READ_ONLY, ...)         \
+                      COPY_ARGUMENT, ABSENT_READ_ONLY, ARG_MAX_VERSION, ARG_DL_DEVICE, ARG_READ_ONLY,              \
+                      SIGNATURE_ERRORS, method_owner_, from_dlpack_object_, ...)                                   \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -106,6 +109,9 @@
       .max_version_reading = DLMAP_MAX_VERSION_##ARG_MAX_VERSION,                                                  \
       .dl_device_c_ints = DLMAP_PROFILE_DL_DEVICE_##ARG_DL_DEVICE,                                                 \
       .read_only_argument = DLMAP_PROFILE_READ_ONLY_##ARG_READ_ONLY,                                               \
+      .signature_errors_catalogue = DLMAP_PROFILE_SIGNATURE_ERRORS_##SIGNATURE_ERRORS,                             \
+      .method_owner = method_owner_,                                                                               \
+      .from_dlpack_object = from_dlpack_object_,                                                                   \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"

@@ -1,5 +1,7 @@
-# dlmap codegen tests — profile_arguments_test: the profile's `arguments:` section (max_version, dl_device, read_only)
-# and export.max_version.absent_read_only (issue 27): defaults, accepted values, emitted columns and every SpecError.
+# dlmap codegen tests — profile_arguments_test: the profile's `arguments:` section (max_version, dl_device, read_only,
+# signature_errors, method_owner, from_dlpack_object), export.max_version.absent_read_only and the plural styles of
+# the signature errors ({n:s}, {n:was}) (issue 27): defaults, accepted values, emitted columns, compiled templates and
+# every SpecError.
 """Starts from the real spec (spec_rules_test's SpecTestCase: the default files re-dumped after a small change).
 
 Run by hand:  cd codegen && /usr/bin/python3 -B tests/profile_arguments_test.py
@@ -13,6 +15,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from spec_rules_test import SpecTestCase, default_docs  # noqa: E402  (also puts codegen/ on sys.path)
+
+import emit  # noqa: E402
 
 PROFILE = "profiles/array_api.yaml"
 
@@ -84,6 +88,50 @@ class ArgumentsKeys(SpecTestCase):
         self.assertRejected(PROFILE, "profile.export.max_version", "absent_read_only", "only versioned")
         w["absent_read_only"] = "none"
         self.assertRejected(PROFILE, "profile.export.max_version", "absent_read_only", "is not one of legacy, versioned")
+
+
+class SignatureKeys(SpecTestCase):
+
+    def arguments(self):
+        return self.docs[PROFILE]["profile"].setdefault("arguments", {})
+
+    def columns(self, loaded):
+        return [self.profile_column(loaded, c) for c in ("SIGNATURE_ERRORS", "method_owner", "from_dlpack_object")]
+
+    def test_defaults_are_todays_behaviour(self):
+        loaded = self.assertLoads()
+        self.assertEqual((loaded.profile.signature_errors, loaded.profile.method_owner,
+                          loaded.profile.from_dlpack_object), ("builtin", None, "x"))
+        self.assertEqual(self.columns(loaded), ["BUILTIN", "NULL", '"x"'])
+
+    def test_values_reach_the_row(self):
+        self.arguments().update({"signature_errors": "catalogue", "method_owner": "Tensor",
+                                 "from_dlpack_object": "ext_tensor"})
+        self.assertEqual(self.columns(self.assertLoads()), ["CATALOGUE", '"Tensor"', '"ext_tensor"'])
+
+    def test_names_are_identifiers_and_the_owner_needs_the_catalogue(self):
+        self.arguments()["from_dlpack_object"] = "no such"
+        self.assertRejected(PROFILE, "profile.arguments", "from_dlpack_object", "not a Python identifier")
+        self.docs = default_docs()
+        self.arguments().update({"signature_errors": "catalogue", "method_owner": "a.b"})
+        self.assertRejected(PROFILE, "profile.arguments", "method_owner", "not a Python identifier")
+        self.arguments().update({"signature_errors": "builtin", "method_owner": "Tensor"})
+        self.assertRejected(PROFILE, "profile.arguments", "method_owner", "needs signature_errors: catalogue")
+        self.arguments().update({"signature_errors": "cpython"})
+        self.assertRejected(PROFILE, "profile.arguments", "signature_errors", "is not one of builtin, catalogue")
+
+    def test_plural_styles_compile_to_bytes_4_and_5(self):
+        loaded = self.assertLoads()
+        index = {p.name: chr(p.value + 1) for p in loaded.placeholders}
+        error = next(e for e in loaded.errors if e.id == "argument_positional_count")
+        self.assertEqual(emit.compiled_message(loaded, error),
+                         "\x01%s() takes \x01%s positional argument\x04%s but \x01%s \x05%s given"
+                         % (index["function"], index["takes"], index["takes"], index["given"], index["given"]))
+
+    def test_plural_styles_are_for_ints_only(self):
+        self.docs[PROFILE]["profile"]["errors"] = [{"id": "argument_keyword_unknown", "message": "{name:s}"}]
+        message = self.assertRejected(PROFILE, "profile.errors[0] (argument_keyword_unknown)", "message")
+        self.assertIn("{name:s}: style 's' is for int placeholders", message)
 
 
 if __name__ == "__main__":

@@ -123,6 +123,12 @@ typedef struct dlmap_profile_info {
                                         * Python's own conversion, its errors propagating (else the catalogue's) */
   bool read_only_argument;             /* arguments.read_only truth: __dlpack__ takes read_only=, and a true value
                                         * exports the array as read-only (else no such keyword) */
+  bool signature_errors_catalogue;     /* arguments.signature_errors catalogue: a call to __dlpack__ or from_dlpack
+                                        * that binds wrongly raises argument_positional_count, _keyword_unknown,
+                                        * argument_missing or argument_given_twice (else CPython's own texts) */
+  const char *method_owner;            /* arguments.method_owner: __dlpack__ is worded "owner.__dlpack__", self
+                                        * counted (NULL: "__dlpack__", no self) */
+  const char *from_dlpack_object;      /* arguments.from_dlpack_object: from_dlpack's first parameter ("x") */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */

@@ -85,6 +85,32 @@ class ExportKeysTest(testing.DlmapTestCase):
                 self.assertRaisesExactly(cls, message, a.__dlpack__, dl_device=device)
         self.assertEqual(testing.capsule_name(a.__dlpack__(dl_device=(True, 0))), "dltensor")  # bool is an int here
 
+    def test_signature_errors_in_npy_argparse_words(self):
+        """arguments.signature_errors catalogue and from_dlpack_object obj (N-E16, N-I6a, N-I6b): NumPy's argument
+        parser's texts, pinned as NumPy 2.4 words them; array_api leaves them to CPython's parser."""
+        a = dlmap.empty(3, "float32")
+        for call, error_id, message in [
+                (lambda: a.__dlpack__(None), "argument_positional_count",
+                 "__dlpack__() takes 0 positional arguments but 1 was given"),
+                (lambda: a.__dlpack__(None, None), "argument_positional_count",
+                 "__dlpack__() takes 0 positional arguments but 2 were given"),
+                (lambda: a.__dlpack__(foo=1), "argument_keyword_unknown",
+                 "__dlpack__() got an unexpected keyword argument 'foo'"),
+                (lambda: dlmap.from_dlpack(a, None), "argument_positional_count",
+                 "from_dlpack() takes 1 positional arguments but 2 were given"),
+                (lambda: dlmap.from_dlpack(), "argument_missing", "from_dlpack() missing required argument 'obj' (pos 0)"),
+                (lambda: dlmap.from_dlpack(a, obj=a), "argument_given_twice",
+                 "argument for from_dlpack() given by name ('obj') and position (position 0)"),
+                (lambda: dlmap.from_dlpack(x=a), "argument_keyword_unknown",
+                 "from_dlpack() got an unexpected keyword argument 'x'"),
+                (lambda: dlmap.from_dlpack(a, stream=None), "argument_keyword_unknown",
+                 "from_dlpack() got an unexpected keyword argument 'stream'"),
+                (lambda: dlmap.from_dlpack(a, **{"\udc80": 1}), "argument_keyword_unknown",
+                 "from_dlpack() got an unexpected keyword argument '\\udc80'")]:
+            with self.subTest(message):
+                self.assertEqual(self.assertRaisesExactly(TypeError, message, call).dlmap_id, error_id)
+        self.assertEqual(dlmap.from_dlpack(obj=a).shape, (3,))
+
     def test_copy_is_read_by_truth_value(self):
         # export.copy_argument truth (N-E13a): any object but a str is its truth value; its __bool__'s error propagates
         a = dlmap.empty(3, "float32")

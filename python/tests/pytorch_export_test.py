@@ -148,6 +148,25 @@ class PytorchExportTest(testing.DlmapTestCase):
         a.readonly = False
         self.assertEqual(testing.capsule_name(a.__dlpack__()), "dltensor")
 
+    def test_signature_errors_as_pythons_for_tensor_methods(self):
+        """arguments.signature_errors catalogue, method_owner Tensor, from_dlpack_object ext_tensor (T-E41, T-E51):
+        CPython's texts for PyTorch's Python-level __dlpack__ (self counted) and torch.from_dlpack."""
+        a = dlmap.empty(3, "float32")
+        for call, error_id, message in [
+                (lambda: a.__dlpack__(None), "argument_positional_count",
+                 "Tensor.__dlpack__() takes 1 positional argument but 2 were given"),
+                (lambda: a.__dlpack__(foo=1), "argument_keyword_unknown",
+                 "Tensor.__dlpack__() got an unexpected keyword argument 'foo'"),
+                (lambda: dlmap.from_dlpack(a, None), "argument_positional_count",
+                 "from_dlpack() takes 1 positional argument but 2 were given"),
+                (lambda: dlmap.from_dlpack(), "argument_missing",
+                 "from_dlpack() missing 1 required positional argument: 'ext_tensor'"),
+                (lambda: dlmap.from_dlpack(a, ext_tensor=a), "argument_given_twice",
+                 "from_dlpack() got multiple values for argument 'ext_tensor'")]:
+            with self.subTest(message):
+                self.assertEqual(self.assertRaisesExactly(TypeError, message, call).dlmap_id, error_id)
+        self.assertEqual(dlmap.from_dlpack(ext_tensor=a).shape, (3,))
+
     def test_dlpack_device_answers_enum_members(self):
         """dlpack_device.enum (T-D5): members of the module's DLDeviceType IntEnum, named by the spec's enumerators."""
         import enum
