@@ -5,13 +5,16 @@
 
 #include "python/binding.h"
 
-/* import_device_not_understood, showing str(obj) as the caller passed it. */
+/* import_device_not_understood, with str(obj) as the caller passed it and str(type(obj)) (a profile's text shows
+ * either). */
 static int not_understood(PyObject *obj) {
   PyObject *text = PyObject_Str(obj);
-  if (text == NULL) return -1;
-  const char *shown = PyUnicode_AsUTF8(text);
-  if (shown != NULL) dlmap_py_raised(dlmap_raise_import_device_not_understood(DLMAP_PY_ERR, shown));
-  Py_DECREF(text);
+  PyObject *type_text = text != NULL ? PyObject_Str((PyObject *)Py_TYPE(obj)) : NULL;
+  const char *shown = type_text != NULL ? PyUnicode_AsUTF8(text) : NULL;
+  const char *type_shown = shown != NULL ? PyUnicode_AsUTF8(type_text) : NULL;
+  if (type_shown != NULL) dlmap_py_raised(dlmap_raise_import_device_not_understood(DLMAP_PY_ERR, shown, type_shown));
+  Py_XDECREF(text);
+  Py_XDECREF(type_text);
   return -1;
 }
 

@@ -103,6 +103,18 @@ class CapsuleArguments(DlmapTestCase):
         del capsule
         self.assertEqual(dlmap.from_dlpack(producer(), copy=True).shape, (3,))
 
+    def test_a_device_that_is_not_a_string(self):
+        """import.device_tuples false and import_device_not_understood's {got_type} (T-I35): torch/utils/dlpack.py's
+        assert names the type of anything but a str, a (type, id) tuple included; a name still works."""
+        for device, shown in ((5, "<class 'int'>"), ((1, 0), "<class 'tuple'>"), (object(), "<class 'object'>")):
+            with self.subTest(device=device):
+                p = producer(tag="device")
+                error = self.assertRaisesExactly(AssertionError, "from_dlpack: unsupported device type: " + shown,
+                                                 dlmap.from_dlpack, p, device=device)
+                self.assertEqual(error.dlmap_id, "import_device_not_understood")
+                self.assertEqual(p.calls, [])  # refused before the producer is asked
+        self.assertEqual(dlmap.from_dlpack(producer(), device="cpu").shape, (3,))
+
 
 
 def refused_by(code, bits, lanes):
