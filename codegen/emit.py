@@ -397,7 +397,7 @@ def emit_error_related(spec):
     return _list(spec, [ERROR_RELATED], (ERROR_RELATED(e.id.upper(), r.upper()) for e in spec.errors for r in e.related))
 
 
-# The profile's ten kinds of rows; ERROR is an error enumerator suffix, or OK for none.
+# The profile's eleven kinds of rows; ERROR is an error enumerator suffix, or OK for none.
 PROFILE = Row("DLMAP_PROFILE",
               "name doc OWN_TYPE FALSY_TYPE ABSENT_STRUCT GATING LEGACY_READ_ONLY STREAM OTHERWISE_ERROR REQUEST "
               "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar stamp_fixed stamp_major stamp_minor "
@@ -405,7 +405,7 @@ PROFILE = Row("DLMAP_PROFILE",
               "ask_keywords REFUSED_CAPSULE import_dtypes_listed device_names_listed device_tuples UNKNOWN_FLAGS "
               "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync IMPORT_GATING NEGATIVE_STRIDES CAPSULE_ARGUMENTS "
               "DTYPE_ERRORS COPY_TRUST device_enum SCALAR_DIMS COPY_ARGUMENT ABSENT_READ_ONLY ARG_MAX_VERSION "
-              "ARG_DL_DEVICE ARG_READ_ONLY SIGNATURE_ERRORS method_owner from_dlpack_object",
+              "ARG_DL_DEVICE ARG_READ_ONLY SIGNATURE_ERRORS method_owner from_dlpack_object DEVICE_INDEX",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -427,6 +427,8 @@ PROFILE_ASK_ORDER = Row("DLMAP_PROFILE_ASK_ORDER", "KEYWORD",
 PROFILE_DEVICE_NAME = Row("DLMAP_PROFILE_DEVICE_NAME", "name device_type",
                           "import.device_names: one row per name from_dlpack's device= takes, when the profile "
                           "lists them.")
+PROFILE_DEVICE_TEXT = Row("DLMAP_PROFILE_DEVICE_TEXT", "device_type text",
+                          "device_texts: one row per device type whose {device:text} the profile words its own way.")
 PROFILE_ERROR_ORIGIN = Row("DLMAP_PROFILE_ERROR_ORIGIN", "ERROR kind message status",
                            "One row per error whose kind, text or status word a profile replaces, in catalogue "
                            "order: the name of the profile each comes from (this one or one it extends), NULL where "
@@ -434,7 +436,8 @@ PROFILE_ERROR_ORIGIN = Row("DLMAP_PROFILE_ERROR_ORIGIN", "ERROR kind message sta
 
 
 def emit_profile(spec):
-    """The exchange policy of the spec's profile, as ten kinds of rows (hand-written C defines the ones it reads)."""
+    """The exchange policy of the spec's profile, as eleven kinds of rows (hand-written C defines the ones it
+    reads)."""
     p = spec.profile
 
     def error(error_id):
@@ -455,7 +458,8 @@ def emit_profile(spec):
         p.copy_trust.upper(), c_bool(p.device_enum), p.scalar_dims.upper(),
         p.copy_argument.upper(), p.absent_read_only.upper(), p.arg_max_version.upper(), p.arg_dl_device.upper(),
         p.arg_read_only.upper(), p.signature_errors.upper(),
-        c_string(p.method_owner) if p.method_owner else "NULL", c_string(p.from_dlpack_object))]
+        c_string(p.method_owner) if p.method_owner else "NULL", c_string(p.from_dlpack_object),
+        p.device_index.upper())]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(
@@ -469,6 +473,7 @@ def emit_profile(spec):
               for code, bits, lanes in p.import_dtypes or []]
     lines += [PROFILE_IMPORT_CODE_NAME("%du" % code, c_string(label)) for code, label in p.dtype_code_names or []]
     lines += [PROFILE_DEVICE_NAME(c_string(name), value) for name, value in p.device_names or []]
+    lines += [PROFILE_DEVICE_TEXT(value, c_string(text)) for value, text in p.device_texts]
     lines += [PROFILE_ASK_RETRY_DROP(keyword.upper()) for keyword in p.ask_retry_drops]
     lines += [PROFILE_ASK_ORDER(keyword.upper())
               for keyword in p.ask_keywords + tuple(k for k in ASK_KEYWORDS if k not in p.ask_keywords)]
@@ -479,7 +484,7 @@ def emit_profile(spec):
                                    origin(fields, "status")) for error_id, fields in p.error_origins.items()]
     return _list(spec, [PROFILE, PROFILE_DEVICE, PROFILE_VERSION_RANGE, PROFILE_DEVICE_RULE, PROFILE_ERROR_ORIGIN,
                         PROFILE_IMPORT_DTYPE, PROFILE_IMPORT_CODE_NAME, PROFILE_DEVICE_NAME, PROFILE_ASK_RETRY_DROP,
-                        PROFILE_ASK_ORDER], lines)
+                        PROFILE_ASK_ORDER, PROFILE_DEVICE_TEXT], lines)
 
 
 # ---- re2c rules -----------------------------------------------------------------------------------
@@ -608,6 +613,7 @@ _RAISE_PARAMS = {
     "str": ("const char *%s", "dlmap_arg_str(%s, %s)"),
     "version": ("dlmap_version %s", "dlmap_arg_version(%s, %s)"),
     "ints": ("const int64_t *%s, int32_t %s_count", "dlmap_arg_ints(%s, %s, %s_count)"),
+    "device": ("DLDevice %s", "dlmap_arg_device(%s, %s)"),
 }
 
 

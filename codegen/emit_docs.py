@@ -47,6 +47,7 @@ _PLACEHOLDER_TYPES = {
     "str": "text",
     "version": "a DLPack version, as major.minor",
     "ints": "a list of signed 64-bit integers, comma-separated",
+    "device": "a DLPack device, as (kDLCUDA, 0); {name:tuple} prints (2, 0), {name:text} the profile's text for it",
 }
 _LOOKUPS = {
     "device_types": "Device type names (enumerators, earlier spellings and aliases)",

@@ -13,10 +13,14 @@ import.dtype_code_names: {code: label}  dtype_bits_not_imported's {code_label} p
                                         enumerator itself)
 import.device_names: any | {name: type} the strings from_dlpack's device= takes (any: every device type's name)
 import.device_tuples: bool              from_dlpack's device= takes a (device_type, device_id) tuple
+import.device_index: none | colon       colon: a device= name may end in ":N", device id N (torch's "cuda:1");
+                                        none: a name is device 0
 import.unknown_flags: refuse | ignore   a versioned tensor's flag bits the spec does not know (flags_unknown)
 """
 
-KEYS = ("dtypes", "dtype_errors", "dtype_code_names", "device_names", "device_tuples", "unknown_flags")
+KEYS = ("dtypes", "dtype_errors", "dtype_code_names", "device_names", "device_tuples", "device_index",
+        "unknown_flags")
+DEVICE_INDEXES = ("none", "colon")
 UNKNOWN_FLAGS = ("refuse", "ignore")
 DTYPE_ERRORS = ("one", "per_field")
 
@@ -24,8 +28,8 @@ DTYPE_ERRORS = ("one", "per_field")
 def load(source, imp, spec, h, profile):
     """Sets profile.import_dtypes (None: any; else a sorted list of (code, bits, lanes), lanes 0 for any),
     profile.dtype_errors, profile.dtype_code_names (None: the enumerators; else a sorted list of (code, label)),
-    profile.device_names (None: any; else [(name, device type value)]), profile.device_tuples and
-    profile.unknown_flags."""
+    profile.device_names (None: any; else [(name, device type value)]), profile.device_tuples,
+    profile.device_index and profile.unknown_flags."""
     w = h._Where(source, "profile.import")
     if imp.get("dtypes", "any") != "any":
         profile.import_dtypes = _dtypes(w, imp["dtypes"], spec, h, profile)
@@ -39,6 +43,8 @@ def load(source, imp, spec, h, profile):
         profile.device_names = _device_names(w, imp["device_names"], spec, h, profile)
     if "device_tuples" in imp:
         profile.device_tuples = h._bool(w, imp, "device_tuples")
+    if "device_index" in imp:
+        profile.device_index = h._choice(w, imp, "device_index", DEVICE_INDEXES)
     if "unknown_flags" in imp:
         profile.unknown_flags = h._choice(w, imp, "unknown_flags", UNKNOWN_FLAGS)
 

@@ -275,7 +275,7 @@ UPSTREAM = ("main",)
 # never names both a DLPack device type and a vendor's, nor a device type and an error.
 VENDOR = "vendor"
 VENDOR_DEVICE_VALUES = (0x10000, 2**31 - 1)
-PLACEHOLDER_TYPES = ("int", "uint", "hex", "ptr", "str", "version", "ints")
+PLACEHOLDER_TYPES = ("int", "uint", "hex", "ptr", "str", "version", "ints", "device")
 STREAM_MEANINGS = ("legacy_default", "per_thread_default", "default", "no_sync", "handle",
                    "host_sync", "invalid")
 CASE_RULES = ("sensitive", "insensitive")
@@ -1135,12 +1135,13 @@ def _split_message(where, error, placeholder_types):
             if name is None or "{" in name:
                 where.fail("key 'message': unbalanced '{' at character %d (write '{{' for a literal brace)" % i)
             name, style = placeholder_style(name)
-            styles = ", ".join("%s for %s placeholders" % pair for pair in profile_loader.STYLES.items())
+            styles = ", ".join("%s for %s placeholders" % (s, " or ".join(types))
+                               for s, types in profile_loader.STYLES.items())
             if style and style not in profile_loader.STYLES:
                 where.fail("key 'message': {%s:%s}: unknown style '%s' (styles: %s)" % (name, style, style, styles))
-            if style and name in placeholder_types and profile_loader.STYLES[style] != placeholder_types[name]:
+            if style and name in placeholder_types and placeholder_types[name] not in profile_loader.STYLES[style]:
                 where.fail("key 'message': {%s:%s}: style '%s' is for %s placeholders, and %s is of type %s "
-                           "(styles: %s)" % (name, style, style, profile_loader.STYLES[style], name,
+                           "(styles: %s)" % (name, style, style, " or ".join(profile_loader.STYLES[style]), name,
                                              placeholder_types[name], styles))
             if name not in error.args:
                 where.fail("key 'message': placeholder {%s} is not supplied by the C side for this error "

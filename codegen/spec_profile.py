@@ -6,11 +6,12 @@ names is checked against them; mistakes are SpecErrors naming the file, the key 
 only resolved data (device type values, error ids, per-type booleans): emit.py writes it out as rows.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 import profile_extends
 import profile_arguments
+import profile_device_texts
 import profile_import_allow
 import profile_import_gates
 
@@ -34,9 +35,11 @@ MEMORY_REPORTED = {"host_pinned": ("host_pinned", "host"), "other": ("device", "
 # Message styles a placeholder may carry, by the placeholder's type: {max_version:tuple} → (0, 4);
 # {version:major} → 2;
 # {takes:s} → "" for 1, else "s"; {given:was} → "was" for 1, else "were" (the word alone, not the number).
-STYLES = {"tuple": "version", "packed": "ints", "major": "version", "s": "int", "was": "int"}
+# A device: {device:tuple} → (2, 0) (its numbers), {device:text} → the profile's device_texts entry for its type.
+STYLES = {"tuple": ("version", "device"), "packed": ("ints",), "major": ("version",), "s": ("int",), "was": ("int",),
+          "text": ("device",)}
 # The marker byte codegen writes before a styled placeholder's index (src/errors.c reads it): byte 1 is unstyled.
-STYLE_MARKERS = {"tuple": "\x02", "packed": "\x02", "major": "\x03", "s": "\x04", "was": "\x05"}
+STYLE_MARKERS = {"tuple": "\x02", "packed": "\x02", "major": "\x03", "s": "\x04", "was": "\x05", "text": "\x06"}
 # import's optional keys (issue 27), and the words of import.ask.retry: a TypeError from the versioned __dlpack__
 # call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
 IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule") + profile_import_allow.KEYS + \
@@ -145,6 +148,8 @@ class Profile:
     signature_errors: str = "builtin"         # arguments.signature_errors: SIGNATURE_ERRORS
     method_owner: Optional[str] = None        # arguments.method_owner: __dlpack__ worded as this class's method
     from_dlpack_object: str = "x"             # arguments.from_dlpack_object: from_dlpack's first parameter
+    device_texts: list = field(default_factory=list)  # device_texts: [(device type value, text)], spec order
+    device_index: str = "none"                # import.device_index: DEVICE_INDEXES (profile_import_allow.py)
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -153,7 +158,8 @@ def load_profile(source, body, spec, helpers, origins=None):
     profile_extends.resolve_with_origins gives them. Applies the profile's error overrides to spec.errors."""
     h = helpers
     where = h._Where(source, "profile")
-    h._check_keys(where, body, ("name", "doc", "export", "dlpack_device", "import"), ("errors", "arguments"))
+    h._check_keys(where, body, ("name", "doc", "export", "dlpack_device", "import"),
+                  ("errors", "arguments", "device_texts"))
     name = h._str(where, body, "name", pattern=h._WORD, what="a lower-case word")
     devices_by_value = {d.value: d for d in spec.device_types}
     platforms = {p.name: p for p in spec.platforms}
@@ -289,6 +295,7 @@ def load_profile(source, body, spec, helpers, origins=None):
     profile.absent_read_only = absent_read_only
     _import_ask(source, imp, spec, h, profile)
     profile_arguments.load(source, body, h, profile)
+    profile_device_texts.load(source, body, spec, h, device_value, profile)
     profile_import_allow.load(source, imp, spec, h, profile)
     profile_import_gates.load(source, imp, h, profile)
     _apply_errors(source, body.get("errors", []), spec, h)

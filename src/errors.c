@@ -1,6 +1,7 @@
 /* dlmap core — the error catalogue: lookup by code and id, related errors, and message formatting into
  * caller memory. Formatting walks the pre-compiled template (placeholder = byte 1, or byte 2 when styled, byte 3 for
- * a version's major only, 4 and 5 for an int's plural words, then index + 1); nothing here allocates. */
+ * a version's major only, 4 and 5 for an int's plural words, 6 for a device's profile text, then index + 1); nothing
+ * here allocates. */
 #include <string.h>
 
 #include "src/internal.h"
@@ -132,7 +133,30 @@ bool dlmap_placeholder_type(dlmap_placeholder name, dlmap_arg_type *out) {
 
 /* marker: the template's byte before the index. 2: the placeholder carries its type's style (a version as "(0, 5)",
  * ints without spaces); 3: a version's major only ({version:major} prints 2); 4 and 5: an int's plural words alone
- * ({takes:s}: "s" unless 1; {given:was}: "was" for 1, else "were"). */
+ * ({takes:s}: "s" unless 1; {given:was}: "was" for 1, else "were"); 6: a device's profile text ({device:text}). */
+/* A device: (kDLCUDA, 0); styled ({device:tuple}) its numbers, (2, 0); {device:text} the profile's device_texts entry
+ * for its type with {id} replaced by the id, where the profile has one (else the first form). */
+static void put_device(dlmap__writer *w, DLDevice device, char marker) {
+  const char *text = marker == '\006' ? dlmap_profile_device_text((int32_t)device.device_type) : NULL;
+  if (text != NULL) {
+    for (const char *id; (id = strstr(text, "{id}")) != NULL; text = id + 4) {
+      dlmap__put_bytes(w, text, (size_t)(id - text));
+      dlmap__put_int(w, device.device_id);
+    }
+    dlmap__put_str(w, text);
+    return;
+  }
+  dlmap__put_str(w, "(");
+  if (marker == '\002') {
+    dlmap__put_int(w, (int64_t)device.device_type);
+  } else {
+    dlmap__put_str(w, dlmap_device_type_name((int32_t)device.device_type));
+  }
+  dlmap__put_str(w, ", ");
+  dlmap__put_int(w, device.device_id);
+  dlmap__put_str(w, ")");
+}
+
 static void put_arg(dlmap__writer *w, const dlmap_arg *arg, char marker) {
   const bool styled = marker == '\002';
   if ((marker == '\004' || marker == '\005') && arg->type == DLMAP_ARG_TYPE_INT) {
@@ -172,6 +196,9 @@ static void put_arg(dlmap__writer *w, const dlmap_arg *arg, char marker) {
     case DLMAP_ARG_TYPE_VERSION:
       dlmap__put_version(w, arg->value.v);
       return;
+    case DLMAP_ARG_TYPE_DEVICE:
+      put_device(w, arg->value.d, marker);
+      return;
     case DLMAP_ARG_TYPE_INTS:
       if (arg->value.list.items == NULL) {
         dlmap__put_str(w, NULL);
@@ -196,7 +223,7 @@ size_t dlmap_error_format(char *buf, size_t cap, int32_t code, const dlmap_arg *
     return dlmap__writer_finish(&w);
   }
   for (const char *p = kCompiled[index]; *p != '\0' && !w.truncated;) {
-    const char *mark = strpbrk(p, "\001\002\003\004\005");
+    const char *mark = strpbrk(p, "\001\002\003\004\005\006");
     if (mark == NULL) {
       dlmap__put_str(&w, p);
       break;

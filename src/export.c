@@ -95,9 +95,7 @@ static int32_t validate(const dlmap_array *array, export_plan *plan, dlmap_error
   int32_t status = dlmap_device_type_lookup(array->device_type, &plan->source, err);
   if (status != DLMAP_OK) return status;
   if (!dlmap__export_accepts_source(array->device_type)) {
-    char device[96];
-    dlmap__describe_device(device, sizeof device, array->device_type, array->device_id);
-    return dlmap_raise_source_not_exchangeable(err, device);
+    return dlmap_raise_source_not_exchangeable(err, dlmap__device(array->device_type, array->device_id));
   }
   status = dlmap_dtype_validate(array->dtype, err);
   if (status != DLMAP_OK) return status;
@@ -185,10 +183,8 @@ static int32_t place(const dlmap_array *array, const dlmap_export_request *reque
   plan->copy = plan->placement.kind == DLMAP__PLACE_COPY;
   memset(&plan->transfer, 0, sizeof plan->transfer);
   if (plan->copy && request->copy == DLMAP_COPY_NEVER) {
-    char device[96], source_device[96];
-    dlmap__describe_device(device, sizeof device, plan->target->value, plan->target_id);
-    dlmap__describe_device(source_device, sizeof source_device, array->device_type, array->device_id);
-    return dlmap_raise_export_copy_to_device_forbidden(err, device, source_device);
+    return dlmap_raise_export_copy_to_device_forbidden(err, dlmap__device(plan->target->value, plan->target_id),
+                                                       dlmap__device(array->device_type, array->device_id));
   }
   if (plan->copy) {
     const int32_t status = dlmap__transfer_plan(plan->source, array->device_id, array->producer_stream, plan->target,

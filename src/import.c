@@ -96,11 +96,9 @@ static int32_t read_report(const producer *p, const dlmap_import_request *reques
   const dlmap_device_info *own = dlmap_device_type_find(plan->device_type);
   const dlmap_device_info *reported = dlmap_device_type_find(request->reported_device_type);
   if (own == NULL || reported == NULL || !dlmap__report_refines(reported->memory, own->memory)) {
-    char source[96];
-    dlmap__describe_device(source, sizeof source, plan->device_type, t->device.device_id);
-    return fail(
-        p, dlmap_raise_device_report_mismatch(err, dlmap_device_type_name(request->reported_device_type),
-                                              request->reported_device_type, source));
+    return fail(p, dlmap_raise_device_report_mismatch(err, dlmap_device_type_name(request->reported_device_type),
+                                                      request->reported_device_type,
+                                                      dlmap__device(plan->device_type, t->device.device_id)));
   }
   plan->device_type = request->reported_device_type;
   return DLMAP_OK;
@@ -197,10 +195,8 @@ static int32_t refuse_copy(const producer *p, const import_plan *plan, const dlm
                            bool profile_layout_ok, bool layout_ok, bool aligned, dlmap_error *err) {
   const DLTensor *t = p->tensor;
   if (plan->placement.moves) {
-    char wanted[96], source[96];
-    dlmap__describe_device(wanted, sizeof wanted, plan->target->value, plan->target_id);
-    dlmap__describe_device(source, sizeof source, plan->device->value, t->device.device_id);
-    return fail(p, dlmap_raise_import_copy_to_device_forbidden(err, wanted, source));
+    return fail(p, dlmap_raise_import_copy_to_device_forbidden(err, dlmap__device(plan->target->value, plan->target_id),
+                                                               dlmap__device(plan->device->value, t->device.device_id)));
   }
   if (!layout_ok) {
     return layout_error(p, err, profile_layout_ok ? request->layout : dlmap_profile_current()->view_layout);

@@ -44,8 +44,13 @@ static inline int32_t dlmap__check_copy_mode(int32_t copy, dlmap_error *err) {
   return dlmap__invalid_argument(err, "copy", "must be DLMAP_COPY_IF_NEEDED, DLMAP_COPY_ALWAYS or DLMAP_COPY_NEVER");
 }
 
-/* Writes a device as messages show it: "(kDLCUDA, 0)". */
-void dlmap__describe_device(char *buf, size_t cap, int32_t device_type, int32_t device_id);
+/* A device type and id as a message's device placeholder (dlmap_arg_device) takes them. */
+static inline DLDevice dlmap__device(int32_t device_type, int32_t device_id) {
+  DLDevice device;
+  device.device_type = (DLDeviceType)device_type;
+  device.device_id = device_id;
+  return device;
+}
 
 /* Whether some stream convention of the spec reads this stream value as no_sync (DLPack's -1): what
  * export.stream_no_sync accepts on every device type. */

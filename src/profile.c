@@ -50,8 +50,10 @@
 #define DLMAP_PROFILE_READ_ONLY_ABSENT false
 #define DLMAP_PROFILE_SIGNATURE_ERRORS_CATALOGUE true
 #define DLMAP_PROFILE_SIGNATURE_ERRORS_BUILTIN false
+#define DLMAP_PROFILE_DEVICE_INDEX_COLON true
+#define DLMAP_PROFILE_DEVICE_INDEX_NONE false
 
-/* profile.inc holds ten kinds of rows; each table below defines the one macro it reads (the .inc gives the others
+/* profile.inc holds eleven kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
 #define DLMAP_PROFILE(name_, doc_, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
                       REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_,     \
@@ -61,7 +63,7 @@
                       MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, IMPORT_GATING, NEGATIVE_STRIDES,      \
                       CAPSULE_ARGUMENTS, DTYPE_ERRORS, COPY_TRUST, device_enum_, SCALAR_DIMS,                      \
                       COPY_ARGUMENT, ABSENT_READ_ONLY, ARG_MAX_VERSION, ARG_DL_DEVICE, ARG_READ_ONLY,              \
-                      SIGNATURE_ERRORS, method_owner_, from_dlpack_object_, ...)                                   \
+                      SIGNATURE_ERRORS, method_owner_, from_dlpack_object_, DEVICE_INDEX, ...)                     \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -112,6 +114,7 @@
       .signature_errors_catalogue = DLMAP_PROFILE_SIGNATURE_ERRORS_##SIGNATURE_ERRORS,                             \
       .method_owner = method_owner_,                                                                               \
       .from_dlpack_object = from_dlpack_object_,                                                                   \
+      .device_index_colon = DLMAP_PROFILE_DEVICE_INDEX_##DEVICE_INDEX,                                             \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"
@@ -336,4 +339,21 @@ static const dlmap_device_name kDeviceNames[] = {
 
 const dlmap_device_name *dlmap_profile_device_name_at(size_t index) {
   return index + 1 < sizeof kDeviceNames / sizeof kDeviceNames[0] ? &kDeviceNames[index] : NULL;
+}
+
+typedef struct device_text {
+  int32_t device_type;
+  const char *text;
+} device_text;
+#define DLMAP_PROFILE_DEVICE_TEXT(device_type_, text_, ...) {.device_type = device_type_, .text = text_},
+static const device_text kDeviceTexts[] = {
+#include "src/generated/profile.inc"
+    {-1, NULL} /* sentinel: a profile may word none */
+};
+
+const char *dlmap_profile_device_text(int32_t device_type) {
+  for (size_t i = 0; kDeviceTexts[i].text != NULL; i++) {
+    if (kDeviceTexts[i].device_type == device_type) return kDeviceTexts[i].text;
+  }
+  return NULL;
 }

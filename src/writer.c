@@ -80,14 +80,3 @@ size_t dlmap__writer_finish(dlmap__writer *w) {
   }
   return w->len;
 }
-
-void dlmap__describe_device(char *buf, size_t cap, int32_t device_type, int32_t device_id) {
-  dlmap__writer w;
-  dlmap__writer_init(&w, buf, cap);
-  dlmap__put_str(&w, "(");
-  dlmap__put_str(&w, dlmap_device_type_name(device_type));
-  dlmap__put_str(&w, ", ");
-  dlmap__put_int(&w, device_id);
-  dlmap__put_str(&w, ")");
-  dlmap__writer_finish(&w);
-}

@@ -56,7 +56,7 @@ bool ValidUtf8(const std::string &text) {
   return true;
 }
 
-// The {name} placeholders of a template ("{{" and "}}" are literal braces).
+// The {name} placeholders of a template ("{{" and "}}" are literal braces), a style ({name:style}) left off.
 std::vector<std::string> TemplatePlaceholders(const std::string &tmpl) {
   std::vector<std::string> names;
   for (size_t i = 0; i < tmpl.size(); i++) {
@@ -70,20 +70,26 @@ std::vector<std::string> TemplatePlaceholders(const std::string &tmpl) {
         names.push_back("<unterminated>");
         break;
       }
-      names.push_back(tmpl.substr(i + 1, end - i - 1));
+      const std::string field = tmpl.substr(i + 1, end - i - 1);
+      names.push_back(field.substr(0, field.find(':')));
       i = end;
     }
   }
   return names;
 }
 
-// The template as the formatter prints it when no argument is supplied: placeholders stay {name},
-// "{{" and "}}" become single braces.
+// The template as the formatter prints it when no argument is supplied: placeholders stay {name} (a style is not
+// shown), "{{" and "}}" become single braces.
 std::string Unescape(const std::string &tmpl) {
   std::string out;
+  bool in_field = false, in_style = false;
   for (size_t i = 0; i < tmpl.size(); i++) {
-    out += tmpl[i];
-    if ((tmpl[i] == '{' || tmpl[i] == '}') && i + 1 < tmpl.size() && tmpl[i + 1] == tmpl[i]) i++;
+    const bool doubled = (tmpl[i] == '{' || tmpl[i] == '}') && i + 1 < tmpl.size() && tmpl[i + 1] == tmpl[i];
+    if (!doubled && tmpl[i] == '{') in_field = true;
+    if (!doubled && tmpl[i] == '}') in_field = in_style = false;
+    if (in_field && tmpl[i] == ':') in_style = true;
+    if (!in_style) out += tmpl[i];
+    if (doubled) i++;
   }
   return out;
 }
@@ -117,6 +123,12 @@ dlmap_arg ArgFor(dlmap_placeholder p) {
       return dlmap_arg_version(p, V(1, 3));
     case DLMAP_ARG_TYPE_INTS:
       return dlmap_arg_ints(p, kShape, 2);
+    case DLMAP_ARG_TYPE_DEVICE: {
+      DLDevice device;
+      device.device_type = kDLCPU;
+      device.device_id = 0;
+      return dlmap_arg_device(p, device);
+    }
   }
   ADD_FAILURE() << "placeholder " << p << " has an unknown type " << type;
   return dlmap_arg_str(p, "?");
@@ -315,6 +327,8 @@ TEST(Placeholder, NamesAndTypes) {
       {DLMAP_ARG_POINTER, "pointer", DLMAP_ARG_TYPE_PTR},
       {DLMAP_ARG_STREAM, "stream", DLMAP_ARG_TYPE_INT},
       {DLMAP_ARG_NAME, "name", DLMAP_ARG_TYPE_STR},
+      {DLMAP_ARG_DEVICE, "device", DLMAP_ARG_TYPE_DEVICE},
+      {DLMAP_ARG_SOURCE_DEVICE, "source_device", DLMAP_ARG_TYPE_DEVICE},
   };
   for (const Row &row : rows) {
     SCOPED_TRACE(row.name);
@@ -341,9 +355,26 @@ TEST(Placeholder, EverySpecPlaceholder) {
                                     : want == "ptr"     ? DLMAP_ARG_TYPE_PTR
                                     : want == "str"     ? DLMAP_ARG_TYPE_STR
                                     : want == "version" ? DLMAP_ARG_TYPE_VERSION
+                                    : want == "device"  ? DLMAP_ARG_TYPE_DEVICE
                                                         : DLMAP_ARG_TYPE_INTS;
     EXPECT_EQ(type, expected) << want;
   }
+}
+
+// A device placeholder prints its type's enumerator and its id (JAX's J-E9 text, unchanged by the device type); an
+// unknown type prints as dlmap_device_type_name names it.
+TEST(Placeholder, DevicePrintsEnumeratorAndId) {
+  dlmap_error err;
+  DLDevice device;
+  device.device_type = kDLCUDA;
+  device.device_id = 1;
+  dlmap_raise_source_not_exchangeable(&err, device);
+  EXPECT_STREQ(err.message, "Device (kDLCUDA, 1) cannot be used as a DLPack device.");
+  device.device_type = static_cast<DLDeviceType>(99999);
+  device.device_id = -7;
+  dlmap_raise_source_not_exchangeable(&err, device);
+  EXPECT_EQ(std::string(err.message),
+            std::string("Device (") + dlmap_device_type_name(99999) + ", -7) cannot be used as a DLPack device.");
 }
 
 TEST(Placeholder, OutOfRange) {

@@ -90,9 +90,8 @@ static void explain_profile(const dlmap_device_info *d, const dlmap_platform_inf
     cli_print_error_page(stdout, dlmap_error_describe(err.code), err.message);
   }
   if (!policy.export_source) {
-    char described[64];
-    snprintf(described, sizeof described, "(%s, 0)", d->name);
-    dlmap_raise_source_not_exchangeable(&err, described);
+    const DLDevice device = {(DLDeviceType)d->value, 0};
+    dlmap_raise_source_not_exchangeable(&err, device);
     printf("\nExporting an array on it (__dlpack__) raises %s:\n", dlmap_error_kind_name(err.kind));
     cli_print_error_page(stdout, dlmap_error_describe(err.code), err.message);
   }

@@ -176,8 +176,8 @@ class StyleWording(SpecTestCase):
         self.docs[PROFILE]["profile"]["errors"] = [{"id": "max_version_too_old", "message": "below {min_version:packed}"}]
         message = self.assertRejected(PROFILE, "profile.errors[0] (max_version_too_old)", "message")
         self.assertIn("{min_version:packed}: style 'packed' is for ints placeholders, and min_version is of type "
-                      "version (styles: tuple for version placeholders, packed for ints placeholders, major for "
-                      "version placeholders)", message)
+                      "version (styles: tuple for version or device placeholders, packed for ints placeholders, "
+                      "major for version placeholders, ", message)
         self.assertNotIn(" a int", message)
 
     def test_unknown_style(self):

@@ -111,7 +111,8 @@ typedef enum dlmap_arg_type {
   DLMAP_ARG_TYPE_PTR = 3,     /* address, 0x… */
   DLMAP_ARG_TYPE_STR = 4,     /* NUL-terminated text; NULL prints as (null) */
   DLMAP_ARG_TYPE_VERSION = 5, /* major.minor */
-  DLMAP_ARG_TYPE_INTS = 6     /* list of int64_t, comma-separated; NULL prints as (null) */
+  DLMAP_ARG_TYPE_INTS = 6,    /* list of int64_t, comma-separated; NULL prints as (null) */
+  DLMAP_ARG_TYPE_DEVICE = 7   /* a DLDevice: (kDLCUDA, 0); styled (2, 0), or the profile's device text */
 } dlmap_arg_type;
 
 /* One named value for a message placeholder. Build it with the dlmap_arg_* helpers below. */
@@ -124,6 +125,7 @@ typedef struct dlmap_arg {
     const void *p;
     const char *s;
     dlmap_version v;
+    DLDevice d;
     struct {
       const int64_t *items;
       int32_t count;
@@ -171,6 +173,13 @@ static inline dlmap_arg dlmap_arg_version(dlmap_placeholder name, dlmap_version 
   arg.name = name;
   arg.type = DLMAP_ARG_TYPE_VERSION;
   arg.value.v = value;
+  return arg;
+}
+static inline dlmap_arg dlmap_arg_device(dlmap_placeholder name, DLDevice value) {
+  dlmap_arg arg;
+  arg.name = name;
+  arg.type = DLMAP_ARG_TYPE_DEVICE;
+  arg.value.d = value;
   return arg;
 }
 static inline dlmap_arg dlmap_arg_ints(dlmap_placeholder name, const int64_t *items, int32_t count) {

@@ -129,6 +129,8 @@ typedef struct dlmap_profile_info {
   const char *method_owner;            /* arguments.method_owner: __dlpack__ is worded "owner.__dlpack__", self
                                         * counted (NULL: "__dlpack__", no self) */
   const char *from_dlpack_object;      /* arguments.from_dlpack_object: from_dlpack's first parameter ("x") */
+  bool device_index_colon;             /* import.device_index colon: from_dlpack's device= name may end in ":N",
+                                        * device id N (else a name is device 0) */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */
@@ -183,6 +185,10 @@ dlmap_device_policy dlmap_profile_device_policy(int32_t device_type);
  * range (max_version_too_old by default), with min_version and max_version. */
 int32_t dlmap_profile_struct_lookup(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
                                  dlmap_error *err);
+
+/* device_texts: how an error message's {device:text} prints a device of this type ("{id}" stands for its id);
+ * NULL where the profile words none (the device prints as (kDLCUDA, 0)). */
+const char *dlmap_profile_device_text(int32_t device_type);
 
 /* The index-th max_version range's upper bound (`until`, exclusive), ascending: false past the last bounded range. */
 bool dlmap_profile_range_until_at(size_t index, dlmap_version *until);

@@ -167,6 +167,17 @@ class PytorchExportTest(testing.DlmapTestCase):
                 self.assertEqual(self.assertRaisesExactly(TypeError, message, call).dlmap_id, error_id)
         self.assertEqual(dlmap.from_dlpack(ext_tensor=a).shape, (3,))
 
+    def test_devices_in_texts_as_torch_prints_them(self):
+        """device_texts and {device:text} (T-E22): ATen's maybeCopyTensor prints c10::Device, "cpu" and "cuda:0"."""
+        a = dlmap.empty(3, "float32")
+        for device_id in (0, 3):
+            with self.subTest(device_id=device_id):
+                error = self.assertRaisesExactly(
+                    ValueError, "cannot move (i.e. copy=False) tensor from cpu to cuda:%d without copying." % device_id,
+                    a.__dlpack__, max_version=(1, 0), dl_device=(testing.device_type_value("kDLCUDA"), device_id),
+                    copy=False)
+                self.assertEqual(error.dlmap_id, "export_copy_to_device_forbidden")
+
     def test_dlpack_device_answers_enum_members(self):
         """dlpack_device.enum (T-D5): members of the module's DLDeviceType IntEnum, named by the spec's enumerators."""
         import enum

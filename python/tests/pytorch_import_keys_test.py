@@ -115,6 +115,21 @@ class CapsuleArguments(DlmapTestCase):
                 self.assertEqual(p.calls, [])  # refused before the producer is asked
         self.assertEqual(dlmap.from_dlpack(producer(), device="cpu").shape, (3,))
 
+    def test_a_device_name_with_an_index(self):
+        """import.device_index colon and {device:tuple} (T-I52): "cuda:1" is (kDLCUDA, 1), and the refusal to move
+        without a copy prints both devices as torch/utils/dlpack.py does, numbers only."""
+        cuda = device_type_value("kDLCUDA")
+        error = self.assertRaisesExactly(
+            ValueError, "cannot move DLPack tensor from device (%d, 0) to (%d, 1) without copying. Set copy=None or "
+            "copy=True." % (device_type_value("kDLCPU"), cuda), dlmap.from_dlpack, producer(), device="cuda:1",
+            copy=False)
+        self.assertEqual(error.dlmap_id, "import_copy_to_device_forbidden")
+        for name in ("cuda:", "cuda:x", ":1", "cuda:1:2", "cuda:1234567890", "nosuch:1"):
+            with self.subTest(name=name):
+                error = self.assertRaisesExactly(ValueError, "Unknown device type name '%s'" % name, dlmap.from_dlpack,
+                                                 producer(), device=name)
+                self.assertEqual(error.dlmap_id, "name_unknown")
+
 
 
 def refused_by(code, bits, lanes):
