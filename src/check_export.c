@@ -152,6 +152,7 @@ static expectation expect(const dlmap_check_request *r, const dlmap_check_source
     e.must_fail = true;
     add_code(&e, err.code);
   }
+  if (!r->has_max_version && s->read_only) *profile_struct = profile->absent_read_only_struct;
   if (r->has_dl_device && r->dl_device_type != s->device_type) {
     if (!dlmap_profile_device_policy(r->dl_device_type).export_target) {
       e.must_fail = true;
@@ -197,7 +198,8 @@ static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_
     }
     /* A newer minor than max_version is the standard's recommended answer for a max_version of the producer's own
      * major (DLPack changes the struct only with the major): only a newer major is reported. */
-    if (!r->has_max_version || a->version.major > r->max_version.major) {
+    if ((!r->has_max_version && wanted != DLMAP_STRUCT_VERSIONED) ||
+        (r->has_max_version && a->version.major > r->max_version.major)) {
       report(c, "P-version", "a versioned %u.%u tensor for this max_version", (unsigned)a->version.major,
              (unsigned)a->version.minor);
     }

@@ -352,7 +352,7 @@ def expectation(rules, request, source):
             and not rules.stream_no_sync(request.stream):
         if rules.profile["export"]["stream"] == "validate":
             must.append("stream_invalid")
-    answer = rules.profile_answer(request.max_version)
+    answer = rules.profile_answer(request.max_version, source.readonly)
     if source.readonly and request.copy is not True and answer == ("struct", "legacy") and \
             rules.profile["export"]["legacy_read_only"] == "refuse":
         must.append("read_only_needs_versioned")
@@ -392,15 +392,16 @@ def judge(rules, request, out, source, exact_struct):
         if not low <= out.version < until:
             v.append(("P-version", "%s is outside [%s, %s)" % (show_version(out.version), show_version(low),
                                                                show_version(until))))
-        elif mv is None or tuple(mv) < low:
+        elif (mv is None and rules.profile_answer(None, source.readonly) != ("struct", "versioned")) or \
+                (mv is not None and tuple(mv) < low):
             v.append(("P-version", "a versioned tensor for max_version=%s" % (mv,)))
-        elif out.version[0] > tuple(mv)[0]:
+        elif mv is not None and out.version[0] > tuple(mv)[0]:
             # A newer minor is allowed: DLPack changes the struct only with the major, and the standard recommends a
             # producer answer a max_version of its own major with its own version (PyTorch: (1, 3) for (1, 0)).
             v.append(("P-version", "%s is above max_version %s" % (show_version(out.version), show_version(mv))))
         if out.device is None:  # an unreadable major: nothing else to read
             return v + _deleter(request, out)
-    answer = rules.profile_answer(mv)
+    answer = rules.profile_answer(mv, source.readonly)
     if exact_struct and answer[0] == "struct" and answer[1] != out.struct:
         v.append(("P-struct", "%s; the profile gives %s" % (out.struct, answer[1])))
     at = rules.tensor_version(out.struct, out.version)

@@ -136,11 +136,12 @@ class Rules:
         """'legacy' / 'versioned' for an unconsumed capsule name, else None."""
         return next((s for s, (_, _, capsule, _) in self.structs.items() if capsule == name), None)
 
-    def profile_answer(self, max_version):
-        """What the profile's export gives a consumer's max_version: ('struct', name) or ('error', error id)."""
+    def profile_answer(self, max_version, readonly=False):
+        """What the profile's export gives a consumer's max_version: ('struct', name) or ('error', error id); for
+        max_version=None from a read-only array, export.max_version.absent_read_only where the profile sets it."""
         policy = self.profile["export"]["max_version"]
         if max_version is None:
-            return ("struct", policy["absent"])
+            return ("struct", policy.get("absent_read_only", policy["absent"]) if readonly else policy["absent"])
         for entry in policy["ranges"]:
             if "until" not in entry or tuple(max_version) < version(entry["until"]):
                 return ("error", entry["error"]) if "error" in entry else ("struct", entry["struct"])
