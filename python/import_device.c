@@ -1,6 +1,7 @@
 /* dlmap Python binding — from_dlpack's device= argument, in the vocabulary the profile's import.device_names,
- * import.device_tuples and import.device_index give it (NumPy: None or "cpu" only; PyTorch: "cuda:1"). Nothing here names a device or a peer: the names and
- * whether a tuple is taken are generated from the profile. */
+ * import.device_tuples and import.device_index give it (NumPy: None or "cpu" only; PyTorch: "cuda:1"). Nothing here
+ * names a device or a peer: the names, whether a tuple is taken and whether a name carries an index are generated
+ * from the profile. */
 #include <string.h>
 
 #include "python/binding.h"

@@ -87,7 +87,8 @@ class ArgumentsKeys(SpecTestCase):
         w["absent"], w["absent_read_only"] = "versioned", "legacy"
         self.assertRejected(PROFILE, "profile.export.max_version", "absent_read_only", "only versioned")
         w["absent_read_only"] = "none"
-        self.assertRejected(PROFILE, "profile.export.max_version", "absent_read_only", "is not one of legacy, versioned")
+        self.assertRejected(PROFILE, "profile.export.max_version", "absent_read_only",
+                            "is not one of legacy, versioned")
 
 
 class SignatureKeys(SpecTestCase):

@@ -29,7 +29,8 @@ class DeviceTexts(SpecTestCase):
         return self.docs[PROFILE]["profile"]
 
     def text_rows(self, loaded):
-        return [line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE_DEVICE_TEXT(")]
+        return [line for line in emit.emit_profile(loaded).splitlines()
+                if line.startswith("DLMAP_PROFILE_DEVICE_TEXT(")]
 
     def test_none_by_default(self):
         loaded = self.assertLoads()
