@@ -195,8 +195,9 @@ static int32_t refuse_copy(const producer *p, const import_plan *plan, const dlm
                            bool profile_layout_ok, bool layout_ok, bool aligned, dlmap_error *err) {
   const DLTensor *t = p->tensor;
   if (plan->placement.moves) {
-    return fail(p, dlmap_raise_import_copy_to_device_forbidden(err, dlmap__device(plan->target->value, plan->target_id),
-                                                               dlmap__device(plan->device->value, t->device.device_id)));
+    const DLDevice wanted = dlmap__device(plan->target->value, plan->target_id);
+    const DLDevice source = dlmap__device(plan->device->value, t->device.device_id);
+    return fail(p, dlmap_raise_import_copy_to_device_forbidden(err, wanted, source));
   }
   if (!layout_ok) {
     return layout_error(p, err, profile_layout_ok ? request->layout : dlmap_profile_current()->view_layout);

@@ -87,8 +87,9 @@ class PytorchExportTest(testing.DlmapTestCase):
         """arguments.max_version subscript_major (T-E12, T-E55, T-E56): PyTorch's `max_version[0] < 1`, with
         Python's own errors; array_api requires a (major, minor) pair of ints (argument_type_max_version)."""
         a = dlmap.empty(3, "float32")
-        for requested, name in [((1,), "dltensor_versioned"), ((0.5, 0), "dltensor"), ((1.5, "x"), "dltensor_versioned"),
-                                ([0, 9], "dltensor"), ({0: 2}, "dltensor_versioned"), ((-3, 0), "dltensor"),
+        for requested, name in [((1,), "dltensor_versioned"), ((0.5, 0), "dltensor"),
+                                ((1.5, "x"), "dltensor_versioned"), ([0, 9], "dltensor"),
+                                ({0: 2}, "dltensor_versioned"), ((-3, 0), "dltensor"),
                                 ((2 ** 70,), "dltensor_versioned")]:
             with self.subTest(requested):
                 self.assertEqual(testing.capsule_name(a.__dlpack__(max_version=requested)), name)
