@@ -86,6 +86,12 @@ def line(markdown):
     return re.sub(r"^(\d+)([.)])", r"\1\\\2", markdown)
 
 
+def checkout_path(path):
+    """A spec file's path as its own repository's checkout names it: the same page whether dlmap is the main workspace
+    or a consumer's external repository (Bazel's external/<repository>/ prefix dropped)."""
+    return re.sub(r"^external/[^/]+/", "", path.replace("\\", "/"))
+
+
 def code(text):
     """An inline code span for text, with a fence longer than any backtick run inside it."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -348,7 +354,7 @@ def _profile_section(spec):
         settings.append(["version of a versioned tensor", "always %s" % p.stamp])
     if p.host_id == "zero":
         settings.append(["`dl_device` of host memory", "device id 0 only"])
-    return ["## Profile %s\n" % p.name, prose(p.doc) + " Source: " + code(p.source) + ".\n",
+    return ["## Profile %s\n" % p.name, prose(p.doc) + " Source: " + code(checkout_path(p.source)) + ".\n",
             "### Device types by direction\n",
             "*dl_device*: `__dlpack__(dl_device=…)` may name it; *export from*: an array on it may be exported; "
             "*import*: a tensor on it may be imported.\n",

@@ -8,6 +8,16 @@ python=$(abs "$1")
 module=$(abs "$2")
 script=$(abs "$3")
 shift 3
+# The script's own arguments that name files ($(location …) paths, from where Bazel started the test) are made
+# absolute too, so that they still name them after the cd below.
+count=$#
+while [ "$count" -gt 0 ]; do
+  argument=$1
+  shift
+  if [ -e "$argument" ]; then argument=$(abs "$argument"); fi
+  set -- "$@" "$argument"
+  count=$((count - 1))
+done
 module_dir=$(dirname "$module")
 script_dir=$(dirname "$script")
 # dlmap's own files by their checkout paths: a consumer's `bazel test @dlmap//...` starts here in its own runfiles.
