@@ -15,9 +15,16 @@ case "$config_h" in /*) ;; *) config_h="$PWD/$config_h" ;; esac
 # $(rootpath) of an external file is external/<repo>/…; without legacy external runfiles it lives at ../<repo>/….
 if [ ! -x "$python" ] && [ -x "../${python#external/}" ]; then python="../${python#external/}"; fi
 case "$python" in /*) ;; *) python="$PWD/$python" ;; esac
+# The file arguments as absolute paths, taken where Bazel started the test: they must still name their files after
+# the cd to dlmap's root below (in a consumer's `bazel test @dlmap//...` they start external/dlmap/).
+absolute() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+gen_c=$(absolute "$gen_c")
 specs=""
-while [ "$1" != -- ]; do specs="$specs $1"; shift; done
+while [ "$1" != -- ]; do specs="$specs $(absolute "$1")"; shift; done
 shift
+sources=""
+for src in "$@"; do case "$src" in *.c) sources="$sources $(absolute "$src")" ;; esac; done
+[ -n "$sources" ] || fail "no C sources given"
 cd "${DLMAP_ROOT:-.}"
 root=$(pwd)
 work="${TEST_TMPDIR:-$(mktemp -d)}/spec_drop_arg"
@@ -59,10 +66,6 @@ build() {
   done
   return $status
 }
-
-sources=""
-for src in "$@"; do case "$src" in *.c) sources="$sources $src" ;; esac; done
-[ -n "$sources" ] || fail "no C sources given"
 
 generate "$work/before" || fail "the generator refused the unedited spec copy"
 build "$work/before" "$work/before.log" || { cat "$work/before.log" >&2; fail "the core does not compile against the unedited spec"; }
