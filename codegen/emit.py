@@ -397,7 +397,7 @@ def emit_error_related(spec):
     return _list(spec, [ERROR_RELATED], (ERROR_RELATED(e.id.upper(), r.upper()) for e in spec.errors for r in e.related))
 
 
-# The profile's eleven kinds of rows; ERROR is an error enumerator suffix, or OK for none.
+# The profile's twelve kinds of rows; ERROR is an error enumerator suffix, or OK for none.
 PROFILE = Row("DLMAP_PROFILE",
               "name doc OWN_TYPE FALSY_TYPE ABSENT_STRUCT GATING LEGACY_READ_ONLY STREAM OTHERWISE_ERROR REQUEST "
               "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar stamp_fixed stamp_major stamp_minor "
@@ -427,6 +427,9 @@ PROFILE_ASK_ORDER = Row("DLMAP_PROFILE_ASK_ORDER", "KEYWORD",
 PROFILE_DEVICE_NAME = Row("DLMAP_PROFILE_DEVICE_NAME", "name device_type",
                           "import.device_names: one row per name from_dlpack's device= takes, when the profile "
                           "lists them.")
+PROFILE_DEVICE_NAME_WITHOUT_TYPE = Row("DLMAP_PROFILE_DEVICE_NAME_WITHOUT_TYPE", "name",
+                                       "import.device_names_without_type: one row per device= name the profile "
+                                       "refuses as having no DLPack device type.")
 PROFILE_DEVICE_TEXT = Row("DLMAP_PROFILE_DEVICE_TEXT", "device_type text",
                           "device_texts: one row per device type whose {device:text} the profile words its own way.")
 PROFILE_ERROR_ORIGIN = Row("DLMAP_PROFILE_ERROR_ORIGIN", "ERROR kind message status",
@@ -436,7 +439,7 @@ PROFILE_ERROR_ORIGIN = Row("DLMAP_PROFILE_ERROR_ORIGIN", "ERROR kind message sta
 
 
 def emit_profile(spec):
-    """The exchange policy of the spec's profile, as eleven kinds of rows (hand-written C defines the ones it
+    """The exchange policy of the spec's profile, as twelve kinds of rows (hand-written C defines the ones it
     reads)."""
     p = spec.profile
 
@@ -473,6 +476,7 @@ def emit_profile(spec):
               for code, bits, lanes in p.import_dtypes or []]
     lines += [PROFILE_IMPORT_CODE_NAME("%du" % code, c_string(label)) for code, label in p.dtype_code_names or []]
     lines += [PROFILE_DEVICE_NAME(c_string(name), value) for name, value in p.device_names or []]
+    lines += [PROFILE_DEVICE_NAME_WITHOUT_TYPE(c_string(name)) for name in p.device_names_without_type]
     lines += [PROFILE_DEVICE_TEXT(value, c_string(text)) for value, text in p.device_texts]
     lines += [PROFILE_ASK_RETRY_DROP(keyword.upper()) for keyword in p.ask_retry_drops]
     lines += [PROFILE_ASK_ORDER(keyword.upper())
@@ -484,7 +488,7 @@ def emit_profile(spec):
                                    origin(fields, "status")) for error_id, fields in p.error_origins.items()]
     return _list(spec, [PROFILE, PROFILE_DEVICE, PROFILE_VERSION_RANGE, PROFILE_DEVICE_RULE, PROFILE_ERROR_ORIGIN,
                         PROFILE_IMPORT_DTYPE, PROFILE_IMPORT_CODE_NAME, PROFILE_DEVICE_NAME, PROFILE_ASK_RETRY_DROP,
-                        PROFILE_ASK_ORDER, PROFILE_DEVICE_TEXT], lines)
+                        PROFILE_ASK_ORDER, PROFILE_DEVICE_TEXT, PROFILE_DEVICE_NAME_WITHOUT_TYPE], lines)
 
 
 # ---- re2c rules -----------------------------------------------------------------------------------

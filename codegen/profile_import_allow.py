@@ -1,6 +1,7 @@
 # dlmap codegen — the profile's import allow-lists (issue 27): import.dtypes (with dtype_errors and
-# dtype_code_names, how a refusal is told), import.device_names, import.device_tuples and import.unknown_flags, each
-# optional with a default that is the behaviour before it.
+# dtype_code_names, how a refusal is told), import.device_names, import.device_names_without_type,
+# import.device_tuples, import.device_index and import.unknown_flags, each optional with a default that is the
+# behaviour before it.
 """Loaded by spec_profile.load_profile into the Profile (schema: the top of spec/profiles/jax.yaml).
 
 import.dtypes: any | [dtype names]      the (code, bits) a tensor may carry (others: dtype_not_imported); an entry
@@ -12,14 +13,17 @@ import.dtype_errors: one | per_field    per_field: dtype_code_not_imported where
 import.dtype_code_names: {code: label}  dtype_bits_not_imported's {code_label} per code enumerator (default: the
                                         enumerator itself)
 import.device_names: any | {name: type} the strings from_dlpack's device= takes (any: every device type's name)
+import.device_names_without_type: [names]  device= names the framework knows that no DLPack device type describes,
+                                        refused with import_device_without_type (before the names the profile takes,
+                                        so a spec name that matches one is still refused; default none)
 import.device_tuples: bool              from_dlpack's device= takes a (device_type, device_id) tuple
 import.device_index: none | colon       colon: a device= name may end in ":N", device id N (torch's "cuda:1");
                                         none: a name is device 0
 import.unknown_flags: refuse | ignore   a versioned tensor's flag bits the spec does not know (flags_unknown)
 """
 
-KEYS = ("dtypes", "dtype_errors", "dtype_code_names", "device_names", "device_tuples", "device_index",
-        "unknown_flags")
+KEYS = ("dtypes", "dtype_errors", "dtype_code_names", "device_names", "device_names_without_type", "device_tuples",
+        "device_index", "unknown_flags")
 DEVICE_INDEXES = ("none", "colon")
 UNKNOWN_FLAGS = ("refuse", "ignore")
 DTYPE_ERRORS = ("one", "per_field")
@@ -28,8 +32,8 @@ DTYPE_ERRORS = ("one", "per_field")
 def load(source, imp, spec, h, profile):
     """Sets profile.import_dtypes (None: any; else a sorted list of (code, bits, lanes), lanes 0 for any),
     profile.dtype_errors, profile.dtype_code_names (None: the enumerators; else a sorted list of (code, label)),
-    profile.device_names (None: any; else [(name, device type value)]), profile.device_tuples,
-    profile.device_index and profile.unknown_flags."""
+    profile.device_names (None: any; else [(name, device type value)]), profile.device_names_without_type (a list
+    of names), profile.device_tuples, profile.device_index and profile.unknown_flags."""
     w = h._Where(source, "profile.import")
     if imp.get("dtypes", "any") != "any":
         profile.import_dtypes = _dtypes(w, imp["dtypes"], spec, h, profile)
@@ -41,6 +45,8 @@ def load(source, imp, spec, h, profile):
         w.fail("keys 'dtype_errors' and 'dtype_code_names' tell how import.dtypes refuses a dtype, and 'dtypes' is any")
     if imp.get("device_names", "any") != "any":
         profile.device_names = _device_names(w, imp["device_names"], spec, h, profile)
+    if "device_names_without_type" in imp:
+        profile.device_names_without_type = _names_without_type(w, imp["device_names_without_type"], h, profile)
     if "device_tuples" in imp:
         profile.device_tuples = h._bool(w, imp, "device_tuples")
     if "device_index" in imp:
@@ -120,3 +126,22 @@ def _device_names(w, value, spec, h, profile):
             w.fail("key 'device_names': %s names %s, which import.accept does not list" % (name, found.name))
         names.append((name, found.value))
     return names
+
+
+def _names_without_type(w, value, h, profile):
+    """A non-empty list of distinct names, none of them a name the profile's own device_names maps to a type (the
+    spec's names are not checked: a framework's device vocabulary is its own, and a spec entry added later must not
+    turn a profile red)."""
+    key = "key 'device_names_without_type'"
+    if not isinstance(value, list) or not value:
+        w.fail("%s must be a non-empty list of names, got %s" %
+               (key, h._type_name(value) if value != [] else "an empty list"))
+    taken = {name for name, _ in profile.device_names or []}
+    for name in value:
+        if not isinstance(name, str) or not name:
+            w.fail("%s: %r is not a name (a non-empty string)" % (key, name))
+        if value.count(name) > 1:
+            w.fail("%s names %r twice" % (key, name))
+        if name in taken:
+            w.fail("%s: %r is also a name import.device_names maps to a device type" % (key, name))
+    return list(value)

@@ -150,6 +150,7 @@ class Profile:
     from_dlpack_object: str = "x"             # arguments.from_dlpack_object: from_dlpack's first parameter
     device_texts: list = field(default_factory=list)  # device_texts: [(device type value, text)], spec order
     device_index: str = "none"                # import.device_index: DEVICE_INDEXES (profile_import_allow.py)
+    device_names_without_type: list = field(default_factory=list)  # import.device_names_without_type: [names]
 
 
 def load_profile(source, body, spec, helpers, origins=None):

@@ -48,13 +48,18 @@ static int32_t device_index(const char *text, Py_ssize_t len, Py_ssize_t *name_l
   return id;
 }
 
-/* A device name: listed by the profile (else import_device_not_understood), or, when it lists none, any device
- * type's name (else name_unknown); with import.device_index colon, a ":N" suffix is the device id. */
+/* A device name: first, one the profile's framework knows without a DLPack device type (import_device_without_type,
+ * naming the string as passed); then listed by the profile (else import_device_not_understood), or, when it lists
+ * none, any device type's name (else name_unknown); with import.device_index colon, a ":N" suffix is the device id. */
 static int parse_name(PyObject *obj, bool listed, bool *has, int32_t *type, int32_t *id) {
   Py_ssize_t len, name_len;
   const char *text = PyUnicode_AsUTF8AndSize(obj, &len);
   if (text == NULL) return -1;
   const int32_t index = device_index(text, len, &name_len);
+  if (dlmap_profile_device_name_without_type(text, (size_t)name_len)) {
+    dlmap_py_raised(dlmap_raise_import_device_without_type(DLMAP_PY_ERR, text));
+    return -1;
+  }
   if (listed ? !listed_name(text, name_len, type) : !dlmap_device_type_parse(text, (size_t)name_len, type)) {
     if (listed) return not_understood(obj);
     dlmap_py_raised(dlmap_raise_name_unknown(DLMAP_PY_ERR, "device type", text));

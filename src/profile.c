@@ -1,5 +1,7 @@
 /* dlmap core — the profile in force: the generated policy rows (src/generated/profile.inc) as the tables export,
  * import, __dlpack_device__, the binding and the CLI read. Nothing here names a device type, version or kind. */
+#include <string.h>
+
 #include "src/internal.h"
 
 /* The rows write ERROR as an error enumerator suffix, and OK where there is none. */
@@ -53,7 +55,7 @@
 #define DLMAP_PROFILE_DEVICE_INDEX_COLON true
 #define DLMAP_PROFILE_DEVICE_INDEX_NONE false
 
-/* profile.inc holds eleven kinds of rows; each table below defines the one macro it reads (the .inc gives the others
+/* profile.inc holds twelve kinds of rows; each table below defines the one macro it reads (the .inc gives the others
  * empty defaults and undefines them all at its end). */
 #define DLMAP_PROFILE(name_, doc_, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
                       REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_,     \
@@ -339,6 +341,19 @@ static const dlmap_device_name kDeviceNames[] = {
 
 const dlmap_device_name *dlmap_profile_device_name_at(size_t index) {
   return index + 1 < sizeof kDeviceNames / sizeof kDeviceNames[0] ? &kDeviceNames[index] : NULL;
+}
+
+#define DLMAP_PROFILE_DEVICE_NAME_WITHOUT_TYPE(name_, ...) name_,
+static const char *const kNamesWithoutType[] = {
+#include "src/generated/profile.inc"
+    NULL /* sentinel: a profile may list none */
+};
+
+bool dlmap_profile_device_name_without_type(const char *name, size_t len) {
+  for (size_t i = 0; kNamesWithoutType[i] != NULL; i++) {
+    if (strlen(kNamesWithoutType[i]) == len && memcmp(kNamesWithoutType[i], name, len) == 0) return true;
+  }
+  return false;
 }
 
 typedef struct device_text {

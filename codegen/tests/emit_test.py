@@ -749,13 +749,14 @@ class RowSignatures(unittest.TestCase):
             "ENUM", "(aliases)", "(version_words)", "(libraries)", "name", "BACKEND", "doc", "device_count",
             "error_string", "_"]})
 
-    def test_profile_has_eleven_signatures(self):
+    def test_profile_has_twelve_signatures(self):
         signatures = row_signatures(emit.emit_profile(default_spec()))
         self.assertEqual(list(signatures), ["DLMAP_PROFILE", "DLMAP_PROFILE_DEVICE", "DLMAP_PROFILE_VERSION_RANGE",
                                             "DLMAP_PROFILE_DEVICE_RULE", "DLMAP_PROFILE_ERROR_ORIGIN",
                                             "DLMAP_PROFILE_IMPORT_DTYPE", "DLMAP_PROFILE_IMPORT_CODE_NAME",
                                             "DLMAP_PROFILE_DEVICE_NAME", "DLMAP_PROFILE_ASK_RETRY_DROP",
-                                            "DLMAP_PROFILE_ASK_ORDER", "DLMAP_PROFILE_DEVICE_TEXT"])
+                                            "DLMAP_PROFILE_ASK_ORDER", "DLMAP_PROFILE_DEVICE_TEXT",
+                                            "DLMAP_PROFILE_DEVICE_NAME_WITHOUT_TYPE"])
         self.assertEqual(signatures["DLMAP_PROFILE_DEVICE"],
                          ["value", "export_target", "export_source", "import_accepted", "_"])
         self.assertEqual(signatures["DLMAP_PROFILE_ERROR_ORIGIN"], ["ERROR", "kind", "message", "status", "_"])

@@ -1,6 +1,7 @@
 # dlmap codegen tests — import_allow_test: the import allow-lists of a profile (import.dtypes with dtype_errors and
-# dtype_code_names, import.device_names, import.device_tuples, import.unknown_flags; issue 27): their defaults are the
-# behaviour before them, their values reach the profile rows, and mistakes are SpecErrors naming the key.
+# dtype_code_names, import.device_names and _without_type, import.device_tuples, import.unknown_flags; issue 27):
+# their defaults are the behaviour before them, their values reach the profile rows, and mistakes are SpecErrors
+# naming the key.
 """Starts from the real spec (spec_rules_test's SpecTestCase: the default files re-dumped after a small change).
 
 Run by hand:  cd codegen && /usr/bin/python3 -B tests/import_allow_test.py
@@ -96,6 +97,33 @@ class ImportAllow(SpecTestCase):
     def test_device_names_not_a_mapping(self):
         self.imp()["device_names"] = ["cpu"]
         self.assertRejected(PROFILE, "profile.import", "device_names", "must be 'any' or a non-empty mapping")
+
+    def test_names_without_type_default_none(self):
+        loaded = self.assertLoads()
+        self.assertEqual(loaded.profile.device_names_without_type, [])
+        self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_DEVICE_NAME_WITHOUT_TYPE"), [])
+
+    def test_names_without_type_reach_the_rows(self):
+        # "cuda" is also a spec name: the list is read first, so it may name one (a framework's own vocabulary).
+        self.imp()["device_names_without_type"] = ["meta", "cuda"]
+        loaded = self.assertLoads()
+        self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_DEVICE_NAME_WITHOUT_TYPE"),
+                         ['DLMAP_PROFILE_DEVICE_NAME_WITHOUT_TYPE("meta", _)',
+                          'DLMAP_PROFILE_DEVICE_NAME_WITHOUT_TYPE("cuda", _)'])
+
+    def test_names_without_type_mistakes(self):
+        for value, fragment in (([], "an empty list"), ("meta", "must be a non-empty list"),
+                                (["meta", ""], "'' is not a name"), (["meta", 3], "3 is not a name"),
+                                (["xla", "xla"], "names 'xla' twice")):
+            with self.subTest(value=value):
+                self.imp()["device_names_without_type"] = value
+                self.assertRejected(PROFILE, "profile.import", "device_names_without_type", fragment)
+
+    def test_name_without_type_the_profile_also_maps(self):
+        self.imp()["device_names"] = {"cpu": "kDLCPU"}
+        self.imp()["device_names_without_type"] = ["cpu"]
+        self.assertRejected(PROFILE, "profile.import", "device_names_without_type",
+                            "'cpu' is also a name import.device_names maps")
 
     def test_device_tuples_not_a_bool(self):
         self.imp()["device_tuples"] = "no"

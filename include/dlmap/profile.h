@@ -171,6 +171,10 @@ typedef struct dlmap_device_name {
 
 const dlmap_device_name *dlmap_profile_device_name_at(size_t index);
 
+/* import.device_names_without_type: whether the len bytes at name (compared exactly) are a device name the profile's
+ * framework knows and no DLPack device type describes (import_device_without_type); false when it lists none. */
+bool dlmap_profile_device_name_without_type(const char *name, size_t len);
+
 /* What the profile does with one device type. */
 typedef struct dlmap_device_policy {
   bool export_target;   /* __dlpack__'s dl_device may name it (else export_unsupported_device_type) */

@@ -130,6 +130,21 @@ class CapsuleArguments(DlmapTestCase):
                                                  producer(), device=name)
                 self.assertEqual(error.dlmap_id, "name_unknown")
 
+    def test_a_device_name_without_a_dlpack_type(self):
+        """import.device_names_without_type (T-I36): torch devices ATen cannot pack are refused by the string as
+        passed, index included, before the producer is asked; a name the list lacks is read as before."""
+        kind, template = profile_error("pytorch", "import_device_without_type")
+        names = profile_spec("pytorch")["import"]["device_names_without_type"]
+        for name in names + [n + ":3" for n in names]:
+            with self.subTest(name=name):
+                p = producer(tag="device")
+                error = self.assertRaisesExactly(kind, template.format(name=name), dlmap.from_dlpack, p, device=name,
+                                                 copy=False)
+                self.assertEqual(error.dlmap_id, "import_device_without_type")
+                self.assertEqual(p.calls, [])
+        self.assertRaisesExactly(BufferError, "Cannot pack tensors on meta", dlmap.from_dlpack, producer(),
+                                 device="meta")  # the contract's text (docs/contracts/pytorch.md)
+        self.assertEqual(dlmap.from_dlpack(producer(), device="cpu:0").shape, (3,))
 
 
 def refused_by(code, bits, lanes):
