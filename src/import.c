@@ -467,19 +467,22 @@ int32_t dlmap_import_plan_create(const DLTensor *layout, bool versioned, dlmap_v
   return DLMAP_OK;
 }
 
-/* Whether a producer's tensor is the plan's description with other addresses, and those pass the checks check_memory
- * and place() make of addresses. */
-static bool matches(const dlmap_import_plan *plan, const producer *p) {
-  const DLTensor *t = p->tensor;
+/* Whether a producer's tensor (t, with the flags the import reads) is the plan's description with other addresses,
+ * and those pass the checks check_memory and place() make of addresses. Inline, as is the hand-out: the fast path is
+ * then one function with no call but the out-of-line slow one. */
+_Static_assert(sizeof(DLDevice) == 8 && sizeof(DLDataType) == 4, "DLDevice and DLDataType have no padding to compare");
+
+static bool matches(const dlmap_import_plan *plan, const DLTensor *t, uint64_t flags) {
   const size_t ndim = (size_t)plan->ndim;
-  if (p->flags != plan->flags || t->device.device_type != plan->device.device_type ||
-      t->device.device_id != plan->device.device_id || t->dtype.code != plan->dtype.code ||
-      t->dtype.bits != plan->dtype.bits || t->dtype.lanes != plan->dtype.lanes || t->ndim != plan->ndim ||
+  /* device and dtype compared whole (one load each, no padding) */
+  if (flags != plan->flags || memcmp(&t->device, &plan->device, sizeof(DLDevice)) != 0 ||
+      memcmp(&t->dtype, &plan->dtype, sizeof(DLDataType)) != 0 || t->ndim != plan->ndim ||
       (t->strides != NULL) != plan->has_strides) {
     return false;
   }
-  for (size_t i = 0; i < ndim; i++) {
-    if (t->shape[i] != plan->dims[i] || (plan->has_strides && t->strides[i] != plan->dims[ndim + i])) return false;
+  if (ndim > 0 && !(plan->has_strides ? dlmap__same_dims(t->shape, t->strides, plan->dims, plan->dims + ndim, ndim)
+                                       : dlmap__same_dims(t->shape, t->shape, plan->dims, plan->dims, ndim))) {
+    return false;
   }
   const import_plan *steps = &plan->steps;
   uintptr_t first;
@@ -487,32 +490,34 @@ static bool matches(const dlmap_import_plan *plan, const producer *p) {
   return first_element(t, plan->direct, &steps->extent, &first) && first_aligned(steps, plan->direct, first);
 }
 
+/* hand_out_view's compact strides, in this result's own storage (a tensor sent without strides). Out of line and
+ * called last: the common case, strides sent, then makes no call and needs no frame. */
+__attribute__((noinline)) static int32_t planned_compact_strides(const dlmap_import_plan *plan, dlmap_imported *out) {
+  memcpy(out->strides_, plan->image.strides_, (size_t)plan->ndim * sizeof(int64_t));
+  out->tensor.strides = out->strides_;
+  return DLMAP_OK;
+}
+
 /* A fast plan's view of a matching tensor: the image, with this tensor's addresses and ownership. */
-static void hand_out_planned(const dlmap_import_plan *plan, const producer *p, dlmap_imported *out) {
-  const DLTensor *t = p->tensor;
+__attribute__((always_inline)) static inline int32_t hand_out_planned(const dlmap_import_plan *plan,
+                                                                      const DLTensor *t, void *managed,
+                                                                      dlmap_imported *out) {
   memcpy(out, &plan->image, offsetof(dlmap_imported, strides_));
   out->tensor.data = t->data;
   out->tensor.byte_offset = t->byte_offset;
   out->tensor.shape = t->shape;
-  if (plan->has_strides) {
-    out->tensor.strides = t->strides;
-  } else if (plan->ndim > 0) { /* hand_out_view's compact strides, in this result's own storage */
-    memcpy(out->strides_, plan->image.strides_, (size_t)plan->ndim * sizeof(int64_t));
-    out->tensor.strides = out->strides_;
-  }
-  out->managed_ = p->managed;
+  out->tensor.strides = t->strides;
+  out->managed_ = managed;
+  return plan->has_strides || plan->ndim == 0 ? DLMAP_OK : planned_compact_strides(plan, out);
 }
 
-/* Whether the fast hand-out serves this call. */
-static bool fast_path(const dlmap_import_plan *plan, const producer *p, const dlmap_imported *out) {
-  return plan->fast && out != NULL && p->versioned == plan->versioned && matches(plan, p);
-}
-
-/* Every call the fast hand-out does not serve: the unprepared import under the plan's request (a NULL plan is
- * invalid_argument, the tensor released). Kept out of line so that the fast path needs no frame for it. */
+/* Every call the fast hand-out does not serve: the unprepared import under the plan's request (a NULL tensor is
+ * invalid_argument; a NULL plan too, the tensor released). Kept out of line so that the fast path needs no frame for
+ * it. */
 __attribute__((noinline)) static int32_t import_versioned_unplanned(const dlmap_import_plan *plan,
                                                                     struct DLManagedTensorVersioned *tensor,
                                                                     dlmap_imported *out, dlmap_error *err) {
+  if (tensor == NULL) return dlmap__invalid_argument(err, "tensor", "must not be NULL");
   producer p;
   const int32_t status = read_versioned(tensor, &p, err);
   if (status != DLMAP_OK) return status;
@@ -523,6 +528,7 @@ __attribute__((noinline)) static int32_t import_versioned_unplanned(const dlmap_
 __attribute__((noinline)) static int32_t import_legacy_unplanned(const dlmap_import_plan *plan,
                                                                  DLManagedTensor *tensor, dlmap_imported *out,
                                                                  dlmap_error *err) {
+  if (tensor == NULL) return dlmap__invalid_argument(err, "tensor", "must not be NULL");
   const producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
   if (plan == NULL) return fail(&p, dlmap__invalid_argument(err, "plan", "must not be NULL"));
   return import_tensor(&p, &plan->request, out, err);
@@ -530,28 +536,19 @@ __attribute__((noinline)) static int32_t import_legacy_unplanned(const dlmap_imp
 
 int32_t dlmap_import_versioned_planned(const dlmap_import_plan *plan, struct DLManagedTensorVersioned *tensor,
                                        dlmap_imported *out, dlmap_error *err) {
-  if (tensor == NULL) return dlmap__invalid_argument(err, "tensor", "must not be NULL");
   /* The version first: only the plan's, which read_versioned accepted when the plan was made, lets the rest be read. */
-  if (plan != NULL && plan->versioned && tensor->version.major == plan->version.major &&
-      tensor->version.minor == plan->version.minor) {
-    const producer p = {tensor, true, &tensor->dl_tensor, tensor->flags & plan->flags_read, plan->version};
-    if (fast_path(plan, &p, out)) {
-      hand_out_planned(plan, &p, out);
-      return DLMAP_OK;
-    }
+  if (tensor != NULL && plan != NULL && plan->fast && plan->versioned && out != NULL && tensor->version.major == plan->version.major &&
+      tensor->version.minor == plan->version.minor &&
+      matches(plan, &tensor->dl_tensor, tensor->flags & plan->flags_read)) {
+    return hand_out_planned(plan, &tensor->dl_tensor, tensor, out);
   }
   return import_versioned_unplanned(plan, tensor, out, err);
 }
 
 int32_t dlmap_import_legacy_planned(const dlmap_import_plan *plan, DLManagedTensor *tensor, dlmap_imported *out,
                                     dlmap_error *err) {
-  if (tensor == NULL) return dlmap__invalid_argument(err, "tensor", "must not be NULL");
-  if (plan != NULL) {
-    const producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
-    if (fast_path(plan, &p, out)) {
-      hand_out_planned(plan, &p, out);
-      return DLMAP_OK;
-    }
+  if (tensor != NULL && plan != NULL && plan->fast && !plan->versioned && out != NULL && matches(plan, &tensor->dl_tensor, 0)) {
+    return hand_out_planned(plan, &tensor->dl_tensor, tensor, out);
   }
   return import_legacy_unplanned(plan, tensor, out, err);
 }
@@ -562,14 +559,33 @@ void dlmap_import_plan_free(dlmap_import_plan *plan) {
   dlmap__release(&allocator, plan);
 }
 
-void dlmap_imported_release(dlmap_imported *imported) {
-  if (imported == NULL) return;
-  call_deleter(imported->managed_, imported->versioned_);
+/* The copies an import made (GPU-runtime memory, the allocator's block). Out of line: a view has none, and its
+ * release then saves no registers for these calls. */
+__attribute__((noinline)) static void release_copies(const dlmap_imported *imported) {
   if (imported->gpu_copy_ != NULL) {
     dlmap__gpu_release(dlmap__gpu_loaded((dlmap_platform)imported->gpu_platform_),
                        (dlmap_memory_kind)imported->gpu_memory_, imported->tensor.device.device_id,
                        imported->gpu_copy_);
   }
   if (imported->copy_ != NULL) dlmap__release(&imported->allocator_, imported->copy_);
-  memset(imported, 0, offsetof(dlmap_imported, strides_));
+}
+
+/* Zeroes every field up to strides_ in 16-byte stores where the target has SSE2 (GCC makes the memset of this size
+ * a `rep stos`, slow to start on small blocks). */
+static void zero_fields(dlmap_imported *imported) {
+  enum { kBytes = offsetof(dlmap_imported, strides_) };
+  char *bytes = (char *)imported;
+  size_t done = 0;
+#if defined(__SSE2__)
+#pragma GCC unroll 16 /* unrolled before GCC's loop distribution could make it the memset again */
+  for (; done + 16 <= kBytes; done += 16) _mm_storeu_si128((__m128i *)(bytes + done), _mm_setzero_si128());
+#endif
+  memset(bytes + done, 0, kBytes - done);
+}
+
+void dlmap_imported_release(dlmap_imported *imported) {
+  if (imported == NULL) return;
+  call_deleter(imported->managed_, imported->versioned_);
+  if (imported->gpu_copy_ != NULL || imported->copy_ != NULL) release_copies(imported);
+  zero_fields(imported);
 }

@@ -4,6 +4,10 @@
 
 #include "src/internal.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* What a valid shape and stride set addresses, relative to the first element. */
 typedef struct dlmap__extent {
   uint64_t count;        /* elements */
@@ -29,5 +33,34 @@ bool dlmap__is_row_major(int32_t ndim, const int64_t *shape, const int64_t *stri
  * extent > 1 has exactly the product of the extents inside it. Size-1 dimensions may carry any
  * stride; tensors with no elements qualify. */
 bool dlmap__is_compact_permutation(int32_t ndim, const int64_t *shape, const int64_t *strides);
+
+#if defined(__SSE2__)
+/* Two int64s at a and b against each other: a 64-bit lane is equal exactly when both its 32-bit halves are (SSE2 has
+ * no 64-bit compare). */
+static inline __m128i dlmap__pair_equal(const int64_t *a, const int64_t *b) {
+  return _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)a), _mm_loadu_si128((const __m128i *)b));
+}
+#endif
+
+/* Whether shape[i] == want_shape[i] and strides[i] == want_strides[i] for every i < n (a layout without strides
+ * passes its shape for both). Inline, without an early exit and two dimensions a step with SSE2 where the target has
+ * it: a prepared import asks this of every tensor and nearly always gets true. */
+static inline bool dlmap__same_dims(const int64_t *shape, const int64_t *strides, const int64_t *want_shape,
+                                    const int64_t *want_strides, size_t n) {
+  size_t i = 0;
+  uint64_t differ = 0;
+#if defined(__SSE2__)
+  __m128i equal = _mm_set1_epi32(-1);
+  for (; i + 2 <= n; i += 2) {
+    equal = _mm_and_si128(equal, _mm_and_si128(dlmap__pair_equal(shape + i, want_shape + i),
+                                               dlmap__pair_equal(strides + i, want_strides + i)));
+  }
+  differ = (uint64_t)(_mm_movemask_epi8(equal) ^ 0xFFFF);
+#endif
+  for (; i < n; i++) {
+    differ |= ((uint64_t)shape[i] ^ (uint64_t)want_shape[i]) | ((uint64_t)strides[i] ^ (uint64_t)want_strides[i]);
+  }
+  return differ == 0;
+}
 
 #endif /* DLMAP_SRC_LAYOUT_H_ */

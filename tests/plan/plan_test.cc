@@ -358,6 +358,36 @@ TEST(PreparedImport, PlanForOneTensorUsedForOthers) {
   }
 }
 
+// The match compares every dimension (two at a time with SSE2, the odd one alone): for plans of ndim 1 to 9, with
+// strides sent and not, a tensor that differs from the description in one extent or one stride, at each position,
+// must get what the unprepared import gives it (a wider extent reaches past the strides; a changed stride is not
+// row-major, so row-major requests copy it).
+TEST(PreparedImport, EveryDimensionCompared) {
+  for (int ndim = 1; ndim <= 9; ndim++) {
+    const std::vector<int64_t> shape(static_cast<size_t>(ndim), 2);
+    std::vector<int64_t> compact(static_cast<size_t>(ndim), 1);
+    for (int i = ndim - 2; i >= 0; i--) compact[i] = compact[i + 1] * 2;
+    for (bool strided : {false, true}) {
+      TensorCase described("described", true, shape, strided ? compact : std::vector<int64_t>{});
+      for (int dim = 0; dim < ndim; dim++) {
+        for (bool stride_differs : {false, true}) {
+          if (stride_differs && !strided) continue;
+          std::vector<int64_t> other_shape = shape, other_strides = strided ? compact : std::vector<int64_t>{};
+          (stride_differs ? other_strides : other_shape)[static_cast<size_t>(dim)] += 1;
+          TensorCase c("differs", true, other_shape, other_strides);
+          for (const auto &[request_name, request] : ImportRequests()) {
+            SCOPED_TRACE("ndim " + std::to_string(ndim) + (strided ? " strided" : " compact") + ", " +
+                         (stride_differs ? "stride " : "extent ") + std::to_string(dim) + ", " + request_name);
+            g_deleted = 0;
+            const int made = ExpectSameImport(c, request, described);
+            EXPECT_EQ(g_deleted, made);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(PreparedImport, ArgumentsChecked) {
   TensorCase c("compact", true, {2, 3}, {});
   const dlmap_import_request request = dlmap_import_request_default();
