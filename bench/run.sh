@@ -107,13 +107,18 @@ if [ "$python" = 1 ]; then
     python_bench --repeat 1 --min-time 0.001 --out "$out/python.json"
   else
     python_bench --repeat 7 --min-time 0.2 --out "$out/python.json"
+    # Two more runs, separate processes, for the spread of each ratio between runs (a verdict near 1.0 in ns flips
+    # between runs; the Ir decide where both sides run under callgrind).
+    python_bench --repeat 7 --min-time 0.2 --out "$out/python-2.json"
+    python_bench --repeat 7 --min-time 0.2 --out "$out/python-3.json"
+    py_args="--python-runs $out/python-2.json,$out/python-3.json"
     if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
       mkdir -p "$out/python_callgrind"
       rm -f "$out/python_callgrind"/cg.out*
       PYTHONPATH="$(cd "$bin/../python/array_api" && pwd)" PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1 \
         valgrind --tool=callgrind --dump-before=sched_yield --callgrind-out-file="$out/python_callgrind/cg.out" \
         /usr/bin/python3 bench/python_bench.py --callgrind 5000 > "$out/python_callgrind/cases.json" 2> "$out/python_callgrind/valgrind.log"
-      py_args="--python-callgrind $out/python_callgrind"
+      py_args="$py_args --python-callgrind $out/python_callgrind"
     fi
   fi
   py_args="--python $out/python.json $py_args"
