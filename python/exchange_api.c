@@ -155,9 +155,14 @@ static struct {
 static unsigned api_cache_next;
 
 #ifdef Py_TPFLAGS_VALID_VERSION_TAG
-/* The type's version tag, or 0 when it has no valid one. */
+/* The type's version tag, or 0 when it has no valid one. From CPython 3.13 the flag is never set (a tag of 0 is the
+ * invalid one, and a modified type gets 0): reading the flag there made every call miss the cache and walk the MRO. */
 static unsigned int version_tag(const PyTypeObject *type) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return type->tp_version_tag;
+#else
   return (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0 ? type->tp_version_tag : 0;
+#endif
 }
 #endif
 

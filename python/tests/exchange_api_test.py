@@ -322,6 +322,32 @@ class ConsumerTest(DlmapTestCase):
             x, calls = self.stateful(is_conj=to_plain)
             self.assertEqual(dlmap.from_dlpack(x).via, "dltensor_versioned")
 
+    def test_a_table_added_or_removed_later_is_seen(self):
+        # The table found for a type is remembered under the type's version tag (from CPython 3.13 a tag is valid
+        # when non-zero, with no flag): a table added to a base class after imports through __dlpack__, or deleted
+        # again, changes what the next import uses.
+        inner = dlmap.empty(3)
+
+        class Base:
+            pass
+
+        class Plain(Base):
+            def __dlpack__(self, **kwargs):
+                return inner.__dlpack__(**kwargs)
+
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        x = Plain()
+        for _ in range(3):
+            self.assertEqual(dlmap.from_dlpack(x).via, "dltensor_versioned")
+        Base.__dlpack_c_exchange_api__ = dlmap.Array.__dlpack_c_exchange_api__
+        for _ in range(3):  # dlmap's table now answers, and refuses an object that is not its Array
+            self.assertRaisesRegex(TypeError, "must be a dlmap.Array, got Plain", dlmap.from_dlpack, x)
+        del Base.__dlpack_c_exchange_api__
+        for _ in range(3):
+            self.assertEqual(dlmap.from_dlpack(x).via, "dltensor_versioned")
+
     def test_producer_states_leak_nothing(self):
         x, _ = self.stateful(is_conj=lambda self: True)
         y, _ = self.stateful(is_neg=lambda self: True)
