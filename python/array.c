@@ -290,26 +290,27 @@ static void array_dealloc(PyObject *op) {
   dlmap_py_array *self = (dlmap_py_array *)op;
   if (self->weakreflist != NULL) PyObject_ClearWeakRefs(op); /* now: weak references die with the object */
   self->release_next = NULL;
-  if (releasing.interp == self->interp) {
-    if (releasing.tail != NULL) {
-      releasing.tail->release_next = self;
+  struct release_queue *queue = &releasing; /* the thread's queue looked up once (a module's TLS costs a call) */
+  if (queue->interp == self->interp) {
+    if (queue->tail != NULL) {
+      queue->tail->release_next = self;
     } else {
-      releasing.head = self;
+      queue->head = self;
     }
-    releasing.tail = self;
+    queue->tail = self;
     return;
   }
-  const struct release_queue outer = releasing; /* another interpreter's releases, entered from one of them */
-  releasing.interp = self->interp;
-  releasing.head = releasing.tail = NULL;
+  const struct release_queue outer = *queue; /* another interpreter's releases, entered from one of them */
+  queue->interp = self->interp;
+  queue->head = queue->tail = NULL;
   array_finish(self);
-  while (releasing.head != NULL) {
-    dlmap_py_array *next = releasing.head;
-    releasing.head = next->release_next;
-    if (releasing.head == NULL) releasing.tail = NULL;
+  while (queue->head != NULL) {
+    dlmap_py_array *next = queue->head;
+    queue->head = next->release_next;
+    if (queue->head == NULL) queue->tail = NULL;
     array_finish(next);
   }
-  releasing = outer;
+  *queue = outer;
 }
 
 /* ---- export ------------------------------------------------------------------------------------------------------- */

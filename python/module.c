@@ -487,8 +487,10 @@ static PyObject *from_exchange_api(PyObject *x, dlmap_import_request *request, b
 
 /* Step 2: where the producer says the array lives, as a device type the profile imports from (else the catalogue's
  * error naming str(x), before the producer is asked for anything; under import.device_query capsule any type, whose
- * report is kept for the stream only): 0, or -1 with an exception. */
-static int reported_device(PyObject *x, PyObject *device_method, PyObject *self, int32_t *device_type) {
+ * report is kept for the stream only; *accepted says whether the profile imports from it): 0, or -1 with an
+ * exception. */
+static int reported_device(PyObject *x, PyObject *device_method, PyObject *self, int32_t *device_type,
+                           bool *accepted) {
   PyObject *no_args[1] = {NULL};
   PyObject *reported = call_method(device_method, self, no_args + 1, 0, NULL);
   if (reported == NULL) return -1;
@@ -499,8 +501,8 @@ static int reported_device(PyObject *x, PyObject *device_method, PyObject *self,
                                            &device_id);
   Py_DECREF(reported);
   if (parsed < 0) return -1;
-  if (!dlmap_profile_device_policy(*device_type).import_accepted &&
-      !dlmap_profile_current()->device_report_stream_only) {
+  *accepted = dlmap_profile_device_policy(*device_type).import_accepted;
+  if (!*accepted && !dlmap_profile_current()->device_report_stream_only) {
     unsupported_source(x, *device_type);
     return -1;
   }
@@ -565,8 +567,9 @@ static PyObject *ask_producer(PyObject *x, PyObject *method, PyObject *self, con
  * false), no report, and a copy on import runs on the default stream.) */
 static int device_step(PyObject *x, PyObject *device_method, PyObject *self, dlmap_import_request *request,
                        bool *has_stream, int64_t stream, int32_t *device_type) {
-  if (reported_device(x, device_method, self, device_type) < 0) return -1;
-  if (!dlmap_profile_device_policy(*device_type).import_accepted) { /* reported for the stream only: none */
+  bool accepted;
+  if (reported_device(x, device_method, self, device_type, &accepted) < 0) return -1;
+  if (!accepted) { /* reported for the stream only: none */
     *has_stream = false;
     return 0;
   }
