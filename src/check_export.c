@@ -340,7 +340,8 @@ int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_
     return dlmap_raise_invalid_argument(err, argument, "must not be NULL");
   }
   dlmap_check_source source_fields; /* fields the caller's struct_size does not have read as zero */
-  if (DLMAP__STRUCT_READ(source, &source_fields, dlmap_check_source, "source", err) != DLMAP_OK) {
+  if (DLMAP__STRUCT_READ(source, &source_fields, dlmap_check_source, DLMAP_CHECK_SOURCE_STRUCT_SIZE, "source", err) !=
+      DLMAP_OK) {
     return DLMAP_ERR_INVALID_ARGUMENT;
   }
   source = &source_fields;

@@ -10,7 +10,8 @@ int32_t dlmap_dlpack_device(const dlmap_device_query *query, int32_t *device_typ
     return dlmap_raise_invalid_argument(err, "query", "query, its platform and both outputs must not be NULL");
   }
   dlmap_device_query query_fields; /* fields the caller's struct_size does not have read as zero */
-  if (DLMAP__STRUCT_READ(query, &query_fields, dlmap_device_query, "query", err) != DLMAP_OK) {
+  if (DLMAP__STRUCT_READ(query, &query_fields, dlmap_device_query, DLMAP_DEVICE_QUERY_STRUCT_SIZE, "query", err) !=
+      DLMAP_OK) {
     return DLMAP_ERR_INVALID_ARGUMENT;
   }
   query = &query_fields;

@@ -57,8 +57,9 @@ static int32_t check_arguments(const dlmap_array *array, const dlmap_export_requ
   if (array == NULL) return dlmap__invalid_argument(err, "array", "must not be NULL");
   if (request == NULL) return dlmap__invalid_argument(err, "request", "must not be NULL");
   if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
-  int32_t status = DLMAP__STRUCT_READ(array, array_fields, dlmap_array, "array", err);
-  if (status == DLMAP_OK) status = DLMAP__STRUCT_READ(request, request_fields, dlmap_export_request, "request", err);
+  int32_t status = DLMAP__STRUCT_READ(array, array_fields, dlmap_array, DLMAP_ARRAY_STRUCT_SIZE, "array", err);
+  if (status == DLMAP_OK) status = DLMAP__STRUCT_READ(request, request_fields, dlmap_export_request,
+                                                        DLMAP_EXPORT_REQUEST_STRUCT_SIZE, "request", err);
   if (status == DLMAP_OK) status = dlmap__check_copy_mode(request_fields->copy, err);
   return status;
 }

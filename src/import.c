@@ -323,7 +323,8 @@ static int32_t decide(const producer *p, const dlmap_import_request *request, dl
                       import_plan *plan, dlmap_error *err) {
   static const dlmap_import_request kDefaults = {.struct_size = DLMAP_IMPORT_REQUEST_STRUCT_SIZE};
   if (request == NULL) request = &kDefaults;
-  int32_t status = DLMAP__STRUCT_READ(request, fields, dlmap_import_request, "request", err);
+  int32_t status =
+      DLMAP__STRUCT_READ(request, fields, dlmap_import_request, DLMAP_IMPORT_REQUEST_STRUCT_SIZE, "request", err);
   if (status != DLMAP_OK) return fail(p, status);
   status = check_request(p, fields, err);
   if (status == DLMAP_OK) status = validate(p, fields, plan, err);
@@ -537,8 +538,8 @@ __attribute__((noinline)) static int32_t import_legacy_unplanned(const dlmap_imp
 int32_t dlmap_import_versioned_planned(const dlmap_import_plan *plan, struct DLManagedTensorVersioned *tensor,
                                        dlmap_imported *out, dlmap_error *err) {
   /* The version first: only the plan's, which read_versioned accepted when the plan was made, lets the rest be read. */
-  if (tensor != NULL && plan != NULL && plan->fast && plan->versioned && out != NULL && tensor->version.major == plan->version.major &&
-      tensor->version.minor == plan->version.minor &&
+  if (tensor != NULL && plan != NULL && plan->fast && plan->versioned && out != NULL &&
+      tensor->version.major == plan->version.major && tensor->version.minor == plan->version.minor &&
       matches(plan, &tensor->dl_tensor, tensor->flags & plan->flags_read)) {
     return hand_out_planned(plan, &tensor->dl_tensor, tensor, out);
   }
@@ -547,7 +548,8 @@ int32_t dlmap_import_versioned_planned(const dlmap_import_plan *plan, struct DLM
 
 int32_t dlmap_import_legacy_planned(const dlmap_import_plan *plan, DLManagedTensor *tensor, dlmap_imported *out,
                                     dlmap_error *err) {
-  if (tensor != NULL && plan != NULL && plan->fast && !plan->versioned && out != NULL && matches(plan, &tensor->dl_tensor, 0)) {
+  if (tensor != NULL && plan != NULL && plan->fast && !plan->versioned && out != NULL &&
+      matches(plan, &tensor->dl_tensor, 0)) {
     return hand_out_planned(plan, &tensor->dl_tensor, tensor, out);
   }
   return import_legacy_unplanned(plan, tensor, out, err);

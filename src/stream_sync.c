@@ -30,7 +30,8 @@ int32_t dlmap_stream_wait_batch(const dlmap_array *arrays, size_t count, bool ha
   size_t distinct = 0, enqueued = 0;
   for (size_t i = 0; i < count; i++) {
     dlmap_array fields;
-    if (DLMAP__STRUCT_READ((const char *)arrays + i * stride, &fields, dlmap_array, "arrays", err) != DLMAP_OK) {
+    if (DLMAP__STRUCT_READ((const char *)arrays + i * stride, &fields, dlmap_array, DLMAP_ARRAY_STRUCT_SIZE, "arrays",
+                           err) != DLMAP_OK) {
       return DLMAP_ERR_INVALID_ARGUMENT;
     }
     const dlmap_array *a = &fields;
