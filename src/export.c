@@ -318,35 +318,16 @@ static void hand_out(const dlmap_array *array, const export_plan *plan, export_b
   out->stream = plan->stream;
 }
 
-int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
-                     dlmap_error *err) {
-  dlmap_array array_fields;
-  dlmap_export_request request_fields;
-  int32_t status = check_arguments(array, request, out, &array_fields, &request_fields, err);
-  array = &array_fields;
-  request = &request_fields;
-  export_plan plan;
-  if (status == DLMAP_OK) status = negotiate(array, request, &plan, err);
-  if (status == DLMAP_OK) status = validate(array, &plan, err);
-  if (status == DLMAP_OK) status = choose_target(array, request, &plan, err);
-  if (status == DLMAP_OK) status = read_stream(request, &plan, err);
-  if (status == DLMAP_OK) status = place(array, request, &plan, err);
-  if (status == DLMAP_OK) status = stamp(array, &plan, err);
-  export_block *block = NULL;
-  size_t header = 0;
-  if (status == DLMAP_OK) status = allocate(array, request, &plan, &block, &header, err);
-  if (status != DLMAP_OK) return status;
-  /* The block owns what the copy step allocates; on error release_block frees both (the array's owner is not yet
-   * the block's: hand_out gives it). */
-  DLTensor *tensor = describe(array, &plan, block);
-  status =
-      plan.copy ? copy(array, request, &plan, block, header, tensor, err) : view(array, request, &plan, tensor, err);
-  if (status != DLMAP_OK) {
-    release_block(block);
-    return status;
-  }
-  hand_out(array, &plan, block, out);
-  return DLMAP_OK;
+/* Steps 1-6: every check and decision an export makes before it allocates. */
+static int32_t decide(const dlmap_array *array, const dlmap_export_request *request, export_plan *plan,
+                      dlmap_error *err) {
+  int32_t status = negotiate(array, request, plan, err);
+  if (status == DLMAP_OK) status = validate(array, plan, err);
+  if (status == DLMAP_OK) status = choose_target(array, request, plan, err);
+  if (status == DLMAP_OK) status = read_stream(request, plan, err);
+  if (status == DLMAP_OK) status = place(array, request, plan, err);
+  if (status == DLMAP_OK) status = stamp(array, plan, err);
+  return status;
 }
 
 /* ---- prepared exports (dlmap_export_plan_create): the steps above run once on a template array, and describe() and
@@ -365,6 +346,19 @@ struct dlmap_export_plan {
   int64_t dims[];               /* shape[ndim] then strides[ndim] (when the template has strides) */
 };
 
+/* Whether the steps' outcome holds for any data pointer: a view on the array's own device with no stream to wait on
+ * now. Such a plan serves an export from its image. */
+static bool steps_fast(const export_plan *steps, const dlmap_export_request *request) {
+  return !steps->copy && steps->placement.kind == DLMAP__PLACE_VIEW &&
+         (!steps->source_on_gpu || request->defer_stream_sync);
+}
+
+/* The sizes of a plan for ndim dimensions (its image follows at plan_size) and of its export block. */
+static bool plan_sizes(int32_t ndim, size_t *plan_size, size_t *header) {
+  return dlmap__align_size(sizeof(export_block) + 2 * (size_t)ndim * sizeof(int64_t), header) &&
+         dlmap__align_size(sizeof(dlmap_export_plan) + 2 * (size_t)ndim * sizeof(int64_t), plan_size);
+}
+
 /* The template's block, written by the export's own steps; its addresses (shape, strides, manager_ctx) are the
  * image's, relocated per call. */
 static void write_image(dlmap_export_plan *p) {
@@ -375,67 +369,34 @@ static void write_image(dlmap_export_plan *p) {
   hand_out(&p->array, &p->steps, p->image, &p->out);
 }
 
-int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_request *request,
-                                 dlmap_export_plan **plan, dlmap_error *err) {
-  if (plan == NULL) return dlmap__invalid_argument(err, "plan", "must not be NULL");
-  dlmap_array array_fields;
-  dlmap_export_request request_fields;
-  dlmap_exported unused;
-  int32_t status = check_arguments(array, request, &unused, &array_fields, &request_fields, err);
-  export_plan steps;
-  if (status == DLMAP_OK) status = negotiate(&array_fields, &request_fields, &steps, err);
-  if (status == DLMAP_OK) status = validate(&array_fields, &steps, err);
-  if (status == DLMAP_OK) status = choose_target(&array_fields, &request_fields, &steps, err);
-  if (status == DLMAP_OK) status = read_stream(&request_fields, &steps, err);
-  if (status == DLMAP_OK) status = place(&array_fields, &request_fields, &steps, err);
-  if (status == DLMAP_OK) status = stamp(&array_fields, &steps, err);
-  if (status != DLMAP_OK) return status;
-  const bool fast = !steps.copy && steps.placement.kind == DLMAP__PLACE_VIEW &&
-                    (!steps.source_on_gpu || request_fields.defer_stream_sync);
-  const size_t ndim = (size_t)array_fields.ndim; /* validate() bounded it by DLMAP_MAX_NDIM */
-  size_t header = 0, plan_size = 0;
-  if (!dlmap__align_size(sizeof(export_block) + 2 * ndim * sizeof(int64_t), &header) ||
-      !dlmap__align_size(sizeof(dlmap_export_plan) + 2 * ndim * sizeof(int64_t), &plan_size)) {
-    return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export plan");
-  }
-  const size_t size = plan_size + (fast ? header : 0);
-  dlmap_export_plan *p = (dlmap_export_plan *)dlmap__allocate(request_fields.allocator, size, DLMAP_DATA_ALIGNMENT);
-  if (p == NULL) return dlmap_raise_out_of_memory(err, size, "an export plan");
-  p->array = array_fields;
-  p->request = request_fields;
-  p->allocator = *dlmap__allocator_or_default(request_fields.allocator);
-  p->request.allocator = request_fields.allocator != NULL ? &p->allocator : NULL;
-  p->steps = steps;
-  p->fast = fast;
+/* Fills the plan at p (plan_size bytes, then the image's header bytes where the steps are fast) from the caller's
+ * structs as read and the steps they passed. */
+static void plan_fill(dlmap_export_plan *p, const dlmap_array *array, const dlmap_export_request *request,
+                      const export_plan *steps, size_t plan_size, size_t header) {
+  const size_t ndim = (size_t)array->ndim; /* validate() bounded it by DLMAP_MAX_NDIM */
+  p->array = *array;
+  p->request = *request;
+  p->allocator = *dlmap__allocator_or_default(request->allocator);
+  p->request.allocator = request->allocator != NULL ? &p->allocator : NULL;
+  p->steps = *steps;
+  p->fast = steps_fast(steps, request);
   p->header = header;
-  p->image = fast ? (export_block *)(void *)((char *)p + plan_size) : NULL;
-  if (ndim > 0) memcpy(p->dims, array_fields.shape, ndim * sizeof(int64_t));
+  p->image = p->fast ? (export_block *)(void *)((char *)p + plan_size) : NULL;
+  if (ndim > 0) memcpy(p->dims, array->shape, ndim * sizeof(int64_t));
   p->array.shape = ndim > 0 ? p->dims : NULL;
-  if (array_fields.strides != NULL && ndim > 0) {
-    memcpy(p->dims + ndim, array_fields.strides, ndim * sizeof(int64_t));
+  if (array->strides != NULL && ndim > 0) {
+    memcpy(p->dims + ndim, array->strides, ndim * sizeof(int64_t));
     p->array.strides = p->dims + ndim;
   }
   p->array.data = NULL; /* per call */
   p->array.owner = NULL;
   p->array.release = NULL;
-  if (fast) write_image(p);
-  *plan = p;
-  return DLMAP_OK;
+  if (p->fast) write_image(p);
 }
 
-int32_t dlmap_export_planned(const dlmap_export_plan *plan, void *data, void *owner, void (*release)(void *owner),
-                             dlmap_exported *out, dlmap_error *err) {
-  if (plan == NULL) return dlmap__invalid_argument(err, "plan", "must not be NULL");
-  if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
-  /* A plan whose steps depend on the data pointer, or a NULL pointer where there are elements (data_null): the
-   * whole export, which gives the same result as ever. */
-  if (!plan->fast || (data == NULL && plan->steps.extent.count > 0)) {
-    dlmap_array array = plan->array;
-    array.data = data;
-    array.owner = owner;
-    array.release = release;
-    return dlmap_export(&array, &plan->request, out, err);
-  }
+/* A fast plan's export: a new block holding the image, with this call's addresses and owner. */
+static int32_t export_from_image(const dlmap_export_plan *plan, void *data, void *owner, void (*release)(void *owner),
+                                 dlmap_exported *out, dlmap_error *err) {
   /* header is a multiple of the alignment (dlmap__align_size) and the plan's allocator resolved: dlmap__allocate would
    * ask the same */
   const dlmap_allocator *allocator = &plan->allocator;
@@ -462,6 +423,136 @@ int32_t dlmap_export_planned(const dlmap_export_plan *plan, void *data, void *ow
   block->owner = owner;
   block->release = release;
   return DLMAP_OK;
+}
+
+/* ---- the last export's plan, per thread: an unprepared export whose array and request equal, in every field the
+ * steps read, those of this thread's last fast export is served from that export's image (a framework exports the
+ * same few layouts over and over). It lives in thread-local storage, allocated by nothing and freed by nothing; only
+ * exports of up to kRememberedNdim dimensions are remembered. ---- */
+
+enum { kRememberedNdim = 8 };
+#define DLMAP__REMEMBERED_PLAN_BYTES                                                                   \
+  (sizeof(dlmap_export_plan) + sizeof(export_block) + 4 * kRememberedNdim * sizeof(int64_t) + \
+   2 * DLMAP_DATA_ALIGNMENT)
+/* A union may hold a struct with a flexible array member; the bytes give its dims and image room. */
+static _Thread_local union {
+  dlmap_export_plan plan;
+  unsigned char bytes[DLMAP__REMEMBERED_PLAN_BYTES];
+} remembered; /* remembered.plan.array.struct_size is 0 until the first export is remembered */
+/* Set while an export is served from `remembered`: an allocator that exports on this thread from inside it must not
+ * overwrite the plan being copied. */
+static _Thread_local bool remembered_in_use;
+
+/* Whether the two allocators are the same functions and context (NULL: the default). */
+static bool same_allocator(const dlmap_allocator *a, const dlmap_allocator *b) {
+  return a->allocate == b->allocate && a->release == b->release && a->ctx == b->ctx;
+}
+
+/* Whether array and request, as read from the caller, equal the remembered plan's template in every field the steps
+ * read (data, owner and release differ per call; a NULL data with elements is data_null, which the steps report). */
+static bool remembered_serves(const dlmap_export_plan *p, const dlmap_array *a, const dlmap_export_request *r) {
+  const dlmap_array *t = &p->array;
+  const dlmap_export_request *q = &p->request;
+  const size_t ndim = (size_t)t->ndim;
+  const bool same_array = t->struct_size != 0 && a->device_type == t->device_type && a->device_id == t->device_id &&
+                          memcmp(&a->dtype, &t->dtype, sizeof a->dtype) == 0 && a->ndim == t->ndim &&
+                          a->byte_offset == t->byte_offset && a->read_only == t->read_only &&
+                          a->subbyte_padded == t->subbyte_padded && a->producer_stream == t->producer_stream &&
+                          a->num_shards == t->num_shards && (a->strides == NULL) == (t->strides == NULL) &&
+                          (a->data != NULL || p->steps.extent.count == 0);
+  const bool same_request =
+      r->has_max_version == q->has_max_version && r->max_version.major == q->max_version.major &&
+      r->max_version.minor == q->max_version.minor && r->has_dl_device == q->has_dl_device &&
+      r->dl_device_type == q->dl_device_type && r->dl_device_id == q->dl_device_id && r->copy == q->copy &&
+      r->has_stream == q->has_stream && r->stream == q->stream && r->defer_stream_sync == q->defer_stream_sync &&
+      same_allocator(dlmap__allocator_or_default(r->allocator), &p->allocator);
+  if (!same_array || !same_request) return false;
+  if (ndim == 0) return true;
+  if (a->shape == NULL) return false; /* shape_null, which the steps report */
+  return t->strides != NULL ? dlmap__same_dims(a->shape, a->strides, t->shape, t->strides, ndim)
+                            : dlmap__same_dims(a->shape, a->shape, t->shape, t->shape, ndim);
+}
+
+/* Remembers a fast export's plan for this thread's next export (a plan too large for the storage is not kept). */
+static void remember(const dlmap_array *array, const dlmap_export_request *request, const export_plan *steps) {
+  size_t plan_size = 0, header = 0;
+  if (remembered_in_use || !steps_fast(steps, request) || array->ndim > kRememberedNdim || !plan_sizes(array->ndim, &plan_size, &header) ||
+      plan_size + header > sizeof remembered.bytes) {
+    return;
+  }
+  plan_fill(&remembered.plan, array, request, steps, plan_size, header);
+}
+
+int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
+                     dlmap_error *err) {
+  dlmap_array array_fields;
+  dlmap_export_request request_fields;
+  int32_t status = check_arguments(array, request, out, &array_fields, &request_fields, err);
+  if (status != DLMAP_OK) return status;
+  array = &array_fields;
+  request = &request_fields;
+  if (!remembered_in_use && remembered_serves(&remembered.plan, array, request)) {
+    remembered_in_use = true;
+    status = export_from_image(&remembered.plan, array->data, array->owner, array->release, out, err);
+    remembered_in_use = false;
+    return status;
+  }
+  export_plan plan;
+  status = decide(array, request, &plan, err);
+  export_block *block = NULL;
+  size_t header = 0;
+  if (status == DLMAP_OK) status = allocate(array, request, &plan, &block, &header, err);
+  if (status != DLMAP_OK) return status;
+  /* The block owns what the copy step allocates; on error release_block frees both (the array's owner is not yet
+   * the block's: hand_out gives it). */
+  DLTensor *tensor = describe(array, &plan, block);
+  status =
+      plan.copy ? copy(array, request, &plan, block, header, tensor, err) : view(array, request, &plan, tensor, err);
+  if (status != DLMAP_OK) {
+    release_block(block);
+    return status;
+  }
+  hand_out(array, &plan, block, out);
+  remember(array, request, &plan);
+  return DLMAP_OK;
+}
+
+int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_request *request,
+                                 dlmap_export_plan **plan, dlmap_error *err) {
+  if (plan == NULL) return dlmap__invalid_argument(err, "plan", "must not be NULL");
+  dlmap_array array_fields;
+  dlmap_export_request request_fields;
+  dlmap_exported unused;
+  int32_t status = check_arguments(array, request, &unused, &array_fields, &request_fields, err);
+  export_plan steps;
+  if (status == DLMAP_OK) status = decide(&array_fields, &request_fields, &steps, err);
+  if (status != DLMAP_OK) return status;
+  size_t header = 0, plan_size = 0;
+  if (!plan_sizes(array_fields.ndim, &plan_size, &header)) {
+    return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export plan");
+  }
+  const size_t size = plan_size + (steps_fast(&steps, &request_fields) ? header : 0);
+  dlmap_export_plan *p = (dlmap_export_plan *)dlmap__allocate(request_fields.allocator, size, DLMAP_DATA_ALIGNMENT);
+  if (p == NULL) return dlmap_raise_out_of_memory(err, size, "an export plan");
+  plan_fill(p, &array_fields, &request_fields, &steps, plan_size, header);
+  *plan = p;
+  return DLMAP_OK;
+}
+
+int32_t dlmap_export_planned(const dlmap_export_plan *plan, void *data, void *owner, void (*release)(void *owner),
+                             dlmap_exported *out, dlmap_error *err) {
+  if (plan == NULL) return dlmap__invalid_argument(err, "plan", "must not be NULL");
+  if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
+  /* A plan whose steps depend on the data pointer, or a NULL pointer where there are elements (data_null): the
+   * whole export, which gives the same result as ever. */
+  if (!plan->fast || (data == NULL && plan->steps.extent.count > 0)) {
+    dlmap_array array = plan->array;
+    array.data = data;
+    array.owner = owner;
+    array.release = release;
+    return dlmap_export(&array, &plan->request, out, err);
+  }
+  return export_from_image(plan, data, owner, release, out, err);
 }
 
 void dlmap_export_plan_free(dlmap_export_plan *plan) {

@@ -317,12 +317,13 @@ static int32_t copy_out(const producer *p, const dlmap_import_request *request, 
   return DLMAP_OK;
 }
 
+static const dlmap_import_request kDefaultRequest = {.struct_size = DLMAP_IMPORT_REQUEST_STRUCT_SIZE};
+
 /* The caller's request as this header lays it out (NULL: the defaults) in *fields, then validate, check memory and
  * place. A step that fails has released the producer's tensor (fail()). */
 static int32_t decide(const producer *p, const dlmap_import_request *request, dlmap_import_request *fields,
                       import_plan *plan, dlmap_error *err) {
-  static const dlmap_import_request kDefaults = {.struct_size = DLMAP_IMPORT_REQUEST_STRUCT_SIZE};
-  if (request == NULL) request = &kDefaults;
+  if (request == NULL) request = &kDefaultRequest;
   int32_t status =
       DLMAP__STRUCT_READ(request, fields, dlmap_import_request, DLMAP_IMPORT_REQUEST_STRUCT_SIZE, "request", err);
   if (status != DLMAP_OK) return fail(p, status);
@@ -353,13 +354,17 @@ static int32_t deliver(const producer *p, const dlmap_import_request *request, c
   return copy_out(p, request, plan, out, err);
 }
 
+static void remember(const producer *p, const dlmap_import_request *request, const import_plan *steps);
+
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
                              dlmap_error *err) {
   if (out == NULL) return fail(p, dlmap__invalid_argument(err, "out", "must not be NULL"));
   dlmap_import_request request_fields;
   import_plan plan;
-  const int32_t status = decide(p, request, &request_fields, &plan, err);
-  return status != DLMAP_OK ? status : deliver(p, &request_fields, &plan, out, err);
+  int32_t status = decide(p, request, &request_fields, &plan, err);
+  if (status == DLMAP_OK) status = deliver(p, &request_fields, &plan, out, err);
+  if (status == DLMAP_OK) remember(p, &request_fields, &plan);
+  return status;
 }
 
 /* The flag bits an import reads: import.unknown_flags ignore drops the bits the spec does not know, as if the producer
@@ -378,25 +383,6 @@ static int32_t read_versioned(struct DLManagedTensorVersioned *tensor, producer 
   p->tensor = &tensor->dl_tensor;
   p->flags = tensor->flags & flags_read();
   return DLMAP_OK;
-}
-
-int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
-                               dlmap_imported *out, dlmap_error *err) {
-  if (tensor == NULL) {
-    return dlmap__invalid_argument(err, "tensor", "must not be NULL");
-  }
-  producer p;
-  const int32_t status = read_versioned(tensor, &p, err);
-  return status != DLMAP_OK ? status : import_tensor(&p, request, out, err);
-}
-
-int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request *request, dlmap_imported *out,
-                            dlmap_error *err) {
-  if (tensor == NULL) {
-    return dlmap__invalid_argument(err, "tensor", "must not be NULL");
-  }
-  producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
-  return import_tensor(&p, request, out, err);
 }
 
 /* ---- prepared imports (dlmap_import_plan_create): the steps run once on a description of the tensors a consumer
@@ -420,6 +406,36 @@ struct dlmap_import_plan {
   int64_t dims[];               /* shape[ndim] then strides[ndim] */
 };
 
+static size_t plan_size(int32_t ndim) { return sizeof(dlmap_import_plan) + 2 * (size_t)ndim * sizeof(int64_t); }
+
+/* Fills the plan at q (plan_size bytes) from a producer's tensor, the caller's request as read, and the steps they
+ * passed; a fast plan's image is the view they give. */
+static void plan_fill(dlmap_import_plan *q, const producer *p, const dlmap_import_request *request,
+                      const import_plan *steps) {
+  const DLTensor *layout = p->tensor;
+  const size_t ndim = (size_t)layout->ndim;
+  q->request = *request;
+  q->allocator = *dlmap__allocator_or_default(request->allocator);
+  q->request.allocator = request->allocator != NULL ? &q->allocator : NULL;
+  q->steps = *steps;
+  q->fast = !steps->copy && steps->placement.kind == DLMAP__PLACE_VIEW;
+  q->direct = dlmap__direct_address(steps->device);
+  q->versioned = p->versioned;
+  q->version = p->version;
+  q->flags = p->flags;
+  q->flags_read = flags_read();
+  q->device = layout->device;
+  q->dtype = layout->dtype;
+  q->ndim = layout->ndim;
+  q->has_strides = layout->strides != NULL;
+  if (ndim > 0) memcpy(q->dims, layout->shape, ndim * sizeof(int64_t));
+  if (ndim > 0 && q->has_strides) memcpy(q->dims + ndim, layout->strides, ndim * sizeof(int64_t));
+  if (q->fast) {
+    start_out(p, &q->steps, &q->image);
+    hand_out_view(p, &q->request, &q->steps, &q->image);
+  }
+}
+
 int32_t dlmap_import_plan_create(const DLTensor *layout, bool versioned, dlmap_version version, uint64_t flags,
                                  const dlmap_import_request *request, dlmap_import_plan **plan, dlmap_error *err) {
   if (layout == NULL) return dlmap__invalid_argument(err, "layout", "must not be NULL");
@@ -440,30 +456,10 @@ int32_t dlmap_import_plan_create(const DLTensor *layout, bool versioned, dlmap_v
   import_plan steps;
   if (status == DLMAP_OK) status = decide(&p, request, &request_fields, &steps, err);
   if (status != DLMAP_OK) return status;
-  const size_t ndim = (size_t)layout->ndim; /* check_memory bounded it by DLMAP_MAX_NDIM */
-  const size_t size = sizeof(dlmap_import_plan) + 2 * ndim * sizeof(int64_t);
+  const size_t size = plan_size(layout->ndim); /* check_memory bounded ndim by DLMAP_MAX_NDIM */
   dlmap_import_plan *q = (dlmap_import_plan *)dlmap__allocate(request_fields.allocator, size, DLMAP_DATA_ALIGNMENT);
   if (q == NULL) return dlmap_raise_out_of_memory(err, size, "an import plan");
-  q->request = request_fields;
-  q->allocator = *dlmap__allocator_or_default(request_fields.allocator);
-  q->request.allocator = request_fields.allocator != NULL ? &q->allocator : NULL;
-  q->steps = steps;
-  q->fast = !steps.copy && steps.placement.kind == DLMAP__PLACE_VIEW;
-  q->direct = dlmap__direct_address(steps.device);
-  q->versioned = versioned;
-  q->version = p.version;
-  q->flags = p.flags;
-  q->flags_read = flags_read();
-  q->device = layout->device;
-  q->dtype = layout->dtype;
-  q->ndim = layout->ndim;
-  q->has_strides = layout->strides != NULL;
-  if (ndim > 0) memcpy(q->dims, layout->shape, ndim * sizeof(int64_t));
-  if (ndim > 0 && q->has_strides) memcpy(q->dims + ndim, layout->strides, ndim * sizeof(int64_t));
-  if (q->fast) {
-    start_out(&p, &q->steps, &q->image);
-    hand_out_view(&p, &q->request, &q->steps, &q->image);
-  }
+  plan_fill(q, &p, &request_fields, &steps);
   *plan = q;
   return DLMAP_OK;
 }
@@ -478,7 +474,7 @@ static bool matches(const dlmap_import_plan *plan, const DLTensor *t, uint64_t f
   /* device and dtype compared whole (one load each, no padding) */
   if (flags != plan->flags || memcmp(&t->device, &plan->device, sizeof(DLDevice)) != 0 ||
       memcmp(&t->dtype, &plan->dtype, sizeof(DLDataType)) != 0 || t->ndim != plan->ndim ||
-      (t->strides != NULL) != plan->has_strides) {
+      (t->strides != NULL) != plan->has_strides || (ndim > 0 && t->shape == NULL)) {
     return false;
   }
   if (ndim > 0 && !(plan->has_strides ? dlmap__same_dims(t->shape, t->strides, plan->dims, plan->dims + ndim, ndim)
@@ -560,6 +556,69 @@ void dlmap_import_plan_free(dlmap_import_plan *plan) {
   const dlmap_allocator allocator = plan->allocator; /* the plan holds the allocator it is freed with */
   dlmap__release(&allocator, plan);
 }
+
+/* ---- the last view's plan, per thread: an unprepared import of a tensor that matches, under the same request, the
+ * last view this thread imported is handed out from that view's plan, as a planned import would be (a framework
+ * imports the same few layouts over and over). It lives in thread-local storage, allocated by nothing and freed by
+ * nothing; only views of up to kRememberedNdim dimensions are remembered. ---- */
+
+enum { kRememberedNdim = 8 };
+/* A union may hold a struct with a flexible array member; the bytes give its dims room. */
+static _Thread_local union {
+  dlmap_import_plan plan;
+  unsigned char bytes[sizeof(dlmap_import_plan) + 2 * kRememberedNdim * sizeof(int64_t)];
+} remembered; /* remembered.plan.fast is false until a view is remembered */
+
+/* After a successful import: a view on the tensor's own device is remembered. A copy is not, and its producer's
+ * tensor is already released, so steps->copy is read first. */
+static void remember(const producer *p, const dlmap_import_request *request, const import_plan *steps) {
+  if (steps->copy || steps->placement.kind != DLMAP__PLACE_VIEW || p->tensor->ndim > kRememberedNdim) return;
+  plan_fill(&remembered.plan, p, request, steps);
+}
+
+/* Whether the caller's request (NULL: the defaults) asks what the remembered one asked, in every field an import
+ * reads for a view (the allocator and the consumer's stream serve copies only, and a view of the same tensor under
+ * another allocator is the same view; they are compared all the same, to keep the rule simple: every field). */
+static bool same_request(const dlmap_import_request *r, const dlmap_import_request *q) {
+  if (r == NULL) r = &kDefaultRequest;
+  return r->struct_size == DLMAP_IMPORT_REQUEST_STRUCT_SIZE && r->has_device == q->has_device &&
+         r->device_type == q->device_type && r->device_id == q->device_id && r->copy == q->copy &&
+         r->writable == q->writable && r->layout == q->layout && r->alignment == q->alignment &&
+         r->has_reported_device == q->has_reported_device && r->reported_device_type == q->reported_device_type &&
+         r->consumer_stream == q->consumer_stream && r->num_shards == q->num_shards && r->allocator == q->allocator;
+}
+
+int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
+                               dlmap_imported *out, dlmap_error *err) {
+  const dlmap_import_plan *last = &remembered.plan;
+  /* The version first, as read_versioned reads it. */
+  if (tensor != NULL && out != NULL && last->fast && last->versioned && tensor->version.major == last->version.major &&
+      tensor->version.minor == last->version.minor && same_request(request, &last->request) &&
+      matches(last, &tensor->dl_tensor, tensor->flags & last->flags_read)) {
+    return hand_out_planned(last, &tensor->dl_tensor, tensor, out);
+  }
+  if (tensor == NULL) {
+    return dlmap__invalid_argument(err, "tensor", "must not be NULL");
+  }
+  producer p;
+  const int32_t status = read_versioned(tensor, &p, err);
+  return status != DLMAP_OK ? status : import_tensor(&p, request, out, err);
+}
+
+int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request *request, dlmap_imported *out,
+                            dlmap_error *err) {
+  const dlmap_import_plan *last = &remembered.plan;
+  if (tensor != NULL && out != NULL && last->fast && !last->versioned && same_request(request, &last->request) &&
+      matches(last, &tensor->dl_tensor, 0)) {
+    return hand_out_planned(last, &tensor->dl_tensor, tensor, out);
+  }
+  if (tensor == NULL) {
+    return dlmap__invalid_argument(err, "tensor", "must not be NULL");
+  }
+  producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
+  return import_tensor(&p, request, out, err);
+}
+
 
 /* The copies an import made (GPU-runtime memory, the allocator's block). Out of line: a view has none, and its
  * release then saves no registers for these calls. */
