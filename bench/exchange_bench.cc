@@ -221,6 +221,27 @@ struct ExportOp {
   double Items() const { return 1; }
 };
 
+// ---- export + release of a layout other than the previous call's: two shapes in turn, so that the plan the last
+// export remembered never serves (src/export.c), and every call runs every check ------------------------------------
+
+struct NewLayoutExportOp : ExportOp {
+  std::vector<int64_t> other_shape, other_strides;
+  bool flip = false;
+  NewLayoutExportOp(bool versioned_, int ndim_) : ExportOp(versioned_, ndim_) {}
+  void Setup() {
+    ExportOp::Setup();
+    other_shape = shape;
+    other_shape[0] += 1;
+    other_strides = CompactStrides(other_shape);
+  }
+  void Run() {
+    flip = !flip;
+    array.shape = flip ? other_shape.data() : shape.data();
+    array.strides = flip ? other_strides.data() : strides.data();
+    ExportOp::Run();
+  }
+};
+
 // ---- prepared export + release: the plan made once (dlmap_export_plan_create), then per call only the block -------
 
 struct PreparedExportOp : ExportOp {
@@ -564,6 +585,26 @@ struct CopyOp {
   double Items() const { return static_cast<double>(bytes) / 1024; }  // count mode: events per KiB copied
 };
 
+// ---- import as a view of a layout other than the previous call's (as NewLayoutExportOp) --------------------------
+
+struct NewLayoutImportViewOp : ImportViewOp {
+  std::vector<int64_t> other_shape, other_strides;
+  bool flip = false;
+  NewLayoutImportViewOp(int ndim_) : ImportViewOp(ndim_, false) {}
+  void Setup() {
+    ImportViewOp::Setup();
+    other_shape = shape;
+    other_shape[0] += 1;
+    other_strides = CompactStrides(other_shape);
+  }
+  void Run() {
+    flip = !flip;
+    tensor.dl_tensor.shape = flip ? other_shape.data() : shape.data();
+    tensor.dl_tensor.strides = flip ? other_strides.data() : strides.data();
+    ImportViewOp::Run();
+  }
+};
+
 // ---- prepared import as a view: the plan made once (dlmap_import_plan_create), then per call only the match -------
 
 struct PreparedImportViewOp : ImportViewOp {
@@ -599,6 +640,7 @@ void RegisterAll() {
     const ExportAllocation a = MeasureExportAllocation(ndim);
     Register("export/legacy" + d, ExportOp(false, ndim));
     Register("export/versioned" + d, ExportOp(true, ndim));
+    Register("export/new_layout/versioned" + d, NewLayoutExportOp(true, ndim));
     Register("export/prepared/legacy" + d, PreparedExportOp(false, ndim));
     Register("export/prepared/versioned" + d, PreparedExportOp(true, ndim));
     Register("floor/malloc_free" + d, MallocFreeOp{a.size, 0});
@@ -606,6 +648,7 @@ void RegisterAll() {
     Register("floor/struct_fill" + d, StructFillOp(ndim));
     Register("import/view/compact" + d, ImportViewOp(ndim, false));
     if (ndim > 1) Register("import/view/permuted" + d, ImportViewOp(ndim, true));  // 1-D has one layout
+    Register("import/new_layout/compact" + d, NewLayoutImportViewOp(ndim));
     Register("import/prepared_view/compact" + d, PreparedImportViewOp(ndim, false));
     if (ndim > 1) Register("import/prepared_view/permuted" + d, PreparedImportViewOp(ndim, true));
   }

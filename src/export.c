@@ -370,9 +370,11 @@ static void write_image(dlmap_export_plan *p) {
 }
 
 /* Fills the plan at p (plan_size bytes, then the image's header bytes where the steps are fast) from the caller's
- * structs as read and the steps they passed. */
+ * structs as read and the steps they passed. The image is written by the steps, or copied from `made`, the block and
+ * result an export just made with them (the addresses in it are relocated per call all the same). */
 static void plan_fill(dlmap_export_plan *p, const dlmap_array *array, const dlmap_export_request *request,
-                      const export_plan *steps, size_t plan_size, size_t header) {
+                      const export_plan *steps, size_t plan_size, size_t header, const export_block *made,
+                      const dlmap_exported *made_out) {
   const size_t ndim = (size_t)array->ndim; /* validate() bounded it by DLMAP_MAX_NDIM */
   p->array = *array;
   p->request = *request;
@@ -391,7 +393,13 @@ static void plan_fill(dlmap_export_plan *p, const dlmap_array *array, const dlma
   p->array.data = NULL; /* per call */
   p->array.owner = NULL;
   p->array.release = NULL;
-  if (p->fast) write_image(p);
+  if (!p->fast) return;
+  if (made == NULL) {
+    write_image(p);
+    return;
+  }
+  memcpy(p->image, made, header);
+  p->out = *made_out;
 }
 
 /* A fast plan's export: a new block holding the image, with this call's addresses and owner. */
@@ -426,8 +434,8 @@ static int32_t export_from_image(const dlmap_export_plan *plan, void *data, void
 }
 
 /* ---- the last export's plan, per thread: an unprepared export whose array and request equal, in every field the
- * steps read, those of this thread's last fast export is served from that export's image (a framework exports the
- * same few layouts over and over). It lives in thread-local storage, allocated by nothing and freed by nothing; only
+ * steps read, those of the fast export this thread last remembered is served from that export's image (a framework
+ * exports the same few layouts over and over; a layout is remembered when it comes twice in a row). It lives in thread-local storage, allocated by nothing and freed by nothing; only
  * exports of up to kRememberedNdim dimensions are remembered. ---- */
 
 enum { kRememberedNdim = 8 };
@@ -473,14 +481,24 @@ static bool remembered_serves(const dlmap_export_plan *p, const dlmap_array *a, 
                             : dlmap__same_dims(a->shape, a->shape, t->shape, t->shape, ndim);
 }
 
-/* Remembers a fast export's plan for this thread's next export (a plan too large for the storage is not kept). */
-static void remember(const dlmap_array *array, const dlmap_export_request *request, const export_plan *steps) {
+/* The fingerprint of the last fast export's layout that was not remembered. */
+static _Thread_local uint64_t last_layout;
+
+/* Remembers a fast export's plan, its image copied from the block just made, for this thread's next export, when its
+ * layout is the one the thread's previous fast export had (a plan too large for the storage is not kept). */
+static void remember(const dlmap_array *array, const dlmap_export_request *request, const export_plan *steps,
+                     const export_block *block, const dlmap_exported *out) {
   size_t plan_size = 0, header = 0;
-  if (remembered_in_use || !steps_fast(steps, request) || array->ndim > kRememberedNdim || !plan_sizes(array->ndim, &plan_size, &header) ||
-      plan_size + header > sizeof remembered.bytes) {
+  if (remembered_in_use || !steps_fast(steps, request) || array->ndim > kRememberedNdim ||
+      !plan_sizes(array->ndim, &plan_size, &header) || plan_size + header > sizeof remembered.bytes) {
     return;
   }
-  plan_fill(&remembered.plan, array, request, steps, plan_size, header);
+  const uint64_t layout = dlmap__layout_fingerprint(array->ndim, array->shape, array->strides);
+  if (layout != last_layout) {
+    last_layout = layout;
+    return;
+  }
+  plan_fill(&remembered.plan, array, request, steps, plan_size, header, block, out);
 }
 
 int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
@@ -513,7 +531,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     return status;
   }
   hand_out(array, &plan, block, out);
-  remember(array, request, &plan);
+  remember(array, request, &plan, block, out);
   return DLMAP_OK;
 }
 
@@ -534,7 +552,7 @@ int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_re
   const size_t size = plan_size + (steps_fast(&steps, &request_fields) ? header : 0);
   dlmap_export_plan *p = (dlmap_export_plan *)dlmap__allocate(request_fields.allocator, size, DLMAP_DATA_ALIGNMENT);
   if (p == NULL) return dlmap_raise_out_of_memory(err, size, "an export plan");
-  plan_fill(p, &array_fields, &request_fields, &steps, plan_size, header);
+  plan_fill(p, &array_fields, &request_fields, &steps, plan_size, header, NULL, NULL);
   *plan = p;
   return DLMAP_OK;
 }

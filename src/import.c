@@ -354,7 +354,8 @@ static int32_t deliver(const producer *p, const dlmap_import_request *request, c
   return copy_out(p, request, plan, out, err);
 }
 
-static void remember(const producer *p, const dlmap_import_request *request, const import_plan *steps);
+static void remember(const producer *p, const dlmap_import_request *request, const import_plan *steps,
+                     const dlmap_imported *out);
 
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
                              dlmap_error *err) {
@@ -363,7 +364,7 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   import_plan plan;
   int32_t status = decide(p, request, &request_fields, &plan, err);
   if (status == DLMAP_OK) status = deliver(p, &request_fields, &plan, out, err);
-  if (status == DLMAP_OK) remember(p, &request_fields, &plan);
+  if (status == DLMAP_OK) remember(p, &request_fields, &plan, out);
   return status;
 }
 
@@ -409,9 +410,10 @@ struct dlmap_import_plan {
 static size_t plan_size(int32_t ndim) { return sizeof(dlmap_import_plan) + 2 * (size_t)ndim * sizeof(int64_t); }
 
 /* Fills the plan at q (plan_size bytes) from a producer's tensor, the caller's request as read, and the steps they
- * passed; a fast plan's image is the view they give. */
+ * passed; a fast plan's image is the view they give, written here or copied from `made`, the view an import just
+ * handed out with them (its addresses are replaced per call all the same). */
 static void plan_fill(dlmap_import_plan *q, const producer *p, const dlmap_import_request *request,
-                      const import_plan *steps) {
+                      const import_plan *steps, const dlmap_imported *made) {
   const DLTensor *layout = p->tensor;
   const size_t ndim = (size_t)layout->ndim;
   q->request = *request;
@@ -430,10 +432,14 @@ static void plan_fill(dlmap_import_plan *q, const producer *p, const dlmap_impor
   q->has_strides = layout->strides != NULL;
   if (ndim > 0) memcpy(q->dims, layout->shape, ndim * sizeof(int64_t));
   if (ndim > 0 && q->has_strides) memcpy(q->dims + ndim, layout->strides, ndim * sizeof(int64_t));
-  if (q->fast) {
+  if (!q->fast) return;
+  if (made == NULL) {
     start_out(p, &q->steps, &q->image);
     hand_out_view(p, &q->request, &q->steps, &q->image);
+    return;
   }
+  memcpy(&q->image, made, offsetof(dlmap_imported, strides_));
+  if (ndim > 0 && !q->has_strides) memcpy(q->image.strides_, made->strides_, ndim * sizeof(int64_t));
 }
 
 int32_t dlmap_import_plan_create(const DLTensor *layout, bool versioned, dlmap_version version, uint64_t flags,
@@ -459,7 +465,7 @@ int32_t dlmap_import_plan_create(const DLTensor *layout, bool versioned, dlmap_v
   const size_t size = plan_size(layout->ndim); /* check_memory bounded ndim by DLMAP_MAX_NDIM */
   dlmap_import_plan *q = (dlmap_import_plan *)dlmap__allocate(request_fields.allocator, size, DLMAP_DATA_ALIGNMENT);
   if (q == NULL) return dlmap_raise_out_of_memory(err, size, "an import plan");
-  plan_fill(q, &p, &request_fields, &steps);
+  plan_fill(q, &p, &request_fields, &steps, NULL);
   *plan = q;
   return DLMAP_OK;
 }
@@ -558,8 +564,8 @@ void dlmap_import_plan_free(dlmap_import_plan *plan) {
 }
 
 /* ---- the last view's plan, per thread: an unprepared import of a tensor that matches, under the same request, the
- * last view this thread imported is handed out from that view's plan, as a planned import would be (a framework
- * imports the same few layouts over and over). It lives in thread-local storage, allocated by nothing and freed by
+ * view this thread last remembered is handed out from that view's plan, as a planned import would be (a framework
+ * imports the same few layouts over and over; a layout is remembered when it comes twice in a row). It lives in thread-local storage, allocated by nothing and freed by
  * nothing; only views of up to kRememberedNdim dimensions are remembered. ---- */
 
 enum { kRememberedNdim = 8 };
@@ -569,23 +575,37 @@ static _Thread_local union {
   unsigned char bytes[sizeof(dlmap_import_plan) + 2 * kRememberedNdim * sizeof(int64_t)];
 } remembered; /* remembered.plan.fast is false until a view is remembered */
 
-/* After a successful import: a view on the tensor's own device is remembered. A copy is not, and its producer's
- * tensor is already released, so steps->copy is read first. */
-static void remember(const producer *p, const dlmap_import_request *request, const import_plan *steps) {
+/* The fingerprint of the last view's layout that was not remembered. */
+static _Thread_local uint64_t last_layout;
+
+/* After a successful import: a view on the tensor's own device is remembered when its layout is the one the thread's
+ * previous view had. A copy is not, and its producer's tensor is already released, so steps->copy is read first. */
+static void remember(const producer *p, const dlmap_import_request *request, const import_plan *steps,
+                     const dlmap_imported *out) {
   if (steps->copy || steps->placement.kind != DLMAP__PLACE_VIEW || p->tensor->ndim > kRememberedNdim) return;
-  plan_fill(&remembered.plan, p, request, steps);
+  const DLTensor *t = p->tensor;
+  const uint64_t layout = dlmap__layout_fingerprint(t->ndim, t->shape, t->strides);
+  if (layout != last_layout) {
+    last_layout = layout;
+    return;
+  }
+  plan_fill(&remembered.plan, p, request, steps, out);
 }
 
-/* Whether the caller's request (NULL: the defaults) asks what the remembered one asked, in every field an import
- * reads for a view (the allocator and the consumer's stream serve copies only, and a view of the same tensor under
- * another allocator is the same view; they are compared all the same, to keep the rule simple: every field). */
-static bool same_request(const dlmap_import_request *r, const dlmap_import_request *q) {
+/* Whether the caller's request (NULL: the defaults) asks what the remembered plan's asked, field for field (the
+ * allocator by its functions and context: the plan holds a copy). The allocator and the consumer's stream serve copies
+ * only, but comparing every field keeps the rule simple. */
+static bool same_request(const dlmap_import_request *r, const dlmap_import_plan *plan) {
+  const dlmap_import_request *q = &plan->request;
   if (r == NULL) r = &kDefaultRequest;
+  const dlmap_allocator *a = dlmap__allocator_or_default(r->allocator);
   return r->struct_size == DLMAP_IMPORT_REQUEST_STRUCT_SIZE && r->has_device == q->has_device &&
          r->device_type == q->device_type && r->device_id == q->device_id && r->copy == q->copy &&
          r->writable == q->writable && r->layout == q->layout && r->alignment == q->alignment &&
          r->has_reported_device == q->has_reported_device && r->reported_device_type == q->reported_device_type &&
-         r->consumer_stream == q->consumer_stream && r->num_shards == q->num_shards && r->allocator == q->allocator;
+         r->consumer_stream == q->consumer_stream && r->num_shards == q->num_shards &&
+         a->allocate == plan->allocator.allocate && a->release == plan->allocator.release &&
+         a->ctx == plan->allocator.ctx;
 }
 
 int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
@@ -593,8 +613,8 @@ int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dl
   const dlmap_import_plan *last = &remembered.plan;
   /* The version first, as read_versioned reads it. */
   if (tensor != NULL && out != NULL && last->fast && last->versioned && tensor->version.major == last->version.major &&
-      tensor->version.minor == last->version.minor && same_request(request, &last->request) &&
-      matches(last, &tensor->dl_tensor, tensor->flags & last->flags_read)) {
+      tensor->version.minor == last->version.minor &&
+      matches(last, &tensor->dl_tensor, tensor->flags & last->flags_read) && same_request(request, last)) {
     return hand_out_planned(last, &tensor->dl_tensor, tensor, out);
   }
   if (tensor == NULL) {
@@ -608,8 +628,8 @@ int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dl
 int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request *request, dlmap_imported *out,
                             dlmap_error *err) {
   const dlmap_import_plan *last = &remembered.plan;
-  if (tensor != NULL && out != NULL && last->fast && !last->versioned && same_request(request, &last->request) &&
-      matches(last, &tensor->dl_tensor, 0)) {
+  if (tensor != NULL && out != NULL && last->fast && !last->versioned && matches(last, &tensor->dl_tensor, 0) &&
+      same_request(request, last)) {
     return hand_out_planned(last, &tensor->dl_tensor, tensor, out);
   }
   if (tensor == NULL) {

@@ -63,4 +63,17 @@ static inline bool dlmap__same_dims(const int64_t *shape, const int64_t *strides
   return differ == 0;
 }
 
+/* A fingerprint of a layout: equal layouts give equal fingerprints (unequal ones nearly always differ). The unprepared
+ * calls remember a layout's plan only when it comes twice in a row (src/export.c, src/import.c), so that a caller whose
+ * every call is a new layout does not pay for remembering each. */
+static inline uint64_t dlmap__layout_fingerprint(int32_t ndim, const int64_t *shape, const int64_t *strides) {
+  const uint64_t kPrime = 0x100000001B3u; /* FNV-1a's 64-bit prime, a word at a time */
+  uint64_t h = (uint64_t)(uint32_t)ndim * 0x9E3779B97F4A7C15u;
+  for (int32_t i = 0; i < ndim; i++) {
+    h = (h ^ (uint64_t)shape[i]) * kPrime;
+    h = (h ^ (strides != NULL ? (uint64_t)strides[i] : UINT64_MAX)) * kPrime;
+  }
+  return h;
+}
+
 #endif /* DLMAP_SRC_LAYOUT_H_ */

@@ -77,6 +77,16 @@ inline std::vector<ArrayCase> ArrayCases() {
   };
 }
 
+// An allocator of the caller's own (the default's functions under another context): requests that name it.
+inline int g_own_context = 0;
+inline void *OwnAllocate(void *, size_t size, size_t alignment) {
+  return dlmap_allocator_default()->allocate(dlmap_allocator_default()->ctx, size, alignment);
+}
+inline void OwnRelease(void *, void *pointer) {
+  dlmap_allocator_default()->release(dlmap_allocator_default()->ctx, pointer);
+}
+inline const dlmap_allocator kOwnAllocator = {OwnAllocate, OwnRelease, &g_own_context};
+
 inline std::vector<std::pair<std::string, dlmap_export_request>> ExportRequests() {
   std::vector<std::pair<std::string, dlmap_export_request>> requests;
   auto add = [&](const char *name, const std::function<void(dlmap_export_request &)> &edit) {
@@ -119,6 +129,7 @@ inline std::vector<std::pair<std::string, dlmap_export_request>> ExportRequests(
     r.has_max_version = true;
     r.max_version = dlmap_version_current();
   });
+  add("own allocator", [](dlmap_export_request &r) { r.allocator = &kOwnAllocator; });
   return requests;
 }
 
@@ -242,6 +253,11 @@ inline std::vector<std::pair<std::string, dlmap_import_request>> ImportRequests(
     r.reported_device_type = DLMAP_DEVICE_CUDAHOST;
   });
   add("sharded", [](dlmap_import_request &r) { r.num_shards = 2; });
+  add("own allocator", [](dlmap_import_request &r) { r.allocator = &kOwnAllocator; });
+  add("own allocator, copy always", [](dlmap_import_request &r) {
+    r.allocator = &kOwnAllocator;
+    r.copy = DLMAP_COPY_ALWAYS;
+  });
   return requests;
 }
 
