@@ -30,7 +30,8 @@ static PyThreadState *attached_thread_state(void) {
    * thread can detach it. Any other belongs to a thread that may free it at any moment: it is compared, never read. */
   PyThreadState *current = _PyThreadState_UncheckedGet();
   if (current == NULL) return NULL;
-  return current == PyGILState_GetThisThreadState() || current == dlmap_py_attached_here ? current : NULL;
+  /* dlmap's own note first: a thread-local read, where PyGILState's is a pthread_getspecific */
+  return current == dlmap_py_attached_here || current == PyGILState_GetThisThreadState() ? current : NULL;
 #endif
 }
 
@@ -89,28 +90,38 @@ void dlmap_py_release_owner(void *owner) {
   release_elsewhere(array, attached);
 }
 
-/* The destructor of an unconsumed capsule calls the deleter; a consumed one (renamed used_…) belongs to the
- * consumer. Any exception pending when the capsule dies (it may die during unwinding) is preserved. */
-static void destroy_capsule(PyObject *capsule, const char *name, const char *used_name, bool versioned) {
-  /* A capsule still carrying the very name string it was made with is unconsumed: no string compare needed. */
-  const char *current = PyCapsule_GetName(capsule);
-  if (current != name && PyCapsule_IsValid(capsule, used_name)) return;
-#if PY_VERSION_HEX >= 0x030C0000
-  PyObject *pending = PyErr_GetRaisedException();
-#else
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-#endif
+/* The tensor of a capsule not renamed used_…: deleted, or, renamed to something else (nobody can know who owns it),
+ * reported as unraisable, never with the dying capsule as the context object (the unraisable hook would take a
+ * reference to it and destroy it a second time). */
+static void release_capsule_tensor(PyObject *capsule, const char *name, bool versioned) {
   void *managed = PyCapsule_GetPointer(capsule, name);
   if (managed == NULL) {
-    /* Renamed to something else: nobody can know who owns it. Report it, but never with the dying capsule as the
-     * context object: the unraisable hook would take a reference to it and destroy it a second time. */
     PyObject *context = PyUnicode_FromString("the destructor of a dlmap DLPack capsule");
     PyErr_WriteUnraisable(context);
     Py_XDECREF(context);
   } else {
     dlmap_py_delete_managed(managed, versioned);
   }
+}
+
+/* The destructor of an unconsumed capsule calls the deleter; a consumed one (renamed used_…) belongs to the
+ * consumer. Any exception pending when the capsule dies (it may die during unwinding) is preserved. */
+static void destroy_capsule(PyObject *capsule, const char *name, const char *used_name, bool versioned) {
+  /* A capsule still carrying the very name string it was made with is unconsumed: no string compare needed. */
+  const char *current = PyCapsule_GetName(capsule);
+  if (current != name && PyCapsule_IsValid(capsule, used_name)) return;
+  if (!PyErr_Occurred()) { /* the common case: nothing to preserve (and nothing the deleter may raise is kept) */
+    release_capsule_tensor(capsule, name, versioned);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return;
+  }
+#if PY_VERSION_HEX >= 0x030C0000
+  PyObject *pending = PyErr_GetRaisedException();
+#else
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+#endif
+  release_capsule_tensor(capsule, name, versioned);
 #if PY_VERSION_HEX >= 0x030C0000
   PyErr_SetRaisedException(pending);
 #else
