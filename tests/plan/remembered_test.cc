@@ -118,6 +118,7 @@ TEST(Remembered, EveryImportAfterEveryOtherAsOnItsOwn) {
   }
   std::thread([&] {
     for (size_t first = 0; first < alone.size(); first++) {
+      if (alone[first].rfind("status", 0) == 0) continue;  // a refused import as the first: its tensor is all it touches
       TensorCase &a = *tensors[first / requests.size()];
       const auto &ra = requests[first % requests.size()];
       for (size_t second = 0; second < alone.size(); second++) {
