@@ -1,6 +1,7 @@
-/* dlmap Python binding — the allocator every export and import of the module passes to dlmap: the library's default
- * (64-byte aligned), counted, and able to fail on demand, so the tests can see leaks and exercise out-of-memory paths
- * (testing_hooks.c reads and steers it). */
+/* dlmap Python binding — the allocator every export and import of the module passes to dlmap: 64-byte aligned blocks
+ * (block_cache.c), counted, and able to fail on demand, so the tests can see leaks and exercise out-of-memory paths
+ * (testing_hooks.c reads and steers it). The counts are of the blocks dlmap asked for and gave back, whether or not
+ * block_cache.c keeps a spare. */
 #include <stdatomic.h>
 
 #include "python/binding.h"
@@ -18,8 +19,7 @@ static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
     if (atomic_compare_exchange_weak(&failures_requested, &pending, pending - 1)) return NULL;
   }
   if (!PyGILState_Check()) atomic_fetch_add(&allocations_without_gil, 1); /* safe to ask without the GIL */
-  const dlmap_allocator *base = dlmap_allocator_default(); /* faster than aligned_alloc for small blocks */
-  void *pointer = base->allocate(base->ctx, size, alignment);
+  void *pointer = dlmap_py_block_allocate(size, alignment);
   if (pointer != NULL) {
     atomic_fetch_add(&live_allocations, 1);
     atomic_fetch_add(&total_allocations, 1);
@@ -30,8 +30,7 @@ static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
 static void counted_release(void *ctx, void *pointer) {
   (void)ctx;
   if (pointer == NULL) return;
-  const dlmap_allocator *base = dlmap_allocator_default();
-  base->release(base->ctx, pointer);
+  dlmap_py_block_release(pointer);
   atomic_fetch_sub(&live_allocations, 1);
 }
 

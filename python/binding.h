@@ -191,6 +191,10 @@ extern const dlmap_allocator dlmap_py_allocator;
 /* Live exports (tensors handed out that still hold a reference to their Array). */
 void dlmap_py_count_export(int delta);
 
+/* The memory under dlmap_py_allocator (block_cache.c): blocks of `alignment` (at least 64 bytes), small ones reused. */
+void *dlmap_py_block_allocate(size_t size, size_t alignment);
+void dlmap_py_block_release(void *block);
+
 /* What the counted allocator has seen (testing_hooks.c's dlmap._stats), and making its next n allocations fail. */
 typedef struct dlmap_py_allocation_stats {
   long long live, total, live_exports, without_gil;

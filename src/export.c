@@ -28,7 +28,8 @@ typedef struct export_block {
 static void release_block(export_block *block) {
   if (block->gpu_copy != NULL) dlmap__gpu_release(block->gpu, block->gpu_memory, block->gpu_device, block->gpu_copy);
   if (block->release != NULL) block->release(block->owner);
-  dlmap__release(&block->allocator, block);
+  const dlmap_allocator allocator = block->allocator; /* resolved when the block was made (never the NULL default) */
+  allocator.release(allocator.ctx, block);
 }
 
 static void legacy_deleter(DLManagedTensor *self) { release_block((export_block *)(void *)self); }
@@ -343,6 +344,9 @@ struct dlmap_export_plan {
   dlmap_exported out;           /* what a fast export reports (its tensor pointer set per call) */
   size_t header;                /* the block's size */
   export_block *image;          /* a fast plan's block as describe() and hand_out() leave it, inside this allocation */
+  size_t tensor_offset;         /* where in the block the DLTensor is, and the managed tensor's manager_ctx (by the */
+  size_t context_offset;        /* struct the request negotiated) */
+  bool dims_set;                /* the tensor's shape and strides point into the block (ndim > 0 or scalar_dims) */
   int64_t dims[];               /* shape[ndim] then strides[ndim] (when the template has strides) */
 };
 
@@ -384,6 +388,12 @@ static void plan_fill(dlmap_export_plan *p, const dlmap_array *array, const dlma
   p->fast = steps_fast(steps, request);
   p->header = header;
   p->image = p->fast ? (export_block *)(void *)((char *)p + plan_size) : NULL;
+  const bool legacy = steps->structure == DLMAP_STRUCT_LEGACY;
+  p->tensor_offset = legacy ? offsetof(export_block, tensor.legacy.dl_tensor)
+                            : offsetof(export_block, tensor.versioned.dl_tensor);
+  p->context_offset = legacy ? offsetof(export_block, tensor.legacy.manager_ctx)
+                             : offsetof(export_block, tensor.versioned.manager_ctx);
+  p->dims_set = ndim > 0 || dlmap_profile_current()->scalar_dims_empty;
   if (ndim > 0) memcpy(p->dims, array->shape, ndim * sizeof(int64_t));
   p->array.shape = ndim > 0 ? p->dims : NULL;
   if (array->strides != NULL && ndim > 0) {
@@ -411,21 +421,19 @@ static int32_t export_from_image(const dlmap_export_plan *plan, void *data, void
   export_block *block = (export_block *)allocator->allocate(allocator->ctx, plan->header, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) return dlmap_raise_out_of_memory(err, plan->header, "an export"); /* as allocate() says it */
   memcpy(block, plan->image, plan->header);
-  const int32_t ndim = plan->array.ndim;
-  DLTensor *tensor;
+  /* The managed tensor is the block's first member, whichever struct: out's one pointer is the block. */
   *out = plan->out;
   if (plan->out.structure == DLMAP_STRUCT_LEGACY) {
-    block->tensor.legacy.manager_ctx = block;
     out->legacy = &block->tensor.legacy;
-    tensor = &block->tensor.legacy.dl_tensor;
   } else {
-    block->tensor.versioned.manager_ctx = block;
     out->versioned = &block->tensor.versioned;
-    tensor = &block->tensor.versioned.dl_tensor;
   }
-  if (ndim > 0 || dlmap_profile_current()->scalar_dims_empty) { /* the image's pointers are the template's */
+  void *const context = block;
+  memcpy((char *)block + plan->context_offset, &context, sizeof context);
+  DLTensor *tensor = (DLTensor *)(void *)((char *)block + plan->tensor_offset);
+  if (plan->dims_set) { /* the image's pointers are the template's */
     tensor->shape = block->dims;
-    tensor->strides = block->dims + ndim;
+    tensor->strides = block->dims + plan->array.ndim;
   }
   tensor->data = data;
   block->owner = owner;
