@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdatomic.h>
+
 #include "python/binding.h"
 
 /* ---- allocation ----------------------------------------------------------------------------------------------------- */
@@ -61,9 +63,18 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
 
 /* ---- construction and destruction ---------------------------------------------------------------------------------- */
 
+/* The answer for each device type below 64, read from the spec's tables once (0: not yet; 1: no; 2: yes): every
+ * import and export asks it once or twice, and two table lookups cost about 30 instructions each. */
+static _Atomic(unsigned char) gpu_device_answers[64];
+
 bool dlmap_py_gpu_device_type(int32_t device_type) {
+  const bool small = device_type >= 0 && device_type < 64;
+  const unsigned char known = small ? atomic_load_explicit(&gpu_device_answers[device_type], memory_order_relaxed) : 0;
+  if (known != 0) return known == 2;
   const dlmap_device_info *device = dlmap_device_type_find(device_type);
-  return device != NULL && dlmap_platform_find(device->platform)->backend == DLMAP_BACKEND_GPU;
+  const bool gpu = device != NULL && dlmap_platform_find(device->platform)->backend == DLMAP_BACKEND_GPU;
+  if (small) atomic_store_explicit(&gpu_device_answers[device_type], gpu ? 2 : 1, memory_order_relaxed);
+  return gpu;
 }
 
 /* ---- imports that may wait on a GPU run without the GIL; the producer's deleter still runs with it ---------------- */
@@ -486,7 +497,16 @@ static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
  * interned name (what a call site in Python source and dlmap's own consumer pass). Anything else (positional
  * arguments, an unknown or repeated keyword, a name that is an equal but distinct string) is handed to array_dlpack
  * as a tuple and a dict, so that its errors are PyArg's own, word for word. */
+/* The request of `x.__dlpack__()`, what export_with makes of no arguments. */
+static const dlmap_export_request kPlainRequest = {.struct_size = DLMAP_EXPORT_REQUEST_STRUCT_SIZE,
+                                                   .allocator = &dlmap_py_allocator};
+
 static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  if (nargs == 0 && kwnames == NULL) { /* the protocol's plainest call: nothing to read */
+    dlmap_exported exported;
+    if (dlmap_py_array_export((dlmap_py_array *)op, &kPlainRequest, false, &exported) < 0) return NULL;
+    return dlmap_py_capsule_from_export(&exported);
+  }
   PyObject *values[5] = {Py_None, Py_None, Py_None, Py_None, Py_None}; /* stream, max_version, dl_device, copy,
                                                                          * read_only */
   PyObject *const read_only = dlmap_profile_current()->read_only_argument ? dlmap_py_name.read_only : NULL;

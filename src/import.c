@@ -355,7 +355,7 @@ static int32_t deliver(const producer *p, const dlmap_import_request *request, c
 }
 
 static void remember(const producer *p, const dlmap_import_request *request, const import_plan *steps,
-                     const dlmap_imported *out);
+                     const dlmap_imported *out, const dlmap_import_request *caller_request);
 
 static int32_t import_tensor(const producer *p, const dlmap_import_request *request, dlmap_imported *out,
                              dlmap_error *err) {
@@ -364,7 +364,11 @@ static int32_t import_tensor(const producer *p, const dlmap_import_request *requ
   import_plan plan;
   int32_t status = decide(p, request, &request_fields, &plan, err);
   if (status == DLMAP_OK) status = deliver(p, &request_fields, &plan, out, err);
-  if (status == DLMAP_OK) remember(p, &request_fields, &plan, out);
+  /* remembered only for a caller built with this header: its request is then compared whole, byte for byte */
+  const dlmap_import_request *caller = request != NULL ? request : &kDefaultRequest;
+  if (status == DLMAP_OK && caller->struct_size == DLMAP_IMPORT_REQUEST_STRUCT_SIZE) {
+    remember(p, &request_fields, &plan, out, caller);
+  }
   return status;
 }
 
@@ -574,6 +578,8 @@ static _Thread_local union {
   dlmap_import_plan plan;
   unsigned char bytes[sizeof(dlmap_import_plan) + 2 * kRememberedNdim * sizeof(int64_t)];
 } remembered; /* remembered.plan.fast is false until a view is remembered */
+/* The caller's request the remembered plan was made under, byte for byte as passed (NULL: the defaults). */
+static _Thread_local dlmap_import_request remembered_request;
 
 /* The fingerprint of the last view's layout that was not remembered. */
 static _Thread_local uint64_t last_layout;
@@ -581,7 +587,7 @@ static _Thread_local uint64_t last_layout;
 /* After a successful import: a view on the tensor's own device is remembered when its layout is the one the thread's
  * previous view had. A copy is not, and its producer's tensor is already released, so steps->copy is read first. */
 static void remember(const producer *p, const dlmap_import_request *request, const import_plan *steps,
-                     const dlmap_imported *out) {
+                     const dlmap_imported *out, const dlmap_import_request *caller_request) {
   if (steps->copy || steps->placement.kind != DLMAP__PLACE_VIEW || p->tensor->ndim > kRememberedNdim) return;
   const DLTensor *t = p->tensor;
   const uint64_t layout = dlmap__layout_fingerprint(t->ndim, t->shape, t->strides);
@@ -590,22 +596,15 @@ static void remember(const producer *p, const dlmap_import_request *request, con
     return;
   }
   plan_fill(&remembered.plan, p, request, steps, out);
+  memcpy(&remembered_request, caller_request, DLMAP_IMPORT_REQUEST_STRUCT_SIZE); /* the caller's fields, no more */
 }
 
-/* Whether the caller's request (NULL: the defaults) asks what the remembered plan's asked, field for field (the
- * allocator by its functions and context: the plan holds a copy). The allocator and the consumer's stream serve copies
- * only, but comparing every field keeps the rule simple. */
-static bool same_request(const dlmap_import_request *r, const dlmap_import_plan *plan) {
-  const dlmap_import_request *q = &plan->request;
+/* Whether the caller's request (NULL: the defaults) is, byte for byte up to its last field, the one the remembered plan
+ * was made under (padding included: a difference there only costs a full import). */
+static bool same_request(const dlmap_import_request *r) {
   if (r == NULL) r = &kDefaultRequest;
-  const dlmap_allocator *a = dlmap__allocator_or_default(r->allocator);
-  return r->struct_size == DLMAP_IMPORT_REQUEST_STRUCT_SIZE && r->has_device == q->has_device &&
-         r->device_type == q->device_type && r->device_id == q->device_id && r->copy == q->copy &&
-         r->writable == q->writable && r->layout == q->layout && r->alignment == q->alignment &&
-         r->has_reported_device == q->has_reported_device && r->reported_device_type == q->reported_device_type &&
-         r->consumer_stream == q->consumer_stream && r->num_shards == q->num_shards &&
-         a->allocate == plan->allocator.allocate && a->release == plan->allocator.release &&
-         a->ctx == plan->allocator.ctx;
+  return r->struct_size == DLMAP_IMPORT_REQUEST_STRUCT_SIZE &&
+         memcmp(r, &remembered_request, DLMAP_IMPORT_REQUEST_STRUCT_SIZE) == 0;
 }
 
 int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dlmap_import_request *request,
@@ -614,7 +613,7 @@ int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dl
   /* The version first, as read_versioned reads it. */
   if (tensor != NULL && out != NULL && last->fast && last->versioned && tensor->version.major == last->version.major &&
       tensor->version.minor == last->version.minor &&
-      matches(last, &tensor->dl_tensor, tensor->flags & last->flags_read) && same_request(request, last)) {
+      matches(last, &tensor->dl_tensor, tensor->flags & last->flags_read) && same_request(request)) {
     return hand_out_planned(last, &tensor->dl_tensor, tensor, out);
   }
   if (tensor == NULL) {
@@ -629,7 +628,7 @@ int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request 
                             dlmap_error *err) {
   const dlmap_import_plan *last = &remembered.plan;
   if (tensor != NULL && out != NULL && last->fast && !last->versioned && matches(last, &tensor->dl_tensor, 0) &&
-      same_request(request, last)) {
+      same_request(request)) {
     return hand_out_planned(last, &tensor->dl_tensor, tensor, out);
   }
   if (tensor == NULL) {
