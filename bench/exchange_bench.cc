@@ -221,23 +221,25 @@ struct ExportOp {
   double Items() const { return 1; }
 };
 
-// ---- export + release of a layout other than the previous call's: two shapes in turn, so that the plan the last
-// export remembered never serves (src/export.c), and every call runs every check ------------------------------------
+// ---- export + release of a layout other than the previous call's: two shapes in turn, neither the other cases', so
+// that no plan the unprepared export remembers (src/export.c) ever serves, and every call runs every check -----------
 
 struct NewLayoutExportOp : ExportOp {
-  std::vector<int64_t> other_shape, other_strides;
+  std::vector<int64_t> shapes[2], strides_of[2];  // the first extent + 1 and + 2: neither is any other case's layout
   bool flip = false;
   NewLayoutExportOp(bool versioned_, int ndim_) : ExportOp(versioned_, ndim_) {}
   void Setup() {
     ExportOp::Setup();
-    other_shape = shape;
-    other_shape[0] += 1;
-    other_strides = CompactStrides(other_shape);
+    for (int i = 0; i < 2; i++) {
+      shapes[i] = shape;
+      shapes[i][0] += i + 1;
+      strides_of[i] = CompactStrides(shapes[i]);
+    }
   }
   void Run() {
     flip = !flip;
-    array.shape = flip ? other_shape.data() : shape.data();
-    array.strides = flip ? other_strides.data() : strides.data();
+    array.shape = shapes[flip].data();
+    array.strides = strides_of[flip].data();
     ExportOp::Run();
   }
 };
@@ -588,19 +590,21 @@ struct CopyOp {
 // ---- import as a view of a layout other than the previous call's (as NewLayoutExportOp) --------------------------
 
 struct NewLayoutImportViewOp : ImportViewOp {
-  std::vector<int64_t> other_shape, other_strides;
+  std::vector<int64_t> shapes[2], strides_of[2];  // as NewLayoutExportOp's
   bool flip = false;
   NewLayoutImportViewOp(int ndim_) : ImportViewOp(ndim_, false) {}
   void Setup() {
     ImportViewOp::Setup();
-    other_shape = shape;
-    other_shape[0] += 1;
-    other_strides = CompactStrides(other_shape);
+    for (int i = 0; i < 2; i++) {
+      shapes[i] = shape;
+      shapes[i][0] += i + 1;
+      strides_of[i] = CompactStrides(shapes[i]);
+    }
   }
   void Run() {
     flip = !flip;
-    tensor.dl_tensor.shape = flip ? other_shape.data() : shape.data();
-    tensor.dl_tensor.strides = flip ? other_strides.data() : strides.data();
+    tensor.dl_tensor.shape = shapes[flip].data();
+    tensor.dl_tensor.strides = strides_of[flip].data();
     ImportViewOp::Run();
   }
 };
