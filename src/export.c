@@ -470,23 +470,23 @@ static bool remembered_serves(const dlmap_export_plan *p, const dlmap_array *a, 
   const dlmap_array *t = &p->array;
   const dlmap_export_request *q = &p->request;
   const size_t ndim = (size_t)t->ndim;
-  const bool same_array = t->struct_size != 0 && a->device_type == t->device_type && a->device_id == t->device_id &&
-                          memcmp(&a->dtype, &t->dtype, sizeof a->dtype) == 0 && a->ndim == t->ndim &&
-                          a->byte_offset == t->byte_offset && a->read_only == t->read_only &&
-                          a->subbyte_padded == t->subbyte_padded && a->producer_stream == t->producer_stream &&
-                          a->num_shards == t->num_shards && (a->strides == NULL) == (t->strides == NULL) &&
+  /* The layout first, where a new array most often differs (a NULL shape is shape_null, which the steps report). */
+  if (t->struct_size == 0 || a->ndim != t->ndim || (a->strides == NULL) != (t->strides == NULL) ||
+      (ndim > 0 && (a->shape == NULL ||
+                    !(t->strides != NULL ? dlmap__same_dims(a->shape, a->strides, t->shape, t->strides, ndim)
+                                         : dlmap__same_dims(a->shape, a->shape, t->shape, t->shape, ndim))))) {
+    return false;
+  }
+  const bool same_array = a->device_type == t->device_type && a->device_id == t->device_id &&
+                          memcmp(&a->dtype, &t->dtype, sizeof a->dtype) == 0 && a->byte_offset == t->byte_offset &&
+                          a->read_only == t->read_only && a->subbyte_padded == t->subbyte_padded &&
+                          a->producer_stream == t->producer_stream && a->num_shards == t->num_shards &&
                           (a->data != NULL || p->steps.extent.count == 0);
-  const bool same_request =
-      r->has_max_version == q->has_max_version && r->max_version.major == q->max_version.major &&
-      r->max_version.minor == q->max_version.minor && r->has_dl_device == q->has_dl_device &&
-      r->dl_device_type == q->dl_device_type && r->dl_device_id == q->dl_device_id && r->copy == q->copy &&
-      r->has_stream == q->has_stream && r->stream == q->stream && r->defer_stream_sync == q->defer_stream_sync &&
-      same_allocator(dlmap__allocator_or_default(r->allocator), &p->allocator);
-  if (!same_array || !same_request) return false;
-  if (ndim == 0) return true;
-  if (a->shape == NULL) return false; /* shape_null, which the steps report */
-  return t->strides != NULL ? dlmap__same_dims(a->shape, a->strides, t->shape, t->strides, ndim)
-                            : dlmap__same_dims(a->shape, a->shape, t->shape, t->shape, ndim);
+  return same_array && r->has_max_version == q->has_max_version && r->max_version.major == q->max_version.major &&
+         r->max_version.minor == q->max_version.minor && r->has_dl_device == q->has_dl_device &&
+         r->dl_device_type == q->dl_device_type && r->dl_device_id == q->dl_device_id && r->copy == q->copy &&
+         r->has_stream == q->has_stream && r->stream == q->stream && r->defer_stream_sync == q->defer_stream_sync &&
+         same_allocator(dlmap__allocator_or_default(r->allocator), &p->allocator);
 }
 
 /* The fingerprint of the last fast export's layout that was not remembered. */
@@ -496,16 +496,14 @@ static _Thread_local uint64_t last_layout;
  * layout is the one the thread's previous fast export had (a plan too large for the storage is not kept). */
 static void remember(const dlmap_array *array, const dlmap_export_request *request, const export_plan *steps,
                      const export_block *block, const dlmap_exported *out) {
-  size_t plan_size = 0, header = 0;
-  if (remembered_in_use || !steps_fast(steps, request) || array->ndim > kRememberedNdim ||
-      !plan_sizes(array->ndim, &plan_size, &header) || plan_size + header > sizeof remembered.bytes) {
-    return;
-  }
+  if (remembered_in_use || !steps_fast(steps, request) || array->ndim > kRememberedNdim) return;
   const uint64_t layout = dlmap__layout_fingerprint(array->ndim, array->shape, array->strides);
   if (layout != last_layout) {
     last_layout = layout;
     return;
   }
+  size_t plan_size = 0, header = 0;
+  if (!plan_sizes(array->ndim, &plan_size, &header) || plan_size + header > sizeof remembered.bytes) return;
   plan_fill(&remembered.plan, array, request, steps, plan_size, header, block, out);
 }
 

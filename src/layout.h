@@ -63,17 +63,29 @@ static inline bool dlmap__same_dims(const int64_t *shape, const int64_t *strides
   return differ == 0;
 }
 
-/* A fingerprint of a layout: equal layouts give equal fingerprints (unequal ones nearly always differ). The unprepared
- * calls remember a layout's plan only when it comes twice in a row (src/export.c, src/import.c), so that a caller whose
- * every call is a new layout does not pay for remembering each. */
+/* A fingerprint of a layout: equal layouts give equal fingerprints; different ones usually differ (sums, so a
+ * permutation of the same extents and strides does not: a false match only costs the full comparison that follows).
+ * The unprepared calls compare it before the remembered plan, and remember a layout's plan only when it comes twice in
+ * a row (src/export.c, src/import.c). Sums, two dimensions a step: a few instructions per dimension. */
 static inline uint64_t dlmap__layout_fingerprint(int32_t ndim, const int64_t *shape, const int64_t *strides) {
-  const uint64_t kPrime = 0x100000001B3u; /* FNV-1a's 64-bit prime, a word at a time */
-  uint64_t h = (uint64_t)(uint32_t)ndim * 0x9E3779B97F4A7C15u;
-  for (int32_t i = 0; i < ndim; i++) {
-    h = (h ^ (uint64_t)shape[i]) * kPrime;
-    h = (h ^ (strides != NULL ? (uint64_t)strides[i] : UINT64_MAX)) * kPrime;
+  uint64_t extent0 = 0, extent1 = 0, step0 = 0, step1 = 0;
+  const int32_t pairs = ndim / 2 * 2;
+  for (int32_t i = 0; i < pairs; i += 2) {
+    extent0 += (uint64_t)shape[i];
+    extent1 += (uint64_t)shape[i + 1];
   }
-  return h;
+  if (pairs < ndim) extent0 += (uint64_t)shape[pairs];
+  if (strides == NULL) {
+    step0 = UINT64_MAX; /* strides not sent */
+  } else {
+    for (int32_t i = 0; i < pairs; i += 2) {
+      step0 += (uint64_t)strides[i];
+      step1 += (uint64_t)strides[i + 1];
+    }
+    if (pairs < ndim) step0 += (uint64_t)strides[pairs];
+  }
+  return ((uint64_t)(uint32_t)ndim << 56) ^ ((extent0 + 3 * extent1) * 0x9E3779B97F4A7C15u) ^
+         ((step0 + 3 * step1) * 0xC2B2AE3D27D4EB4Fu);
 }
 
 #endif /* DLMAP_SRC_LAYOUT_H_ */
