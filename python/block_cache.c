@@ -32,7 +32,8 @@ void *dlmap_py_block_allocate(size_t size, size_t alignment) {
   size_t klass = 0;
   if (alignment == kClassBytes && size > 0 && size <= (size_t)kClasses * kClassBytes) {
     klass = (size + kClassBytes - 1) / kClassBytes;
-    void *spare = DLMAP_PY_KEEP_SPARES ? atomic_exchange_explicit(&spares[klass - 1], NULL, memory_order_acquire) : NULL;
+    void *spare =
+        DLMAP_PY_KEEP_SPARES ? atomic_exchange_explicit(&spares[klass - 1], NULL, memory_order_acquire) : NULL;
     if (spare != NULL) return spare;
     size = klass * kClassBytes; /* the whole class: any request of the class fits when the block is reused */
   }

@@ -443,11 +443,12 @@ static int32_t export_from_image(const dlmap_export_plan *plan, void *data, void
 
 /* ---- the last export's plan, per thread: an unprepared export whose array and request equal, in every field the
  * steps read, those of the fast export this thread last remembered is served from that export's image (a framework
- * exports the same few layouts over and over; a layout is remembered when it comes twice in a row). It lives in thread-local storage, allocated by nothing and freed by nothing; only
- * exports of up to kRememberedNdim dimensions are remembered. ---- */
+ * exports the same few layouts over and over; a layout is remembered when it comes twice in a row). It lives in
+ * thread-local storage, allocated by nothing and freed by nothing; only exports of up to kRememberedNdim dimensions
+ * are remembered. ---- */
 
 enum { kRememberedNdim = 8 };
-#define DLMAP__REMEMBERED_PLAN_BYTES                                                                   \
+#define DLMAP__REMEMBERED_PLAN_BYTES                                                         \
   (sizeof(dlmap_export_plan) + sizeof(export_block) + 4 * kRememberedNdim * sizeof(int64_t) + \
    2 * DLMAP_DATA_ALIGNMENT)
 /* A union may hold a struct with a flexible array member; the bytes give its dims and image room. */

@@ -569,8 +569,9 @@ void dlmap_import_plan_free(dlmap_import_plan *plan) {
 
 /* ---- the last view's plan, per thread: an unprepared import of a tensor that matches, under the same request, the
  * view this thread last remembered is handed out from that view's plan, as a planned import would be (a framework
- * imports the same few layouts over and over; a layout is remembered when it comes twice in a row). It lives in thread-local storage, allocated by nothing and freed by
- * nothing; only views of up to kRememberedNdim dimensions are remembered. ---- */
+ * imports the same few layouts over and over; a layout is remembered when it comes twice in a row). It lives in
+ * thread-local storage, allocated by nothing and freed by nothing; only views of up to kRememberedNdim dimensions are
+ * remembered. ---- */
 
 enum { kRememberedNdim = 8 };
 /* A union may hold a struct with a flexible array member; the bytes give its dims room. */
@@ -637,7 +638,6 @@ int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request 
   producer p = {tensor, false, &tensor->dl_tensor, 0, {0, 0}};
   return import_tensor(&p, request, out, err);
 }
-
 
 /* The copies an import made (GPU-runtime memory, the allocator's block). Out of line: a view has none, and its
  * release then saves no registers for these calls. */

@@ -284,7 +284,10 @@ void dlmap_imported_release(dlmap_imported *imported);
  * exactly those of the unprepared call with the same arguments: where a call differs from the plan in anything the
  * checks read, or the plan's outcome depends on the address (a copy, a GPU placement, a stream to synchronise), the
  * planned call makes the unprepared one. A plan is read-only once made: any number of threads may use it at once. It
- * is allocated with the request's allocator and freed with the plan's _free function. */
+ * is allocated with the request's allocator and freed with the plan's _free function.
+ * The unprepared calls keep one such plan per thread themselves (thread-local, nothing allocated): the plan of the
+ * last view whose layout came twice in a row, which serves an unprepared call with the same array or tensor and
+ * request, with the same results. */
 
 typedef struct dlmap_export_plan dlmap_export_plan;
 
