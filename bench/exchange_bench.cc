@@ -224,22 +224,35 @@ struct ExportOp {
 // ---- export + release of a layout other than the previous call's: two shapes in turn, neither the other cases', so
 // that no plan the unprepared export remembers (src/export.c) ever serves, and every call runs every check -----------
 
-struct NewLayoutExportOp : ExportOp {
-  std::vector<int64_t> shapes[2], strides_of[2];  // the first extent + 1 and + 2: neither is any other case's layout
+// Two layouts in turn, derived from a case's shape: the first extent + 1 and + 2, neither any other case's layout.
+struct TwoLayouts {
+  std::vector<int64_t> shapes[2], strides_of[2];
   bool flip = false;
-  NewLayoutExportOp(bool versioned_, int ndim_) : ExportOp(versioned_, ndim_) {}
-  void Setup() {
-    ExportOp::Setup();
+  void Make(const std::vector<int64_t> &shape) {
     for (int i = 0; i < 2; i++) {
       shapes[i] = shape;
       shapes[i][0] += i + 1;
       strides_of[i] = CompactStrides(shapes[i]);
     }
   }
-  void Run() {
+  // The next layout: shapes[i] and strides_of[i].
+  int Next() {
     flip = !flip;
-    array.shape = shapes[flip].data();
-    array.strides = strides_of[flip].data();
+    return flip ? 1 : 0;
+  }
+};
+
+struct NewLayoutExportOp : ExportOp {
+  TwoLayouts layouts;
+  NewLayoutExportOp(bool versioned_, int ndim_) : ExportOp(versioned_, ndim_) {}
+  void Setup() {
+    ExportOp::Setup();
+    layouts.Make(shape);
+  }
+  void Run() {
+    const int i = layouts.Next();
+    array.shape = layouts.shapes[i].data();
+    array.strides = layouts.strides_of[i].data();
     ExportOp::Run();
   }
 };
@@ -590,21 +603,16 @@ struct CopyOp {
 // ---- import as a view of a layout other than the previous call's (as NewLayoutExportOp) --------------------------
 
 struct NewLayoutImportViewOp : ImportViewOp {
-  std::vector<int64_t> shapes[2], strides_of[2];  // as NewLayoutExportOp's
-  bool flip = false;
+  TwoLayouts layouts;
   NewLayoutImportViewOp(int ndim_) : ImportViewOp(ndim_, false) {}
   void Setup() {
     ImportViewOp::Setup();
-    for (int i = 0; i < 2; i++) {
-      shapes[i] = shape;
-      shapes[i][0] += i + 1;
-      strides_of[i] = CompactStrides(shapes[i]);
-    }
+    layouts.Make(shape);
   }
   void Run() {
-    flip = !flip;
-    tensor.dl_tensor.shape = shapes[flip].data();
-    tensor.dl_tensor.strides = strides_of[flip].data();
+    const int i = layouts.Next();
+    tensor.dl_tensor.shape = layouts.shapes[i].data();
+    tensor.dl_tensor.strides = layouts.strides_of[i].data();
     ImportViewOp::Run();
   }
 };

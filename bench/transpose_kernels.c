@@ -24,6 +24,15 @@ static double seconds(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* One row of a transposed block: a streaming store (past the caches) or a plain one. */
+__attribute__((target("avx"))) static inline void store_row(float *d, __m256 v, int stream) {
+  if (stream) {
+    _mm256_stream_ps(d, v);
+  } else {
+    _mm256_storeu_ps(d, v);
+  }
+}
+
 /* dst rows r..r+7, columns c..c+7 of dst[r][c] = src[c][r]: eight 8-float rows loaded, shuffled in three stages. */
 __attribute__((target("avx"))) static inline void block_shuffled(float *d, size_t dn, const float *s, size_t sn,
                                                                   int stream) {
@@ -45,13 +54,8 @@ __attribute__((target("avx"))) static inline void block_shuffled(float *d, size_
   #pragma GCC unroll 8
   for (int k = 0; k < 4; k++) {
     const __m256 lo = _mm256_permute2f128_ps(u[k], u[k + 4], 0x20), hi = _mm256_permute2f128_ps(u[k], u[k + 4], 0x31);
-    if (stream) {
-      _mm256_stream_ps(d + (size_t)k * dn, lo);
-      _mm256_stream_ps(d + (size_t)(k + 4) * dn, hi);
-    } else {
-      _mm256_storeu_ps(d + (size_t)k * dn, lo);
-      _mm256_storeu_ps(d + (size_t)(k + 4) * dn, hi);
-    }
+    store_row(d + (size_t)k * dn, lo, stream);
+    store_row(d + (size_t)(k + 4) * dn, hi, stream);
   }
 }
 
@@ -77,11 +81,7 @@ __attribute__((target("avx"))) static inline void block_halves(float *d, size_t 
                          _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44), _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xEE)};
     #pragma GCC unroll 8
     for (int j = 0; j < 4; j++) {
-      if (stream) {
-        _mm256_stream_ps(d + (size_t)(k + j) * dn, r[j]);
-      } else {
-        _mm256_storeu_ps(d + (size_t)(k + j) * dn, r[j]);
-      }
+      store_row(d + (size_t)(k + j) * dn, r[j], stream);
     }
   }
 }
