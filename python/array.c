@@ -1,11 +1,10 @@
 /* dlmap Python binding — dlmap.Array: a tensor dlmap allocated or imported, with __dlpack__ / __dlpack_device__
  * over dlmap_export, its properties, and the buffer protocol for host memory (read-only honoured). */
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <stdatomic.h>
 
 #include "python/binding.h"
 
@@ -454,10 +453,14 @@ int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *requ
   return 0;
 }
 
+/* The request of `x.__dlpack__()`: the defaults, through the module's counted allocator; every export starts from it. */
+static const dlmap_export_request kPlainRequest = {.struct_size = DLMAP_EXPORT_REQUEST_STRUCT_SIZE,
+                                                   .allocator = &dlmap_py_allocator};
+
 /* __dlpack__'s arguments (None where not passed; read_only only under arguments.read_only) → the export. */
 static PyObject *export_with(PyObject *op, PyObject *stream, PyObject *max_version, PyObject *dl_device,
                              PyObject *copy, PyObject *read_only_obj) {
-  dlmap_export_request request = dlmap_export_request_default();
+  dlmap_export_request request = kPlainRequest;
   bool read_only = false;
   if ((stream != Py_None && dlmap_py_parse_stream(stream, "stream", &request.has_stream, &request.stream) < 0) ||
       (max_version != Py_None &&
@@ -468,7 +471,6 @@ static PyObject *export_with(PyObject *op, PyObject *stream, PyObject *max_versi
       dlmap_py_parse_export_read_only(read_only_obj, &read_only) < 0) {
     return NULL;
   }
-  request.allocator = &dlmap_py_allocator;
   dlmap_exported exported;
   if (dlmap_py_array_export((dlmap_py_array *)op, &request, read_only, &exported) < 0) return NULL;
   return dlmap_py_capsule_from_export(&exported);
@@ -497,10 +499,6 @@ static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
  * interned name (what a call site in Python source and dlmap's own consumer pass). Anything else (positional
  * arguments, an unknown or repeated keyword, a name that is an equal but distinct string) is handed to array_dlpack
  * as a tuple and a dict, so that its errors are PyArg's own, word for word. */
-/* The request of `x.__dlpack__()`, what export_with makes of no arguments. */
-static const dlmap_export_request kPlainRequest = {.struct_size = DLMAP_EXPORT_REQUEST_STRUCT_SIZE,
-                                                   .allocator = &dlmap_py_allocator};
-
 static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
   if (nargs == 0 && kwnames == NULL) { /* the protocol's plainest call: nothing to read */
     dlmap_exported exported;
