@@ -352,15 +352,23 @@ static bool key_matches(const dlmap_py_array *self, const dlmap_export_request *
           (e->max_version.major == r->max_version.major && e->max_version.minor == r->max_version.minor));
 }
 
+static uint64_t element_count(const DLTensor *t) {
+  uint64_t count = 1;
+  for (int32_t i = 0; i < t->ndim; i++) count *= (uint64_t)t->shape[i]; /* checked by dlmap on import */
+  return count;
+}
+
 /* The array as dlmap_export sees it, owned by the export it is given to. */
 static dlmap_array exported_array(dlmap_py_array *self) {
   const DLTensor *t = &self->imported.tensor;
   dlmap_array array = dlmap_array_default();
   array.data = t->data;
   array.byte_offset = t->byte_offset;
-  if (t->data != NULL && t->byte_offset != 0 && host_accessible((int32_t)t->device.device_type)) {
+  if (t->data != NULL && t->byte_offset != 0 && host_accessible((int32_t)t->device.device_type) &&
+      element_count(t) > 0) {
     /* Host memory is addressed directly: fold byte_offset into data, since consumers such as PyTorch before 2.6
-     * ignore byte_offset. Handle-based devices keep it (their data must not be offset). */
+     * ignore byte_offset. Handle-based devices keep it (their data must not be offset). Without elements the import
+     * checked no address (none is read) and data + byte_offset may leave the address space: both are kept. */
     array.data = (char *)t->data + t->byte_offset;
     array.byte_offset = 0;
   }
@@ -590,12 +598,6 @@ static PyObject *get_device(PyObject *op, void *closure) {
   return array_dlpack_device(op, NULL);
 }
 
-static uint64_t element_count(const DLTensor *t) {
-  uint64_t count = 1;
-  for (int32_t i = 0; i < t->ndim; i++) count *= (uint64_t)t->shape[i]; /* checked by dlmap on import */
-  return count;
-}
-
 static PyObject *get_nbytes(PyObject *op, void *closure) {
   (void)closure;
   const uint64_t element_bits = (uint64_t)TENSOR->dtype.bits * TENSOR->dtype.lanes;
@@ -741,9 +743,11 @@ static int array_getbuffer(PyObject *op, Py_buffer *view, int flags) {
     return -1;
   }
   const Py_ssize_t itemsize = (Py_ssize_t)(t->dtype.bits / 8);
-  view->buf = t->data != NULL ? (void *)((char *)t->data + t->byte_offset) : (void *)empty_data;
+  const uint64_t count = element_count(t);
+  /* data + byte_offset stays inside the address space only where there are elements (the import checks it then) */
+  view->buf = t->data == NULL ? (void *)empty_data : count == 0 ? t->data : (void *)((char *)t->data + t->byte_offset);
   view->obj = Py_NewRef(op);
-  view->len = (Py_ssize_t)element_count(t) * itemsize;
+  view->len = (Py_ssize_t)count * itemsize;
   view->itemsize = itemsize;
   view->readonly = SELF->read_only;
   view->ndim = t->ndim;

@@ -208,6 +208,12 @@ class HostileTest(unittest.TestCase):
                                   "deleter": "count", "name": "right"},
                        "answer": "capsule", "not_capsule": 42, "report": {"tuple": [1, 0]}, "legacy_only": True,
                        "struct": "as_asked"}, kwargs={}, deleter_raises=False)
+    # A random run's find: no elements, byte_offset 2^63 (the buffer protocol added it to data, a pointer overflow).
+    @example(producer={"tensor": {"device": [1, 0], "dtype": [2, 32, 1], "shape": [0], "strides": None,
+                                  "byte_offset": 2 ** 63, "version": [1, 3], "flags": 0, "data": "buffer",
+                                  "deleter": "count", "name": "right"},
+                       "answer": "capsule", "not_capsule": 42, "report": "truthful", "legacy_only": False,
+                       "struct": "as_asked"}, kwargs={}, deleter_raises=False)
     def test_from_dlpack(self, producer, kwargs, deleter_raises):
         run_child(dict(producer, kind="from_dlpack", kwargs=kwargs, deleter_raises=deleter_raises))
 
