@@ -9,27 +9,45 @@
 #include "src/placement.h"
 #include "src/transfer.h"
 
-/* One allocation per export. The managed tensor comes first, so the deleter's argument is the block. */
+/* A copy in GPU-runtime memory (device, pinned, managed) that a block owns: the runtime that allocated it, which
+ * memory it is, and the device it was allocated on (freed with that device current). */
+typedef struct gpu_copy_record {
+  void *memory;
+  const dlmap__gpu *gpu;
+  dlmap_memory_kind kind;
+  int32_t device;
+} gpu_copy_record;
+
+/* One allocation per export. The managed tensor comes first, so the deleter's argument is the block. The fixed part
+ * is kept within 128 bytes: with the dims of 8 dimensions a view's block is then 256 bytes, which a prepared export
+ * copies from its image in one short memcpy (bench/: 320 bytes took glibc's longer loop). */
 typedef struct export_block {
   union {
     DLManagedTensor legacy;
     struct DLManagedTensorVersioned versioned;
   } tensor;
-  dlmap_allocator allocator; /* a copy: the caller's allocator struct need not outlive the export */
+  /* the allocator's release and context, copied: the caller's allocator struct need not outlive the export */
+  void (*free_block)(void *ctx, void *block);
+  void *allocator_ctx;
   void *owner;
   void (*release)(void *owner);
-  void *gpu_copy;        /* a copy in GPU-runtime memory (device, pinned, managed), else NULL */
-  const dlmap__gpu *gpu; /* the runtime that allocated it, and which memory it is */
-  dlmap_memory_kind gpu_memory;
-  int32_t gpu_device; /* the device it was allocated on (freed with that device current) */
-  int64_t dims[];     /* shape[ndim] then strides[ndim]; a host copy follows at an aligned offset */
+  gpu_copy_record *gpu_copy; /* after the dims, where the copy is in GPU-runtime memory; else NULL */
+  int64_t dims[];            /* shape[ndim] then strides[ndim]; a host copy or the GPU copy's record follows at an
+                              * aligned offset */
 } export_block;
+_Static_assert(offsetof(export_block, dims) <= 128, "an export block's fixed part fits 128 bytes");
 
 static void release_block(export_block *block) {
-  if (block->gpu_copy != NULL) dlmap__gpu_release(block->gpu, block->gpu_memory, block->gpu_device, block->gpu_copy);
+  const gpu_copy_record *gpu_copy = block->gpu_copy;
+  if (gpu_copy != NULL) dlmap__gpu_release(gpu_copy->gpu, gpu_copy->kind, gpu_copy->device, gpu_copy->memory);
   if (block->release != NULL) block->release(block->owner);
-  const dlmap_allocator allocator = block->allocator; /* resolved when the block was made (never the NULL default) */
-  allocator.release(allocator.ctx, block);
+  block->free_block(block->allocator_ctx, block);
+}
+
+/* The block keeps the allocator that made it (resolved: never the NULL default). */
+static void keep_allocator(export_block *block, const dlmap_allocator *allocator) {
+  block->free_block = allocator->release;
+  block->allocator_ctx = allocator->ctx;
 }
 
 static void legacy_deleter(DLManagedTensor *self) { release_block((export_block *)(void *)self); }
@@ -218,8 +236,8 @@ static int32_t stamp(const dlmap_array *array, export_plan *plan, dlmap_error *e
   return dlmap__check_in_version(plan->target, array->dtype, must_express, plan->version, err); /* dtype: 2. */
 }
 
-/* 7. One block: header, shape and strides, then a host copy at an aligned offset (a GPU-runtime copy is allocated
- * by the copy step). The caller owns the block (release_block); it owns nothing yet. */
+/* 7. One block: header, shape and strides, then at an aligned offset a host copy, or the record of a GPU-runtime
+ * copy (which the copy step allocates). The caller owns the block (release_block); it owns nothing yet. */
 static int32_t allocate(const dlmap_array *array, const dlmap_export_request *request, const export_plan *plan,
                         export_block **out, size_t *header, dlmap_error *err) {
   const uint64_t data_bytes = plan->extent.compact_bytes;
@@ -228,13 +246,14 @@ static int32_t allocate(const dlmap_array *array, const dlmap_export_request *re
       (plan->copy && data_bytes > SIZE_MAX - *header)) {
     return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export");
   }
-  const size_t total = *header + (host_copy ? (size_t)data_bytes : 0);
+  const size_t tail = !plan->copy ? 0 : host_copy ? (size_t)data_bytes : sizeof(gpu_copy_record);
+  const size_t total = *header + tail;
   export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {
     return dlmap_raise_out_of_memory(err, total, "an export");
   }
   memset(block, 0, sizeof *block);
-  block->allocator = *dlmap__allocator_or_default(request->allocator);
+  keep_allocator(block, dlmap__allocator_or_default(request->allocator));
   *out = block;
   return DLMAP_OK;
 }
@@ -270,15 +289,15 @@ static int32_t copy(const dlmap_array *array, const dlmap_export_request *reques
                     export_block *block, size_t header, DLTensor *tensor, dlmap_error *err) {
   /* data may be NULL only without elements, and NULL + byte_offset is undefined */
   const char *first = plan->extent.count > 0 ? (const char *)array->data + array->byte_offset : NULL;
-  void *data;
+  void *data, *gpu_memory;
   const int32_t status =
       dlmap__copy_compact(&plan->transfer, (char *)block + header, first, array->ndim, array->shape, array->strides,
-                          &plan->extent, false, plan->stream, request->stream, &data, &block->gpu_copy, err);
+                          &plan->extent, false, plan->stream, request->stream, &data, &gpu_memory, err);
   if (status != DLMAP_OK) return status;
-  if (block->gpu_copy != NULL) {
-    block->gpu = plan->transfer.dst_gpu;
-    block->gpu_memory = plan->transfer.dst.kind;
-    block->gpu_device = plan->transfer.dst.device;
+  if (gpu_memory != NULL) { /* allocate() left room for its record after the header */
+    gpu_copy_record *record = (gpu_copy_record *)(void *)((char *)block + header);
+    *record = (gpu_copy_record){gpu_memory, plan->transfer.dst_gpu, plan->transfer.dst.kind, plan->transfer.dst.device};
+    block->gpu_copy = record;
   }
   tensor->data = data;
   tensor->byte_offset = 0;
@@ -367,7 +386,7 @@ static bool plan_sizes(int32_t ndim, size_t *plan_size, size_t *header) {
  * image's, relocated per call. */
 static void write_image(dlmap_export_plan *p) {
   memset(p->image, 0, p->header);
-  p->image->allocator = *dlmap__allocator_or_default(p->request.allocator);
+  keep_allocator(p->image, dlmap__allocator_or_default(p->request.allocator));
   DLTensor *tensor = describe(&p->array, &p->steps, p->image);
   (void)view(&p->array, &p->request, &p->steps, tensor, NULL); /* a fast plan's view has no stream to fail */
   hand_out(&p->array, &p->steps, p->image, &p->out);
