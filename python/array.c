@@ -420,28 +420,12 @@ static int exported(dlmap_py_array *self, int32_t status, const dlmap_error *err
   return dlmap_py_raise_int(err);
 }
 
-int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, bool read_only,
-                          dlmap_exported *out) {
+/* An export no plan serves: a GPU array, a request that names a stream, a dl_device, a copy or a deferred sync, or a
+ * host array's first export for a request (recorded, so that the second makes the plan). Out of line: the planned
+ * path's frame stays small. */
+__attribute__((noinline)) static int export_unplanned(dlmap_py_array *self, const dlmap_export_request *request,
+                                                      bool once_read_only, dlmap_exported *out) {
   dlmap_error err;
-  /* A one-off read-only export of a writable array is not what the plan's key says: it goes unplanned. */
-  bool once_read_only = read_only && !self->read_only;
-  const dlmap_profile_info *profile = dlmap_profile_current();
-  if (once_read_only && !request->has_max_version && profile->absent_struct != profile->absent_read_only_struct) {
-    /* max_version=None gets a writable array's struct (absent), legacy where absent_read_only alone is versioned
-     * (the generator allows no other difference), and a legacy tensor cannot say read-only: the profile's policy */
-    if (!profile->legacy_drops_read_only) {
-      dlmap_py_raised(dlmap_raise_read_only_needs_versioned(DLMAP_PY_ERR));
-      return -1;
-    }
-    once_read_only = false;
-  }
-  const dlmap_export_plan *plan = once_read_only ? NULL : plan_for(self, request);
-  Py_INCREF(self); /* the export's reference, dropped by its deleter */
-  dlmap_py_count_export(1);
-  if (plan != NULL) {
-    return exported(self, dlmap_export_planned(plan, self->export_plan.data, self, dlmap_py_release_owner, out, &err),
-                    &err);
-  }
   dlmap_array array = exported_array(self);
   array.read_only = array.read_only || once_read_only;
   const bool gpu = dlmap_py_gpu_device_type(array.device_type) ||
@@ -459,6 +443,31 @@ int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *requ
   if (exported(self, status, &err) < 0) return -1;
   if (!gpu && !once_read_only && repeatable_request(request)) key_record(self, &array, request);
   return 0;
+}
+
+int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *request, bool read_only,
+                          dlmap_exported *out) {
+  /* A one-off read-only export of a writable array is not what the plan's key says: it goes unplanned. */
+  bool once_read_only = read_only && !self->read_only;
+  if (once_read_only && !request->has_max_version) {
+    const dlmap_profile_info *profile = dlmap_profile_current();
+    /* max_version=None gets a writable array's struct (absent), legacy where absent_read_only alone is versioned
+     * (the generator allows no other difference), and a legacy tensor cannot say read-only: the profile's policy */
+    if (profile->absent_struct != profile->absent_read_only_struct) {
+      if (!profile->legacy_drops_read_only) {
+        dlmap_py_raised(dlmap_raise_read_only_needs_versioned(DLMAP_PY_ERR));
+        return -1;
+      }
+      once_read_only = false;
+    }
+  }
+  const dlmap_export_plan *plan = once_read_only ? NULL : plan_for(self, request);
+  Py_INCREF(self); /* the export's reference, dropped by its deleter */
+  dlmap_py_count_export(1);
+  if (plan == NULL) return export_unplanned(self, request, once_read_only, out);
+  dlmap_error err;
+  return exported(self, dlmap_export_planned(plan, self->export_plan.data, self, dlmap_py_release_owner, out, &err),
+                  &err);
 }
 
 /* The request of `x.__dlpack__()`: the defaults, through the module's counted allocator; every export starts from it. */

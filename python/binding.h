@@ -195,12 +195,14 @@ void dlmap_py_count_export(int delta);
 void *dlmap_py_block_allocate(size_t size, size_t alignment);
 void dlmap_py_block_release(void *block);
 
-/* What the counted allocator has seen (testing_hooks.c's dlmap._stats), and making its next n allocations fail. */
+/* What the counted allocator has seen (testing_hooks.c's dlmap._stats), making its next n allocations fail, and
+ * whether it counts the allocations made without the GIL (dlmap._watch_gil). */
 typedef struct dlmap_py_allocation_stats {
   long long live, total, live_exports, without_gil;
 } dlmap_py_allocation_stats;
 dlmap_py_allocation_stats dlmap_py_allocations(void);
 void dlmap_py_fail_next_allocations(long long n);
+void dlmap_py_watch_gil(bool watch);
 
 /* ---- module.c, for the testing hooks ------------------------------------------------------------------------------ */
 

@@ -1,5 +1,7 @@
 /* dlmap Python binding — DLPack capsules as the protocol states them ("dltensor" / "dltensor_versioned", renamed
  * "used_…" by the consumer), their destructors, and the release of Python owners from any thread. */
+#include <string.h>
+
 #include "python/binding.h"
 
 /* Whether the main interpreter is shutting down (PyGILState_Ensure from a foreign thread is unsafe then). */
@@ -30,8 +32,9 @@ static PyThreadState *attached_thread_state(void) {
    * thread can detach it. Any other belongs to a thread that may free it at any moment: it is compared, never read. */
   PyThreadState *current = _PyThreadState_UncheckedGet();
   if (current == NULL) return NULL;
-  /* dlmap's own note first: a thread-local read, where PyGILState's is a pthread_getspecific */
-  return current == dlmap_py_attached_here || current == PyGILState_GetThisThreadState() ? current : NULL;
+  /* PyGILState's first: it answers the common case (the thread's first thread state, whoever deletes the tensor)
+   * with one pthread_getspecific, where the module's own thread-local costs a __tls_get_addr call besides (bench/) */
+  return current == PyGILState_GetThisThreadState() || current == dlmap_py_attached_here ? current : NULL;
 #endif
 }
 
@@ -53,8 +56,8 @@ static bool interpreter_alive(PyInterpreterState *interp, int64_t id) {
  * thread state is detached meanwhile, releasing that interpreter's GIL, and attached again after) or to none. The
  * main interpreter is entered through the thread's own PyGILState thread state (as NumPy's deleters do); a
  * sub-interpreter through a thread state made for this release. An interpreter that is finalizing or gone is not
- * touched: the reference leaks (NumPy's rule). */
-static void release_elsewhere(dlmap_py_array *array, PyThreadState *attached) {
+ * touched: the reference leaks (NumPy's rule). Out of line: the common release's frame stays small. */
+__attribute__((noinline)) static void release_elsewhere(dlmap_py_array *array, PyThreadState *attached) {
   PyInterpreterState *main_interp = PyInterpreterState_Main();
   if (array->interp == main_interp ? interpreter_finalizing() : !interpreter_alive(array->interp, array->interp_id)) {
     return;
@@ -107,9 +110,10 @@ static void release_capsule_tensor(PyObject *capsule, const char *name, bool ver
 /* The destructor of an unconsumed capsule calls the deleter; a consumed one (renamed used_…) belongs to the
  * consumer. Any exception pending when the capsule dies (it may die during unwinding) is preserved. */
 static void destroy_capsule(PyObject *capsule, const char *name, const char *used_name, bool versioned) {
-  /* A capsule still carrying the very name string it was made with is unconsumed: no string compare needed. */
+  /* A capsule still carrying the very name string it was made with is unconsumed: no string compare needed. Renamed,
+   * it is consumed when its name is the used one (the capsule is valid: it is being destroyed, its pointer was set). */
   const char *current = PyCapsule_GetName(capsule);
-  if (current != name && PyCapsule_IsValid(capsule, used_name)) return;
+  if (current != name && current != NULL && strcmp(current, used_name) == 0) return;
   if (!PyErr_Occurred()) { /* the common case: nothing to preserve (and nothing the deleter may raise is kept) */
     release_capsule_tensor(capsule, name, versioned);
     if (PyErr_Occurred()) PyErr_Clear();

@@ -1,5 +1,5 @@
 /* dlmap Python binding — the testing hooks, module functions whose names start with "_": dlmap._stats,
- * dlmap._fail_allocations, dlmap._call_deleter_on_thread, dlmap._guarded_capsule_destructor and
+ * dlmap._watch_gil, dlmap._fail_allocations, dlmap._call_deleter_on_thread, dlmap._guarded_capsule_destructor and
  * dlmap._counts_references. They read and steer the counted allocator, run a deleter where the GIL-taking path is
  * exercised, give producers written with ctypes a capsule destructor that keeps a pending exception, and say whether
  * this module's reference counting shows in sys.gettotalrefcount; no public function depends on them. */
@@ -15,6 +15,14 @@ static PyObject *stats(PyObject *module, PyObject *unused) {
   return Py_BuildValue("{s:L,s:L,s:L,s:n,s:L}", "live_allocations", counts.live, "total_allocations", counts.total,
                        "live_exports", counts.live_exports, "legacy_only_types", dlmap_py_legacy_only_type_count(),
                        "allocations_without_gil", counts.without_gil);
+}
+
+static PyObject *watch_gil(PyObject *module, PyObject *arg) {
+  (void)module;
+  const int watch = PyObject_IsTrue(arg);
+  if (watch < 0) return NULL;
+  dlmap_py_watch_gil(watch != 0);
+  Py_RETURN_NONE;
 }
 
 static PyObject *fail_allocations(PyObject *module, PyObject *arg) {
@@ -109,7 +117,11 @@ static PyObject *counts_references(PyObject *module, PyObject *unused) {
 PyMethodDef dlmap_py_testing_hooks[] = {
     {"_stats", stats, METH_NOARGS,
      "_stats()\n--\n\nTesting hook: live and total allocations through dlmap, live exports, how many producer types "
-     "from_dlpack remembers as legacy-only, and how many allocations were made by a thread without the GIL."},
+     "from_dlpack remembers as legacy-only, and how many allocations were made by a thread without the GIL (while "
+     "_watch_gil is on)."},
+    {"_watch_gil", watch_gil, METH_O,
+     "_watch_gil(flag)\n--\n\nTesting hook: whether allocations made by a thread without the GIL are counted (off by "
+     "default: the check costs every export)."},
     {"_fail_allocations", fail_allocations, METH_O,
      "_fail_allocations(n)\n--\n\nTesting hook: the next n allocations through dlmap fail."},
     {"_call_deleter_on_thread", call_deleter_on_thread, METH_O,

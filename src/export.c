@@ -431,6 +431,12 @@ static void plan_fill(dlmap_export_plan *p, const dlmap_array *array, const dlma
   p->out = *made_out;
 }
 
+/* The error of a failed block allocation, as allocate() raises it; out of line, so that the export's own frame stays
+ * small. */
+__attribute__((noinline, cold)) static int32_t image_out_of_memory(size_t bytes, dlmap_error *err) {
+  return dlmap_raise_out_of_memory(err, bytes, "an export");
+}
+
 /* A fast plan's export: a new block holding the image, with this call's addresses and owner. */
 static int32_t export_from_image(const dlmap_export_plan *plan, void *data, void *owner, void (*release)(void *owner),
                                  dlmap_exported *out, dlmap_error *err) {
@@ -438,7 +444,7 @@ static int32_t export_from_image(const dlmap_export_plan *plan, void *data, void
    * ask the same */
   const dlmap_allocator *allocator = &plan->allocator;
   export_block *block = (export_block *)allocator->allocate(allocator->ctx, plan->header, DLMAP_DATA_ALIGNMENT);
-  if (block == NULL) return dlmap_raise_out_of_memory(err, plan->header, "an export"); /* as allocate() says it */
+  if (block == NULL) return image_out_of_memory(plan->header, err);
   memcpy(block, plan->image, plan->header);
   /* The managed tensor is the block's first member, whichever struct: out's one pointer is the block. */
   *out = plan->out;

@@ -61,7 +61,10 @@ class FakeGpuTest(DlmapTestCase):
 
     def test_gil_released_around_gpu_work(self):
         # Host copies of device data take their host memory from dlmap's counted allocator, which counts the
-        # allocations made by a thread that does not hold the GIL (issue 14: GPU copies held it throughout).
+        # allocations made by a thread that does not hold the GIL while watched (issue 14: GPU copies held it
+        # throughout).
+        dlmap._watch_gil(True)
+        self.addCleanup(dlmap._watch_gil, False)
         a = dlmap.empty((4, 4), device=(2, 0))
         before = without_gil()
         cap = a.__dlpack__(max_version=(1, 3), dl_device=(1, 0), copy=True)
