@@ -6,9 +6,9 @@
 
 #include "python/binding.h"
 
-static atomic_llong live_allocations;
-static atomic_llong total_allocations;
-static atomic_llong live_exports;
+static atomic_llong total_allocations; /* live: total less released (one atomic add per allocation, one per release) */
+static atomic_llong released_allocations;
+atomic_llong dlmap_py_live_exports;
 static atomic_llong failures_requested; /* the next N allocations fail (testing the out-of-memory paths) */
 static atomic_llong allocations_without_gil; /* testing: allocations made while the thread held no GIL, */
 static atomic_bool watching_gil;            /* counted only while a test watches (PyGILState_Check costs about
@@ -25,7 +25,6 @@ static void *counted_allocate(void *ctx, size_t size, size_t alignment) {
   }
   void *pointer = dlmap_py_block_allocate(size, alignment);
   if (pointer != NULL) {
-    atomic_fetch_add(&live_allocations, 1);
     atomic_fetch_add(&total_allocations, 1);
   }
   return pointer;
@@ -35,16 +34,16 @@ static void counted_release(void *ctx, void *pointer) {
   (void)ctx;
   if (pointer == NULL) return;
   dlmap_py_block_release(pointer);
-  atomic_fetch_sub(&live_allocations, 1);
+  atomic_fetch_add(&released_allocations, 1);
 }
 
 const dlmap_allocator dlmap_py_allocator = {counted_allocate, counted_release, NULL};
 
-void dlmap_py_count_export(int delta) { atomic_fetch_add(&live_exports, delta); }
-
 dlmap_py_allocation_stats dlmap_py_allocations(void) {
-  dlmap_py_allocation_stats stats = {atomic_load(&live_allocations), atomic_load(&total_allocations),
-                                     atomic_load(&live_exports), atomic_load(&allocations_without_gil)};
+  const long long released = atomic_load(&released_allocations); /* first: live never reads below the truth */
+  const long long total = atomic_load(&total_allocations);
+  dlmap_py_allocation_stats stats = {total - released, total, atomic_load(&dlmap_py_live_exports),
+                                     atomic_load(&allocations_without_gil)};
   return stats;
 }
 

@@ -515,13 +515,10 @@ static PyObject *array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs) {
  * Only a call spelled as the protocol spells it takes this path: keyword-only arguments, each named once by its
  * interned name (what a call site in Python source and dlmap's own consumer pass). Anything else (positional
  * arguments, an unknown or repeated keyword, a name that is an equal but distinct string) is handed to array_dlpack
- * as a tuple and a dict, so that its errors are PyArg's own, word for word. */
-static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-  if (nargs == 0 && kwnames == NULL) { /* the protocol's plainest call: nothing to read */
-    dlmap_exported exported;
-    if (dlmap_py_array_export((dlmap_py_array *)op, &kPlainRequest, false, &exported) < 0) return NULL;
-    return dlmap_py_capsule_from_export(&exported);
-  }
+ * as a tuple and a dict, so that its errors are PyArg's own, word for word. A call without arguments reads nothing
+ * (array_dlpack_fast); the keywords are read out of line, so that its frame stays small. */
+__attribute__((noinline)) static PyObject *array_dlpack_keywords(PyObject *op, PyObject *const *args,
+                                                               Py_ssize_t nargs, PyObject *kwnames) {
   PyObject *values[5] = {Py_None, Py_None, Py_None, Py_None, Py_None}; /* stream, max_version, dl_device, copy,
                                                                          * read_only */
   PyObject *const read_only = dlmap_profile_current()->read_only_argument ? dlmap_py_name.read_only : NULL;
@@ -544,6 +541,13 @@ static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize
   }
   if (!fast) return dlmap_py_call_with_keywords(array_dlpack, op, args, nargs, kwnames);
   return export_with(op, values[0], values[1], values[2], values[3], values[4]);
+}
+
+static PyObject *array_dlpack_fast(PyObject *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  if (nargs != 0 || kwnames != NULL) return array_dlpack_keywords(op, args, nargs, kwnames); /* out of line */
+  dlmap_exported exported; /* the protocol's plainest call: nothing to read */
+  if (dlmap_py_array_export((dlmap_py_array *)op, &kPlainRequest, false, &exported) < 0) return NULL;
+  return dlmap_py_capsule_from_export(&exported);
 }
 
 PyObject *dlmap_py_device_enum;

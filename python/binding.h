@@ -5,6 +5,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -188,8 +189,10 @@ PyObject *dlmap_py_call_with_keywords(PyCFunctionWithKeywords fn, PyObject *self
  * demand (dlmap._fail_allocations) to exercise the out-of-memory paths. */
 extern const dlmap_allocator dlmap_py_allocator;
 
-/* Live exports (tensors handed out that still hold a reference to their Array). */
-void dlmap_py_count_export(int delta);
+/* Live exports (tensors handed out that still hold a reference to their Array): counted inline, as every export and
+ * its release do. */
+extern atomic_llong dlmap_py_live_exports;
+static inline void dlmap_py_count_export(int delta) { atomic_fetch_add(&dlmap_py_live_exports, delta); }
 
 /* The memory under dlmap_py_allocator (block_cache.c): blocks of `alignment` (at least 64 bytes), small ones reused. */
 void *dlmap_py_block_allocate(size_t size, size_t alignment);

@@ -82,14 +82,17 @@ __attribute__((noinline)) static void release_elsewhere(dlmap_py_array *array, P
 
 void dlmap_py_release_owner(void *owner) {
   dlmap_py_count_export(-1);
-  /* NumPy's rule: after Py_Finalize, or from another thread while it runs, leak rather than crash. */
-  if (owner == NULL || !Py_IsInitialized()) return;
+  if (owner == NULL) return;
   dlmap_py_array *array = (dlmap_py_array *)owner;
-  PyThreadState *attached = attached_thread_state();
+  PyThreadState *attached = attached_thread_state(); /* NULL after Py_Finalize: no thread state is attached then */
   if (attached != NULL && PyThreadState_GetInterpreter(attached) == array->interp) {
-    Py_DECREF(owner); /* the common case (a capsule dropped in Python, in any interpreter): the GIL is this thread's */
+    /* the common case (a capsule dropped in Python, in any interpreter): the GIL is this thread's, so the interpreter
+     * still runs its code (even while finalizing, as for every other object it drops then) */
+    Py_DECREF(owner);
     return;
   }
+  /* NumPy's rule: after Py_Finalize, or from another thread while it runs, leak rather than crash. */
+  if (!Py_IsInitialized()) return;
   release_elsewhere(array, attached);
 }
 
@@ -109,7 +112,8 @@ static void release_capsule_tensor(PyObject *capsule, const char *name, bool ver
 
 /* The destructor of an unconsumed capsule calls the deleter; a consumed one (renamed used_…) belongs to the
  * consumer. Any exception pending when the capsule dies (it may die during unwinding) is preserved. */
-static void destroy_capsule(PyObject *capsule, const char *name, const char *used_name, bool versioned) {
+static inline __attribute__((always_inline)) void destroy_capsule(PyObject *capsule, const char *name,
+                                                                   const char *used_name, bool versioned) {
   /* A capsule still carrying the very name string it was made with is unconsumed: no string compare needed. Renamed,
    * it is consumed when its name is the used one (the capsule is valid: it is being destroyed, its pointer was set). */
   const char *current = PyCapsule_GetName(capsule);
