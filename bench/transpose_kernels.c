@@ -1,6 +1,7 @@
 /* Transposed-copy kernels other than dlmap's, against memcpy of the same bytes: the evidence behind BENCHMARKS.md's
- * "transposed ≥ 0.6× memcpy: not met". dlmap copies a transposed plane through a 16 KiB L1 tile with 8×8 AVX
- * transposes (src/memory.c); this program times the two other usual designs on the same n × n float32 planes
+ * "transposed ≥ 0.6× memcpy: not met". dlmap copies a transposed float32 plane under 8 MiB with 8×8 AVX transposes
+ * straight to the destination over 16×16 squares, and a larger one band by band through a 16 KiB L1 tile
+ * (src/memory.c); this program times the other usual designs on the same n × n float32 planes
  * (1, 16 and 256 MiB): 8×8 AVX transposes stored straight to the destination, walking square blocks of 16 to 128
  * elements, with plain and with streaming stores, and the 8×8 transpose built from 128-bit row halves (two fewer
  * shuffle stages). Best of 3 timed batches each; the same machine, one run. The register loops are unrolled
