@@ -438,8 +438,9 @@ __attribute__((noinline, cold)) static int32_t image_out_of_memory(size_t bytes,
 }
 
 /* A fast plan's export: a new block holding the image, with this call's addresses and owner. */
-static inline __attribute__((always_inline)) int32_t export_from_image(const dlmap_export_plan *plan, void *data, void *owner, void (*release)(void *owner),
-                                 dlmap_exported *out, dlmap_error *err) {
+static inline __attribute__((always_inline)) int32_t export_from_image(const dlmap_export_plan *plan, void *data,
+                                                                        void *owner, void (*release)(void *owner),
+                                                                        dlmap_exported *out, dlmap_error *err) {
   /* header is a multiple of the alignment (dlmap__align_size) and the plan's allocator resolved: dlmap__allocate would
    * ask the same */
   const dlmap_allocator *allocator = &plan->allocator;
