@@ -105,9 +105,11 @@ def load_python_callgrind(directory):
         m = re.search(r"^(?:totals|summary): (\d+)", text, re.M)
         dumps.append((seq, int(m.group(1)) if m else 0))
     dumps.sort()
-    totals = [t for _, t in dumps[1:]]  # the first dump is start-up and warm-up
-    if len(totals) != len(meta["cases"]):
+    # One dump per case, the last ones before termination; what came before them is start-up and warm-up (which can
+    # be several dumps: a library's threads may call sched_yield while it loads, as PyTorch 2.14's do).
+    if len(dumps) <= len(meta["cases"]):
         return {}
+    totals = [t for _, t in dumps[-len(meta["cases"]):]]
     per = {name: t / meta["calls"] for name, t in zip(meta["cases"], totals)}
     empty = per.get("python/empty", 0.0)
     return {name: v - empty for name, v in per.items() if name != "python/empty"}
@@ -412,7 +414,7 @@ def main():
           % (py.get("python"), py.get("numpy"), py.get("torch") or "not installed", py.get("profile")))
         w("Shape %s float32. timeit: %d rounds, each timing every call once (interleaved, so the two sides of a "
           "ratio ran under the same load); the best round and the median, ns per call with the loop; Ir from "
-          "callgrind, less an empty call's (no PyTorch rows: valgrind 3.19 cannot run libtorch). A verdict is decided "
+          "callgrind, less an empty call's. A verdict is decided "
           "by the Ir ratio where both calls ran under callgrind (instructions do not flip between runs), else by the "
           "best-round ns ratio; the spreads, lowest–highest, are the ns ratio of each round of the first run (both sides "
           "timed in the same round) and the best-round ns ratio of each of %d runs (separate processes, one after "

@@ -4,7 +4,8 @@
  * (src/memory.c); this program times the other usual designs on the same n × n float32 planes
  * (1, 16 and 256 MiB): 8×8 AVX transposes stored straight to the destination, walking square blocks of 16 to 128
  * elements, with plain and with streaming stores, and the 8×8 transpose built from 128-bit row halves (two fewer
- * shuffle stages). Best of 3 timed batches each; the same machine, one run. The register loops are unrolled
+ * shuffle stages); beside them, the same walk's loads and stores without the shuffles (the access pattern's own
+ * cost: what no choice of in-register transpose can go below). Best of 3 timed batches each; the same machine, one run. The register loops are unrolled
  * (#pragma GCC unroll): at -O2 GCC would keep the eight vectors in memory.
  *
  *   bazel run -c opt //bench:transpose_kernels
@@ -87,13 +88,26 @@ __attribute__((target("avx"))) static inline void block_halves(float *d, size_t 
   }
 }
 
-__attribute__((target("avx"))) static void transpose(float *d, const float *s, size_t n, size_t b, int halves,
+/* The same loads and stores as block_shuffled, without the shuffles: block (r, c) of the source lands untransposed
+ * at block (c, r) of the destination. Not a transpose; the memory traffic of one, to time the access pattern alone. */
+__attribute__((target("avx"))) static inline void block_pattern(float *d, size_t dn, const float *s, size_t sn,
+                                                                 int stream) {
+  __m256 x[8];
+  #pragma GCC unroll 8
+  for (int k = 0; k < 8; k++) x[k] = _mm256_loadu_ps(s + (size_t)k * sn);
+  #pragma GCC unroll 8
+  for (int k = 0; k < 8; k++) store_row(d + (size_t)k * dn, x[k], stream);
+}
+
+/* kernel: 0 three shuffle stages, 1 from 128-bit halves, 2 the access pattern alone (block_pattern). */
+__attribute__((target("avx"))) static void transpose(float *d, const float *s, size_t n, size_t b, int kernel,
                                                      int stream) {
   for (size_t rb = 0; rb < n; rb += b) {
     for (size_t cb = 0; cb < n; cb += b) {
       for (size_t r = rb; r < rb + b; r += 8) {
         for (size_t c = cb; c < cb + b; c += 8) {
-          (halves ? block_halves : block_shuffled)(d + r * n + c, n, s + c * n + r, n, stream);
+          (kernel == 2 ? block_pattern : kernel == 1 ? block_halves : block_shuffled)(d + r * n + c, n,
+                                                                                       s + c * n + r, n, stream);
         }
       }
     }
@@ -102,7 +116,7 @@ __attribute__((target("avx"))) static void transpose(float *d, const float *s, s
 }
 
 /* Best-of-3 GB/s of destination bytes for kernel k (-1: memcpy). */
-static double measure(float *d, const float *s, size_t n, int reps, int k, size_t b, int halves, int stream) {
+static double measure(float *d, const float *s, size_t n, int reps, int k, size_t b, int kernel, int stream) {
   const double bytes = (double)n * (double)n * 4.0;
   double best = 1e30;
   for (int round = 0; round < 3; round++) {
@@ -111,7 +125,7 @@ static double measure(float *d, const float *s, size_t n, int reps, int k, size_
       if (k < 0) {
         memcpy(d, s, n * n * 4);
       } else {
-        transpose(d, s, n, b, halves, stream);
+        transpose(d, s, n, b, kernel, stream);
       }
       __asm__ volatile("" : : "r"(d) : "memory");
     }
@@ -139,16 +153,18 @@ int main(void) {
     const double base = measure(d, s, n, reps, -1, 0, 0, 0);
     printf("| %zu MiB | memcpy | | | %.1f | 1.00× |\n", bytes >> 20, base);
     for (size_t j = 0; j < sizeof blocks / sizeof blocks[0]; j++) {
-      for (int halves = 0; halves < 2; halves++) {
+      for (int kernel = 0; kernel < 3; kernel++) {
         for (int stream = 0; stream < 2; stream++) {
-          const double g = measure(d, s, n, reps, 0, blocks[j], halves, stream);
-          if (d[1] != s[n] || d[n * n - 2] != s[n * n - 1 - n]) {
+          const double g = measure(d, s, n, reps, 0, blocks[j], kernel, stream);
+          if (kernel < 2 && (d[1] != s[n] || d[n * n - 2] != s[n * n - 1 - n])) {
             printf("transpose_kernels: wrong result\n");
             return 1;
           }
-          printf("| %zu MiB | 8×8 %s | %zu | %s | %.1f | %.2f× |\n", bytes >> 20,
-                 halves ? "from 128-bit halves" : "three shuffle stages", blocks[j], stream ? "streaming" : "plain",
-                 g, g / base);
+          printf("| %zu MiB | %s | %zu | %s | %.1f | %.2f× |\n", bytes >> 20,
+                 kernel == 2   ? "pattern alone (no shuffles)"
+                 : kernel == 1 ? "8×8 from 128-bit halves"
+                               : "8×8 three shuffle stages",
+                 blocks[j], stream ? "streaming" : "plain", g, g / base);
         }
       }
     }

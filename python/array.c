@@ -474,11 +474,19 @@ int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *requ
 static const dlmap_export_request kPlainRequest = {.struct_size = DLMAP_EXPORT_REQUEST_STRUCT_SIZE,
                                                    .allocator = &dlmap_py_allocator};
 
-/* __dlpack__'s arguments (None where not passed; read_only only under arguments.read_only) → the export. */
-static PyObject *export_with(PyObject *op, PyObject *stream, PyObject *max_version, PyObject *dl_device,
-                             PyObject *copy, PyObject *read_only_obj) {
+/* __dlpack__'s arguments (None where not passed; read_only only under arguments.read_only) → the export. Inlined into
+ * its two callers: the keyword path is what PyTorch's from_dlpack calls. */
+__attribute__((always_inline)) static inline PyObject *export_with(PyObject *op, PyObject *stream,
+                                                                   PyObject *max_version, PyObject *dl_device,
+                                                                   PyObject *copy, PyObject *read_only_obj) {
   dlmap_export_request request = kPlainRequest;
   bool read_only = false;
+  /* max_version's common spelling under the profile's pair reading is read inline; anything else, in full. */
+  if (max_version != Py_None && dlmap_profile_current()->max_version_reading == DLMAP_MAX_VERSION_PAIR &&
+      dlmap_py_small_pair(max_version, &request.max_version.major, &request.max_version.minor)) {
+    request.has_max_version = true;
+    max_version = Py_None;
+  }
   if ((stream != Py_None && dlmap_py_parse_stream(stream, "stream", &request.has_stream, &request.stream) < 0) ||
       (max_version != Py_None &&
        dlmap_py_parse_export_max_version(max_version, &request.has_max_version, &request.max_version) < 0) ||

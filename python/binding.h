@@ -147,6 +147,31 @@ PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObje
 int dlmap_py_parse_int64(PyObject *obj, const char *argument, int64_t *out);
 int dlmap_py_parse_stream(PyObject *obj, const char *argument, bool *has, int64_t *value);
 int dlmap_py_parse_version(PyObject *obj, const char *argument, bool *has, dlmap_version *out);
+
+/* A pair as the protocol spells its versions and devices, an exact tuple of two exact ints each from 0 to 2^30 - 1,
+ * read without a call (PyTorch passes max_version on every import; every producer's __dlpack_device__ answers one):
+ * true and both set, else false (nothing raised; the general reading then reads it). CPython's compact ints say their
+ * value inline: 3.12's PyUnstable_Long_CompactValue, 3.11's one digit of 30 bits. */
+static inline bool dlmap_py_small_uint(PyObject *obj, uint32_t *out) {
+  if (!PyLong_CheckExact(obj)) return false;
+#if PY_VERSION_HEX >= 0x030C0000
+  const PyLongObject *value = (const PyLongObject *)obj;
+  if (!PyUnstable_Long_IsCompact(value)) return false;
+  const Py_ssize_t small = PyUnstable_Long_CompactValue(value);
+  if (small < 0) return false;
+  *out = (uint32_t)small; /* compact: below 2^30 */
+#else
+  const Py_ssize_t digits = Py_SIZE(obj); /* the sign and the number of 30-bit digits */
+  if (digits < 0 || digits > 1) return false;
+  *out = digits == 0 ? 0 : (uint32_t)((const PyLongObject *)obj)->ob_digit[0];
+#endif
+  return true;
+}
+
+static inline bool dlmap_py_small_pair(PyObject *obj, uint32_t *first, uint32_t *second) {
+  return PyTuple_CheckExact(obj) && PyTuple_GET_SIZE(obj) == 2 &&
+         dlmap_py_small_uint(PyTuple_GET_ITEM(obj, 0), first) && dlmap_py_small_uint(PyTuple_GET_ITEM(obj, 1), second);
+}
 /* device: None, a (device_type, device_id) tuple of ints, or (accept_names) a device type name with id 0. A non-NULL
  * `expected` makes a value required (None is a type error) and is the type error's description of it. */
 int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names, const char *expected, bool *has,

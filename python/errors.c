@@ -116,7 +116,12 @@ int dlmap_py_parse_version(PyObject *obj, const char *argument, bool *has, dlmap
   *has = false;
   if (obj == NULL || obj == Py_None) return 0;
   /* The protocol's own spelling first: an exact tuple of two exact ints (nothing in it can run code while it is read)
-   * in range. Anything else, out-of-range and negative parts included, takes the general reading below. */
+   * in range, small ones read inline. Anything else, out-of-range and negative parts included, takes the general
+   * reading below. */
+  if (dlmap_py_small_pair(obj, &out->major, &out->minor)) {
+    *has = true;
+    return 0;
+  }
   if (PyTuple_CheckExact(obj) && PyTuple_GET_SIZE(obj) == 2 && PyLong_CheckExact(PyTuple_GET_ITEM(obj, 0)) &&
       PyLong_CheckExact(PyTuple_GET_ITEM(obj, 1))) {
     const long long fast_major = PyLong_AsLongLong(PyTuple_GET_ITEM(obj, 0));
@@ -167,6 +172,13 @@ int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names
       return -1;
     }
     *id = 0;
+    *has = true;
+    return 0;
+  }
+  uint32_t small_type, small_id; /* the common spelling, read inline */
+  if (obj != NULL && dlmap_py_small_pair(obj, &small_type, &small_id)) {
+    *type = (int32_t)small_type;
+    *id = (int32_t)small_id;
     *has = true;
     return 0;
   }

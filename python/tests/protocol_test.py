@@ -327,6 +327,41 @@ class DlpackArgumentsTest(DlmapTestCase):
                                  "Invalid argument max_version: major and minor must be integers from 0 to 4294967295",
                                  a.__dlpack__, max_version=(-1, 0))
 
+    def test_small_pairs_read_as_any_pair(self):
+        """An exact tuple of two small ints (max_version, dl_device, a __dlpack_device__ answer) is read inline
+        (python/binding.h: CPython's compact ints, below 2 ** 30); a tuple subclass always takes the general reading.
+        Both give the same result on either side of that bound."""
+        class Pair(tuple):
+            pass
+
+        def outcome(call):
+            try:
+                capsule = call()
+            except Exception as e:  # noqa: BLE001: the outcome compared is the exception's class and text
+                return type(e), str(e)
+            name = testing.capsule_name(capsule)
+            if name == "dltensor_versioned":
+                version = testing.versioned_tensor(capsule).version
+                return name, version.major, version.minor
+            return (name,)
+
+        a = filled(3)
+        producer = Producer(float_buffer(3), (2, 32, 1), (3,))  # one producer: an error names it
+
+        def reporting(answer):
+            producer.reported = answer
+            return dlmap.from_dlpack(producer).__dlpack__(max_version=(1, 3))
+
+        bound = 2 ** 30
+        pairs = [(0, 0), (0, 5), (1, 0), (1, bound - 1), (1, bound), (bound - 1, 0), (bound, 0), (2 ** 32 - 1, 1),
+                 (2 ** 32, 0), (-1, 0), (1, -1)]
+        for pair in pairs:
+            self.assertEqual(outcome(lambda: a.__dlpack__(max_version=pair)),
+                             outcome(lambda: a.__dlpack__(max_version=Pair(pair))), pair)
+            self.assertEqual(outcome(lambda: a.__dlpack__(max_version=(1, 3), dl_device=pair)),
+                             outcome(lambda: a.__dlpack__(max_version=(1, 3), dl_device=Pair(pair))), pair)
+            self.assertEqual(outcome(lambda: reporting(pair)), outcome(lambda: reporting(Pair(pair))), pair)
+
     def test_copy(self):
         a = filled((2, 2))
         cap = a.__dlpack__(max_version=(1, 3), copy=True)
