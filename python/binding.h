@@ -172,6 +172,7 @@ static inline bool dlmap_py_small_pair(PyObject *obj, uint32_t *first, uint32_t 
   return PyTuple_CheckExact(obj) && PyTuple_GET_SIZE(obj) == 2 &&
          dlmap_py_small_uint(PyTuple_GET_ITEM(obj, 0), first) && dlmap_py_small_uint(PyTuple_GET_ITEM(obj, 1), second);
 }
+
 /* device: None, a (device_type, device_id) tuple of ints, or (accept_names) a device type name with id 0. A non-NULL
  * `expected` makes a value required (None is a type error) and is the type error's description of it. */
 int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names, const char *expected, bool *has,
