@@ -5,8 +5,8 @@ Times each call with timeit: R rounds, each round timing every case once (an aut
 cases compared in a ratio ran interleaved, under the same load; reports the best round (the issue's "min of
 repeats") and the median, in ns per call, and writes JSON. Shape (2, 3, 4, 5) float32, as issue 15 measured.
 --callgrind N instead runs every case N times and calls os.sched_yield() after each batch: run under
-`valgrind --tool=callgrind --dump-before=sched_yield` that gives one dump per batch (the first dump is start-up
-and warm-up), and the case "python/empty" measures the loop's own instructions. PyTorch's rows are left out
+`valgrind --tool=callgrind --dump-before=sched_yield` that gives one dump per batch (the dumps before the first
+batch are start-up and warm-up), and the case "python/empty" measures the loop's own instructions. PyTorch's rows are left out
 with --no-torch (and where it is not installed).
 """
 import argparse

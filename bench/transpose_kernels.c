@@ -5,8 +5,8 @@
  * (1, 16 and 256 MiB): 8×8 AVX transposes stored straight to the destination, walking square blocks of 16 to 128
  * elements, with plain and with streaming stores, and the 8×8 transpose built from 128-bit row halves (two fewer
  * shuffle stages); beside them, the same walk's loads and stores without the shuffles (the access pattern's own
- * cost: what no choice of in-register transpose can go below). Best of 3 timed batches each; the same machine, one run. The register loops are unrolled
- * (#pragma GCC unroll): at -O2 GCC would keep the eight vectors in memory.
+ * cost: what no choice of in-register transpose can go below). Best of 3 timed batches each; the same machine, one
+ * run. The register loops are unrolled (#pragma GCC unroll): at -O2 GCC would keep the eight vectors in memory.
  *
  *   bazel run -c opt //bench:transpose_kernels
  */
