@@ -115,24 +115,11 @@ int dlmap_py_parse_stream(PyObject *obj, const char *argument, bool *has, int64_
 int dlmap_py_parse_version(PyObject *obj, const char *argument, bool *has, dlmap_version *out) {
   *has = false;
   if (obj == NULL || obj == Py_None) return 0;
-  /* The protocol's own spelling first: an exact tuple of two exact ints (nothing in it can run code while it is read)
-   * in range, small ones read inline. Anything else, out-of-range and negative parts included, takes the general
-   * reading below. */
+  /* The protocol's own spelling first: an exact tuple of two small exact ints (nothing in it can run code while it is
+   * read), read inline. Anything else, larger and negative parts included, takes the general reading below. */
   if (dlmap_py_small_pair(obj, &out->major, &out->minor)) {
     *has = true;
     return 0;
-  }
-  if (PyTuple_CheckExact(obj) && PyTuple_GET_SIZE(obj) == 2 && PyLong_CheckExact(PyTuple_GET_ITEM(obj, 0)) &&
-      PyLong_CheckExact(PyTuple_GET_ITEM(obj, 1))) {
-    const long long fast_major = PyLong_AsLongLong(PyTuple_GET_ITEM(obj, 0));
-    const long long fast_minor = PyLong_AsLongLong(PyTuple_GET_ITEM(obj, 1));
-    if (fast_major >= 0 && fast_minor >= 0 && fast_major <= UINT32_MAX && fast_minor <= UINT32_MAX) {
-      out->major = (uint32_t)fast_major;
-      out->minor = (uint32_t)fast_minor;
-      *has = true;
-      return 0;
-    }
-    PyErr_Clear(); /* an int too large for long long: the general reading says so in its own words */
   }
   int64_t major = 0, minor = 0;
   /* A list is read from a tuple copy: an item's __index__ could change the list while it is read. */
