@@ -405,7 +405,7 @@ PROFILE = Row("DLMAP_PROFILE",
               "ask_keywords REFUSED_CAPSULE import_dtypes_listed device_names_listed device_tuples UNKNOWN_FLAGS "
               "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync IMPORT_GATING NEGATIVE_STRIDES CAPSULE_ARGUMENTS "
               "DTYPE_ERRORS COPY_TRUST device_enum SCALAR_DIMS COPY_ARGUMENT ABSENT_READ_ONLY ARG_MAX_VERSION "
-              "ARG_DL_DEVICE ARG_READ_ONLY SIGNATURE_ERRORS method_owner from_dlpack_object DEVICE_INDEX",
+              "ARG_DL_DEVICE ARG_READ_ONLY SIGNATURE_ERRORS method_owner from_dlpack_object DEVICE_INDEX models",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -462,7 +462,7 @@ def emit_profile(spec):
         p.copy_argument.upper(), p.absent_read_only.upper(), p.arg_max_version.upper(), p.arg_dl_device.upper(),
         p.arg_read_only.upper(), p.signature_errors.upper(),
         c_string(p.method_owner) if p.method_owner else "NULL", c_string(p.from_dlpack_object),
-        p.device_index.upper())]
+        p.device_index.upper(), c_string(p.models))]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(

@@ -355,6 +355,8 @@ def _profile_section(spec):
     if p.host_id == "zero":
         settings.append(["`dl_device` of host memory", "device id 0 only"])
     return ["## Profile %s\n" % p.name, prose(p.doc) + " Source: " + code(checkout_path(p.source)) + ".\n",
+            "Models: %s (the releases this profile reproduces; `dlmap --version` and the Python module's "
+            "`profile_models()` say the same).\n" % code(p.models),
             "### Device types by direction\n",
             "*dl_device*: `__dlpack__(dl_device=…)` may name it; *export from*: an array on it may be exported; "
             "*import*: a tensor on it may be imported.\n",

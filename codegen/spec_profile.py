@@ -14,6 +14,7 @@ import profile_arguments
 import profile_device_texts
 import profile_import_allow
 import profile_import_gates
+import profile_models
 
 GATINGS = ("strict", "known")
 LEGACY_READ_ONLY = ("refuse", "drop")
@@ -88,6 +89,7 @@ class DevicePolicy:
 class Profile:
     name: str
     doc: str
+    models: str                  # the peer release range it reproduces (codegen/profile_models.py)
     source: str
     devices: List[DevicePolicy]  # one per device type, in spec order
     own_type: str
@@ -159,9 +161,14 @@ def load_profile(source, body, spec, helpers, origins=None):
     profile_extends.resolve_with_origins gives them. Applies the profile's error overrides to spec.errors."""
     h = helpers
     where = h._Where(source, "profile")
-    h._check_keys(where, body, ("name", "doc", "export", "dlpack_device", "import"),
+    h._check_keys(where, body, ("name", "doc", "models", "export", "dlpack_device", "import"),
                   ("errors", "arguments", "device_texts"))
     name = h._str(where, body, "name", pattern=h._WORD, what="a lower-case word")
+    models = h._str(where, body, "models")
+    try:
+        profile_models.parse(models)
+    except profile_models.ModelsError as e:
+        where.fail("key 'models': %s" % e)
     devices_by_value = {d.value: d for d in spec.device_types}
     platforms = {p.name: p for p in spec.platforms}
     error_ids = {e.id: e for e in spec.errors}
@@ -271,7 +278,7 @@ def load_profile(source, body, spec, helpers, origins=None):
                             served(d) if imported is None else d.value in imported)
                for d in spec.device_types]
 
-    profile = Profile(name, h._str(where, body, "doc"), source, devices,
+    profile = Profile(name, h._str(where, body, "doc"), models, source, devices,
                       h._choice(dw, export["dl_device"], "own_type", OWN_TYPE),
                       h._choice(dw, export["dl_device"], "falsy_type", FALSY_TYPE), absent, ranges,
                       h._choice(h._Where(source, "profile.export"), export, "version_gating", GATINGS),

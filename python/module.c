@@ -633,6 +633,12 @@ static PyObject *profile_name(PyObject *module, PyObject *unused) {
   return PyUnicode_FromString(dlmap_profile_current()->name);
 }
 
+static PyObject *profile_models(PyObject *module, PyObject *unused) {
+  (void)module;
+  (void)unused;
+  return PyUnicode_FromString(dlmap_profile_current()->models);
+}
+
 /* ---- dlmap.platform_status ---------------------------------------------------------------------------------------- */
 
 static PyObject *platform_status(PyObject *module, PyObject *arg) {
@@ -685,6 +691,10 @@ static PyMethodDef module_methods[] = {
     {"profile", profile_name, METH_NOARGS,
      "profile()\n--\n\nThe name of the profile this module was built with (\"jax\" by default, \"array_api\"): the "
      "exchange policy its __dlpack__ and from_dlpack follow (spec/profiles/<name>.yaml)."},
+    {"profile_models", profile_models, METH_NOARGS,
+     "profile_models()\n--\n\nThe peer releases the module's profile reproduces, as its `models:` key says "
+     "(\"jax >= 0.11.1\", \"numpy >= 2.5\"): the differential tests compare a peer only with the profile that "
+     "claims its release."},
     {"_check_rules", check_rules, METH_NOARGS,
      "_check_rules()\n--\n\nThe conformance checker's producer rules, {id: text}, from the library's table "
      "(dlmap.check "

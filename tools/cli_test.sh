@@ -114,12 +114,13 @@ expect_rc 2 "bad command" "$cli" frobnicate
 expect_rc 2 "explain without argument" "$cli" explain
 expect_rc 0 "help" "$cli" help
 
-# --version and version: the library version (dlmap.h's macros), the spec's DLPack version and the profile.
+# --version and version: the library version (dlmap.h's macros), the spec's DLPack version, the profile and the peer
+# releases it models.
 lib_version=$(sed -n 's/^#define DLMAP_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/dlmap/dlmap.h | paste -sd.)
 for flag in --version version; do
   out=$("$cli" $flag) || fail "$flag exited $?"
   for line in "dlmap $lib_version" "  library: dlmap $lib_version" "  spec:    DLPack $SPEC_CURRENT" \
-    "  profile: $SPEC_PROFILE"; do
+    "  profile: $SPEC_PROFILE" "  models:  $SPEC_PROFILE_MODELS"; do
     echo "$out" | grep -qxF -- "$line" || fail "$flag lacks line: $line (got: $out)"
   done
 done
@@ -138,6 +139,18 @@ grep -qF "dlmap spec error: $overlay: device_types[0] (kDLAcme): unknown platfor
 grep -q Traceback /tmp/cli_out.$$ && fail "spec check printed a traceback"
 sed -i 's/rcom/none/' "$overlay"
 expect_rc 0 "spec check good overlay" "$cli" spec check --on-default "$overlay"
+# A profile must say which peer releases it reproduces (issue 50): without `models:` it is refused, naming the key.
+unmodelled="${TEST_TMPDIR:-/tmp}/unmodelled.yaml"
+sed '/^  models: /d' "$spec_dir"/profiles/jax.yaml >"$unmodelled"
+expect_rc 1 "spec check profile without models" "$cli" spec check "$spec_dir"/versions.yaml \
+  "$spec_dir"/platforms.yaml "$spec_dir"/devices.yaml "$spec_dir"/dtypes.yaml "$spec_dir"/errors.yaml "$unmodelled"
+grep -qF "dlmap spec error: $unmodelled: profile: missing key 'models'" /tmp/cli_out.$$ \
+  || fail "spec check without models: $(cat /tmp/cli_out.$$)"
+sed 's/^  models: .*/  models: "jax 0.11"/' "$spec_dir"/profiles/jax.yaml >"$unmodelled"
+expect_rc 1 "spec check profile with a models that is no range" "$cli" spec check "$spec_dir"/versions.yaml \
+  "$spec_dir"/platforms.yaml "$spec_dir"/devices.yaml "$spec_dir"/dtypes.yaml "$spec_dir"/errors.yaml "$unmodelled"
+grep -qF "dlmap spec error: $unmodelled: profile: key 'models': 'jax 0.11' is not a release range" /tmp/cli_out.$$ \
+  || fail "spec check with a bad models: $(cat /tmp/cli_out.$$)"
 expect_rc 2 "spec without check" "$cli" spec
 
 rm -f /tmp/cli_out.$$

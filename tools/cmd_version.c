@@ -1,5 +1,5 @@
 /* dlmap CLI — `dlmap --version`: this library's version, the DLPack version of the spec it was generated from, and
- * the profile in force. */
+ * the profile in force and the peer releases it reproduces. */
 #include "tools/cli.h"
 
 #define CLI_STR_(x) #x
@@ -17,5 +17,6 @@ int cli_version(int argc, char **argv) {
   printf("  library: dlmap %s\n", dlmap_version_string());
   printf("  spec:    DLPack %u.%u\n", DLMAP_ABI_CURRENT_MAJOR, DLMAP_ABI_CURRENT_MINOR); /* the generated header's */
   printf("  profile: %s\n", dlmap_profile_current()->name);
+  printf("  models:  %s\n", dlmap_profile_current()->models); /* the peer releases the profile reproduces */
   return CLI_OK;
 }

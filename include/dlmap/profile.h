@@ -131,6 +131,7 @@ typedef struct dlmap_profile_info {
   const char *from_dlpack_object;      /* arguments.from_dlpack_object: from_dlpack's first parameter ("x") */
   bool device_index_colon;             /* import.device_index colon: from_dlpack's device= name may end in ":N",
                                         * device id N (else a name is device 0) */
+  const char *models;                  /* models: the peer releases the profile reproduces ("numpy >= 2.5") */
 } dlmap_profile_info;
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */

@@ -5,15 +5,27 @@ shared.
 
 Rows no profile key can express yet are listed, each with its reason, in the profile's open-rows file
 (`<profile>_open_rows.txt`: `ID  reason`). The test fails when a row differs that is not listed, and when a listed row
-matches (the list must shrink as the schema grows). Where the peer is missing, or older than the release its rows
-describe, every row says SKIP with the reason and the test passes: it runs for real in CI's Debian testing userland.
+matches (the list must shrink as the schema grows).
 
-usage: differential_test.py ROWS_MODULE OPEN_ROWS_FILE [ADAPTER_MODULE.CLASS]   (dlmap and the rows module on
-       PYTHONPATH; the dlmap adapter defaults to dlmap_adapter.DlmapAdapter, numpy_rows.py's interface)
+Which dlmap module: each `--module PATH/dlmap.so` is a candidate, and the one whose profile's `models:` range
+(codegen/profile_models.py) holds the installed peer's release is compared (NumPy 2.4.6: numpy_2_4; 2.5.2: numpy).
+Without --module, the `dlmap` on PYTHONPATH is the only candidate. Where the peer is missing, or no candidate's range
+claims its release (a release no profile models is never compared with the nearest), every row says SKIP with the
+reason and the test passes: it runs for real in CI's Debian testing userland.
+
+usage: differential_test.py ROWS_MODULE OPEN_ROWS_FILE [ADAPTER_MODULE.CLASS] [--module PATH/dlmap.so ...]
+       (the rows module on PYTHONPATH; the dlmap adapter defaults to dlmap_adapter.DlmapAdapter, numpy_rows.py's
+       interface)
 """
 
 import importlib
+import os
+import subprocess
 import sys
+
+# The range reader, from the checkout (run_python.sh starts in it; //codegen:profile_models.py is in the data).
+sys.path.insert(0, os.path.join(os.getcwd(), "codegen"))
+import profile_models  # noqa: E402
 
 
 
@@ -45,11 +57,36 @@ def dlmap_adapter(name):
     return getattr(importlib.import_module(module), cls)
 
 
-def main(rows_module, open_path, adapter="dlmap_adapter.DlmapAdapter"):
+def profile_of(module_path):
+    """(profile name, models range) of a built dlmap module, asked in a child interpreter (one `dlmap` per process)."""
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.abspath(module_path)))
+    out = subprocess.run([sys.executable, "-c", "import dlmap; print(dlmap.profile()); print(dlmap.profile_models())"],
+                         env=env, check=True, capture_output=True, text=True).stdout.split("\n")
+    return out[0], out[1]
+
+
+def choose_module(peer, modules):
+    """Puts on sys.path the candidate module whose profile claims the peer's release; None, or why none does."""
+    if not modules:  # the `dlmap` already on PYTHONPATH
+        import dlmap
+        claims = [(dlmap.profile(), dlmap.profile_models(), None)]
+    else:
+        claims = [profile_of(m) + (m,) for m in modules]
+    for name, models, path in claims:
+        if profile_models.holds(models, peer.name, peer.version):
+            if path is not None:
+                sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+            print("# %s %s is claimed by profile %s (models %s)" % (peer.name, peer.version, name, models))
+            return None
+    return "no profile here models %s %s (%s): not compared with the nearest" % (
+        peer.name, peer.version, "; ".join("%s: %s" % (name, models) for name, models, _ in claims))
+
+
+def main(rows_module, open_path, adapter="dlmap_adapter.DlmapAdapter", modules=()):
     rows = importlib.import_module(rows_module)
     peer = rows.ADAPTER()
     expected_open = open_rows(open_path)
-    skip = peer.skip_reason()
+    skip = peer.skip_reason() or choose_module(peer, modules)
     if skip is not None:
         for r in rows.ROWS:
             print("SKIP %-8s %s" % (r.id, skip))
@@ -93,6 +130,13 @@ def main(rows_module, open_path, adapter="dlmap_adapter.DlmapAdapter"):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4):
+    arguments, candidates = sys.argv[1:], []
+    while "--module" in arguments:
+        at = arguments.index("--module")
+        if at + 1 >= len(arguments):
+            sys.exit(__doc__)
+        candidates.append(arguments[at + 1])
+        del arguments[at:at + 2]
+    if len(arguments) not in (2, 3):
         sys.exit(__doc__)
-    sys.exit(main(*sys.argv[1:]))
+    sys.exit(main(*arguments, modules=candidates))

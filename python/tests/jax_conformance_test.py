@@ -43,10 +43,13 @@ def rows():
          "UNIMPLEMENTED: Only DLPack tensors with trivial (compact) striding are supported; i.e., tensors whose "
          "striding represents a transposition of the underlying buffer but not broadcasting. Dimensions were: [2,3], "
          "strides were [1,1]."),
+        # J-I10..J-I12 in JAX 0.11.2's words (issue 46: checked on an H200): XLA's dtype mapping decides.
         ("J-I10", lambda: dlmap.from_dlpack(Producer(buf, (0, 4, 1), (6,))), RuntimeError,
-         "INVALID_ARGUMENT: Unsupported DLPack tensor dtype: bits should be a multiple of 8, got 4"),
+         "UNIMPLEMENTED: Invalid or unsupported DLPack integer width: 4 bits"),
         ("J-I11", lambda: dlmap.from_dlpack(Producer(buf, (2, 32, 2), (3,))), RuntimeError,
-         "INVALID_ARGUMENT: Unsupported DLPack tensor dtype: lanes should be equal to 1, got 2"),
+         "UNIMPLEMENTED: DLPack types with lanes != 1 not implemented, got 2"),
+        ("J-I12", lambda: dlmap.from_dlpack(Producer(buf, (6, 16, 1), (3,))), RuntimeError,
+         "UNIMPLEMENTED: Only 8-bit DLPack booleans are supported, got 16 bits"),
     ]
 
 

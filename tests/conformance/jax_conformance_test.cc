@@ -295,24 +295,55 @@ std::vector<Row> Rows() {
                     return Import(t, dlmap_import_request_default());
                   },
                   nullptr, ""});
-  rows.push_back({"J-I10", [] {
+  // J-I10..J-I12 as JAX 0.11 raises them: XLA's dtype mapping runs first (lanes, then the code, then its widths).
+  rows.push_back({"J-I10 (int4: the mapping's width, not a multiple-of-8 check)", [] {
                     Legacy t;
                     t.managed.dl_tensor.dtype = {DLMAP_DTYPE_INT, 4, 1};
                     return Import(t, dlmap_import_request_default());
                   },
-                  "RuntimeError", "INVALID_ARGUMENT: Unsupported DLPack tensor dtype: bits should be a multiple of 8, got 4"});
+                  "RuntimeError", "UNIMPLEMENTED: Invalid or unsupported DLPack integer width: 4 bits"});
   rows.push_back({"J-I11", [] {
                     Legacy t;
                     t.managed.dl_tensor.dtype = {DLMAP_DTYPE_FLOAT, 32, 4};
                     return Import(t, dlmap_import_request_default());
                   },
-                  "RuntimeError", "INVALID_ARGUMENT: Unsupported DLPack tensor dtype: lanes should be equal to 1, got 4"});
+                  "RuntimeError", "UNIMPLEMENTED: DLPack types with lanes != 1 not implemented, got 4"});
+  rows.push_back({"J-I11 (lanes before an unknown code)", [] {
+                    Legacy t;
+                    t.managed.dl_tensor.dtype = {99, 32, 2};
+                    return Import(t, dlmap_import_request_default());
+                  },
+                  "RuntimeError", "UNIMPLEMENTED: DLPack types with lanes != 1 not implemented, got 2"});
   rows.push_back({"J-I12 (unknown code)", [] {
                     Legacy t;
                     t.managed.dl_tensor.dtype = {99, 32, 1};
                     return Import(t, dlmap_import_request_default());
                   },
-                  "RuntimeError", "INVALID_ARGUMENT: Unknown or invalid DLPack type code 99"});
+                  "RuntimeError", "UNIMPLEMENTED: Unknown or invalid DLPack type code 99"});
+  rows.push_back({"J-I12 (a code XLA does not map: float6)", [] {
+                    Legacy t;
+                    t.managed.dl_tensor.dtype = {DLMAP_DTYPE_FLOAT6_E2M3FN, 6, 1};
+                    return Import(t, dlmap_import_request_default());
+                  },
+                  "RuntimeError", "UNIMPLEMENTED: Unknown or invalid DLPack type code 15"});
+  rows.push_back({"J-I12 (bool of 16 bits)", [] {
+                    Legacy t;
+                    t.managed.dl_tensor.dtype = {DLMAP_DTYPE_BOOL, 16, 1};
+                    return Import(t, dlmap_import_request_default());
+                  },
+                  "RuntimeError", "UNIMPLEMENTED: Only 8-bit DLPack booleans are supported, got 16 bits"});
+  rows.push_back({"J-I12 (unsigned 2 bits)", [] {
+                    Legacy t;
+                    t.managed.dl_tensor.dtype = {DLMAP_DTYPE_UINT, 2, 1};
+                    return Import(t, dlmap_import_request_default());
+                  },
+                  "RuntimeError", "UNIMPLEMENTED: Invalid or unsupported DLPack unsigned integer width: 2 bits"});
+  rows.push_back({"J-I12 (complex 32 bits)", [] {
+                    Legacy t;
+                    t.managed.dl_tensor.dtype = {DLMAP_DTYPE_COMPLEX, 32, 1};
+                    return Import(t, dlmap_import_request_default());
+                  },
+                  "RuntimeError", "UNIMPLEMENTED: Invalid or unsupported DLPack complex width: 32 bits"});
   rows.push_back({"J-I13", [] {
                     Legacy t;
                     t.managed.dl_tensor.data = reinterpret_cast<char *>(t.values) + 4;  // 4 bytes past a 64-aligned start
@@ -337,8 +368,6 @@ TEST(JaxConformance, EveryRow) { conformance::RunRows(Rows()); }
 //   J-E2            a type check of jax.Array: dlmap.Array is the only array type the binding exports.
 //   J-E3b (text)    XLA's text (Unknown backend / failed to initialize); dlmap raises the same RuntimeError kind with
 //                   its own platform_unavailable text (the J-E3b rows above check the kind).
-//   J-I12 (widths)  XLA's per-type words and width table ("float width: 24 bits"); dlmap validates widths against
-//                   DLPack's own table (dtype_bits_invalid names the code and the valid widths).
 //   J-I14           JAX's dtype canonicalisation (jax_enable_x64) happens after the exchange, in JAX.
 
 }  // namespace

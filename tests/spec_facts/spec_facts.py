@@ -266,6 +266,7 @@ def sh(spec, paths):
     assignments = [
         ("SPEC_CURRENT", spec["abi"]["current"]),
         ("SPEC_PROFILE", spec["profile"]["name"]),
+        ("SPEC_PROFILE_MODELS", spec["profile"]["models"]),
         ("SPEC_DEVICE_TYPE_COUNT", str(len(spec["device_types"]))),
         ("SPEC_DTYPE_CODE_COUNT", str(len(spec["dtype_codes"]))),
         ("SPEC_ERROR_COUNT", str(len(spec["errors"]))),
