@@ -16,8 +16,8 @@ LISTED = {DTYPES[name] for name in IMPORT["dtypes"]}  # (code, bits)
 UNLISTED = sorted(set(DTYPES.values()) - LISTED)  # the spec's other dtypes
 WHOLE_BYTES = [(code, bits) for code, bits in UNLISTED if bits % 8 == 0]  # sub-byte ones meet import.whole_bytes first
 NAMES = {name: device_type_value(type_name) for name, type_name in IMPORT["device_names"].items()}
-# NumPy's contract texts, as numpy.yaml words them (NumPy 2.4's kinds).
-NOT_IMPORTED = (RuntimeError, "Unsupported dtype in DLTensor.")
+# NumPy's contract texts, as numpy.yaml words them (NumPy 2.5's kinds; numpy_2_4.yaml keeps 2.4's RuntimeError).
+NOT_IMPORTED = (BufferError, "Unsupported dtype in DLTensor.")
 NOT_UNDERSTOOD = (ValueError, "Device not understood. Only \"cpu\" is allowed, but received: {got}")
 
 

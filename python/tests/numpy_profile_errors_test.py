@@ -52,7 +52,7 @@ class Ndim(DlmapTestCase):
 
     def test_too_large(self):
         """N-I11: ndim 65, above the maximum of 64."""
-        e = self.assertRaisesExactly(RuntimeError, "maxdims of DLPack tensor is higher than the supported maxdims.",
+        e = self.assertRaisesExactly(BufferError, "maxdims of DLPack tensor is higher than the supported maxdims.",
                                      dlmap.from_dlpack, producer(ndim=65))
         self.assertEqual(e.dlmap_id, "ndim_too_large")
 
