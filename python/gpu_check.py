@@ -2,11 +2,20 @@
 # directions, stream ordering on the producer's current stream (a slow producer, a reader on the consumer's stream, and
 # a control run without the wait that shows the check can see a race), import copies on the consumer's stream, the C
 # exchange API on CUDA tensors; prints one line per check, each skip with its reason, and a verdict line last.
-# Exit: 0 checks ran on the GPU and none failed; 1 a check failed; 3 nothing was checked (no framework sees a CUDA
-# device, NumPy is missing, or every check skipped; the reasons are printed): gpu/check.sh reads 3 as "nothing checked".
+# Row words: PASS, FAIL (dlmap did something wrong), SKIP (with the reason), and PEER: the framework itself refused a
+# stream value a row would hand it. Before a row hands a framework's array to dlmap with a stream value, the bare call
+# `x.__dlpack__(stream=v)`, made without dlmap, is tried once per value; when that raises, a PEER row gives the
+# framework's own words (exception type and text) and the rows that needed the value are SKIPs naming it (JAX 0.11.2
+# refuses stream=-1 on CUDA: CUDA_ERROR_INVALID_HANDLE). A row fails only for what dlmap did; each framework's rows
+# set up with a stream value the framework accepts (its `setup_stream`).
+# Exit: 0 at least one check ran on the GPU and passed, none failed (PEER rows never fail the run); 1 a check failed;
+# 3 nothing was checked (no framework sees a CUDA device, NumPy is missing, or no row passed: every one skipped or was
+# a peer's refusal; the reasons are printed): gpu/check.sh reads 3 as "nothing checked".
 #
 # Run: gpu/check.sh (builds dlmap.so for this machine's Python and runs this), or bazel run //python:gpu_check, or
 #      PYTHONPATH=<dir of dlmap.so> python3 python/gpu_check.py
+#      A test passes its own stand-in frameworks and dlmap: main(dlmap=..., frameworks=(...)) (tests over the fake
+#      CUDA runtime: python/tests/gpu_check_fake_gpu_test.py).
 import sys
 import traceback
 
@@ -39,6 +48,45 @@ class Skip(Exception):
     pass
 
 
+class PeerRefused(Skip):
+    """A row skipped because the framework itself refuses a stream value the row needs (the PEER row says how)."""
+
+
+PEER_PROBES = {}  # (framework name, stream value) -> None (the framework accepts it) or the PEER row's name
+
+
+def show_stream(stream):
+    return "__dlpack__()" if stream is None else f"__dlpack__(stream={stream})"
+
+
+def peer_accepts(fw, stream):
+    """Raises PeerRefused unless the framework itself accepts `stream` (None: no stream argument): the bare call on a
+    fresh small array of its own, without dlmap, once per value. The first refusal is a PEER row with the framework's
+    own exception type and text. Call it outside any stream context of the row: a probe that records an event on the
+    producer's stream would make the consumer wait and hide what the row checks."""
+    key = (fw.name, stream)
+    if key not in PEER_PROBES:
+        probe = fw.make(16)  # a framework that cannot make one raises Skip here: a skip, not a peer's refusal
+        try:
+            capsule = probe.__dlpack__() if stream is None else probe.__dlpack__(stream=stream)
+            del capsule  # never consumed: the capsule's destructor releases it
+            PEER_PROBES[key] = None
+        except Exception as e:  # noqa: BLE001 - whatever the framework raises is its refusal, reported in its words
+            PEER_PROBES[key] = f"{fw.name} {show_stream(stream)}, called without dlmap"
+            report("PEER", PEER_PROBES[key], f"{type(e).__name__}: {e}")
+    if PEER_PROBES[key] is not None:
+        raise PeerRefused(f"{fw.name} itself refuses {show_stream(stream)} (the PEER row \"{PEER_PROBES[key]}\")")
+
+
+def hand_off(dlmap, fw, x, stream, **kwargs):
+    """dlmap.from_dlpack(x, stream=stream, **kwargs) (no stream argument for None) once the framework is known to
+    accept that stream value itself (peer_accepts)."""
+    peer_accepts(fw, stream)
+    if stream is not None:
+        kwargs["stream"] = stream
+    return dlmap.from_dlpack(x, **kwargs)
+
+
 ORDER_ITERATIONS = 40
 ORDER_N = 1 << 22
 
@@ -48,6 +96,7 @@ ORDER_N = 1 << 22
 
 class Torch:
     name = "torch"
+    setup_stream = -1  # the stream value rows hand the array over with before they check something else: no sync
 
     def __init__(self):
         import torch
@@ -99,6 +148,8 @@ class Torch:
         where torch records its event) or "copy" (the same with copy=True: dlmap copies on the consumer's stream)."""
         t = self.t
         producer, consumer = t.cuda.Stream(), t.cuda.Stream()
+        if mode != "none":
+            peer_accepts(self, consumer.cuda_stream)  # here, not inside the producer's stream context (see there)
         keep, results = [], []
         for it in range(ORDER_ITERATIONS):
             value = it + 1
@@ -125,6 +176,7 @@ class Torch:
 
 class CuPy:
     name = "cupy"
+    setup_stream = -1
 
     def __init__(self):
         import cupy
@@ -182,6 +234,8 @@ class CuPy:
         if mode == "copy":
             raise Skip("checked with PyTorch")
         producer, consumer = c.cuda.Stream(non_blocking=True), c.cuda.Stream(non_blocking=True)
+        if mode != "none":
+            peer_accepts(self, consumer.ptr)
         keep, results = [], []
         for it in range(ORDER_ITERATIONS):
             value = it + 1
@@ -201,6 +255,9 @@ class CuPy:
 
 class Jax:
     name = "jax"
+    # No stream argument (dlmap's default): JAX 0.11.2 refuses stream=-1 on CUDA (CUDA_ERROR_INVALID_HANDLE, also
+    # without dlmap) and accepted from_dlpack(x) with no stream on the H200 (2026-12-04).
+    setup_stream = None
 
     def __init__(self):
         import jax
@@ -273,6 +330,7 @@ class NoSync:
 
 def run_framework(dlmap, np, fw):
     device = None
+    setup = fw.setup_stream  # how rows that check something else hand the array over: a value the framework accepts
 
     @check(f"{fw.name} -> dlmap, versioned capsule with the consumer's stream (pointer and version)")
     def producer_with_stream():
@@ -280,7 +338,7 @@ def run_framework(dlmap, np, fw):
         s = fw.new_stream()
         x = fw.produce_on(s)
         consumer = fw.new_stream()
-        a = dlmap.from_dlpack(x, stream=fw.stream_handle(consumer))  # the producer makes `consumer` wait
+        a = hand_off(dlmap, fw, x, fw.stream_handle(consumer))  # the producer makes `consumer` wait
         assert a.device[0] == 2, a.device
         assert a.data_ptr == fw.ptr(x), "not zero-copy"
         assert a.via in ("dltensor_versioned", "c_exchange_api"), a.via
@@ -291,7 +349,7 @@ def run_framework(dlmap, np, fw):
     @check(f"{fw.name} -> dlmap, default stream (C exchange API when published)")
     def producer_default():
         x = fw.make()
-        a = dlmap.from_dlpack(x)
+        a = hand_off(dlmap, fw, x, None)
         assert a.data_ptr == fw.ptr(x) and a.device[0] == 2
         return f"via {a.via}, version {a.version}"
 
@@ -299,14 +357,14 @@ def run_framework(dlmap, np, fw):
     def producer_no_sync():
         x = fw.make()
         fw.synchronize()
-        a = dlmap.from_dlpack(x, stream=-1)
+        a = hand_off(dlmap, fw, x, -1)
         assert a.data_ptr == fw.ptr(x)
         return f"via {a.via}"
 
     @check(f"dlmap -> {fw.name}, the consumer passes its stream")
     def consumer_with_stream():
         x = fw.make()
-        a = dlmap.from_dlpack(x, stream=-1)
+        a = hand_off(dlmap, fw, x, setup)
         fw.synchronize()
         y = fw.from_dlpack(a)  # dlmap must make the consumer's stream wait: needs dlmap's GPU backend
         assert fw.ptr(y) == a.data_ptr
@@ -315,7 +373,7 @@ def run_framework(dlmap, np, fw):
     @check(f"dlmap -> {fw.name}, stream=-1 after explicit synchronisation")
     def consumer_no_sync():
         x = fw.make()
-        a = dlmap.from_dlpack(x, stream=-1)
+        a = hand_off(dlmap, fw, x, setup)
         fw.synchronize()
         y = fw.from_dlpack(NoSync(a))
         assert fw.ptr(y) == a.data_ptr, "not zero-copy"
@@ -326,14 +384,14 @@ def run_framework(dlmap, np, fw):
     @check(f"{fw.name} -> dlmap -> dlmap on CUDA through dlmap's C exchange API")
     def dlmap_to_dlmap():
         x = fw.make()
-        a = dlmap.from_dlpack(x, stream=-1)
-        b = dlmap.from_dlpack(a, stream=-1)
+        a = hand_off(dlmap, fw, x, setup)
+        b = dlmap.from_dlpack(a, stream=-1)  # dlmap to dlmap: dlmap's own stream=-1
         assert (b.via, b.data_ptr) == ("c_exchange_api", a.data_ptr), (b.via, b.data_ptr, a.data_ptr)
 
     @check(f"{fw.name} CUDA array -> host through dl_device=(1, 0)")
     def to_host():
         x = fw.make(1024)
-        a = dlmap.from_dlpack(x, stream=-1)
+        a = hand_off(dlmap, fw, x, setup)
         c = a.__dlpack__(max_version=(1, 3), dl_device=(1, 0), stream=None)  # a device-to-host copy: GPU backend
         h = dlmap.from_dlpack(NoSyncCapsule(c))
         np.testing.assert_array_equal(np.asarray(memoryview(h)), fw.host(x))
@@ -377,21 +435,26 @@ def nothing_checked(reason):
     return EXIT_NOTHING_CHECKED
 
 
-def main():
-    try:
-        import dlmap
-    except ImportError as e:
-        print(f"FAIL  cannot import dlmap on {sys.executable}: {e} (gpu/check.sh builds dlmap.so for this Python and "
-              "puts it on PYTHONPATH)")
-        return EXIT_FAIL
+def main(dlmap=None, frameworks=None):
+    """Runs every framework's rows and returns the exit status. dlmap: the module to check (default: `import dlmap`);
+    frameworks: the framework classes to try (default: FRAMEWORKS, read when called). Tests pass stand-ins of both."""
+    RESULTS.clear()
+    PEER_PROBES.clear()
+    if dlmap is None:
+        try:
+            import dlmap
+        except ImportError as e:
+            print(f"FAIL  cannot import dlmap on {sys.executable}: {e} (gpu/check.sh builds dlmap.so for this Python "
+                  "and puts it on PYTHONPATH)")
+            return EXIT_FAIL
     try:
         import numpy as np
     except ImportError as e:
         return nothing_checked(f"NumPy, which the checks compare with, is not installed for {sys.executable} ({e})")
-    frameworks, skipped = [], []
-    for cls in FRAMEWORKS:
+    available, skipped = [], []
+    for cls in FRAMEWORKS if frameworks is None else frameworks:
         try:
-            frameworks.append(cls())
+            available.append(cls())
         except ImportError as e:
             skipped.append(f"{cls.name}: not installed ({e})")
         except Skip as e:
@@ -400,18 +463,18 @@ def main():
             skipped.append(f"{cls.name}: unusable ({type(e).__name__}: {e})")
     for reason in skipped:
         print(f"SKIP  {reason}")
-    if not frameworks:
+    if not available:
         return nothing_checked(f"no CUDA device with JAX, PyTorch or CuPy for {sys.executable} (reasons above)")
-    print(f"gpu_check on {sys.executable}: " + ", ".join(f"{fw.name} {fw.version}" for fw in frameworks))
-    for fw in frameworks:
+    print(f"gpu_check on {sys.executable}: " + ", ".join(f"{fw.name} {fw.version}" for fw in available))
+    for fw in available:
         run_framework(dlmap, np, fw)
-    failed = [r for r in RESULTS if r[0] == "FAIL"]
-    passed = [r for r in RESULTS if r[0] == "PASS"]
-    print(f"\ngpu_check: {len(passed)} passed, {len(failed)} failed, {len(RESULTS) - len(passed) - len(failed)} skipped")
-    if failed:
+    counts = {word: sum(r[0] == word for r in RESULTS) for word in ("PASS", "FAIL", "SKIP", "PEER")}
+    print(f"\ngpu_check: {counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped, "
+          f"{counts['PEER']} refused by the peer")
+    if counts["FAIL"]:  # only dlmap's failures: a peer's refusal is a PEER row
         return EXIT_FAIL
-    if not passed:  # every check skipped: nothing ran on the GPU
-        return nothing_checked("every check skipped (reasons above)")
+    if not counts["PASS"]:  # every check skipped or was refused by its peer: nothing ran on the GPU
+        return nothing_checked("every check skipped or was refused by its peer (reasons above)")
     return EXIT_PASS
 
 
