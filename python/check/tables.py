@@ -102,7 +102,9 @@ def stem_of(peer, version, profile):
 def committed_versions(directory, peer):
     """The versions of `peer` whose tables are committed in directory, sorted."""
     names = glob.glob(os.path.join(glob.escape(directory), "%s-*_producer.md" % peer))
-    return sorted(os.path.basename(n)[len(peer) + 1:-len("_producer.md")] for n in names)
+    # <peer>-<version>_cuda_producer.md are a device machine's CUDA tables (gpu/check.sh), not this peer's host ones
+    return sorted(os.path.basename(n)[len(peer) + 1:-len("_producer.md")] for n in names
+                  if not n.endswith("_cuda_producer.md"))
 
 
 def generate(peer):
