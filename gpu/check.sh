@@ -4,8 +4,11 @@
 # C compiler, the check program with the toolkit whose runtime this driver can start, the `dlmap` module for the Python
 # that has the frameworks; then runs, most valuable first, the C device checks (gpu/check_main.c), the Python
 # real-client checks with JAX, PyTorch and CuPy (python/gpu_check.py) and the conformance checker on their CUDA arrays,
-# from_dlpack and dlmap's own (python/check/gpu_peers.py). One line per check ("PASS|FAIL|SKIP|INFO  …"), the verdict
-# last, also when a step ran out of time. The whole run, build included, fits one budget (480 s).
+# from_dlpack and dlmap's own (python/check/gpu_peers.py), and, where the Python has JAX, the JAX differential: every
+# row of python/differential/jax_rows.py against the running JAX (CPU and CUDA arrays) and against a second `dlmap`
+# module built from the bundle's jax-profile sources (profiles/jax/), same outcome required. One line per check
+# ("PASS|FAIL|SKIP|INFO  …"), the verdict last, also when a step ran out of time. The whole run, build included, fits
+# one budget (480 s).
 #
 # Usage: gpu/check.sh [--bundle FILE]               build, then run every check
 #        gpu/check.sh [--bundle FILE] --build-only  build only (no GPU needed; builds what needs no toolkit without one)
@@ -16,6 +19,8 @@
 #       no driver, no device, no CUDA runtime, a driver too old for every runtime here; or every step skipped, each
 #       saying why); 3 cannot build; 4 incomplete: one half ran, the other was skipped (it says why).
 #       The Python checks it runs exit 0 (their rows passed), 1 (one failed) or 3 (nothing checked, with the reason).
+#       The JAX differential counts with the conformance checks (both check dlmap's profiles against the peers): a
+#       DIFF row makes "conformance" FAIL; without JAX it is a SKIP line and leaves the conformance verdict alone.
 # Environment: PYTHON (an interpreter to try first), CUDA_HOME (a toolkit to try first), NVCC_ARCH (default: device
 #              0's, else 90), CC (default gcc), DLMAP_CHECK_BUILD (default gpu/build), DLMAP_CHECK_BUDGET (seconds for
 #              the whole run, default 480), DLMAP_CHECK_TOOLKITS (colon-separated toolkit roots to try, in order,
@@ -52,12 +57,13 @@ elif [ -f "$ROOT/bazel-bin/gpu/bundle.tar.gz" ]; then
 fi
 
 # ---- one budget: each step ends by its deadline; a step that finishes early leaves its time to the next ------------
-# Shares of 480 s: build 120, C device checks 90, Python real-client checks 120, conformance 150 (scaled to BUDGET).
+# Shares of 480 s: build 120, C device checks 90, Python real-client checks 120, JAX differential 30 (it takes a few
+# seconds: JAX's start and about 130 in-process rows), conformance the rest, 120 (scaled to BUDGET).
 # --build-only has the whole budget for the build.
 [ "$BUDGET" -ge 60 ] 2>/dev/null || { echo "DLMAP_CHECK_BUDGET must be at least 60 (seconds)" >&2; exit "$EXIT_CANNOT_BUILD"; }
 share_end() { echo "$((STARTED + BUDGET * $1 / 480))"; }
 if [ "$MODE" = run ]; then BUILD_END=$(share_end 120); else BUILD_END=$((STARTED + BUDGET)); fi
-C_END=$(share_end 210) PY_END=$(share_end 330) CONF_END=$(share_end 480)
+C_END=$(share_end 210) PY_END=$(share_end 330) JAX_END=$(share_end 360) CONF_END=$(share_end 480)
 fail_build() {
   local why="$*"
   [ "$(date +%s)" -lt "$BUILD_END" ] || why="$why (the build ran out of its $((BUILD_END - STARTED)) s)"
@@ -117,6 +123,17 @@ if [ "$MODE" != --toolkit ]; then
   [ -z "$stale" ] || fail_build "the bundle was generated from other sources than this checkout's (${stale% }" \
     "differ): build it again from this checkout (bazel build //gpu:bundle)"
   line INFO "generated sources: $BUNDLE (profile ${PROFILE:-?}; its $checked inputs match this checkout)"
+  # The jax profile's generated sources, for the JAX differential's module: in profiles/jax/ of a bundle of
+  # //gpu:bundle (make_bundle.py --also jax); a bundle without them builds and checks everything else.
+  JAX_GEN="" NO_JAX_MODULE=""
+  if grep -qx 'also jax' "$GEN/MANIFEST"; then
+    JAX_GEN=$GEN/profiles/jax
+    for file in include/dlmap/generated/dlmap_spec.h src/generated/name_lookup.c; do
+      [ -f "$JAX_GEN/$file" ] || fail_build "$BUNDLE lacks profiles/jax/$file, which its MANIFEST promises"
+    done
+  else
+    NO_JAX_MODULE="the bundle carries no jax-profile sources (profiles/jax/)"
+  fi
 fi
 
 # ---- Python: the first of $PYTHON, the active virtual environment's, PATH's python3 and /usr/bin/python3 that has a
@@ -346,6 +363,32 @@ if [ -n "$PY_INCLUDE" ]; then
   cp spec/*.yaml "$CHECK_PKG/dlmap/check/spec/"
   cp spec/profiles/*.yaml "$CHECK_PKG/dlmap/check/spec/profiles/"
   line INFO "assembled the dlmap.check package in $CHECK_PKG"
+  # The jax profile's library and module, in their own directory, for the JAX differential: the same sources compiled
+  # against the bundle's profiles/jax/ tables instead of the array_api ones.
+  JAX_MODULE=""
+  if [ -n "$JAX_GEN" ]; then
+    JAX_INCLUDES=(-I"$ROOT" -I"$JAX_GEN" -I"$JAX_GEN/include" -I"$ROOT/include" -I"$BUILD/config" -I"$BUILD/dlpack")
+    rm -rf "$BUILD/jax"
+    mkdir -p "$BUILD/jax/obj/lib" "$BUILD/jax/obj/python" "$BUILD/jax/python"
+    {
+      for source in src/*.c src/backends/*.c "$JAX_GEN/src/generated/name_lookup.c"; do
+        printf '%q ' "$CC" "${CFLAGS[@]}" "${JAX_INCLUDES[@]}" -c "$source" \
+          -o "$BUILD/jax/obj/lib/$(basename "$source" .c).o"
+        echo
+      done
+      for source in python/*.c; do
+        printf '%q ' "$CC" "${CFLAGS[@]}" -fvisibility=hidden "${JAX_INCLUDES[@]}" -I"$PY_INCLUDE" -c "$source" \
+          -o "$BUILD/jax/obj/python/$(basename "$source" .c).o"
+        echo
+      done
+    } | parallel || fail_build "compiling the jax-profile library and module failed"
+    ar rcs "$BUILD/jax/libdlmap.a" "$BUILD"/jax/obj/lib/*.o
+    limited "$BUILD_END" "$CC" -shared -o "$BUILD/jax/python/dlmap.so" "$BUILD"/jax/obj/python/*.o \
+      "$BUILD/jax/libdlmap.a" -Wl,--version-script="$ROOT/python/dlmap.lds" -ldl -pthread ||
+      fail_build "linking the jax-profile module failed"
+    JAX_MODULE=$BUILD/jax/python/dlmap.so
+    line INFO "built $JAX_MODULE (profile jax) for $PYTHON"
+  fi
 else
   NO_PY_MODULE="no Python.h for $PYTHON (its headers are not installed: python3-dev or the interpreter's own)"
   line SKIP "Python module: $NO_PY_MODULE; the Python checks cannot run"
@@ -380,6 +423,34 @@ if [ -n "$PY_MODULE" ]; then
   run_step "Python real-client checks" "$PY_END" "$PY_PASS" "$PY_FAIL" "$PY_NOTHING_CHECKED" \
     "${with_module[@]}" "$PYTHON" -X faulthandler python/gpu_check.py
   PY_VERDICT=$RESULT PY_WHY=$RESULT_WHY
+  # The JAX differential (python/differential/jax_rows.py): JAX and the jax-profile module on the same inputs, one row
+  # per case (SAME, DIFF with both outcomes, OPEN: a listed known difference, N/A: an input that cannot be made here).
+  JAX_VERDICT=SKIP
+  if [ -z "$JAX_MODULE" ]; then
+    line SKIP "JAX differential: no jax-profile module: ${NO_JAX_MODULE:-not built}"
+  elif ! grep -qw jax <<<"$PY_FRAMEWORKS"; then
+    line SKIP "JAX differential: $PYTHON has no JAX"
+  else
+    jax_log=$BUILD/jax/differential.log
+    run_step "JAX differential" "$JAX_END" "$PY_PASS" "$PY_FAIL" "$PY_NOTHING_CHECKED" \
+      env "PYTHONPATH=$BUILD/jax/python:$ROOT/python/differential${PYTHONPATH:+:$PYTHONPATH}" PYTHONDONTWRITEBYTECODE=1 \
+      "$PYTHON" -X faulthandler python/differential/differential_test.py jax_rows \
+      python/differential/jax_open_rows.txt dlmap_jax_adapter.DlmapJaxAdapter >"$jax_log" 2>&1
+    JAX_VERDICT=$RESULT
+    cat "$jax_log"
+    jax_last=$(grep '^differential: ' "$jax_log" | tail -1 || true)
+    case $RESULT in
+      PASS)
+        if skipped=$(sed -n 's/^differential: [0-9]* rows skipped: //p' <<<"$jax_last") && [ -n "$skipped" ]; then
+          JAX_VERDICT=SKIP
+          line SKIP "JAX differential: $skipped"
+        else
+          line PASS "JAX differential: ${jax_last#differential: } ($jax_log)"
+        fi ;;
+      FAIL) line FAIL "JAX differential: ${jax_last:-no summary} ($(grep '^FAIL: ' "$jax_log" | sed 's/^FAIL: //' |
+        paste -sd ' ' -)) ($jax_log)" ;;
+    esac
+  fi
   # The conformance checker (python/check) on CUDA arrays of JAX, PyTorch and CuPy and on their from_dlpack (tables
   # in $BUILD/conformance; a peer's rows are reported, not required) and on dlmap's own, whose rows must all pass.
   # Its own deadline ends 10 s before the step's share, so that it reports what it could not check instead of being
@@ -390,6 +461,10 @@ if [ -n "$PY_MODULE" ]; then
     "${with_checker[@]}" "$PYTHON" -X faulthandler -m dlmap.check.gpu_peers "$BUILD/conformance" \
     --deadline "$conf_seconds"
   CONF_VERDICT=$RESULT CONF_WHY=$RESULT_WHY
+  # Counted with the conformance checks: a FAIL of either is a FAIL; the differential's SKIP changes nothing.
+  if [ "$JAX_VERDICT" = FAIL ] || { [ "$JAX_VERDICT" = PASS ] && [ "$CONF_VERDICT" = SKIP ]; }; then
+    CONF_VERDICT=$JAX_VERDICT
+  fi
 fi
 
 status=0

@@ -5,12 +5,17 @@
 # program build from it; the module imports. Then a full run must say why it cannot check here: exit 2, "nothing
 # checked" with the reason, where there is no usable GPU (never PASS; 0, 1 or 4 only where there is one).
 # Usage: check_script_test.sh HAS_NVCC PYTHON3 cuda_root=CUDA_ROOT HAS_PYTHON_HEADERS BUNDLE NAME_LOOKUP_C GENERATED...
+#          --jax NAME_LOOKUP_C GENERATED...   (the jax profile's, which the bundle carries under profiles/jax/)
 # (CUDA_ROOT is empty without a toolkit: the cuda_root= prefix keeps the argument from vanishing.)
 set -euo pipefail
 has_nvcc=$1 python=$2 cuda_root=${3#cuda_root=} has_headers=$4 bundle=$PWD/$5
 shift 5
-generated_files=()  # name_lookup.c, then the files of <library>_gen (absolute: the test changes directory below)
-for file in "$@"; do generated_files+=("$PWD/$file"); done
+generated_files=() jax_files=()  # name_lookup.c, then the files of <library>_gen; after --jax, the jax profile's
+list=generated_files                # (absolute: the test changes directory below)
+for file in "$@"; do
+  if [ "$file" = --jax ]; then list=jax_files; continue; fi
+  eval "$list+=(\"\$PWD/\$file\")"
+done
 if [ ! -x "$python" ] && [ -x "../${python#external/}" ]; then python="../${python#external/}"; fi
 export PYTHON=$PWD/$python DLMAP_CHECK_BUILD=$TEST_TMPDIR/build
 export CUDA_HOME=$cuda_root  # the toolkit the build detected, whatever PATH the test runs with
@@ -55,7 +60,16 @@ for file in "${generated_files[@]}"; do
   compared=$((compared + 1))
 done
 [ "$compared" -ge 20 ] || fail "only $compared generated files compared"
-[ "$(find "$generated" -type f | wc -l)" = $((compared + 1)) ] || fail "the bundle holds files the Bazel build has not"
+# The jax profile's sources (profiles/jax/, for the JAX differential's module) are the default library's, byte for byte.
+jax_compared=0
+for file in "${jax_files[@]}"; do
+  stored=profiles/jax/$(sed -E 's#^.*/((include/dlmap|src)/generated/[^/]+)$#\1#' <<<"$file")
+  cmp "$file" "$generated/$stored" || fail "$stored in the bundle differs from the Bazel build's $file"
+  jax_compared=$((jax_compared + 1))
+done
+[ "$jax_compared" = "$compared" ] || fail "$jax_compared jax-profile files compared, $compared of the array_api profile"
+[ "$(find "$generated" -type f | wc -l)" = $((compared + jax_compared + 1)) ] ||
+  fail "the bundle holds files the Bazel build has not"
 
 test -f "$DLMAP_CHECK_BUILD/libdlmap.a" || fail "no libdlmap.a"
 chosen=$(sed -n 's/^INFO  python: \(.*\) ([0-9.]*): .*/\1/p' "$log")
@@ -64,6 +78,11 @@ if [ -f "$DLMAP_CHECK_BUILD/python/dlmap.so" ]; then
   PYTHONPATH=$DLMAP_CHECK_BUILD/python:$PYTHONPATH "$chosen" -c \
     'import dlmap; s = dlmap.platform_status("cuda"); assert s["built"], s' ||
     fail "the built Python module does not import, or reports cuda as not built"
+  # The JAX differential's module: the jax profile, in its own directory.
+  PYTHONPATH=$DLMAP_CHECK_BUILD/jax/python:$PYTHONPATH "$chosen" -c \
+    'import dlmap; assert dlmap.profile() == "jax", dlmap.profile()' ||
+    fail "the jax-profile module was not built, does not import, or is not the jax profile"
+  grep -q "^INFO  built $DLMAP_CHECK_BUILD/jax/python/dlmap.so (profile jax)" "$log" || fail "no line for the jax module"
 else
   [ "$chosen" != "$PYTHON" ] || [ "$has_headers" = 0 ] || fail "$PYTHON has Python.h, and no module was built"
   grep -q "^SKIP  Python module: no Python.h for $chosen" "$log" || fail "no Python module, and no SKIP line saying why"

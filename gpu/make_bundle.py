@@ -1,9 +1,11 @@
 # dlmap GPU check — writes //gpu:bundle: the generated sources a dlmap_library target compiles, as one deterministic
 # tar.gz that gpu/check.sh builds from on a machine without PyYAML or re2c (ninja ships re2c's lexer.cc the same way).
-"""usage: make_bundle.py --out FILE --profile NAME --generated FILE... --inputs FILE...
+"""usage: make_bundle.py --out FILE --profile NAME --generated FILE... [--also NAME FILE...]... --inputs FILE...
 
 --generated: the files of <library>_gen and <library>_gen_re2c, stored under the part of their path that starts at
 include/dlmap/generated/ or src/generated/ (the layout the C sources include them by).
+--also NAME FILE...: another profile's generated files, stored the same way under profiles/NAME/ (gpu/check.sh builds
+a second module from them: the jax profile's, for the JAX differential) and named in MANIFEST as `also NAME`.
 --inputs: what they were generated from (the spec, the generator, name_lookup.re), recorded in MANIFEST as
 `sha256sum -c` lines relative to the workspace root, so gpu/check.sh can refuse a bundle of another checkout.
 The archive is reproducible: members sorted by name, mtime 0, owner 0:0, mode 0644, gzip without name or time.
@@ -43,20 +45,33 @@ def main(argv):
     parser.add_argument("--out", required=True)
     parser.add_argument("--profile", required=True)
     parser.add_argument("--generated", nargs="+", required=True)
+    parser.add_argument("--also", nargs="+", action="append", default=[], metavar="NAME FILE")
     parser.add_argument("--inputs", nargs="+", required=True)
     args = parser.parse_args(argv)
 
     members = {}
-    for path in args.generated:
-        match = _LAYOUT.search(path)
-        if match is None:
-            sys.exit("make_bundle.py: %s is not under include/dlmap/generated/ or src/generated/" % path)
-        name = match.group(1)
-        if name in members:
-            sys.exit("make_bundle.py: two generated files would be stored as %s" % name)
-        members[name] = _read(path)
-    manifest = ["# dlmap GPU bundle: generated sources for the %s profile; built from (sha256sum -c, from the "
-                "checkout's root):" % args.profile, "profile %s" % args.profile]
+
+    def store(prefix, paths):
+        for path in paths:
+            match = _LAYOUT.search(path)
+            if match is None:
+                sys.exit("make_bundle.py: %s is not under include/dlmap/generated/ or src/generated/" % path)
+            name = prefix + match.group(1)
+            if name in members:
+                sys.exit("make_bundle.py: two generated files would be stored as %s" % name)
+            members[name] = _read(path)
+
+    store("", args.generated)
+    also = []
+    for entry in args.also:
+        if len(entry) < 2 or not re.match(r"^[a-z][a-z0-9_]*$", entry[0]) or entry[0] == args.profile:
+            sys.exit("make_bundle.py: --also takes a profile name other than --profile's, then its generated files")
+        store("profiles/%s/" % entry[0], entry[1:])
+        also.append(entry[0])
+    manifest = ["# dlmap GPU bundle: generated sources for the %s profile%s; built from (sha256sum -c, from the "
+                "checkout's root):" % (args.profile, "".join(" and the %s profile (profiles/%s/)" % (n, n)
+                                                              for n in also)),
+                "profile %s" % args.profile] + ["also %s" % name for name in also]
     # Paths from dlmap's root: where dlmap is another workspace's dependency, Bazel names its files external/<repo>/….
     manifest += ["%s  %s" % (hashlib.sha256(_read(path)).hexdigest(), _EXTERNAL.sub("", path))
                  for path in sorted(set(args.inputs))]
