@@ -1,4 +1,5 @@
-"""JAX's DLPack contract as runnable rows (issue 46; /work/shared/reference/jax-dlpack-contract.md has the table).
+"""JAX's DLPack contract as runnable rows (issue 46; docs/contracts/jax.md says which JAX release the jax profile
+models and which rows the H200 run corrected).
 
 Each row feeds the same input to the running JAX (JaxAdapter below: `jax`, `jax.numpy`, `jax.dlpack.from_dlpack`,
 `Array.__dlpack__` / `__dlpack_device__`) and to dlmap built with the `jax` profile (dlmap_jax_adapter.py), and
