@@ -12,6 +12,7 @@ import textwrap
 from names import enumerator, status_enumerator, upper_snake
 from spec import placeholder_style
 from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, STYLE_MARKERS
+import profile_device_claims
 
 def _c_header(spec):
     """The first line of every generated C file: it names the spec files it came from, so the headers of two builds
@@ -307,14 +308,17 @@ def emit_memory_kinds(spec):
                                  for m in spec.memory_kinds))
 
 
-STREAM_CONVENTION = Row("DLMAP_STREAM_CONVENTION", "ENUM name ABSENT_MEANING has_handles handles_above rule",
-                        "One row per stream convention; handles_above is 0 when has_handles is 0.")
+STREAM_CONVENTION = Row("DLMAP_STREAM_CONVENTION", "ENUM name ABSENT_MEANING has_handles handles_above rule handles_from",
+                        "One row per stream convention; handles_above is 0 when has_handles is 0; handles_from: the "
+                        "least integer that can be a handle (handles_above + 1 unless the spec sets it).")
 
 
 def emit_stream_conventions(spec):
     return _list(spec, [STREAM_CONVENTION], (STREAM_CONVENTION(
         c.name.upper(), c_string(c.name), c.absent.upper(), int(c.handles_above is not None),
-        c.handles_above if c.handles_above is not None else 0, c_string(c.rule)) for c in spec.stream_conventions))
+        c.handles_above if c.handles_above is not None else 0, c_string(c.rule),
+        c.handles_from if c.handles_from is not None else c.handles_above + 1 if c.handles_above is not None else 0)
+        for c in spec.stream_conventions))
 
 
 STREAM_VALUE = Row("DLMAP_STREAM_VALUE", "CONVENTION value MEANING",
@@ -405,7 +409,8 @@ PROFILE = Row("DLMAP_PROFILE",
               "ask_keywords REFUSED_CAPSULE import_dtypes_listed device_names_listed device_tuples UNKNOWN_FLAGS "
               "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync IMPORT_GATING NEGATIVE_STRIDES CAPSULE_ARGUMENTS "
               "DTYPE_ERRORS COPY_TRUST device_enum SCALAR_DIMS COPY_ARGUMENT ABSENT_READ_ONLY ARG_MAX_VERSION "
-              "ARG_DL_DEVICE ARG_READ_ONLY SIGNATURE_ERRORS method_owner from_dlpack_object DEVICE_INDEX models",
+              "ARG_DL_DEVICE ARG_READ_ONLY SIGNATURE_ERRORS method_owner from_dlpack_object DEVICE_INDEX models "
+              "device_claims",
               "Once: the profile's settings.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
@@ -462,7 +467,7 @@ def emit_profile(spec):
         p.copy_argument.upper(), p.absent_read_only.upper(), p.arg_max_version.upper(), p.arg_dl_device.upper(),
         p.arg_read_only.upper(), p.signature_errors.upper(),
         c_string(p.method_owner) if p.method_owner else "NULL", c_string(p.from_dlpack_object),
-        p.device_index.upper(), c_string(p.models))]
+        p.device_index.upper(), c_string(p.models), "0x%xu" % profile_device_claims.mask(p))]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(

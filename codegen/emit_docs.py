@@ -253,6 +253,9 @@ def _stream_section(spec):
     for c in spec.stream_conventions:
         values = ", ".join("%s %s" % (code(str(value)), meaning) for value, meaning in c.values.items()) or "—"
         handles = "none" if c.handles_above is None else "integers above %d" % c.handles_above
+        if c.handles_from is not None:
+            handles = "integers from %d (%d to %d: [not a handle](errors/stream_not_a_handle.md))" % (
+                c.handles_from, c.handles_above + 1, c.handles_from - 1)
         rows.append([code(c.name), c.absent, values, handles, prose(c.rule)])
     meanings = "".join("- %s: %s.\n" % (code(name), text) for name, text in _STREAM_MEANINGS.items())
     return ["## Stream conventions\n",

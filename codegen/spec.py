@@ -174,6 +174,7 @@ class StreamConvention:
     handles_above: Optional[int]
     rule: str
     value: int = 0  # the public dlmap_stream_convention value
+    handles_from: Optional[int] = None  # the least integer that can be a handle (None: handles_above + 1)
 
 
 @dataclass
@@ -807,7 +808,7 @@ def _load_stream_conventions(lists):
     """stream_conventions: the meaning of each special `stream` value, and where handles begin."""
     conventions, convention_names = [], _Unique("stream convention")
     for where, e in _entries(lists, "stream_conventions"):
-        _check_keys(where, e, ("name", "value", "absent", "handles_above", "rule"), ("values",))
+        _check_keys(where, e, ("name", "value", "absent", "handles_above", "rule"), ("values", "handles_from"))
         name = _str(where, e, "name", pattern=_WORD, what="a lower-case word")
         convention_names.add(where, name)
         _check_reserved(where, "stream convention", name.upper())
@@ -825,9 +826,15 @@ def _load_stream_conventions(lists):
             shadowed = [v for v in values if v > handles_above]
             if shadowed:
                 where.fail("key 'values': %s lie above handles_above (%d)" % (shadowed, handles_above))
+        handles_from = None
+        if "handles_from" in e:
+            if handles_above is None:
+                where.fail("key 'handles_from': this convention has no handles (handles_above is null)")
+            handles_from = _int(where, e, "handles_from", handles_above + 1, 2**31)
         absent = _choice(where, e, "absent", [m for m in STREAM_MEANINGS if m not in ("handle", "invalid")])
         conventions.append(StreamConvention(name, absent, dict(sorted(values.items())), handles_above,
-                                            _str(where, e, "rule"), _int(where, e, "value", 0, 2**31 - 2)))
+                                            _str(where, e, "rule"), _int(where, e, "value", 0, 2**31 - 2),
+                                            handles_from))
     _check_public_values(lists, "stream_conventions", conventions)
     return conventions
 

@@ -14,6 +14,7 @@ import profile_arguments
 import profile_device_texts
 import profile_import_allow
 import profile_import_gates
+import profile_device_claims
 import profile_models
 
 GATINGS = ("strict", "known")
@@ -44,7 +45,7 @@ STYLE_MARKERS = {"tuple": "\x02", "packed": "\x02", "major": "\x03", "s": "\x04"
 # import's optional keys (issue 27), and the words of import.ask.retry: a TypeError from the versioned __dlpack__
 # call gets a plain retry always, or only when dl_device and copy are both None (NumPy).
 IMPORT_OPTIONAL = ("ask", "legacy_read_only", "device_query", "refused_capsule") + profile_import_allow.KEYS + \
-    profile_import_gates.KEYS
+    profile_import_gates.KEYS + (profile_device_claims.KEY,)
 ASK_RETRIES = ("any_type_error", "when_defaults")
 COPY_ARGUMENTS = ("strict", "truth")  # export.copy_argument: __dlpack__'s copy a bool (or None), or any truth value
 SCALAR_DIMS = ("null", "empty")  # export.scalar_dims: a 0-d export's shape and strides NULL, or zero-length arrays
@@ -153,6 +154,7 @@ class Profile:
     device_texts: list = field(default_factory=list)  # device_texts: [(device type value, text)], spec order
     device_index: str = "none"                # import.device_index: DEVICE_INDEXES (profile_import_allow.py)
     device_names_without_type: list = field(default_factory=list)  # import.device_names_without_type: [names]
+    device_claims: tuple = profile_device_claims.CLAIMS  # import.device_claims (codegen/profile_device_claims.py)
 
 
 def load_profile(source, body, spec, helpers, origins=None):
@@ -306,6 +308,7 @@ def load_profile(source, body, spec, helpers, origins=None):
     profile_device_texts.load(source, body, spec, h, device_value, profile)
     profile_import_allow.load(source, imp, spec, h, profile)
     profile_import_gates.load(source, imp, h, profile)
+    profile_device_claims.load(source, imp, h, profile)
     _apply_errors(source, body.get("errors", []), spec, h)
     if origins is None:  # a body that extends nothing: its own entries
         origins = profile_extends.resolve_with_origins(body, {})[1]

@@ -48,18 +48,20 @@ typedef struct convention_row {
   dlmap_stream_meaning absent;
   bool has_handles;
   int64_t handles_above;
+  int64_t handles_from; /* the least integer that can be a handle: one above handles_above and below it names none */
   const char *rule;
 } convention_row;
 
 /* Indexed by the convention's public value (spec `value:`). */
 static const convention_row kConventions[DLMAP_STREAM_CONVENTION_COUNT] = {
-#define DLMAP_STREAM_CONVENTION(ENUM, name_, ABSENT, has_handles_, handles_above_, rule_, ...) \
-  [DLMAP_STREAM_CONVENTION_##ENUM] = {                                                       \
-      .name = name_,                                                                         \
-      .absent = DLMAP_STREAM_##ABSENT,                                                       \
-      .has_handles = has_handles_,                                                           \
-      .handles_above = handles_above_,                                                       \
-      .rule = rule_,                                                                         \
+#define DLMAP_STREAM_CONVENTION(ENUM, name_, ABSENT, has_handles_, handles_above_, rule_, handles_from_, ...) \
+  [DLMAP_STREAM_CONVENTION_##ENUM] = {                                                                      \
+      .name = name_,                                                                                        \
+      .absent = DLMAP_STREAM_##ABSENT,                                                                      \
+      .has_handles = has_handles_,                                                                          \
+      .handles_above = handles_above_,                                                                      \
+      .handles_from = handles_from_,                                                                        \
+      .rule = rule_,                                                                                        \
   },
 #include "src/generated/stream_conventions.inc"
 #undef DLMAP_STREAM_CONVENTION
@@ -151,6 +153,11 @@ int32_t dlmap_stream_classify(int32_t device_type, bool has_stream, int64_t stre
   if (!has_stream) {
     meaning = convention->absent;
   } else if (convention->has_handles && stream > convention->handles_above) {
+    /* Where handles are read, an integer below the least a handle can be (spec: handles_from) is an invented handle
+     * that a runtime would dereference: refused here, before any runtime call sees it. */
+    if (stream < convention->handles_from) {
+      return dlmap_raise_stream_not_a_handle(err, stream, info->name, device_type, convention->handles_from);
+    }
     meaning = DLMAP_STREAM_HANDLE;
   } else {
     for (size_t i = 0; i < sizeof kStreamValues / sizeof kStreamValues[0]; i++) {

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "src/device_claim.h"
 #include "src/exchange.h"
 #include "src/memory.h"
 #include "src/placement.h"
@@ -118,6 +119,8 @@ static int32_t validate(const dlmap_array *array, export_plan *plan, dlmap_error
     return dlmap_raise_source_not_exchangeable(err, dlmap__device(array->device_type, array->device_id));
   }
   status = dlmap_dtype_validate(array->dtype, err);
+  /* where the platform's runtime is loaded, the array's device id is below its device count (src/device_claim.h) */
+  if (status == DLMAP_OK) status = dlmap__device_id_check(plan->source, array->device_id, err);
   if (status != DLMAP_OK) return status;
   plan->source_on_gpu = dlmap_platform_find(plan->source->platform)->backend == DLMAP_BACKEND_GPU;
   return dlmap__check_storage(array->ndim, array->shape, array->strides, array->dtype, array->subbyte_padded,
@@ -149,7 +152,7 @@ static int32_t choose_target(const dlmap_array *array, const dlmap_export_reques
   }
   plan->target = target;
   plan->target_id = request->dl_device_id;
-  return DLMAP_OK;
+  return dlmap__device_id_check(target, request->dl_device_id, err); /* where its runtime is loaded */
 }
 
 /* 4. The stream, read by the target device type's convention. The profile's stream policy decides what a value the

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "src/device_claim.h"
 #include "src/exchange.h"
 #include "src/memory.h"
 #include "src/placement.h"
@@ -172,6 +173,21 @@ static bool first_aligned(const import_plan *plan, bool direct, uintptr_t first)
   return plan->alignment <= 1 || !direct || plan->extent.count == 0 || first % plan->alignment == 0;
 }
 
+/* The tensor's device against its memory, where dlmap has loaded a GPU runtime (src/device_claim.h): the device id
+ * below the device count, then the claims import.device_claims lists. Handles (data that is not an address) are no
+ * runtime's to describe. */
+__attribute__((noinline)) static int32_t claim_loaded(const producer *p, const import_plan *plan, dlmap_error *err) {
+  const DLTensor *t = p->tensor;
+  const bool address = dlmap__direct_address(plan->device);
+  const int32_t status = dlmap__device_claim_check_loaded(plan->device, t->device.device_id,
+                                                          address ? t->data : NULL, plan->extent.count > 0, err);
+  return status != DLMAP_OK ? fail(p, status) : DLMAP_OK;
+}
+
+static inline int32_t claim(const producer *p, const import_plan *plan, dlmap_error *err) {
+  return __builtin_expect(!dlmap__gpu_any_loaded(), 1) ? DLMAP_OK : claim_loaded(p, plan, err);
+}
+
 /* 2. Shape, strides, data and offset: data + byte_offset + every byte the strides reach must stay inside the
  * address space (where data is an address). */
 static int32_t check_memory(const producer *p, import_plan *plan, dlmap_error *err) {
@@ -187,7 +203,7 @@ static int32_t check_memory(const producer *p, import_plan *plan, dlmap_error *e
   if (!first_element(t, dlmap__direct_address(plan->device), &plan->extent, &plan->first)) {
     return fail(p, dlmap_raise_byte_offset_overflow(err, t->byte_offset, t->data));
   }
-  return DLMAP_OK;
+  return claim(p, plan, err);
 }
 
 /* Why a view cannot serve when copy=False: the first reason, in the order the contract states them. */
@@ -505,6 +521,15 @@ __attribute__((noinline)) static int32_t planned_compact_strides(const dlmap_imp
   return DLMAP_OK;
 }
 
+/* Where dlmap has loaded a GPU runtime, a fast plan's tensor has its claim checked too (its data is new on every call);
+ * a claim refused here takes the unplanned path, which reports it and releases the tensor. One load and a branch
+ * where no runtime is loaded. */
+static inline bool planned_claim_ok(const dlmap_import_plan *plan, const DLTensor *t) {
+  return !dlmap__gpu_any_loaded() ||
+         dlmap__device_claim_check_loaded(plan->steps.device, t->device.device_id, plan->direct ? t->data : NULL,
+                                          plan->steps.extent.count > 0, NULL) == DLMAP_OK;
+}
+
 /* A fast plan's view of a matching tensor: the image, with this tensor's addresses and ownership. */
 __attribute__((always_inline)) static inline int32_t hand_out_planned(const dlmap_import_plan *plan,
                                                                       const DLTensor *t, void *managed,
@@ -546,7 +571,7 @@ int32_t dlmap_import_versioned_planned(const dlmap_import_plan *plan, struct DLM
   /* The version first: only the plan's, which read_versioned accepted when the plan was made, lets the rest be read. */
   if (tensor != NULL && plan != NULL && plan->fast && plan->versioned && out != NULL &&
       tensor->version.major == plan->version.major && tensor->version.minor == plan->version.minor &&
-      matches(plan, &tensor->dl_tensor, tensor->flags & plan->flags_read)) {
+      matches(plan, &tensor->dl_tensor, tensor->flags & plan->flags_read) && planned_claim_ok(plan, &tensor->dl_tensor)) {
     return hand_out_planned(plan, &tensor->dl_tensor, tensor, out);
   }
   return import_versioned_unplanned(plan, tensor, out, err);
@@ -555,7 +580,7 @@ int32_t dlmap_import_versioned_planned(const dlmap_import_plan *plan, struct DLM
 int32_t dlmap_import_legacy_planned(const dlmap_import_plan *plan, DLManagedTensor *tensor, dlmap_imported *out,
                                     dlmap_error *err) {
   if (tensor != NULL && plan != NULL && plan->fast && !plan->versioned && out != NULL &&
-      matches(plan, &tensor->dl_tensor, 0)) {
+      matches(plan, &tensor->dl_tensor, 0) && planned_claim_ok(plan, &tensor->dl_tensor)) {
     return hand_out_planned(plan, &tensor->dl_tensor, tensor, out);
   }
   return import_legacy_unplanned(plan, tensor, out, err);
@@ -614,7 +639,8 @@ int32_t dlmap_import_versioned(struct DLManagedTensorVersioned *tensor, const dl
   /* The version first, as read_versioned reads it. */
   if (tensor != NULL && out != NULL && last->fast && last->versioned && tensor->version.major == last->version.major &&
       tensor->version.minor == last->version.minor &&
-      matches(last, &tensor->dl_tensor, tensor->flags & last->flags_read) && same_request(request)) {
+      matches(last, &tensor->dl_tensor, tensor->flags & last->flags_read) && same_request(request) &&
+      planned_claim_ok(last, &tensor->dl_tensor)) {
     return hand_out_planned(last, &tensor->dl_tensor, tensor, out);
   }
   if (tensor == NULL) {
@@ -629,7 +655,7 @@ int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request 
                             dlmap_error *err) {
   const dlmap_import_plan *last = &remembered.plan;
   if (tensor != NULL && out != NULL && last->fast && !last->versioned && matches(last, &tensor->dl_tensor, 0) &&
-      same_request(request)) {
+      same_request(request) && planned_claim_ok(last, &tensor->dl_tensor)) {
     return hand_out_planned(last, &tensor->dl_tensor, tensor, out);
   }
   if (tensor == NULL) {

@@ -65,7 +65,8 @@
                       MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, IMPORT_GATING, NEGATIVE_STRIDES,      \
                       CAPSULE_ARGUMENTS, DTYPE_ERRORS, COPY_TRUST, device_enum_, SCALAR_DIMS,                      \
                       COPY_ARGUMENT, ABSENT_READ_ONLY, ARG_MAX_VERSION, ARG_DL_DEVICE, ARG_READ_ONLY,              \
-                      SIGNATURE_ERRORS, method_owner_, from_dlpack_object_, DEVICE_INDEX, models_, ...)            \
+                      SIGNATURE_ERRORS, method_owner_, from_dlpack_object_, DEVICE_INDEX, models_, device_claims_, \
+                      ...)                                                                                         \
   {                                                                                                                \
       .name = name_,                                                                                               \
       .doc = doc_,                                                                                                 \
@@ -118,6 +119,7 @@
       .from_dlpack_object = from_dlpack_object_,                                                                   \
       .device_index_colon = DLMAP_PROFILE_DEVICE_INDEX_##DEVICE_INDEX,                                             \
       .models = models_,                                                                                           \
+      .device_claims = device_claims_,                                                                             \
   },
 static const dlmap_profile_info kProfile[] = {
 #include "src/generated/profile.inc"

@@ -310,9 +310,10 @@ TEST(StreamConventions, NamesAndRules) {
 // ---- stream classification -------------------------------------------------------------------------------
 
 constexpr int kInvalid = -1;
+constexpr int kNotAHandle = -2;  // stream_not_a_handle (issue 48)
 
-// Classifies and returns the meaning, or kInvalid when the call reports stream_invalid. DLMAP_STREAM_INVALID marks
-// "untouched": a successful classification never writes it.
+// Classifies and returns the meaning, or kInvalid when the call reports stream_invalid, kNotAHandle when it reports
+// stream_not_a_handle. DLMAP_STREAM_INVALID marks "untouched": a successful classification never writes it.
 int Classify(int32_t device_type, bool has_stream, int64_t stream) {
   dlmap_stream_meaning meaning = DLMAP_STREAM_INVALID;
   dlmap_error err;
@@ -321,6 +322,11 @@ int Classify(int32_t device_type, bool has_stream, int64_t stream) {
   if (status == DLMAP_OK) {
     EXPECT_NE(meaning, DLMAP_STREAM_INVALID);
     return meaning;
+  }
+  if (status == DLMAP_ERR_STREAM_NOT_A_HANDLE) {
+    EXPECT_EQ(err.code, DLMAP_ERR_STREAM_NOT_A_HANDLE);
+    EXPECT_EQ(meaning, DLMAP_STREAM_INVALID) << "out untouched on error";
+    return kNotAHandle;
   }
   EXPECT_EQ(status, DLMAP_ERR_STREAM_INVALID);
   EXPECT_EQ(err.code, DLMAP_ERR_STREAM_INVALID);
@@ -337,7 +343,9 @@ TEST(StreamClassify, Cuda) {
     EXPECT_EQ(Classify(device, true, 0), kInvalid);
     EXPECT_EQ(Classify(device, true, 1), DLMAP_STREAM_LEGACY_DEFAULT);
     EXPECT_EQ(Classify(device, true, 2), DLMAP_STREAM_PER_THREAD_DEFAULT);
-    EXPECT_EQ(Classify(device, true, 3), DLMAP_STREAM_HANDLE);
+    EXPECT_EQ(Classify(device, true, 3), kNotAHandle) << "below the first page: an invented handle (issue 48)";
+    EXPECT_EQ(Classify(device, true, 4095), kNotAHandle);
+    EXPECT_EQ(Classify(device, true, 4096), DLMAP_STREAM_HANDLE);
     EXPECT_EQ(Classify(device, true, 0x7f0000001000), DLMAP_STREAM_HANDLE);
     EXPECT_EQ(Classify(device, true, INT64_MAX), DLMAP_STREAM_HANDLE);
     EXPECT_EQ(Classify(device, true, -2), kInvalid);
@@ -351,7 +359,8 @@ TEST(StreamClassify, Rocm) {
   EXPECT_EQ(Classify(10, true, 0), DLMAP_STREAM_DEFAULT);
   EXPECT_EQ(Classify(10, true, 1), kInvalid);
   EXPECT_EQ(Classify(10, true, 2), kInvalid);
-  EXPECT_EQ(Classify(10, true, 3), DLMAP_STREAM_HANDLE);
+  EXPECT_EQ(Classify(10, true, 3), kNotAHandle);
+  EXPECT_EQ(Classify(10, true, 4096), DLMAP_STREAM_HANDLE);
   EXPECT_EQ(Classify(10, true, INT64_MAX), DLMAP_STREAM_HANDLE);
   EXPECT_EQ(Classify(10, true, -2), kInvalid);
   EXPECT_EQ(Classify(10, true, INT64_MIN), kInvalid);

@@ -351,8 +351,8 @@ class MinimalSpecFiles(unittest.TestCase):
 
     def test_stream_conventions(self):
         self.assertRows(emit.emit_stream_conventions, [
-            'DLMAP_STREAM_CONVENTION(NONE, "none", HOST_SYNC, 0, 0, "No stream.", _)',
-            'DLMAP_STREAM_CONVENTION(GPU, "gpu", DEFAULT, 1, 2, "A stream.", _)',
+            'DLMAP_STREAM_CONVENTION(NONE, "none", HOST_SYNC, 0, 0, "No stream.", 0, _)',
+            'DLMAP_STREAM_CONVENTION(GPU, "gpu", DEFAULT, 1, 2, "A stream.", 3, _)',
         ])
 
     def test_stream_values_sorted(self):
@@ -656,10 +656,17 @@ class DefaultSpecRows(unittest.TestCase):
     def test_stream_convention_negative_handles_above(self):
         self.assertRow(emit.emit_stream_conventions,
                        'DLMAP_STREAM_CONVENTION(OPAQUE, "opaque", HOST_SYNC, 1, -1, "this device type\'s stream is '
-                       'an opaque queue handle that dlmap passes through; values below -1 are invalid.", _)')
+                       'an opaque queue handle that dlmap passes through; values below -1 are invalid.", 0, _)')
         self.assertRow(emit.emit_stream_conventions,
                        'DLMAP_STREAM_CONVENTION(NONE, "none", HOST_SYNC, 0, 0, '
-                       '"this device type takes no stream, so stream must be None.", _)')
+                       '"this device type takes no stream, so stream must be None.", 0, _)')
+
+    def test_stream_convention_handles_from(self):
+        # handles_from (issue 48): integers above handles_above but below it name no stream
+        self.assertRow(emit.emit_stream_conventions,
+                       'DLMAP_STREAM_CONVENTION(CUDA, "cuda", LEGACY_DEFAULT, 1, 2, "CUDA accepts None, -1 (no '
+                       'synchronisation), 1 (legacy default stream), 2 (per-thread default stream) or a stream handle '
+                       'above 2; 0 is ambiguous and disallowed.", 4096, _)')
 
     def test_dtype_rows(self):
         self.assertRow(emit.emit_dtype_codes,

@@ -354,7 +354,8 @@ const char *dlmap_stream_convention_name(dlmap_stream_convention convention);
 const char *dlmap_stream_convention_rule(dlmap_stream_convention convention);
 
 /* Classifies a stream argument for a device type (has_stream false means Python's None). Errors:
- * device_type_unknown, stream_invalid (with the convention's rule in the message). */
+ * device_type_unknown, stream_invalid (with the convention's rule in the message), stream_not_a_handle (an integer
+ * where handles are read but below the least a handle can be: the convention's handles_from). */
 int32_t dlmap_stream_classify(int32_t device_type, bool has_stream, int64_t stream, dlmap_stream_meaning *out,
                               dlmap_error *err);
 

@@ -132,7 +132,14 @@ typedef struct dlmap_profile_info {
   bool device_index_colon;             /* import.device_index colon: from_dlpack's device= name may end in ":N",
                                         * device id N (else a name is device 0) */
   const char *models;                  /* models: the peer releases the profile reproduces ("numpy >= 2.5") */
+  uint32_t device_claims;              /* import.device_claims: DLMAP_DEVICE_CLAIM_* bits, the claims an import checks
+                                        * against the memory where the platform's runtime is loaded (0: none) */
 } dlmap_profile_info;
+
+/* import.device_claims, as bits of dlmap_profile_info.device_claims (codegen/profile_device_claims.py CLAIMS order). */
+#define DLMAP_DEVICE_CLAIM_HOST_TYPES 0x1u   /* a host-side device type over device-only memory */
+#define DLMAP_DEVICE_CLAIM_DEVICE_TYPES 0x2u /* a device-memory type over memory the runtime does not know */
+#define DLMAP_DEVICE_CLAIM_DEVICE_ID 0x4u    /* device or managed memory of another device than the tensor's id */
 
 /* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */
 #define DLMAP_ASK_KEYWORD_MAX_VERSION 0x1u

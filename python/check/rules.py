@@ -250,7 +250,8 @@ class Rules:
         meaning = {int(k): v for k, v in (convention.get("values") or {}).items()}.get(stream)
         if meaning is not None:
             return meaning != "invalid"
-        return above is not None and stream > above
+        # handles_from: an integer above handles_above but below it names no stream (stream_not_a_handle)
+        return above is not None and stream > above and stream >= convention.get("handles_from", above + 1)
 
     # ---- errors -----------------------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from testing import DlmapTestCase, Producer
 fake = ctypes.CDLL("libdlmap_fake_gpu.so")
 fake.fakeMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
 fake.fakeFree.argtypes = [ctypes.c_void_p]
+fake.fake_gpu_stream_calls.argtypes = [ctypes.c_void_p]
 
 
 def device_floats(values):
@@ -127,6 +128,58 @@ class FakeGpuTest(DlmapTestCase):
             print("ok")
         """)
         self.assertEqual((rc, out, err), (0, "copy [1.0, 2.0, 3.0]\nerror ValueError\nview (2, 0)\nok\n", ""))
+
+
+
+class HostileDeviceTest(DlmapTestCase):
+    """Issue 48 over the fake runtime: invented stream handles and lying device claims are catalogue errors, the
+    producer's deleter run once, no runtime call given a refused stream."""
+
+    def test_small_integer_streams_are_refused_before_any_runtime_call(self):
+        a = dlmap.empty((4,), device=(2, 0))
+        for stream in (3, 100, 4095):
+            calls = fake.fake_gpu_calls()
+            with self.assertRaises(ValueError) as raised:
+                a.__dlpack__(stream=stream)
+            self.assertIn("stream=%d cannot be a stream handle for device type kDLCUDA (2)" % stream,
+                          str(raised.exception))
+            p = Producer(None, (2, 32, 1), (4,), device=(2, 0), data=a.data_ptr)
+            with self.assertRaises(ValueError):
+                dlmap.from_dlpack(p, stream=stream)
+            self.assertEqual(p.calls, [], "the producer was asked with a stream that cannot be a handle")
+            self.assertEqual(fake.fake_gpu_calls(), calls, "a runtime call was made")
+            self.assertEqual(fake.fake_gpu_stream_calls(stream), 0)
+
+    def test_a_host_claim_over_device_memory_is_refused(self):
+        data = device_floats([1.0, 2.0])
+        try:
+            for device in ((1, 0), (3, 0), (13, 0)):  # kDLCPU, kDLCUDAHost, kDLCUDAManaged over cudaMalloc memory
+                testing.deleted.clear()
+                p = Producer(None, (2, 32, 1), (2,), device=device, data=data, tag="liar")
+                with self.assertRaises(BufferError) as raised:
+                    dlmap.from_dlpack(p)
+                self.assertIn("the cuda runtime says its data", str(raised.exception))
+                self.assertEqual(testing.deleted, ["liar"], device)
+        finally:
+            fake.fakeFree(data)
+
+    def test_a_device_claim_over_host_memory_or_another_device_is_refused(self):
+        host = array.array("f", [1.0, 2.0])
+        p = Producer(host, (2, 32, 1), (2,), device=(2, 0), tag="host")
+        testing.deleted.clear()
+        with self.assertRaises(BufferError) as raised:
+            dlmap.from_dlpack(p, stream=-1)
+        self.assertIn("does not know its data", str(raised.exception))
+        data = device_floats([1.0, 2.0])  # on device 0
+        try:
+            for device, text in (((2, 1), "belongs to device 0"), ((2, 5), "Device id 5 is out of range")):
+                p = Producer(None, (2, 32, 1), (2,), device=device, data=data, tag="wrong")
+                with self.assertRaises((BufferError, ValueError)) as raised:
+                    dlmap.from_dlpack(p, stream=-1)
+                self.assertIn(text, str(raised.exception))
+        finally:
+            fake.fakeFree(data)
+        self.assertEqual(testing.deleted, ["host", "wrong", "wrong"])
 
 
 if __name__ == "__main__":

@@ -5,10 +5,16 @@
 import ctypes
 import gc
 import json
+import os
 import sys
 
 import dlmap
 import testing
+
+# DLMAP_HOSTILE_PLATFORM=cuda (hostile_property_fake_gpu_test): the platform's runtime is loaded before the scenario,
+# so every import checks the tensor's device claim against what the (fake) runtime says of its memory (issue 48).
+if os.environ.get("DLMAP_HOSTILE_PLATFORM"):
+    dlmap.platform_status(os.environ["DLMAP_HOSTILE_PLATFORM"])
 
 
 class Hostile(Exception):

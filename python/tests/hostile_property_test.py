@@ -147,7 +147,8 @@ from_dlpack_kwargs = st.fixed_dictionaries({}, optional={
     "device": st.one_of(st.sampled_from([None, "cpu", {"tuple": [1, 0]}, {"tuple": [2, 0]}, {"tuple": [5, 0]},
                                          {"list": [1, 0]}, "nonsense"]), pair(st.one_of(plain_ints, index(plain_ints)))),
     "copy": st.one_of(st.sampled_from([None, True, False, "no", 1]), bool_scalars),
-    "stream": st.one_of(st.sampled_from([None, -1, 0, 1, 2, 5, 2 ** 70, "x"]), index(plain_ints)),
+    # 3, 100, 4095: integers below the first page, which no runtime stream lives at (stream_not_a_handle, issue 48)
+    "stream": st.one_of(st.sampled_from([None, -1, 0, 1, 2, 3, 5, 100, 4095, 2 ** 70, "x"]), index(plain_ints)),
 })
 
 
@@ -181,7 +182,8 @@ class HostileTest(unittest.TestCase):
            dtype=st.sampled_from(["float32", "int4", "bool", "complex64"]),
            readonly=st.booleans(),
            kwargs=st.fixed_dictionaries({}, optional={
-               "stream": st.one_of(st.sampled_from([None, -1, 0, 1, 5, 2 ** 70, "1"]), index(plain_ints)),
+               "stream": st.one_of(st.sampled_from([None, -1, 0, 1, 3, 5, 100, 4095, 2 ** 70, "1"]),
+                                   index(plain_ints)),
                "max_version": st.one_of(st.sampled_from([None, "1.0", {"tuple": [1, 3]}, {"list": [1, 0]},
                                                          {"tuple": [0, 4]}]),
                                         pair(st.one_of(plain_ints, index(plain_ints), odd_values))),

@@ -191,6 +191,8 @@ typedef struct gpu_slot {
 } gpu_slot;
 
 static gpu_slot g_slots[DLMAP_PLATFORM_COUNT];
+
+int dlmap__gpu_runtimes_loaded; /* gpu.h: the slots loaded so far */
 static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void set_op(gpu_ops *call, int op, void *address) {
@@ -406,6 +408,7 @@ const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *re
     pthread_mutex_lock(&g_load_lock);
     if (!__atomic_load_n(&slot->loaded, __ATOMIC_RELAXED) && load_runtime(platform, &slot->gpu, reason, cap)) {
       __atomic_store_n(&slot->loaded, 1, __ATOMIC_RELEASE);
+      __atomic_add_fetch(&dlmap__gpu_runtimes_loaded, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&g_load_lock);
     if (!__atomic_load_n(&slot->loaded, __ATOMIC_ACQUIRE)) return NULL;
@@ -428,6 +431,8 @@ const char *dlmap__gpu_error_text(const dlmap__gpu *gpu, int status) {
   const char *text = gpu->call.error_string(status);
   return text != NULL ? text : "unknown error";
 }
+
+bool dlmap__gpu_started(const dlmap__gpu *gpu) { return gpu->devices_status == 0 && gpu->devices > 0; }
 
 const char *dlmap__gpu_device_count_symbol(const dlmap__gpu *gpu) { return gpu->symbol[GPU_OP_DEVICE_COUNT]; }
 
@@ -583,6 +588,16 @@ int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, int32_t de
   if (device < 0) return locate_here(gpu, pointer, out, err);
   device_scope scope;
   int32_t result = enter_device(gpu, device, &scope, err);
+  if (result != DLMAP_OK) return result;
+  result = locate_here(gpu, pointer, out, err);
+  leave_device(gpu, &scope);
+  return result;
+}
+
+int32_t dlmap__gpu_locate_keeping_context(const dlmap__gpu *gpu, const void *pointer, dlmap__gpu_pointer *out,
+                                          dlmap_error *err) {
+  device_scope scope;
+  int32_t result = enter_device(gpu, -1, &scope, err);
   if (result != DLMAP_OK) return result;
   result = locate_here(gpu, pointer, out, err);
   leave_device(gpu, &scope);

@@ -20,6 +20,10 @@ const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *re
  * asked once when the runtime was loaded (runtimes enumerate devices once per process). */
 int dlmap__gpu_device_count(const dlmap__gpu *gpu, int *count);
 
+/* Whether the runtime started with at least one device (a runtime that loaded but cannot start is kept loaded, not
+ * started, so that the probe can report its vendor's reason). */
+bool dlmap__gpu_started(const dlmap__gpu *gpu);
+
 /* The vendor's text for a status of its runtime ("CUDA driver version is insufficient …"); never NULL. */
 const char *dlmap__gpu_error_text(const dlmap__gpu *gpu, int status);
 
@@ -46,6 +50,16 @@ typedef struct dlmap__gpu_pointer {
  * Errors: backend_call_failed (the query failed, or no layout of the spec applies to this runtime version). */
 int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, int32_t device, dlmap__gpu_pointer *out,
                           dlmap_error *err);
+
+/* dlmap__gpu_locate on the thread's current device, leaving the thread's context as it was (a thread that had none
+ * gets none back, though the query may have made one current). Errors: as dlmap__gpu_locate. */
+int32_t dlmap__gpu_locate_keeping_context(const dlmap__gpu *gpu, const void *pointer, dlmap__gpu_pointer *out,
+                                          dlmap_error *err);
+
+/* How many platforms' runtimes dlmap has loaded (never decreases: runtimes are never unloaded). Read by every import
+ * and export, so that with none loaded the device-claim checks cost one load and a branch. */
+extern int dlmap__gpu_runtimes_loaded;
+static inline bool dlmap__gpu_any_loaded(void) { return __atomic_load_n(&dlmap__gpu_runtimes_loaded, __ATOMIC_ACQUIRE) != 0; }
 
 /* bytes (at least 1 are allocated) of device memory on `device`, pinned host memory or managed memory, as
  * kind says. The caller owns *out and frees it with dlmap__gpu_release. Error: backend_call_failed. */

@@ -503,7 +503,11 @@ std::vector<Row> ExportRows() {
       // 1, 2 and handles are valid, but making the consumer's stream wait needs the GPU backend
       {"cuda_stream_1", Arr().On(CUDA, 0), Req().Stream(1), NeedsGpu(DLMAP_PLATFORM_CUDA, kCudaPrefix)},
       {"cuda_stream_2", Arr().On(CUDA, 0), Req().Stream(2), NeedsGpu(DLMAP_PLATFORM_CUDA, kCudaPrefix)},
-      {"cuda_stream_5", Arr().On(CUDA, 0), Req().Stream(5), NeedsGpu(DLMAP_PLATFORM_CUDA, kCudaPrefix)},
+      {"cuda_stream_handle", Arr().On(CUDA, 0), Req().Stream(0x10000), NeedsGpu(DLMAP_PLATFORM_CUDA, kCudaPrefix)},
+      // an integer below the first page is no handle: refused before the backend is asked (issue 48)
+      {"cuda_stream_5", Arr().On(CUDA, 0), Req().Stream(5),
+       Fail(505, "stream_not_a_handle", "ValueError", "stream=5 cannot be a stream handle for device type kDLCUDA (2): "
+            "a handle is the address of a stream the runtime made, 4096 or above; no runtime call was given it.")},
       {"cuda_stream_none", Arr().On(CUDA, 0), Req(), NeedsGpu(DLMAP_PLATFORM_CUDA, kCudaPrefix)},
       {"to_cuda_from_cpu_stream_0", Arr(), Req().To(CUDA, 0).Stream(0),
        Fail(502, "stream_invalid", "ValueError", "stream=0 is not valid for device type kDLCUDA (2): " RULE_CUDA)},
@@ -518,7 +522,10 @@ std::vector<Row> ExportRows() {
       {"rocm_stream_2", Arr().On(ROCM, 0), Req().Stream(2),
        Fail(502, "stream_invalid", "ValueError", "stream=2 is not valid for device type kDLROCM (10): " RULE_ROCM)},
       {"rocm_stream_0", Arr().On(ROCM, 0), Req().Stream(0), NeedsGpu(DLMAP_PLATFORM_ROCM, kRocmPrefix)},
-      {"rocm_stream_3", Arr().On(ROCM, 0), Req().Stream(3), NeedsGpu(DLMAP_PLATFORM_ROCM, kRocmPrefix)},
+      {"rocm_stream_handle", Arr().On(ROCM, 0), Req().Stream(0x10000), NeedsGpu(DLMAP_PLATFORM_ROCM, kRocmPrefix)},
+      {"rocm_stream_3", Arr().On(ROCM, 0), Req().Stream(3),
+       Fail(505, "stream_not_a_handle", "ValueError", "stream=3 cannot be a stream handle for device type kDLROCM (10): "
+            "a handle is the address of a stream the runtime made, 4096 or above; no runtime call was given it.")},
       {"cuda_host_stream_none", Arr().On(CUDAHOST, 2), Req(), Ok(kLegacy, 0, 8, 0, CUDAHOST, 2, kHostSync)},
       {"cuda_host_stream_1", Arr().On(CUDAHOST, 0), Req().Stream(1),
        Fail(502, "stream_invalid", "ValueError", "stream=1 is not valid for device type kDLCUDAHost (3): " RULE_NONE)},

@@ -542,12 +542,12 @@ TEST_F(FakeRuntime, StreamWaitFailureIsStreamSyncFailed) {
     array.device_type = DLMAP_DEVICE_CUDA;
     dlmap_export_request view = dlmap_export_request_default();
     view.has_stream = true;
-    view.stream = 1234;
+    view.stream = 0x12340;  // above the first page: a handle to the convention (issue 48), refused by the runtime
     fake_gpu_fail_next("wait", FAKE_INVALID_HANDLE);
     dlmap_exported unused;
     EXPECT_EQ(dlmap_export(&array, &view, &unused, &err), DLMAP_ERR_STREAM_SYNC_FAILED);
-    EXPECT_STREQ(err.message, "Making stream 1234 wait for the producer failed on cuda: fakeStreamWaitEvent: fake error "
-                              "400: invalid resource handle (error 400)");
+    EXPECT_STREQ(err.message, "Making stream 74560 wait for the producer failed on cuda: fakeStreamWaitEvent: fake "
+                              "error 400: invalid resource handle (error 400)");
     EXPECT_EQ(fake_gpu_get_stats()->events_destroyed, fake_gpu_get_stats()->events_created);
     out.legacy->deleter(out.legacy);
   }
@@ -885,20 +885,22 @@ TEST_F(FakeRuntime, StreamHandlesNoOneCreatedAreRefused) {
   dlmap_array array = DeviceArray(device, 0);
   void *made = fake_gpu_stream_create();
   fake_gpu_reset(2);
-  for (int64_t stream : {int64_t{1}, int64_t{2}, static_cast<int64_t>(reinterpret_cast<intptr_t>(made)), int64_t{3}}) {
+  // 0x10000: above the first page, so only the runtime can tell it names no stream (3 is refused before it: issue 48).
+  const int64_t invented = 0x10000;
+  for (int64_t stream : {int64_t{1}, int64_t{2}, static_cast<int64_t>(reinterpret_cast<intptr_t>(made)), invented}) {
     dlmap_export_request request = dlmap_export_request_default();
     request.has_stream = true;
     request.stream = stream;
     dlmap_exported out;
     dlmap_error err;
     const int32_t status = dlmap_export(&array, &request, &out, &err);
-    if (stream != 3) {
+    if (stream != invented) {
       EXPECT_EQ(status, DLMAP_OK) << "stream " << stream << ": " << err.message;
       if (status == DLMAP_OK) out.legacy->deleter(out.legacy);
     } else {
-      EXPECT_EQ(status, DLMAP_ERR_STREAM_SYNC_FAILED) << "stream 3 names no stream";
-      EXPECT_STREQ(err.message, "Making stream 3 wait for the producer failed on cuda: fakeStreamWaitEvent: fake error "
-                                "400: invalid resource handle (error 400)");
+      EXPECT_EQ(status, DLMAP_ERR_STREAM_SYNC_FAILED) << "stream 0x10000 names no stream";
+      EXPECT_STREQ(err.message, "Making stream 65536 wait for the producer failed on cuda: fakeStreamWaitEvent: fake "
+                                "error 400: invalid resource handle (error 400)");
     }
   }
   EXPECT_EQ(fake_gpu_get_stats()->invalid_streams, 1);

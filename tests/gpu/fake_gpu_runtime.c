@@ -95,6 +95,25 @@ static const default_stream kDefaultStreams[] = {
 };
 #define FAKE_PLATFORM "CUDA"
 
+/* Every entry point's calls since the last reset (atomic: some entry points take no lock). */
+static int g_calls;
+static void count_call(void) { __atomic_add_fetch(&g_calls, 1, __ATOMIC_RELAXED); }
+
+/* The stream handles entry points were given since the last reset, with how many calls gave each. */
+#define FAKE_MAX_SEEN 64
+static struct {
+  uintptr_t handle;
+  int calls;
+} g_seen[FAKE_MAX_SEEN];
+
+/* Regions whose pointer attributes the test chose (fake_gpu_report): they win over the allocations. */
+#define FAKE_MAX_REPORTS 16
+static struct {
+  const char *base;
+  size_t size;
+  int type, device;
+} g_reports[FAKE_MAX_REPORTS];
+
 /* ---- helpers (under g_lock unless said) ------------------------------------------------------------------------- */
 
 static int injected(const char *op) {
@@ -186,6 +205,13 @@ static int type_of(const void *p, size_t n, int *overrun) {
  * table is full. */
 static int resolve(void *handle) {
   uintptr_t h = (uintptr_t)handle;
+  for (int i = 0; i < FAKE_MAX_SEEN; i++) { /* remembered before anything is checked: the test asks what was sent */
+    if (g_seen[i].calls == 0 || g_seen[i].handle == h) {
+      g_seen[i].handle = h;
+      g_seen[i].calls++;
+      break;
+    }
+  }
   int device = -1;
   if (h == 0 || documented_stream(h)) {
     need_context();
@@ -207,6 +233,17 @@ static int resolve(void *handle) {
   s->device = device;
   s->handle = h;
   return free_slot;
+}
+
+/* Remembers a handle an entry point was given without resolving it (fakeStreamWaitEvent checks the event first). */
+static void note_stream(void *handle) {
+  for (int i = 0; i < FAKE_MAX_SEEN; i++) {
+    if (g_seen[i].calls == 0 || g_seen[i].handle == (uintptr_t)handle) {
+      g_seen[i].handle = (uintptr_t)handle;
+      g_seen[i].calls++;
+      return;
+    }
+  }
 }
 
 static int push(int index, const op *o) {
@@ -308,7 +345,37 @@ void fake_gpu_reset(int device_count) {
   g_own_device_only = 0;
   g_unmapped_pinned = 0;
   g_deferred = 0;
+  memset(g_seen, 0, sizeof g_seen);
+  memset(g_reports, 0, sizeof g_reports);
+  __atomic_store_n(&g_calls, 0, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&g_lock);
+}
+
+int fake_gpu_calls(void) { return __atomic_load_n(&g_calls, __ATOMIC_RELAXED); }
+
+int fake_gpu_stream_calls(const void *handle) {
+  pthread_mutex_lock(&g_lock);
+  int calls = 0;
+  for (int i = 0; i < FAKE_MAX_SEEN; i++) {
+    if (g_seen[i].calls > 0 && g_seen[i].handle == (uintptr_t)handle) calls = g_seen[i].calls;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return calls;
+}
+
+int fake_gpu_report(const void *base, size_t size, int type, int device) {
+  pthread_mutex_lock(&g_lock);
+  int rc = FAKE_OUT_OF_MEMORY;
+  for (int i = 0; i < FAKE_MAX_REPORTS && rc != 0; i++) {
+    if (g_reports[i].base != NULL) continue;
+    g_reports[i].base = (const char *)base;
+    g_reports[i].size = size;
+    g_reports[i].type = type;
+    g_reports[i].device = device;
+    rc = 0;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return rc;
 }
 
 const fake_gpu_stats *fake_gpu_get_stats(void) { return &g_stats; }
@@ -445,12 +512,14 @@ int fake_gpu_host_to_device_copies(void) {
 /* ---- the runtime's entry points ------------------------------------------------------------------------------------ */
 
 int fakeGetDeviceCount(int *count) {
+  count_call();
   if (g_device_count <= 0) return fail(FAKE_NO_DEVICE);
   *count = g_device_count;
   return 0;
 }
 
 const char *fakeGetErrorString(int error) {
+  count_call();
   switch (error) {
     case 0: return "no error";
     case FAKE_INVALID_VALUE: return "fake error 1: invalid value";
@@ -465,17 +534,20 @@ const char *fakeGetErrorString(int error) {
 }
 
 int fakeGetLastError(void) {
+  count_call();
   const int error = t_last_error;
   t_last_error = 0;
   return error;
 }
 
 int fakeRuntimeGetVersion(int *version) {
+  count_call();
   *version = 12040;
   return 0;
 }
 
 int fakeGetDevice(int *device) {
+  count_call();
   *device = current_device();
   return 0;
 }
@@ -483,6 +555,7 @@ int fakeGetDevice(int *device) {
 /* As cudaSetDevice since CUDA 12: sets the thread's runtime device, initialises its primary context and makes that
  * current. */
 int fakeSetDevice(int device) {
+  count_call();
   pthread_mutex_lock(&g_lock);
   g_stats.set_device_calls++;
   const int rc = device < 0 || device >= g_device_count || device >= FAKE_MAX_DEVICES ? fail(FAKE_INVALID_DEVICE) : 0;
@@ -497,11 +570,13 @@ int fakeSetDevice(int device) {
 
 /* The driver's cuCtxGetCurrent / cuCtxSetCurrent (NULL: none). Neither touches the runtime's per-thread device. */
 int fakeCtxGetCurrent(void **context) {
+  count_call();
   *context = (void *)t_context;
   return 0;
 }
 
 int fakeCtxSetCurrent(void *context) {
+  count_call();
   pthread_mutex_lock(&g_lock);
   const int ok = valid_context((uintptr_t)context);
   pthread_mutex_unlock(&g_lock);
@@ -512,6 +587,7 @@ int fakeCtxSetCurrent(void *context) {
 
 /* The driver's cuDevicePrimaryCtxRetain: the device's primary context (initialised if it was not), not made current. */
 int fakeDevicePrimaryCtxRetain(void **context, int device) {
+  count_call();
   pthread_mutex_lock(&g_lock);
   int rc = injected("retain");
   if (rc == 0 && (device < 0 || device >= g_device_count || device >= FAKE_MAX_DEVICES)) rc = FAKE_INVALID_DEVICE;
@@ -571,14 +647,25 @@ static int release(void *ptr, int pinned) {
   return rc;
 }
 
-int fakeMalloc(void **ptr, size_t bytes) { return allocate(ptr, bytes, FAKE_DEVICE); }
-int fakeFree(void *ptr) { return release(ptr, 0); }
+int fakeMalloc(void **ptr, size_t bytes) {
+  count_call();
+  return allocate(ptr, bytes, FAKE_DEVICE);
+}
+int fakeFree(void *ptr) {
+  count_call();
+  return release(ptr, 0);
+}
 int fakeHostAlloc(void **ptr, size_t bytes, unsigned flags) {
+  count_call();
   if (flags != 1) return fail(FAKE_INVALID_VALUE); /* the spec's malloc_host flag (portable) */
   return allocate(ptr, bytes, FAKE_HOST);
 }
-int fakeFreeHost(void *ptr) { return release(ptr, 1); }
+int fakeFreeHost(void *ptr) {
+  count_call();
+  return release(ptr, 1);
+}
 int fakeMallocManaged(void **ptr, size_t bytes, unsigned flags) {
+  count_call();
   if (flags != 1) return fail(FAKE_INVALID_VALUE); /* attach global */
   return allocate(ptr, bytes, FAKE_MANAGED);
 }
@@ -605,6 +692,7 @@ static void note_copy(int kind, void *stream_handle) {
 }
 
 int fakeMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *stream_handle) {
+  count_call();
   pthread_mutex_lock(&g_lock);
   need_context();
   g_stats.memcpy_calls++;
@@ -630,6 +718,7 @@ int fakeMemcpyAsync(void *dst, const void *src, size_t bytes, int kind, void *st
 
 int fakeMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, int kind,
                       void *stream_handle) {
+  count_call();
   pthread_mutex_lock(&g_lock);
   need_context();
   g_stats.memcpy_2d_calls++;
@@ -663,6 +752,7 @@ int fakeMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, 
 /* cudaMemsetAsync: device or managed memory only (a real runtime reaches pinned memory too, which dlmap never fills);
  * counted apart from copies, and with them when it runs on the legacy default stream. */
 int fakeMemsetAsync(void *dst, int value, size_t bytes, void *stream_handle) {
+  count_call();
   pthread_mutex_lock(&g_lock);
   need_context();
   g_stats.memset_calls++;
@@ -687,6 +777,7 @@ int fakeMemsetAsync(void *dst, int value, size_t bytes, void *stream_handle) {
 }
 
 int fakeEventCreateWithFlags(void **out, unsigned flags) {
+  count_call();
   if (flags != 2) return fail(FAKE_INVALID_VALUE); /* dlmap asks for events without timing */
   event *e = (event *)calloc(1, sizeof *e);
   if (e == NULL) return fail(FAKE_OUT_OF_MEMORY);
@@ -701,6 +792,7 @@ int fakeEventCreateWithFlags(void **out, unsigned flags) {
 }
 
 int fakeEventRecord(void *handle, void *stream_handle) {
+  count_call();
   event *e = (event *)handle;
   pthread_mutex_lock(&g_lock);
   need_context();
@@ -724,6 +816,7 @@ int fakeEventRecord(void *handle, void *stream_handle) {
 }
 
 int fakeEventDestroy(void *handle) {
+  count_call();
   event *e = (event *)handle;
   if (e == NULL || e->magic != FAKE_EVENT_MAGIC) return fail(FAKE_INVALID_HANDLE);
   e->magic = 0;
@@ -735,9 +828,11 @@ int fakeEventDestroy(void *handle) {
 }
 
 int fakeStreamWaitEvent(void *stream_handle, void *handle, unsigned flags) {
+  count_call();
   const event *e = (const event *)handle;
   pthread_mutex_lock(&g_lock);
   need_context();
+  note_stream(stream_handle);
   int rc = injected("wait");
   if (rc == 0 && (flags != 0 || e == NULL || e->magic != FAKE_EVENT_MAGIC || !e->recorded)) rc = FAKE_INVALID_HANDLE;
   if (rc == 0) {
@@ -760,6 +855,7 @@ int fakeStreamWaitEvent(void *stream_handle, void *handle, unsigned flags) {
 }
 
 int fakeStreamSynchronize(void *stream_handle) {
+  count_call();
   pthread_mutex_lock(&g_lock);
   need_context();
   g_stats.syncs++;
@@ -777,6 +873,7 @@ int fakeStreamSynchronize(void *stream_handle) {
 
 /* CUDA 11's cudaPointerAttributes: {int type; int device; void *devicePointer; void *hostPointer}. */
 int fakePointerGetAttributes(void *attributes, const void *ptr) {
+  count_call();
   struct {
     int type;
     int device;
@@ -788,6 +885,15 @@ int fakePointerGetAttributes(void *attributes, const void *ptr) {
   int rc = injected("attributes");
   int overrun;
   const allocation *a = rc == 0 ? find(ptr, 0, &overrun) : NULL;
+  const char *c = (const char *)ptr;
+  for (int i = 0; i < FAKE_MAX_REPORTS && rc == 0; i++) {
+    if (g_reports[i].base == NULL || c < g_reports[i].base || c >= g_reports[i].base + g_reports[i].size) continue;
+    out.type = g_reports[i].type;
+    out.device = g_reports[i].device;
+    out.device_pointer = g_reports[i].type == FAKE_UNREGISTERED ? NULL : (void *)(uintptr_t)ptr;
+    a = NULL; /* the test's report, not the allocation */
+    goto reported;
+  }
   if (a != NULL && g_own_device_only && a->type == FAKE_DEVICE && a->device != current_device()) {
     rc = FAKE_INVALID_VALUE; /* HIP: device memory of another device is not this device's to describe */
   } else if (a != NULL) {
@@ -798,6 +904,7 @@ int fakePointerGetAttributes(void *attributes, const void *ptr) {
     out.device_pointer = unmapped ? NULL : (void *)(uintptr_t)ptr;
     out.host_pointer = a->type == FAKE_DEVICE ? NULL : (void *)(uintptr_t)ptr;
   }
+reported:
   if (rc != 0) fail(rc);
   pthread_mutex_unlock(&g_lock);
   if (rc == 0) memcpy(attributes, &out, sizeof out);

@@ -14,7 +14,8 @@
  * fake_gpu_stream_create: any other handle fails with FAKE_INVALID_HANDLE (a real runtime would dereference it);
  * and, in deferred mode, streams that run asynchronously: work is queued per stream and runs in an order a seeded
  * scheduler picks among the streams that may run (stream order, event waits), at stream_synchronize or
- * fake_gpu_synchronize_all. */
+ * fake_gpu_synchronize_all. It counts every call and the stream handles each was given, and reports whatever memory
+ * type a test chooses for any address (fake_gpu_report), so a test can prove a refused value reached no call. */
 #ifndef DLMAP_TESTS_GPU_FAKE_GPU_RUNTIME_H_
 #define DLMAP_TESTS_GPU_FAKE_GPU_RUNTIME_H_
 
@@ -87,6 +88,15 @@ int fake_gpu_peek_last_error(void);
 void fake_gpu_pinned_unmapped(int on);
 /* HIP's behaviour: pointer attributes of device memory fail with InvalidValue unless its device is current. */
 void fake_gpu_attributes_on_own_device_only(int on);
+
+/* Calls of the runtime's entry points (every fake* symbol) since the last reset: 0 proves dlmap made none. */
+int fake_gpu_calls(void);
+/* How many entry point calls since the last reset were given this stream handle (recorded before it is checked). */
+int fake_gpu_stream_calls(const void *handle);
+/* From now until the next reset, pointer attributes of any address in [base, base + size) report memory type `type`
+ * (FAKE_UNREGISTERED, FAKE_HOST pinned, FAKE_DEVICE, FAKE_MANAGED) on `device`, whatever the fake allocated there:
+ * a test makes any pointer any memory. 0, or FAKE_OUT_OF_MEMORY past 16 regions. */
+int fake_gpu_report(const void *base, size_t size, int type, int device);
 
 /* Deferred mode: stream work is queued and runs later, in an order the seeded scheduler picks. */
 void fake_gpu_set_deferred(int on, unsigned seed);
