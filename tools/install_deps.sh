@@ -10,9 +10,12 @@ cd "$(dirname "$0")/.."
 # for real; python3-dev, python3-numpy, python3-torch: the Python binding and its interop tests;
 # python3-hypothesis: the property tests (hostile producers and arguments, the spec loader);
 # libbenchmark-dev, libtorch-dev: the benchmarks and their libtorch peer; git: the drill copies the checkout's files;
-# pkg-config: //dist:link_test builds against the archive as its README says.
+# pkg-config: //dist:link_test builds against the archive as its README says; python3-venv, python3-pip,
+# python3-setuptools, python3-wheel (the same names on 12, 13 and testing): the Python sdist, the release's wheel and
+# //python/pip:user_path_test (a fresh venv, pip install offline with Debian's setuptools).
 packages="bazel-bootstrap re2c libgtest-dev libdlpack-dev python3-yaml libamdhip64-dev python3-dev python3-numpy
-  python3-torch python3-hypothesis libbenchmark-dev libtorch-dev git pkg-config"
+  python3-torch python3-hypothesis libbenchmark-dev libtorch-dev git pkg-config python3-venv python3-pip
+  python3-setuptools python3-wheel"
 # Debian releases after 13 package Bazel 7 with its rules; rules_shell is the one it does not pull in itself.
 version_id=$(. /etc/os-release && echo "${VERSION_ID:-}")
 case "$version_id" in

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Every test: generator unit tests, C/C++ tests, export/import tables, the spec-extension build, the
-# CLI, the docs staleness check, the distributable archive, README's Python commands, the downstream example
+# CLI, the docs staleness check, the distributable archive, the Python sdist (//python/pip: pip install into a fresh
+# venv offline, the checker and the module from outside the checkout), README's Python commands, the downstream example
 # workspace, and the drill (tools/drill/drill.sh: the README's recipes applied to a scratch copy, the whole suite
 # green after each).
 # Extra arguments go to `bazel test` (e.g. --config=asan); the drill runs the plain build.

@@ -1,21 +1,75 @@
 # dlmap conformance checker — the command line: `python3 -m dlmap.check producer|consumer module:expression` prints
 # the check's Markdown table; `tables DIR` writes (or with --check compares) the committed tables of docs/conformance.
 import argparse
+import os
 import sys
 
 from . import consumer, producer, rules, tables
 from .producer import CALL_TIMEOUT_S
 
 
-def main(argv):
-    parser = argparse.ArgumentParser(prog="python3 -m dlmap.check", description="DLPack conformance checks.")
-    sub = parser.add_subparsers(dest="command", required=True)
+DESCRIPTION = """\
+DLPack conformance checks: judge any DLPack producer or consumer, row by row, against the DLPack and Array API
+standard as dlmap's spec states it (and, with --profile, against a dlmap profile such as JAX's contract)."""
+
+EPILOG = """\
+commands:
+  producer TARGET   TARGET is module:expression, evaluated in the module's namespace ('numpy:arange(6.0)',
+                    'torch:ones(2, 3)'). The value is made in a child interpreter, which calls its __dlpack__ with every
+                    max_version / dl_device / copy / stream combination and its __dlpack_device__, each call under
+                    --timeout; each capsule is judged (name, struct and version, flags, strides, dtype, device,
+                    copies, read-only, error kinds, the deleter running exactly once). A call that hangs or crashes
+                    is a row ("hung (over 60 s)", "crashed (SIGSEGV)") and the check goes on in a fresh child.
+  consumer TARGET   TARGET is module:expression naming a from_dlpack-like function ('numpy:from_dlpack',
+                    'torch:from_dlpack'). It is fed crafted producers (unknown versions, dtypes, flags and device
+                    types, NULL strides, huge extents, a lying __dlpack_device__, a consumed capsule, ...), each in a
+                    child interpreter; each row is a clean error, accepted or crashed, with the deleter count.
+  tables DIR        write (--check: compare) the tables of dlmap's docs/conformance/ for the peers importable here.
+
+options of producer and consumer:
+  --profile NAME    add a column judging by that dlmap profile (%(profiles)s)
+  --strict          exit 1 when any row fails in any column
+  --timeout S       (producer) seconds one call may take before its row says it hung (default %(timeout)s)
+
+output: a Markdown table on stdout, one row per case (id, what was sent, what came back, then one verdict column per
+judge: "standard", and "<NAME> profile" with --profile), the pass/fail counts, and the rules the failing rows broke.
+
+exit status: 0 the check ran (rows may fail unless --strict), 1 a row failed under --strict, 2 a usage error.
+A producer TARGET that cannot be imported or evaluated is one line on stderr and exit 1; with a consumer TARGET that
+cannot, every row fails.
+
+examples:
+  %(prog)s producer 'numpy:arange(6.0)'
+  %(prog)s consumer numpy:from_dlpack --profile array_api
+  %(prog)s producer 'torch:ones(3, device="cuda")' --strict
+
+From Python: dlmap.check.producer('numpy:arange(6.0)') and dlmap.check.consumer(numpy.from_dlpack) return the report.
+The rules come from the YAML spec shipped in the package (%(spec)s)."""
+
+
+def _prog():
+    """How the user ran it: `dlmap-check` (the console script) or `python3 -m dlmap.check`."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return name if name and name not in ("__main__.py", "-c", "-m") and not name.startswith("python") else \
+        "python3 -m dlmap.check"
+
+
+def main(argv=None):
+    prog = _prog()
+    try:
+        names = ", ".join(rules.profile_names())
+    except Exception as error:  # the help still comes when the spec cannot be read; the reason stands in for the list
+        names = "the shipped profiles could not be listed: %s" % error
+    parser = argparse.ArgumentParser(
+        prog=prog, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG % {"prog": prog, "profiles": names, "timeout": CALL_TIMEOUT_S, "spec": rules.spec_dir()})
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{producer,consumer,tables}")
     for name, text in (("producer", "check module:expression's __dlpack__ / __dlpack_device__"),
                        ("consumer", "feed crafted producers to module:expression (a from_dlpack function)")):
         p = sub.add_parser(name, help=text)
         p.add_argument("target", help="module:expression, e.g. 'numpy:arange(6.0)' or 'torch:from_dlpack'")
         p.add_argument("--profile", help="also judge by this dlmap profile: the one the package's module was built "
-                       "with or any dlmap ships (%s)" % ", ".join(rules.profile_names()))
+                       "with or any dlmap ships (%s)" % names)
         p.add_argument("--strict", action="store_true", help="exit 1 when any row fails")
         if name == "producer":
             p.add_argument("--timeout", type=float, default=CALL_TIMEOUT_S,
@@ -41,6 +95,11 @@ def main(argv):
         report = consumer(args.target, profile=args.profile)
     sys.stdout.write(report.markdown())
     return 1 if args.strict and not report.passed() else 0
+
+
+def console():
+    """The `dlmap-check` console script (the pip package's entry point)."""
+    sys.exit(main(sys.argv[1:]))
 
 
 if __name__ == "__main__":
