@@ -163,12 +163,31 @@ static deferred_tensor *stand_in_for(void *managed, bool versioned) {
   return d;
 }
 
+/* Imports check a tensor's device claim only against the GPU runtimes dlmap has loaded (src/device_claim.h); in a
+ * process where only a framework loaded one (torch's libcudart, when torch is imported), dlmap adopts it here, so that
+ * a host-side claim over device memory is refused before the host reads it (issue 48). Probing costs one
+ * dlopen(RTLD_NOLOAD) per library name, more than an import: it is repeated only when the interpreter's module table
+ * has changed size since the last probe (frameworks load their runtime when imported), so a process that imports
+ * nothing new pays one comparison per import. A runtime loaded later without an import (lazily, on first use) is
+ * adopted at the next change of sys.modules, or once dlmap loads it itself (any GPU exchange). The GIL guards the
+ * size. */
+static Py_ssize_t modules_at_last_probe = -1;
+
+static void adopt_loaded_runtimes(void) {
+  PyObject *modules = PyImport_GetModuleDict();
+  const Py_ssize_t size = modules != NULL && PyDict_Check(modules) ? PyDict_GET_SIZE(modules) : 0;
+  if (__builtin_expect(size == modules_at_last_probe, 1)) return;
+  modules_at_last_probe = size;
+  dlmap_platform_adopt_loaded();
+}
+
 PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_request *request, const char *via) {
   return dlmap_py_import_or_leave(managed, versioned, request, via, NULL);
 }
 
 PyObject *dlmap_py_import_or_leave(void *managed, bool versioned, const dlmap_import_request *request, const char *via,
                                    bool *left) {
+  adopt_loaded_runtimes();
   bool padded = false, producer_copied = false;
   if (versioned) {
     /* Only a known major version makes `flags` trustworthy; dlmap_import_versioned rejects the others. */

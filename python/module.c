@@ -124,8 +124,11 @@ static bool exchange_tensor_usable(const DLPackExchangeAPI *api, const struct DL
     return false;
   }
   if (has_stream) return stream == -1;
+  /* A table that cannot say its current stream (a non-zero status, or 0 with a Python exception set) gives no ordering
+   * to skip: the Python path asks the producer with the stream, and its exception is dropped. */
   void *current = NULL;
-  if (api->current_work_stream == NULL || api->current_work_stream(device.device_type, device.device_id, &current) != 0) {
+  if (api->current_work_stream == NULL ||
+      api->current_work_stream(device.device_type, device.device_id, &current) != 0 || PyErr_Occurred()) {
     PyErr_Clear();
     return false;
   }

@@ -30,7 +30,8 @@ int32_t dlmap__check_copyable(const dlmap__extent *extent, int32_t ndim, const i
  * its consumer (dlmap__transfer_finish). The buffer is host_buffer (caller-owned, extent->compact_bytes long) or,
  * where the transfer's destination is GPU-runtime memory, a new runtime allocation: *gpu_copy receives it and the
  * caller owns it (dlmap__transfer_release), else NULL. *data receives the buffer used. On error nothing this call
- * allocated is left and nothing it enqueued is running. Errors: those of dlmap__transfer_allocate, _copy, _finish. */
+ * allocated is left and nothing it enqueued is running. Errors: those of dlmap__transfer_allocate, _copy, _finish,
+ * a failed runtime call among them as runtime_copy_failed (the step, the tensor and the runtime's own text). */
 int32_t dlmap__copy_compact(const dlmap__transfer *t, void *host_buffer, const void *first, int32_t ndim,
                             const int64_t *shape, const int64_t *strides, const dlmap__extent *extent,
                             bool wait_on_host, dlmap_stream_meaning meaning, int64_t stream, void **data,

@@ -1,6 +1,7 @@
 /* dlmap core — can this build and machine serve a platform? A GPU platform's vendor runtime is loaded by
  * the GPU backend (dlopen; libraries and entry points from the spec) and the vendor's own error text is
  * the reason when it cannot start, so one build runs on machines with or without a driver. */
+#include <dlfcn.h>
 #include <string.h>
 
 #include "src/backends/gpu.h"
@@ -53,4 +54,19 @@ void dlmap_platform_probe(dlmap_platform platform, dlmap_platform_status *out) {
   }
   out->available = true;
   out->device_count = count;
+}
+
+void dlmap_platform_adopt_loaded(void) {
+  for (int p = 0; p < (int)DLMAP_PLATFORM_COUNT; p++) {
+    const dlmap_platform_info *info = dlmap_platform_find((dlmap_platform)p);
+    if (info == NULL || info->backend != DLMAP_BACKEND_GPU || dlmap__gpu_loaded((dlmap_platform)p) != NULL) continue;
+    for (const char *const *lib = info->libraries; lib != NULL && *lib != NULL; lib++) {
+      void *handle = dlopen(*lib, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+      if (handle == NULL) continue;
+      dlclose(handle); /* the process holds its own reference: the library stays */
+      char reason[256];
+      (void)dlmap__gpu_load((dlmap_platform)p, NULL, reason, sizeof reason); /* tries the loaded names first */
+      break;
+    }
+  }
 }

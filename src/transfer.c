@@ -44,6 +44,8 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
                              const dlmap_device_info *target, int32_t target_id, void *target_stream,
                              dlmap__transfer *out, dlmap_error *err) {
   memset(out, 0, sizeof *out);
+  out->from = dlmap__device(source->value, source_id);
+  out->to = dlmap__device(target->value, target_id);
   const bool source_readable = dlmap_memory_kind_host_accessible(source->memory);
   out->src.kind = host_platform(source) ? DLMAP_MEMORY_HOST : source->memory;
   out->src.device = source_id;

@@ -14,6 +14,7 @@ typedef struct dlmap__transfer {
   int32_t device;            /* the device whose stream runs the copy */
   void *stream;              /* that stream (NULL: its null stream) */
   const dlmap__gpu *source_gpu; /* source memory's runtime, when a host copy must first wait for it */
+  DLDevice from, to;            /* the source and target devices, for messages */
 } dlmap__transfer;
 
 /* Plans a copy of memory of device type `source` (device source_id, last written on source_stream) into a

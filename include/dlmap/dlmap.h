@@ -299,6 +299,13 @@ typedef struct dlmap_platform_status {
  * without a driver: the vendor's error becomes the reason. */
 void dlmap_platform_probe(dlmap_platform platform, dlmap_platform_status *out);
 
+/* Loads, as dlmap_platform_probe would, the runtime of each GPU platform whose library (one of the spec's names for it)
+ * the process has already loaded, such as a framework's libcudart, so that imports check device claims against it
+ * (issue 48: they ask only runtimes dlmap has loaded). Platforms whose runtime dlmap has loaded are skipped; each other
+ * GPU platform costs one dlopen(RTLD_NOLOAD) per library name. Nothing is loaded that the process had not loaded. For
+ * bindings, where the process may have loaded a runtime since (the Python binding: when sys.modules changed). */
+void dlmap_platform_adopt_loaded(void);
+
 /* The vendor entry points the GPU backend resolves in a platform's runtime (the spec's symbol table), in
  * spec order: index 0, 1, …; NULL past the end and for platforms without a runtime. *op (may be NULL)
  * receives the spec's name of the operation ("malloc", "stream_wait_event"). */

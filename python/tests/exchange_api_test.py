@@ -417,7 +417,7 @@ class ForeignTable:
     """A producer type publishing a table built here: major version, C-path tensor and current stream are chosen by the
     test; its Python methods come from a hand-made Producer."""
 
-    def __init__(self, major, prev=None, device=(1, 0), current_stream=None, flags=0):
+    def __init__(self, major, prev=None, device=(1, 0), current_stream=None, flags=0, stream_fails=None):
         self.producer = Producer(bytearray(16), (2, 32, 1), (4,), device=device,
                                  data=None if device == (1, 0) else 0x20000, tag="python")
         self.c_producer = Producer(bytearray(16), (2, 32, 1), (4,), device=device,
@@ -438,6 +438,15 @@ class ForeignTable:
             out[0] = current_stream
             return 0
 
+        @testing.CURRENT_WORK_STREAM
+        def fails(device_type, device_id, out):
+            out[0] = None
+            return 1
+
+        if stream_fails == "status":
+            stream = fails
+        elif stream_fails == "exception":  # returns 0 with a TypeError set, and writes nothing (the GIL is held)
+            stream = ctypes.cast(ctypes.pythonapi.PyErr_BadArgument, testing.CURRENT_WORK_STREAM)
         self.callbacks = (from_py, stream)
         self.table = testing.DLPackExchangeAPI()
         self.table.header.version = testing.DLPackVersion(major, 0)
@@ -512,6 +521,19 @@ class ForeignTableTest(DlmapTestCase):
         self.assertEqual((f.c_calls, b.via, b.device), (2, "c_exchange_api", (2, 0)))
         g = ForeignTable(1, device=(2, 0), current_stream=None)  # both on the legacy default stream
         self.assertEqual(dlmap.from_dlpack(g.Array()).via, "c_exchange_api")
+
+    def test_a_failing_current_work_stream_takes_the_python_path(self):
+        # Issue 48: a table that cannot say the producer's current stream (a non-zero status, or 0 with a Python
+        # exception set) gives no grounds to skip the ordering: its tensor is released once and __dlpack__ is asked
+        # with the stream, as when the stream differs; no exception is left over.
+        for fails in ("status", "exception"):
+            f = ForeignTable(1, device=(2, 0), stream_fails=fails)
+            testing.deleted.clear()
+            b = dlmap.from_dlpack(f.Array())
+            self.assertEqual((f.c_calls, f.producer.calls, b.via, testing.deleted),
+                             (1, [{"max_version": testing.CURRENT, "stream": None}], "dltensor_versioned", ["c"]),
+                             fails)
+            del b  # its tensor is released here, not during the next import
 
 
 class FutureMajorTest(DlmapTestCase):

@@ -3,6 +3,7 @@
 # both directions, the GIL released around GPU work, and producer deleters that still run with the GIL.
 import array
 import ctypes
+import os
 import unittest
 
 import dlmap
@@ -181,6 +182,88 @@ class HostileDeviceTest(DlmapTestCase):
             fake.fakeFree(data)
         self.assertEqual(testing.deleted, ["host", "wrong", "wrong"])
 
+    def test_runtime_failures_are_catalogue_errors(self):
+        # A failed runtime copy or allocation names the step, the tensor's device, shape and byte extent, the target
+        # and the runtime's own text (runtime_copy_failed), never the bare call; the producer's deleter runs once.
+        data = device_floats([1.0, 2.0])  # 8 bytes, of which the tensor claims 16
+        try:
+            p = Producer(None, (2, 32, 1), (4,), device=(2, 0), data=data, tag="long")
+            testing.deleted.clear()
+            with self.assertRaises(RuntimeError) as raised:
+                dlmap.from_dlpack(p, device=(1, 0))
+            text = str(raised.exception)
+            self.assertIn("Copying the data failed for the tensor on", text)
+            self.assertIn("(shape [4], 16 bytes) being copied to", text)
+            self.assertIn("the cuda runtime says fake error 1", text)
+            self.assertNotIn("fakeMemcpy", text)
+            self.assertEqual(testing.deleted, ["long"])
+        finally:
+            fake.fakeFree(data)
+        fake.fake_gpu_fail_next(b"malloc", 2)
+        with self.assertRaises(RuntimeError) as raised:
+            dlmap.empty((2, 3), device=(2, 0))
+        text = str(raised.exception)
+        self.assertIn("Allocating the copy's memory failed for the tensor on", text)
+        self.assertIn("(shape [2, 3], 24 bytes)", text)
+        self.assertIn("the cuda runtime says fake error 2", text)
+        a = dlmap.empty((4,), device=(2, 0))
+        fake.fake_gpu_fail_next(b"memcpy", 1)
+        with self.assertRaises(RuntimeError) as raised:
+            a.__dlpack__(max_version=(1, 3), dl_device=(1, 0), copy=True)
+        self.assertIn("(shape [4], 16 bytes) being copied to", str(raised.exception))
+        self.assertIn("the cuda runtime says fake error 1", str(raised.exception))
+
+    def test_a_runtime_only_a_framework_loaded_is_asked(self):
+        # The H200 crash path: only the framework loaded the runtime (here: ctypes, as torch loads libcudart when
+        # imported), dlmap never did, and a producer claims kDLCPU over device memory. The binding adopts a runtime
+        # the process has loaded once sys.modules has changed, so the claim is refused, not handed to the host as a
+        # view. In a child without testing.py (which asks dlmap.platform_status, loading the runtime), since this
+        # process's dlmap loaded the runtime long ago.
+        with open("/proc/self/maps") as maps:  # where this process found the fake runtime (by its soname)
+            runtime = next(line.split()[-1] for line in maps if line.rstrip().endswith("/libdlmap_fake_gpu.so"))
+        structs = os.path.join(os.path.dirname(os.path.abspath(testing.__file__)), os.pardir, "check", "dlpack.py")
+        rc, out, err = testing.run_child("""
+            import ctypes, importlib.util, sys
+            framework = ctypes.CDLL(%r)  # the framework's runtime, loaded before dlmap is used
+            framework.fakeMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+            framework.fakeFree.argtypes = [ctypes.c_void_p]
+            import dlmap
+            spec = importlib.util.spec_from_file_location("dlpack_structs", %r)
+            dl = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(dl)
+            pointer = ctypes.c_void_p()
+            assert framework.fakeMalloc(ctypes.byref(pointer), 8) == 0
+            deleted = []
+
+            @dl.DELETER
+            def deleter(address):
+                deleted.append("liar")
+
+            shape = (ctypes.c_int64 * 1)(2)
+            m = dl.DLManagedTensorVersioned()
+            m.version = dl.DLPackVersion(1, 3)
+            m.deleter = ctypes.cast(deleter, ctypes.c_void_p).value
+            m.dl_tensor.data = pointer.value
+            m.dl_tensor.device = dl.DLDevice(1, 0)  # kDLCPU, over the runtime's device memory
+            m.dl_tensor.ndim = 1
+            m.dl_tensor.dtype = dl.DLDataType(2, 32, 1)
+            m.dl_tensor.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+
+            class Liar:
+                def __dlpack_device__(self):
+                    return (1, 0)
+
+                def __dlpack__(self, **kwargs):
+                    return dl.new_capsule(ctypes.addressof(m), "dltensor_versioned", None)
+
+            import colorsys  # a module imported since dlmap was
+            try:
+                print("a view", dlmap.from_dlpack(Liar()).device)
+            except BufferError as e:
+                print("the cuda runtime says its data" in str(e), deleted)
+            framework.fakeFree(pointer)
+        """ % (runtime, structs))
+        self.assertEqual((rc, out, err), (0, "True ['liar']\n", ""))
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -438,14 +438,20 @@ const char *dlmap__gpu_device_count_symbol(const dlmap__gpu *gpu) { return gpu->
 
 /* ---- errors ---------------------------------------------------------------------------------------- */
 
+/* The reason of this thread's last backend_call_failed from a runtime or driver call, for callers that report the
+ * failure in their own terms (runtime_copy_failed). */
+static _Thread_local char t_last_failure[200];
+
+const char *dlmap__gpu_last_failure(void) { return t_last_failure; }
+
 /* backend_call_failed: "{platform} runtime call {call} failed: {vendor text} (error N)". Clears the
  * runtime's last error so the framework's next check does not see dlmap's failure. Only after a failed runtime call:
  * the runtime keeps one last error per thread and each failure overwrites it, so the one read here is dlmap's own
  * (an earlier, unread one of the framework's was already gone); sticky errors stay whatever is read. */
 static int32_t call_failed(const dlmap__gpu *gpu, int op, int status, dlmap_error *err) {
-  char reason[200];
+  char *reason = t_last_failure;
   dlmap__writer w;
-  dlmap__writer_init(&w, reason, sizeof reason);
+  dlmap__writer_init(&w, reason, sizeof t_last_failure);
   dlmap__put_str(&w, dlmap__gpu_error_text(gpu, status));
   dlmap__put_str(&w, " (error ");
   dlmap__put_int(&w, status);
@@ -458,9 +464,9 @@ static int32_t call_failed(const dlmap__gpu *gpu, int op, int status, dlmap_erro
 /* backend_call_failed for one of the driver's context entry points: the runtime's text does not describe the
  * driver's error enum, so only the number is given; the runtime's last error is not involved. */
 static int32_t driver_failed(const dlmap__gpu *gpu, const char *symbol, int status, dlmap_error *err) {
-  char reason[64];
+  char *reason = t_last_failure;
   dlmap__writer w;
-  dlmap__writer_init(&w, reason, sizeof reason);
+  dlmap__writer_init(&w, reason, sizeof t_last_failure);
   dlmap__put_str(&w, "driver error ");
   dlmap__put_int(&w, status);
   dlmap__writer_finish(&w);

@@ -24,6 +24,10 @@ int dlmap__gpu_device_count(const dlmap__gpu *gpu, int *count);
  * started, so that the probe can report its vendor's reason). */
 bool dlmap__gpu_started(const dlmap__gpu *gpu);
 
+/* The runtime's text and status number of the calling thread's last failed runtime or driver call ("invalid argument
+ * (error 1)"), as its backend_call_failed error quoted it; "" before any. */
+const char *dlmap__gpu_last_failure(void);
+
 /* The vendor's text for a status of its runtime ("CUDA driver version is insufficient …"); never NULL. */
 const char *dlmap__gpu_error_text(const dlmap__gpu *gpu, int status);
 

@@ -498,7 +498,7 @@ TEST_F(FakeRuntime, ProbeSeesItsDevicesOnce) {
   fake_gpu_reset(2);
 }
 
-TEST_F(FakeRuntime, AllocationFailureIsBackendCallFailedAndLeaksNothing) {
+TEST_F(FakeRuntime, AllocationFailureIsRuntimeCopyFailedAndLeaksNothing) {
   std::vector<float> data = Values(4);
   std::vector<int64_t> shape = {4};
   dlmap_array host = HostArray(data.data(), shape, {});
@@ -511,15 +511,19 @@ TEST_F(FakeRuntime, AllocationFailureIsBackendCallFailedAndLeaksNothing) {
   fake_gpu_fail_next("malloc", FAKE_OUT_OF_MEMORY);
   dlmap_exported out;
   dlmap_error err;
-  EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
-  EXPECT_STREQ(err.message, "cuda runtime call fakeMalloc failed: fake error 2: out of memory (error 2)");
+  EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_RUNTIME_COPY_FAILED);
+  EXPECT_STREQ(err.message, "Allocating the copy's memory failed for the tensor on (kDLCPU, 0) (shape [4], 16 bytes) "
+                            "being copied to (kDLCUDA, 0): the cuda runtime says fake error 2: out of memory (error 2). "
+                            "The copy's memory was freed.");
   EXPECT_STREQ(dlmap_error_kind_name(err.kind), "RuntimeError");
   EXPECT_EQ(released, 0) << "on error the caller keeps its owner";
   EXPECT_EQ(fake_gpu_get_stats()->live, live);
 
   fake_gpu_fail_next("memcpy", 1);
-  EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
-  EXPECT_STREQ(err.message, "cuda runtime call fakeMemcpyAsync failed: fake error 1: invalid value (error 1)");
+  EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_RUNTIME_COPY_FAILED);
+  EXPECT_STREQ(err.message, "Copying the data failed for the tensor on (kDLCPU, 0) (shape [4], 16 bytes) being copied "
+                            "to (kDLCUDA, 0): the cuda runtime says fake error 1: invalid value (error 1). The copy's "
+                            "memory was freed.");
   EXPECT_EQ(fake_gpu_get_stats()->live, live) << "the device copy is freed again";
   EXPECT_EQ(released, 0);
 }
@@ -658,9 +662,10 @@ TEST_F(FakeRuntime, AFailedPointerQueryIsAnErrorNotHostMemory) {
   fake_gpu_fail_next("attributes", FAKE_ILLEGAL_ADDRESS);
   dlmap_exported out;
   dlmap_error err;
-  EXPECT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
-  EXPECT_STREQ(err.message, "cuda runtime call fakePointerGetAttributes failed: fake error 700: an illegal memory "
-                            "access was encountered (error 700)");
+  EXPECT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_ERR_RUNTIME_COPY_FAILED);
+  EXPECT_STREQ(err.message, "Copying the data failed for the tensor on (kDLCUDA, 0) (shape [6], 24 bytes) being copied "
+                            "to (kDLCPU, 0): the cuda runtime says fake error 700: an illegal memory access was "
+                            "encountered (error 700). The copy's memory was freed.");
   EXPECT_EQ(fake_gpu_get_stats()->live, live);
   // InvalidValue still means plain host memory, for dlmap_memory_locate as before.
   fake_gpu_fail_next("attributes", FAKE_INVALID_VALUE);
@@ -863,9 +868,10 @@ TEST_F(FakeRuntime, AFailedImportSyncReleasesNothingACopyStillUses) {
   want.consumer_stream = consumer;
   dlmap_imported copy;
   dlmap_error err;
-  EXPECT_EQ(dlmap_import_legacy(&outer, &want, &copy, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
-  EXPECT_STREQ(err.message, "cuda runtime call fakeStreamSynchronize failed: fake error 700: an illegal memory access "
-                            "was encountered (error 700)");
+  EXPECT_EQ(dlmap_import_legacy(&outer, &want, &copy, &err), DLMAP_ERR_RUNTIME_COPY_FAILED);
+  EXPECT_STREQ(err.message, "Waiting for the copy failed for the tensor on (kDLCUDA, 0) (shape [16], 64 bytes) being "
+                            "copied to (kDLCUDA, 0): the cuda runtime says fake error 700: an illegal memory access "
+                            "was encountered (error 700). The copy's memory was freed.");
   EXPECT_EQ(pending_at_release, 0) << "the producer's memory was released while the copy could still read it";
   EXPECT_EQ(fake_gpu_get_stats()->freed_in_flight, 0) << "the copy's destination was freed while in flight";
   fake_gpu_set_deferred(0, 0);
@@ -1150,8 +1156,10 @@ TEST_F(FakeRuntime, ABroadcastOfOneRepeatedByteIsFilledOnTheDevice) {
   out.legacy->deleter(out.legacy);
   const int live = fake_gpu_get_stats()->live;
   fake_gpu_fail_next("memset", FAKE_INVALID_VALUE);
-  EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
-  EXPECT_STREQ(err.message, "cuda runtime call fakeMemsetAsync failed: fake error 1: invalid value (error 1)");
+  EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_RUNTIME_COPY_FAILED);
+  EXPECT_STREQ(err.message, "Copying the data failed for the tensor on (kDLCPU, 0) (shape [3, 4], 48 bytes) being "
+                            "copied to (kDLCUDA, 0): the cuda runtime says fake error 1: invalid value (error 1). The "
+                            "copy's memory was freed.");
   EXPECT_EQ(fake_gpu_get_stats()->live, live) << "the destination is freed again";
   fake_gpu_stream_destroy(consumer);
 }
