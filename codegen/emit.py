@@ -10,7 +10,7 @@ name).
 import textwrap
 
 from names import enumerator, status_enumerator, upper_snake
-from spec import placeholder_style
+from spec import KERNEL_COMPILER_OPS, KERNEL_OPS, placeholder_style
 from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, STYLE_MARKERS
 import profile_device_claims
 
@@ -287,6 +287,28 @@ def emit_runtime_contexts(spec):
         p.name.upper(), c_string(p.runtime.context.library), c_string(p.runtime.context.get_current),
         c_string(p.runtime.context.set_current), c_string(p.runtime.context.retain_primary))
         for p in spec.platforms if p.runtime and p.runtime.context))
+
+
+RUNTIME_KERNELS = Row("DLMAP_RUNTIME_KERNELS", "PLATFORM library module_load_data module_get_function launch_kernel ptx",
+                      "How each GPU platform loads and launches the strided-copy kernels: library (NULL: the runtime's "
+                      "own), the module API's entry points, and whether the committed PTX is loaded first.")
+RUNTIME_KERNEL_COMPILER = Row(
+    "DLMAP_RUNTIME_KERNEL_COMPILER",
+    "PLATFORM (libraries) create_program compile_program code_size code destroy_program log_size log",
+    "The runtime compiler that builds the kernels' source at first use (where there is no PTX or the driver refused "
+    "it): its sonames in the order tried, and its entry points.")
+
+
+def emit_runtime_kernels(spec):
+    def rows(p):
+        k = p.runtime.kernels
+        yield RUNTIME_KERNELS(p.name.upper(), c_string(k.library) if k.library else "NULL",
+                              *(c_string(k.symbols[op]) for op in KERNEL_OPS), c_bool(k.ptx))
+        if k.compiler:
+            yield RUNTIME_KERNEL_COMPILER(p.name.upper(), c_list(k.compiler.libraries),
+                                          *(c_string(k.compiler.symbols[op]) for op in KERNEL_COMPILER_OPS))
+    return _list(spec, [RUNTIME_KERNELS, RUNTIME_KERNEL_COMPILER],
+                 (row for p in spec.platforms if p.runtime and p.runtime.kernels for row in rows(p)))
 
 
 RUNTIME_MEMORY_TYPE = Row("DLMAP_RUNTIME_MEMORY_TYPE", "PLATFORM from_version MEMORY value",
@@ -585,6 +607,7 @@ OUTPUTS = (
     ("runtime_streams_inc", "src/generated/runtime_streams.inc", emit_runtime_streams),
     ("runtime_memory_types_inc", "src/generated/runtime_memory_types.inc", emit_runtime_memory_types),
     ("runtime_contexts_inc", "src/generated/runtime_contexts.inc", emit_runtime_contexts),
+    ("runtime_kernels_inc", "src/generated/runtime_kernels.inc", emit_runtime_kernels),
     ("memory_kinds_inc", "src/generated/memory_kinds.inc", emit_memory_kinds),
     ("stream_conventions_inc", "src/generated/stream_conventions.inc", emit_stream_conventions),
     ("stream_values_inc", "src/generated/stream_values.inc", emit_stream_values),

@@ -127,6 +127,23 @@ class RuntimeContext:
 
 
 @dataclass
+class KernelCompiler:
+    """A runtime compiler (NVRTC, HIPRTC) that builds the strided-copy kernels' source at first use."""
+    libraries: List[str]        # sonames, tried in order with dlopen
+    symbols: Dict[str, str]     # op → C symbol, in KERNEL_COMPILER_OPS order
+
+
+@dataclass
+class RuntimeKernels:
+    """How the GPU backend loads and launches its strided-copy kernels (src/backends/kernels/): a module API that
+    takes a code image (PTX or a compiled object), and where the image comes from."""
+    library: Optional[str]      # the library holding the module API; None: the runtime's own library
+    symbols: Dict[str, str]     # op → C symbol, in KERNEL_OPS order
+    ptx: bool                   # the committed PTX artifact is loaded first
+    compiler: Optional[KernelCompiler]  # builds the source when there is no PTX or the driver refused it
+
+
+@dataclass
 class Runtime:
     libraries: List[str]
     symbols: Dict[str, str]       # op → C symbol, in RUNTIME_SYMBOLS order
@@ -136,6 +153,7 @@ class Runtime:
     pointer_attributes: PointerAttributes
     statuses: Dict[str, int]      # in RUNTIME_STATUSES order: the error-enum values the backend interprets
     context: Optional["RuntimeContext"] = None
+    kernels: Optional["RuntimeKernels"] = None
 
     @property
     def device_count(self):
@@ -295,6 +313,10 @@ DEFAULT_STREAMS = ("legacy_default", "per_thread_default", "default")
 RUNTIME_STATUSES = ("invalid_value",)
 # The driver's context entry points (runtime.context), each returning the driver's error enum (0: success).
 RUNTIME_CONTEXT_OPS = ("get_current", "set_current", "retain_primary")
+# The module API the strided-copy kernels are loaded and launched through (runtime.kernels), each returning the
+# library's error enum (0: success), and the runtime compiler's entry points (runtime.kernels.compiler).
+KERNEL_OPS = ("module_load_data", "module_get_function", "launch_kernel")
+KERNEL_COMPILER_OPS = ("create_program", "compile_program", "code_size", "code", "destroy_program", "log_size", "log")
 # Bytes dlmap gives the pointer_attributes call to write into; every field must lie inside.
 POINTER_ATTRIBUTES_BYTES = 256
 LOOKUPS = ("device_types", "platforms", "dtypes", "platform_version")
@@ -1035,7 +1057,7 @@ def _int_map(where, entry, key, names, low, high, distinct=False):
 def _runtime(where, e):
     """platforms[i].runtime: libraries, the symbol table and the runtime's enum values."""
     _check_keys(where, e, ("libraries", "symbols", "memcpy_kinds", "flags", "streams", "pointer_attributes", "statuses"),
-                ("context",))
+                ("context", "kernels"))
     libraries = _str_list(where, e, "libraries")
     if not libraries:
         where.fail("key 'libraries' must name at least one library")
@@ -1097,9 +1119,47 @@ def _runtime(where, e):
                 sub.fail("key '%s': symbol %s is already the '%s' op; each op needs its own entry point"
                          % (RUNTIME_CONTEXT_OPS[i], op, RUNTIME_CONTEXT_OPS[ops.index(op)]))
         context = RuntimeContext(library, *ops)
+    kernels = _runtime_kernels(_Where(where.source, "%s.kernels" % where.section, None, where.name),
+                               e["kernels"]) if "kernels" in e else None
     return Runtime(libraries, symbols, memcpy_kinds, flags, streams,
                    PointerAttributes(offsets["device_offset"], offsets["device_pointer_offset"],
-                                     offsets.get("managed_offset"), layouts), statuses, context)
+                                     offsets.get("managed_offset"), layouts), statuses, context, kernels)
+
+
+def _symbol_table(where, body, ops):
+    """A mapping op → C symbol with exactly `ops` as keys, each op its own entry point."""
+    _check_keys(where, body, ops)
+    symbols, owners = {}, {}
+    for op in ops:
+        symbols[op] = _str(where, body, op, pattern=_IDENT, what="a C symbol")
+        if symbols[op] in owners:
+            where.fail("key '%s': symbol %s is already the '%s' op; each op needs its own entry point"
+                       % (op, symbols[op], owners[symbols[op]]))
+        owners[symbols[op]] = op
+    return symbols
+
+
+def _runtime_kernels(where, e):
+    """platforms[i].runtime.kernels: the module API, whether the committed PTX applies, the optional compiler."""
+    _check_keys(where, e, ("symbols", "ptx"), ("library", "compiler"))
+    library = _str(where, e, "library") if "library" in e else None
+    symbols = _symbol_table(_Where(where.source, "%s.symbols" % where.section, None, where.name), e["symbols"],
+                            KERNEL_OPS)
+    if not isinstance(e["ptx"], bool):
+        where.fail("key 'ptx' must be true or false, got %s" % _type_name(e["ptx"]))
+    compiler = None
+    if "compiler" in e:
+        sub = _Where(where.source, "%s.compiler" % where.section, None, where.name)
+        _check_keys(sub, e["compiler"], ("libraries", "symbols"))
+        libraries = _str_list(sub, e["compiler"], "libraries")
+        if not libraries:
+            sub.fail("key 'libraries' must name at least one library")
+        compiler = KernelCompiler(libraries, _symbol_table(
+            _Where(where.source, "%s.compiler.symbols" % where.section, None, where.name), e["compiler"]["symbols"],
+            KERNEL_COMPILER_OPS))
+    if not e["ptx"] and compiler is None:
+        where.fail("gives the kernels no code: set ptx: true or name a compiler")
+    return RuntimeKernels(library, symbols, e["ptx"], compiler)
 
 
 def _check_runtime_streams(platforms, conventions, devices, lists):

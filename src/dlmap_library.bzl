@@ -18,6 +18,7 @@ _C_OUTPUTS = {
     "runtime_streams_inc": "src/generated/runtime_streams.inc",
     "runtime_memory_types_inc": "src/generated/runtime_memory_types.inc",
     "runtime_contexts_inc": "src/generated/runtime_contexts.inc",
+    "runtime_kernels_inc": "src/generated/runtime_kernels.inc",
     "memory_kinds_inc": "src/generated/memory_kinds.inc",
     "stream_conventions_inc": "src/generated/stream_conventions.inc",
     "stream_values_inc": "src/generated/stream_values.inc",

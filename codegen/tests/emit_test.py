@@ -340,7 +340,7 @@ class MinimalSpecFiles(unittest.TestCase):
     def test_no_runtime_gives_header_only(self):
         self.spec.platforms[1].runtime = None
         for function in (emit.emit_runtime_symbols, emit.emit_runtime_values, emit.emit_runtime_streams,
-                         emit.emit_runtime_memory_types, emit.emit_runtime_contexts):
+                         emit.emit_runtime_memory_types, emit.emit_runtime_contexts, emit.emit_runtime_kernels):
             self.assertEqual(rows(function(self.spec)), [])
 
     def test_memory_kinds(self):
@@ -630,6 +630,18 @@ class DefaultSpecRows(unittest.TestCase):
         self.assertEqual(rows(emit.emit_runtime_contexts(spec_)), [
             'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent", '
             '"cuDevicePrimaryCtxRetain", _)',
+        ])
+        self.assertEqual(rows(emit.emit_runtime_kernels(spec_)), [
+            'DLMAP_RUNTIME_KERNELS(CUDA, "libcuda.so.1", "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel", '
+            'true, _)',
+            'DLMAP_RUNTIME_KERNEL_COMPILER(CUDA, ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", ), '
+            '"nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcGetPTXSize", "nvrtcGetPTX", "nvrtcDestroyProgram", '
+            '"nvrtcGetProgramLogSize", "nvrtcGetProgramLog", _)',
+            'DLMAP_RUNTIME_KERNELS(ROCM, NULL, "hipModuleLoadData", "hipModuleGetFunction", "hipModuleLaunchKernel", '
+            'false, _)',
+            'DLMAP_RUNTIME_KERNEL_COMPILER(ROCM, ("libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so.5", '
+            '"libhiprtc.so", ), "hiprtcCreateProgram", "hiprtcCompileProgram", "hiprtcGetCodeSize", "hiprtcGetCode", '
+            '"hiprtcDestroyProgram", "hiprtcGetProgramLogSize", "hiprtcGetProgramLog", _)',
         ])
         self.assertEqual(rows(emit.emit_runtime_streams(spec_)), [
             "DLMAP_RUNTIME_STREAM(CUDA, LEGACY_DEFAULT, 1, _)",

@@ -665,6 +665,43 @@ class PlatformRules(SpecTestCase):
         runtime["statuses"]["not_ready"] = 600
         self.assertRejected("platforms.yaml", where, "statuses", "unknown key 'not_ready' (allowed: invalid_value)")
 
+    def test_runtime_kernels_are_optional(self):
+        runtime, _ = self.runtime()
+        del runtime["kernels"]
+        self.assertLoads()
+
+    def test_runtime_kernels_need_ptx_or_a_compiler(self):
+        runtime, where = self.runtime()
+        runtime["kernels"]["ptx"] = False
+        del runtime["kernels"]["compiler"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels"), None,
+                            "gives the kernels no code: set ptx: true or name a compiler")
+
+    def test_runtime_kernels_ptx_is_a_bool(self):
+        runtime, where = self.runtime()
+        runtime["kernels"]["ptx"] = "yes"
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels"), "ptx",
+                            "key 'ptx' must be true or false, got a string")
+
+    def test_runtime_kernels_missing_launch(self):
+        runtime, where = self.runtime()
+        del runtime["kernels"]["symbols"]["launch_kernel"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels.symbols"), "launch_kernel",
+                            "missing key 'launch_kernel'")
+
+    def test_runtime_kernels_compiler_one_symbol_for_two_ops(self):
+        runtime, where = self.runtime()
+        symbols = runtime["kernels"]["compiler"]["symbols"]
+        symbols["code"] = symbols["code_size"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels.compiler.symbols"), "code",
+                            "symbol nvrtcGetPTXSize is already the 'code_size' op")
+
+    def test_runtime_kernels_compiler_needs_a_library(self):
+        runtime, where = self.runtime()
+        runtime["kernels"]["compiler"]["libraries"] = []
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels.compiler"), "libraries",
+                            "key 'libraries' must name at least one library")
+
     def test_runtime_context_is_optional(self):
         runtime, _ = self.runtime()
         del runtime["context"]

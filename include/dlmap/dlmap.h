@@ -299,6 +299,12 @@ typedef struct dlmap_platform_status {
  * without a driver: the vendor's error becomes the reason. */
 void dlmap_platform_probe(dlmap_platform platform, dlmap_platform_status *out);
 
+/* The state of the platform's strided-copy kernels (the device kernels that compact a strided tensor on its GPU; the
+ * spec's runtime.kernels), as text: "loaded: … in 12.3 ms", "not loaded yet: …", "not used: <reason>; layout copies
+ * take the memcpy path", "launch failed: …", or "none: …" for a platform the spec gives no kernels. Writes at most cap
+ * bytes (NUL-terminated) and returns the length written. Loads nothing. */
+size_t dlmap_platform_kernels(dlmap_platform platform, char *text, size_t cap);
+
 /* Loads, as dlmap_platform_probe would, the runtime of each GPU platform whose library (one of the spec's names for it)
  * the process has already loaded, such as a framework's libcudart, so that imports check device claims against it
  * (issue 48: they ask only runtimes dlmap has loaded). Platforms whose runtime dlmap has loaded are skipped; each other

@@ -9,6 +9,7 @@
 
 #include "dlmap_config.h"
 #include "src/backends/gpu.h"
+#include "src/backends/gpu_kernels.h"
 #include "src/memory.h"
 
 /* ---- the spec's rows ------------------------------------------------------------------------------- */
@@ -167,6 +168,7 @@ typedef struct gpu_ops {
 struct dlmap__gpu {
   dlmap_platform platform;
   const char *name;
+  void *library; /* the runtime's dlopen handle (the kernels' module API where the spec names no other library) */
   gpu_ops call;
   const char *symbol[GPU_OP_COUNT];
   int64_t value[GPU_VALUE_COUNT];
@@ -353,6 +355,7 @@ static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason,
     memset(gpu, 0, sizeof *gpu);
     gpu->platform = platform;
     gpu->name = info->name;
+    gpu->library = handle;
     char missing[160];
     if (!resolve_symbols(platform, handle, gpu, missing, sizeof missing)) {
       /* Nothing of it ran, so it can be closed again (a runtime that ran cannot: it registers exit handlers). */
@@ -752,13 +755,84 @@ static int repeated_byte(const void *element, size_t bytes) {
   return b[0];
 }
 
+/* Memory a kernel on `device` reads and writes directly: device memory of that device, or managed memory. */
+static bool kernel_reachable(const dlmap__gpu_end *end, int32_t device) {
+  return end->kind == DLMAP_MEMORY_MANAGED || (end->kind == DLMAP_MEMORY_DEVICE && end->device == device);
+}
+
+/* Launches a planned copy on the current device; false (nothing enqueued) when no kernel can run: the platform's
+ * kernel status then says why. */
+static bool launch_kernel(const dlmap__gpu *gpu, const dlmap__kernel_plan *plan, void *stream) {
+  /* The kernels' images are per context (the driver's current one), else per device. */
+  void *key = NULL;
+  if (gpu->context_get != NULL) {
+    if (gpu->context_get(&key) != 0 || key == NULL) return false; /* no context for the module API to load into */
+  } else {
+    int device;
+    if (gpu->call.get_device(&device) != 0) {
+      gpu->call.get_last_error();
+      return false;
+    }
+    key = (void *)(intptr_t)(device + 1);
+  }
+  char why[200];
+  return dlmap__kernels_launch(gpu->platform, gpu->library, key, plan, stream, why, sizeof why) == 0;
+}
+
+/* The copy through the strided-copy kernels, where both ends are memory of the current device (one launch), or the
+ * source is and the destination host memory (a launch into a compact device buffer, then one device-to-host copy:
+ * the transfer then runs at the link's speed whatever the layout; this waits for the stream, as the staged path
+ * does). *taken false: the layout is compact, no kernel applies or none can run (the platform's kernel status says
+ * why); nothing was done. */
+static int32_t kernel_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src, int32_t ndim,
+                           const int64_t *shape, const int64_t *strides, size_t element_bytes, uint64_t count,
+                           int32_t device, void *stream, bool *taken, dlmap_error *err) {
+  *taken = false;
+  const bool to_device = kernel_reachable(dst, device);
+  if (!kernel_reachable(src, device) || !(to_device || host_memory(dst->kind))) return DLMAP_OK;
+  /* A device buffer is aligned for any unit: plan with dst's own address only where the kernel writes there. */
+  dlmap__kernel_plan plan;
+  if (!dlmap__kernel_plan_copy(src->data, to_device ? dst->data : NULL, ndim, shape, strides, element_bytes, &plan)) {
+    return DLMAP_OK;
+  }
+  if (to_device) {
+    *taken = launch_kernel(gpu, &plan, stream);
+    return DLMAP_OK;
+  }
+  const size_t bytes = (size_t)count * element_bytes;
+  void *compact = NULL;
+  if (gpu->call.malloc(&compact, bytes) != 0) { /* no room for the buffer: the other paths need none */
+    gpu->call.get_last_error();
+    return DLMAP_OK;
+  }
+  plan.params.dst = compact;
+  int32_t result = DLMAP_OK;
+  if (launch_kernel(gpu, &plan, stream)) {
+    *taken = true;
+    const dlmap__gpu_end from = {compact, DLMAP_MEMORY_DEVICE, device};
+    int op = GPU_OP_MEMCPY_ASYNC;
+    int status = gpu->call.memcpy_async(dst->data, compact, bytes, memcpy_kind(gpu, dst, &from), stream);
+    if (status == 0) {
+      op = GPU_OP_STREAM_SYNCHRONIZE; /* the buffer is freed below: the copy must be done */
+      status = gpu->call.stream_synchronize(stream);
+    }
+    if (status != 0) result = call_failed(gpu, op, status, err);
+  }
+  if (gpu->call.free(compact) != 0) gpu->call.get_last_error();
+  return result;
+}
+
 /* The copy on the current device (the stream's). */
 static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
                               int32_t ndim, const int64_t *shape, const int64_t *strides, size_t element_bytes,
-                              void *stream, dlmap_error *err) {
+                              int32_t device, void *stream, dlmap_error *err) {
   uint64_t count = 1;
   for (int32_t i = 0; i < ndim; i++) count *= (uint64_t)shape[i];
   if (count == 0) return DLMAP_OK;
+  bool taken;
+  const int32_t result = kernel_copy(gpu, dst, src, ndim, shape, strides, element_bytes, count, device, stream, &taken,
+                                     err);
+  if (taken || result != DLMAP_OK) return result;
   const int kind = memcpy_kind(gpu, dst, src);
   const int64_t eb = (int64_t)element_bytes;
 
@@ -860,7 +934,7 @@ int32_t dlmap__gpu_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const 
   }
   if (result == DLMAP_OK) result = switch_device(gpu, &scope, device, err);
   if (result == DLMAP_OK) {
-    result = copy_on_device(gpu, &ends[0], &ends[1], ndim, shape, strides, element_bytes, stream, err);
+    result = copy_on_device(gpu, &ends[0], &ends[1], ndim, shape, strides, element_bytes, scope.current, stream, err);
   }
   leave_device(gpu, &scope);
   return result;

@@ -1166,6 +1166,7 @@ TEST_F(FakeRuntime, ABroadcastOfOneRepeatedByteIsFilledOnTheDevice) {
 
 // Item 7: a strided copy between device memories of more than 64 slices stays on the device: 2-D copies whose rows
 // run along the longest dimension a pitch can describe (a transpose: one copy per column), not device → host → device.
+// This is the path where the strided-copy kernels cannot run (kernel_dispatch_test covers them): every launch fails.
 TEST_F(FakeRuntime, ManySliceDeviceCopiesStayOnTheDevice) {
   struct Case {
     std::vector<int64_t> shape, strides;
@@ -1186,6 +1187,7 @@ TEST_F(FakeRuntime, ManySliceDeviceCopiesStayOnTheDevice) {
     DLManagedTensor *device = FakeDeviceCopy(data, {extent}, 0);
     ASSERT_NE(device, nullptr);
     fake_gpu_reset(2);
+    fake_gpu_kernels_refuse_launches(1);
     dlmap_array view = DeviceArray(device, 0);
     view.ndim = static_cast<int32_t>(c.shape.size());
     view.shape = c.shape.data();
@@ -1206,11 +1208,13 @@ TEST_F(FakeRuntime, ManySliceDeviceCopiesStayOnTheDevice) {
       EXPECT_EQ(stats->memcpy_2d_calls, 0) << what;
       EXPECT_EQ(stats->kinds[2], 1) << what << ": staged";
     }
+    EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 0) << what;
     const float *copied = static_cast<const float *>(out.legacy->dl_tensor.data);
     EXPECT_EQ(std::vector<float>(copied, copied + count), Expected(data.data(), c.shape, c.strides)) << what;
     out.legacy->deleter(out.legacy);
     device->deleter(device);
   }
+  fake_gpu_kernels_refuse_launches(0);
 }
 
 TEST_F(FakeRuntime, NothingLeaks) {

@@ -349,6 +349,7 @@ void fake_gpu_reset(int device_count) {
   memset(g_reports, 0, sizeof g_reports);
   __atomic_store_n(&g_calls, 0, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&g_lock);
+  fake_gpu_kernels_reset();
 }
 
 int fake_gpu_calls(void) { return __atomic_load_n(&g_calls, __ATOMIC_RELAXED); }
@@ -379,6 +380,16 @@ int fake_gpu_report(const void *base, size_t size, int type, int device) {
 }
 
 const fake_gpu_stats *fake_gpu_get_stats(void) { return &g_stats; }
+
+int fake_gpu_memory_type(const void *p, size_t n, int *device) {
+  pthread_mutex_lock(&g_lock);
+  int overrun;
+  const allocation *a = find(p, n, &overrun);
+  const int type = a == NULL ? FAKE_UNREGISTERED : overrun ? -1 : a->type;
+  if (device != NULL) *device = a != NULL ? a->device : -1;
+  pthread_mutex_unlock(&g_lock);
+  return type;
+}
 
 void fake_gpu_fail_next(const char *op, int code) {
   pthread_mutex_lock(&g_lock);

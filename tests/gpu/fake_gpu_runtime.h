@@ -116,6 +116,33 @@ void *fake_gpu_last_memcpy_stream(void);
 int fake_gpu_memset_calls(void);
 int fake_gpu_host_to_device_copies(void);
 
+/* Where [p, p + n) lives among the fake's allocations: FAKE_DEVICE, FAKE_HOST (pinned), FAKE_MANAGED, FAKE_UNREGISTERED
+ * (not the fake's), or -1 when it runs past the allocation it starts in; *device (may be NULL) its device. Not a call. */
+int fake_gpu_memory_type(const void *p, size_t n, int *device);
+
+/* ---- the module API and runtime compiler (fake_gpu_kernels.c): the strided-copy kernels over host memory ---------- */
+
+typedef struct fake_gpu_kernel_stats {
+  int ptx_loads;        /* module_load_data given the committed PTX (accepted or not) */
+  int built_loads;      /* module_load_data given the fake compiler's output */
+  int compiles;         /* compile_program calls */
+  int functions;        /* module_get_function calls */
+  int launches;         /* launch_kernel calls that ran a kernel */
+  char last_kernel[32]; /* the name of the last kernel launched */
+  void *last_stream;    /* its stream handle */
+  int last_device;      /* the device current at the launch */
+  unsigned grid, block_x, block_y;
+} fake_gpu_kernel_stats;
+
+/* Forgets counts and injected failures (fake_gpu_reset calls it); loaded modules stay, as in a process. */
+void fake_gpu_kernels_reset(void);
+const fake_gpu_kernel_stats *fake_gpu_kernel_get_stats(void);
+/* From now until the next reset: module_load_data refuses PTX images with 222 (a driver older than the PTX ISA), or
+ * every launch fails with FAKE_INVALID_VALUE; a name ("load", "function", "launch", "compile") fails once with code. */
+void fake_gpu_kernels_refuse_ptx(int on);
+void fake_gpu_kernels_refuse_launches(int on);
+void fake_gpu_kernels_fail_next(const char *op, int code);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,434 @@
+/* dlmap GPU backend — the strided-copy kernels: plans a layout copy in units, loads the kernels' code image into the
+ * current context at first use (the committed PTX through the module API the spec names, else the runtime compiler's
+ * build of the same source) and launches them on the consumer's stream. Everything vendor-specific is the spec's
+ * runtime.kernels row: which library, which entry points, whether PTX applies, which compiler. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "src/backends/gpu_kernels.h"
+#include "src/backends/kernels/strided_copy_image.inc"
+
+_Static_assert(DLMAP_KERNEL_MAX_DIMS >= DLMAP_MAX_NDIM + 1, "a parameter block holds every dimension and the unit's");
+
+/* ---- planning ------------------------------------------------------------------------------------------------- */
+
+bool dlmap__kernel_plan_copy(const void *src, void *dst, int32_t ndim, const int64_t *shape, const int64_t *strides,
+                             size_t element_bytes, dlmap__kernel_plan *plan) {
+  if (strides == NULL || element_bytes == 0) return false;
+  /* The widest unit dividing every byte quantity the kernel reads at (negative strides too: two's complement keeps the
+   * low bits of a multiple). */
+  uint64_t bits = (uint64_t)element_bytes | (uint64_t)(uintptr_t)src | (uint64_t)(uintptr_t)dst;
+  for (int32_t i = 0; i < ndim; i++) {
+    if (shape[i] > 1) bits |= (uint64_t)strides[i] * (uint64_t)element_bytes;
+  }
+  int log2 = 4;
+  while (log2 > 0 && (bits & ((UINT64_C(1) << log2) - 1)) != 0) log2--;
+  const int64_t per_element = (int64_t)(element_bytes >> log2);
+
+  dlmap_copy_params *p = &plan->params;
+  memset(p, 0, sizeof *p);
+  p->src = src;
+  p->dst = dst;
+  /* Dimensions innermost first: the element's units, then the tensor's of extent > 1, each merged into the one before
+   * when it is a run of it. */
+  int k = 0;
+  int64_t count = 1;
+  for (int32_t i = ndim; i >= -1; i--) {
+    const int64_t n = i == ndim ? per_element : i >= 0 ? shape[i] : 1;
+    const int64_t step = i == ndim ? 1 : i >= 0 ? strides[i] * per_element : 0;
+    if (n <= 1) continue;
+    count *= n;
+    if (k > 0 && step == p->shape[k - 1] * p->stride[k - 1]) {
+      p->shape[k - 1] *= n;
+    } else {
+      p->shape[k] = n;
+      p->stride[k++] = step;
+    }
+  }
+  if (k == 0 || (k == 1 && p->stride[0] == 1)) return false; /* compact: one memcpy */
+  p->ndim = k;
+  p->count = count;
+  plan->unit_log2 = log2;
+  /* A transposed plane: the source runs along the destination's outer dimension. */
+  if ((k == 2 || k == 3) && p->stride[1] == 1) {
+    plan->shape = DLMAP__KERNEL_TRANSPOSE;
+  } else {
+    plan->shape = count < (INT64_C(1) << 31) ? DLMAP__KERNEL_GATHER32 : DLMAP__KERNEL_GATHER;
+  }
+  return true;
+}
+
+#define KERNEL_UNITS 5
+#define KERNEL_COUNT (DLMAP__KERNEL_SHAPE_COUNT * KERNEL_UNITS)
+
+/* The kernels of strided_copy.cu, by shape then unit. */
+static const char *const kKernelNames[KERNEL_COUNT] = {
+    "dlmap_gather32_u1",  "dlmap_gather32_u2",  "dlmap_gather32_u4",  "dlmap_gather32_u8",  "dlmap_gather32_u16",
+    "dlmap_gather_u1",    "dlmap_gather_u2",    "dlmap_gather_u4",    "dlmap_gather_u8",    "dlmap_gather_u16",
+    "dlmap_transpose_u1", "dlmap_transpose_u2", "dlmap_transpose_u4", "dlmap_transpose_u8", "dlmap_transpose_u16",
+};
+
+static int kernel_index(const dlmap__kernel_plan *plan) { return (int)plan->shape * KERNEL_UNITS + plan->unit_log2; }
+
+const char *dlmap__kernel_name(const dlmap__kernel_plan *plan) { return kKernelNames[kernel_index(plan)]; }
+
+/* ---- the spec's rows ------------------------------------------------------------------------------------------ */
+
+typedef struct kernels_row {
+  dlmap_platform platform;
+  const char *library, *load, *function, *launch;
+  bool ptx;
+} kernels_row;
+
+static const kernels_row kKernels[] = {
+#define DLMAP_RUNTIME_KERNELS(PLATFORM, library_, load_, function_, launch_, ptx_, ...)                         \
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .library = library_, .load = load_, .function = function_, .launch = launch_, \
+   .ptx = ptx_},
+#include "src/generated/runtime_kernels.inc"
+    {DLMAP_PLATFORM_COUNT, NULL, NULL, NULL, NULL, false}};
+
+#define DLMAP_RUNTIME_KERNEL_COMPILER(PLATFORM, libraries, ...) \
+  static const char *const kCompilerLibraries_##PLATFORM[] = {DLMAP_UNPAREN libraries NULL};
+#include "src/generated/runtime_kernels.inc"
+
+/* The runtime compiler's entry points, in the order of the spec's KERNEL_COMPILER_OPS. */
+enum { CC_CREATE, CC_COMPILE, CC_CODE_SIZE, CC_CODE, CC_DESTROY, CC_LOG_SIZE, CC_LOG, CC_OPS };
+
+typedef struct compiler_row {
+  dlmap_platform platform;
+  const char *const *libraries;
+  const char *symbols[CC_OPS];
+} compiler_row;
+
+static const compiler_row kCompilers[] = {
+#define DLMAP_RUNTIME_KERNEL_COMPILER(PLATFORM, libraries_, create, compile, size, code, destroy, log_size, log, ...) \
+  {.platform = DLMAP_PLATFORM_##PLATFORM,                                                                             \
+   .libraries = kCompilerLibraries_##PLATFORM,                                                                        \
+   .symbols = {create, compile, size, code, destroy, log_size, log}},
+#include "src/generated/runtime_kernels.inc"
+    {DLMAP_PLATFORM_COUNT, NULL, {NULL}}};
+
+/* ---- the loaded state ----------------------------------------------------------------------------------------- */
+
+typedef int (*load_fn)(void **module, const void *image);
+typedef int (*function_fn)(void **function, void *module, const char *name);
+typedef int (*launch_fn)(void *function, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
+                         unsigned block_y, unsigned block_z, unsigned shared_bytes, void *stream, void **params,
+                         void **extra);
+typedef int (*create_fn)(void **program, const char *source, const char *name, int headers,
+                         const char *const *header_texts, const char *const *header_names);
+typedef int (*compile_fn)(void *program, int options, const char *const *option_texts);
+typedef int (*size_fn)(void *program, size_t *bytes);
+typedef int (*text_fn)(void *program, char *out);
+typedef int (*destroy_fn)(void **program);
+
+/* The code images loaded so far: one per context (or device), each with every kernel's function, or the reason it
+ * could not load (not retried: the driver or compiler gives the same answer again). */
+#define KERNEL_MAX_IMAGES 64
+
+typedef struct kernel_image {
+  void *key;
+  bool usable;
+  void *functions[KERNEL_COUNT];
+} kernel_image;
+
+typedef struct kernel_state {
+  int resolved; /* 0: not yet; 1: the module API resolved; -1: unusable (status says why) */
+  load_fn load;
+  function_fn function;
+  launch_fn launch;
+  kernel_image images[KERNEL_MAX_IMAGES];
+  int image_count;
+  char status[320];
+} kernel_state;
+
+static kernel_state g_states[DLMAP_PLATFORM_COUNT];
+static pthread_mutex_t g_kernel_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void set_status(kernel_state *state, const char *a, const char *b, const char *c, const char *d) {
+  dlmap__writer w;
+  dlmap__writer_init(&w, state->status, sizeof state->status);
+  const char *parts[] = {a, b, c, d};
+  for (int i = 0; i < 4; i++) {
+    if (parts[i] != NULL) dlmap__put_str(&w, parts[i]);
+  }
+  dlmap__writer_finish(&w);
+}
+
+static size_t copy_text(char *out, size_t cap, const char *text) {
+  dlmap__writer w;
+  dlmap__writer_init(&w, out, cap);
+  dlmap__put_str(&w, text);
+  return dlmap__writer_finish(&w);
+}
+
+static const kernels_row *kernels_of(dlmap_platform platform) {
+  for (const kernels_row *row = kKernels; row->load != NULL; row++) {
+    if (row->platform == platform) return row;
+  }
+  return NULL;
+}
+
+static const compiler_row *compiler_of(dlmap_platform platform) {
+  for (const compiler_row *row = kCompilers; row->libraries != NULL; row++) {
+    if (row->platform == platform) return row;
+  }
+  return NULL;
+}
+
+/* Resolves the module API (under g_kernel_lock). */
+static void resolve_api(kernel_state *state, const kernels_row *row, void *runtime_library) {
+  void *handle = runtime_library;
+  if (row->library != NULL) {
+    handle = dlopen(row->library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (handle == NULL) handle = dlopen(row->library, RTLD_NOW | RTLD_LOCAL);
+  }
+  if (handle == NULL) {
+    const char *error = dlerror();
+    set_status(state, "not used: cannot load ", row->library, ": ", error != NULL ? error : "dlopen failed");
+    state->resolved = -1;
+    return;
+  }
+  void *load = dlsym(handle, row->load), *function = dlsym(handle, row->function), *launch = dlsym(handle, row->launch);
+  if (load == NULL || function == NULL || launch == NULL) {
+    set_status(state, "not used: the library lacks ", load == NULL ? row->load : function == NULL ? row->function : row->launch,
+               NULL, NULL);
+    state->resolved = -1;
+    return; /* the library stays loaded: it may be the driver the runtime uses */
+  }
+  memcpy(&state->load, &load, sizeof load);
+  memcpy(&state->function, &function, sizeof function);
+  memcpy(&state->launch, &launch, sizeof launch);
+  state->resolved = 1;
+  set_status(state, "not loaded yet: the first layout copy on the device loads them", NULL, NULL, NULL);
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static void put_ms(dlmap__writer *w, double ms) {
+  dlmap__put_int(w, (int64_t)ms);
+  dlmap__put_str(w, ".");
+  dlmap__put_int(w, (int64_t)(ms * 10) % 10);
+  dlmap__put_str(w, " ms");
+}
+
+/* A failed entry point of the module API or compiler: "cuModuleLoadData failed (error 222)". */
+static void put_failure(dlmap__writer *w, const char *symbol, int status) {
+  dlmap__put_str(w, symbol);
+  dlmap__put_str(w, " failed (error ");
+  dlmap__put_int(w, status);
+  dlmap__put_str(w, ")");
+}
+
+/* Builds the kernel source with the platform's runtime compiler for the current device; the image (malloc'ed) or
+ * NULL with the reason written to w. */
+static char *compile_source(const compiler_row *row, dlmap__writer *w) {
+  void *handle = NULL;
+  const char *first_error = NULL, *library = NULL;
+  for (const char *const *name = row->libraries; *name != NULL && handle == NULL; name++) {
+    handle = dlopen(*name, RTLD_NOW | RTLD_LOCAL);
+    library = *name;
+    if (handle == NULL && first_error == NULL) first_error = dlerror();
+  }
+  if (handle == NULL) {
+    dlmap__put_str(w, "no runtime compiler: ");
+    dlmap__put_str(w, first_error != NULL ? first_error : "no library to try");
+    return NULL;
+  }
+  void *address[CC_OPS];
+  for (int op = 0; op < CC_OPS; op++) {
+    address[op] = dlsym(handle, row->symbols[op]);
+    if (address[op] == NULL) {
+      dlmap__put_str(w, library);
+      dlmap__put_str(w, " lacks ");
+      dlmap__put_str(w, row->symbols[op]);
+      return NULL; /* kept loaded: closing a library that may have run is not safe */
+    }
+  }
+  create_fn create;
+  compile_fn compile;
+  size_fn code_size, log_size;
+  text_fn code, log;
+  destroy_fn destroy;
+  memcpy(&create, &address[CC_CREATE], sizeof create);
+  memcpy(&compile, &address[CC_COMPILE], sizeof compile);
+  memcpy(&code_size, &address[CC_CODE_SIZE], sizeof code_size);
+  memcpy(&code, &address[CC_CODE], sizeof code);
+  memcpy(&destroy, &address[CC_DESTROY], sizeof destroy);
+  memcpy(&log_size, &address[CC_LOG_SIZE], sizeof log_size);
+  memcpy(&log, &address[CC_LOG], sizeof log);
+
+  const char *header_texts[] = {(const char *)kKernelHeader};
+  const char *header_names[] = {kKernelHeaderName};
+  void *program = NULL;
+  int status = create(&program, (const char *)kKernelSource, "strided_copy.cu", 1, header_texts, header_names);
+  if (status != 0) {
+    put_failure(w, row->symbols[CC_CREATE], status);
+    return NULL;
+  }
+  char *image = NULL;
+  status = compile(program, 0, NULL);
+  size_t bytes = 0;
+  if (status != 0) {
+    put_failure(w, row->symbols[CC_COMPILE], status);
+    /* The compiler's first words on why. */
+    if (log_size(program, &bytes) == 0 && bytes > 1) {
+      char *text = (char *)malloc(bytes);
+      if (text != NULL && log(program, text) == 0) {
+        text[bytes - 1] = '\0';
+        dlmap__put_str(w, ": ");
+        dlmap__put_str(w, text);
+      }
+      free(text);
+    }
+  } else if ((status = code_size(program, &bytes)) != 0 || bytes == 0) {
+    put_failure(w, row->symbols[CC_CODE_SIZE], status);
+  } else if ((image = (char *)malloc(bytes)) == NULL) {
+    dlmap__put_str(w, "out of memory for the compiled kernels");
+  } else if ((status = code(program, image)) != 0) {
+    put_failure(w, row->symbols[CC_CODE], status);
+    free(image);
+    image = NULL;
+  }
+  destroy(&program);
+  if (image != NULL) {
+    dlmap__put_str(w, "built by ");
+    dlmap__put_str(w, library);
+    dlmap__put_str(w, " and ");
+  }
+  return image;
+}
+
+/* Loads the kernels into the current context (under g_kernel_lock): the PTX first where the spec says it applies, else
+ * (or when the module API refuses it) the compiler's build. Records the outcome in the state's status. */
+static kernel_image *load_image(kernel_state *state, dlmap_platform platform, const kernels_row *row, void *key) {
+  if (state->image_count == KERNEL_MAX_IMAGES) return NULL; /* beyond, copies take the memcpy path */
+  kernel_image *image = &state->images[state->image_count++];
+  memset(image, 0, sizeof *image);
+  image->key = key;
+  const double start = now_ms();
+  char text[sizeof state->status];
+  dlmap__writer w;
+  dlmap__writer_init(&w, text, sizeof text);
+  void *module = NULL;
+  int status = -1;
+  if (row->ptx) {
+    status = state->load(&module, kKernelPtx);
+    if (status == 0) {
+      dlmap__put_str(&w, "the committed PTX through ");
+    } else {
+      dlmap__put_str(&w, "the PTX was refused: ");
+      put_failure(&w, row->load, status);
+      dlmap__put_str(&w, "; ");
+    }
+  }
+  const compiler_row *compiler = compiler_of(platform);
+  if (status != 0 && compiler != NULL) {
+    char *built = compile_source(compiler, &w);
+    if (built != NULL) {
+      status = state->load(&module, built);
+      free(built);
+      if (status != 0) put_failure(&w, row->load, status);
+    }
+  }
+  if (status == 0) {
+    for (int i = 0; i < KERNEL_COUNT && status == 0; i++) {
+      status = state->function(&image->functions[i], module, kKernelNames[i]);
+      if (status != 0) {
+        dlmap__put_str(&w, "; ");
+        put_failure(&w, row->function, status);
+        dlmap__put_str(&w, " for ");
+        dlmap__put_str(&w, kKernelNames[i]);
+      }
+    }
+  }
+  image->usable = status == 0;
+  dlmap__writer_finish(&w);
+  if (image->usable) {
+    dlmap__writer_init(&w, state->status, sizeof state->status);
+    dlmap__put_str(&w, "loaded: ");
+    dlmap__put_str(&w, text);
+    dlmap__put_str(&w, row->load);
+    dlmap__put_str(&w, " in ");
+    put_ms(&w, now_ms() - start);
+    dlmap__put_str(&w, " (the first use in this context)");
+    dlmap__writer_finish(&w);
+  } else {
+    set_status(state, "not used: ", text, "; layout copies take the memcpy path", NULL);
+  }
+  return image;
+}
+
+int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *key, const dlmap__kernel_plan *plan,
+                          void *stream, char *why, size_t cap) {
+  const kernels_row *row = kernels_of(platform);
+  if (row == NULL) {
+    copy_text(why, cap, "the spec names no kernels for this platform");
+    return -1;
+  }
+  kernel_state *state = &g_states[platform];
+  pthread_mutex_lock(&g_kernel_lock);
+  if (state->resolved == 0) resolve_api(state, row, runtime_library);
+  kernel_image *image = NULL;
+  for (int i = 0; i < state->image_count && state->resolved == 1; i++) {
+    if (state->images[i].key == key) image = &state->images[i];
+  }
+  if (image == NULL && state->resolved == 1) image = load_image(state, platform, row, key);
+  void *function = image != NULL && image->usable ? image->functions[kernel_index(plan)] : NULL;
+  if (function == NULL) {
+    copy_text(why, cap, image == NULL && state->resolved == 1 ? "too many contexts hold the kernels" : state->status);
+    pthread_mutex_unlock(&g_kernel_lock);
+    return -1;
+  }
+  launch_fn launch = state->launch;
+  pthread_mutex_unlock(&g_kernel_lock);
+
+  const int64_t count = plan->params.count;
+  unsigned grid, block_x = DLMAP_KERNEL_BLOCK, block_y = 1;
+  if (plan->shape == DLMAP__KERNEL_TRANSPOSE) {
+    const int64_t tiles = (plan->params.shape[0] + DLMAP_KERNEL_TILE - 1) / DLMAP_KERNEL_TILE *
+                          ((plan->params.shape[1] + DLMAP_KERNEL_TILE - 1) / DLMAP_KERNEL_TILE) *
+                          (plan->params.ndim > 2 ? plan->params.shape[2] : 1);
+    grid = (unsigned)(tiles < (1 << 20) ? tiles : (1 << 20));
+    block_x = DLMAP_KERNEL_TILE;
+    block_y = DLMAP_KERNEL_TILE_ROWS;
+  } else {
+    const int64_t blocks = (count + DLMAP_KERNEL_BLOCK - 1) / DLMAP_KERNEL_BLOCK;
+    grid = (unsigned)(blocks < (1 << 20) ? blocks : (1 << 20));
+  }
+  dlmap_copy_params params = plan->params;
+  void *args[] = {&params};
+  const int status = launch(function, grid, 1, 1, block_x, block_y, 1, 0, stream, args, NULL);
+  if (status == 0) return 0;
+  dlmap__writer w;
+  dlmap__writer_init(&w, why, cap);
+  put_failure(&w, row->launch, status);
+  dlmap__put_str(&w, " for ");
+  dlmap__put_str(&w, kKernelNames[kernel_index(plan)]);
+  dlmap__writer_finish(&w);
+  pthread_mutex_lock(&g_kernel_lock);
+  set_status(state, "launch failed: ", why, "; that copy took the memcpy path", NULL);
+  pthread_mutex_unlock(&g_kernel_lock);
+  return -1;
+}
+
+size_t dlmap_platform_kernels(dlmap_platform platform, char *text, size_t cap) {
+  const char *status = "none: the spec names no kernels for this platform";
+  char copy[sizeof g_states[0].status];
+  if ((unsigned)platform < (unsigned)DLMAP_PLATFORM_COUNT && kernels_of(platform) != NULL) {
+    pthread_mutex_lock(&g_kernel_lock);
+    memcpy(copy, g_states[platform].status, sizeof copy);
+    pthread_mutex_unlock(&g_kernel_lock);
+    status = copy[0] != '\0' ? copy : "not loaded yet: the first layout copy on the device loads them";
+  }
+  return copy_text(text, cap, status);
+}

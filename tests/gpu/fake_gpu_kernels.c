@@ -1,0 +1,286 @@
+/* dlmap GPU tests — the fake's module API and runtime compiler (part of libdlmap_fake_gpu.so): loads the committed PTX
+ * (checking that it defines each kernel asked for) or the fake compiler's build of the kernel source, and runs a
+ * launched strided-copy kernel on the host, in stream order, after checking what a GPU would fault on: the block shape
+ * the kernel was built for, a stream the runtime knows, and source and destination inside device or managed memory. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/backends/kernels/strided_copy_params.h"
+#include "tests/gpu/fake_gpu_runtime.h"
+
+#define FAKE_UNSUPPORTED_PTX_VERSION 222 /* CUDA_ERROR_UNSUPPORTED_PTX_VERSION */
+#define FAKE_NOT_FOUND 500               /* CUDA_ERROR_NOT_FOUND */
+#define FAKE_BUILT_MAGIC "FAKE-BUILT\n"
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static fake_gpu_kernel_stats g_stats;
+static int g_refuse_ptx, g_refuse_launches;
+static char g_fail_op[16];
+static int g_fail_code;
+
+typedef struct fake_module {
+  const char *text; /* the PTX, or the compiler's build (the kernel source after the magic) */
+  int built;
+} fake_module;
+
+typedef struct fake_function {
+  char name[32];
+  int transpose;
+  size_t unit;
+} fake_function;
+
+static int injected(const char *op) {
+  pthread_mutex_lock(&g_lock);
+  int code = 0;
+  if (g_fail_op[0] != '\0' && strcmp(g_fail_op, op) == 0) {
+    g_fail_op[0] = '\0';
+    code = g_fail_code;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return code;
+}
+
+void fake_gpu_kernels_reset(void) {
+  pthread_mutex_lock(&g_lock);
+  memset(&g_stats, 0, sizeof g_stats);
+  g_stats.last_device = -1;
+  g_refuse_ptx = g_refuse_launches = 0;
+  g_fail_op[0] = '\0';
+  pthread_mutex_unlock(&g_lock);
+}
+
+const fake_gpu_kernel_stats *fake_gpu_kernel_get_stats(void) { return &g_stats; }
+void fake_gpu_kernels_refuse_ptx(int on) { g_refuse_ptx = on; }
+void fake_gpu_kernels_refuse_launches(int on) { g_refuse_launches = on; }
+
+void fake_gpu_kernels_fail_next(const char *op, int code) {
+  pthread_mutex_lock(&g_lock);
+  strncpy(g_fail_op, op, sizeof g_fail_op - 1);
+  g_fail_code = code;
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* ---- the module API (cuModuleLoadData, cuModuleGetFunction, cuLaunchKernel) ------------------------------------- */
+
+int fakeModuleLoadData(void **module, const void *image) {
+  const char *text = (const char *)image;
+  const int built = strncmp(text, FAKE_BUILT_MAGIC, strlen(FAKE_BUILT_MAGIC)) == 0;
+  const int ptx = strncmp(text, "//", 2) == 0 && strstr(text, ".visible .entry dlmap_") != NULL;
+  pthread_mutex_lock(&g_lock);
+  if (built) g_stats.built_loads++;
+  if (ptx) g_stats.ptx_loads++;
+  pthread_mutex_unlock(&g_lock);
+  const int code = injected("load");
+  if (code != 0) return code;
+  if (!built && !ptx) return FAKE_INVALID_VALUE; /* not an image */
+  if (ptx && g_refuse_ptx) return FAKE_UNSUPPORTED_PTX_VERSION;
+  fake_module *m = (fake_module *)malloc(sizeof *m);
+  if (m == NULL) return FAKE_OUT_OF_MEMORY;
+  m->built = built;
+  m->text = built ? strdup(text) : text; /* the PTX is the library's static image; a build is freed after loading */
+  *module = m;
+  return 0;
+}
+
+/* Whether the module defines the kernel: the PTX's entry, or (a build) the source's DLMAP_KERNELS(uN, …) line of
+ * that unit, which defines all three shapes of it. */
+static int defines(const fake_module *m, const char *name) {
+  char needle[64];
+  if (!m->built) {
+    strcpy(needle, ".visible .entry ");
+    strncat(needle, name, 40);
+    strcat(needle, "(");
+    return strstr(m->text, needle) != NULL;
+  }
+  const char *unit = strrchr(name, '_');
+  if (unit == NULL) return 0;
+  strcpy(needle, "DLMAP_KERNELS(");
+  strncat(needle, unit + 1, 8);
+  strcat(needle, ",");
+  return strstr(m->text, needle) != NULL;
+}
+
+int fakeModuleGetFunction(void **function, void *module, const char *name) {
+  pthread_mutex_lock(&g_lock);
+  g_stats.functions++;
+  pthread_mutex_unlock(&g_lock);
+  const int code = injected("function");
+  if (code != 0) return code;
+  if (module == NULL || name == NULL || strlen(name) >= sizeof(((fake_function *)0)->name)) return FAKE_INVALID_VALUE;
+  if (!defines((const fake_module *)module, name)) return FAKE_NOT_FOUND;
+  const char *unit = strrchr(name, 'u');
+  fake_function *f = (fake_function *)calloc(1, sizeof *f);
+  if (f == NULL) return FAKE_OUT_OF_MEMORY;
+  strcpy(f->name, name);
+  f->transpose = strncmp(name, "dlmap_transpose_", 16) == 0;
+  f->unit = (size_t)strtoul(unit + 1, NULL, 10);
+  *function = f;
+  return 0;
+}
+
+typedef struct job {
+  dlmap_copy_params p;
+  size_t unit;
+} job;
+
+/* The kernel's work, as strided_copy_params.h defines it: destination unit i from the source unit at the sum of i's
+ * mixed-radix digits times the strides (the transposing kernels compute the same map). */
+static void run_copy(void *arg) {
+  job *j;
+  memcpy(&j, arg, sizeof j);
+  const char *src = (const char *)j->p.src;
+  char *dst = (char *)j->p.dst;
+  for (long long i = 0; i < j->p.count; i++) {
+    long long rest = i, offset = 0;
+    for (long long d = 0; d < j->p.ndim; d++) {
+      offset += rest % j->p.shape[d] * j->p.stride[d];
+      rest /= j->p.shape[d];
+    }
+    memcpy(dst + i * (long long)j->unit, src + offset * (long long)j->unit, j->unit);
+  }
+  free(j);
+}
+
+/* Device or managed memory of the current device (managed: any), [p, p + n) inside one allocation. */
+static int reachable(const void *p, size_t n) {
+  int device;
+  const int type = fake_gpu_memory_type(p, n, &device);
+  return type == FAKE_MANAGED || (type == FAKE_DEVICE && device == fake_gpu_current_device());
+}
+
+int fakeLaunchKernel(void *function, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
+                     unsigned block_y, unsigned block_z, unsigned shared_bytes, void *stream, void **params,
+                     void **extra) {
+  const int code = injected("launch");
+  if (code != 0) return code;
+  if (g_refuse_launches) return FAKE_INVALID_VALUE;
+  const fake_function *f = (const fake_function *)function;
+  if (f == NULL || params == NULL || params[0] == NULL || extra != NULL || shared_bytes != 0) return FAKE_INVALID_VALUE;
+  const unsigned want_x = f->transpose ? DLMAP_KERNEL_TILE : DLMAP_KERNEL_BLOCK;
+  const unsigned want_y = f->transpose ? DLMAP_KERNEL_TILE_ROWS : 1;
+  if (block_x != want_x || block_y != want_y || block_z != 1 || grid_x == 0 || grid_y != 1 || grid_z != 1) {
+    return FAKE_INVALID_VALUE; /* the kernels are built for these shapes */
+  }
+  const dlmap_copy_params *p = (const dlmap_copy_params *)params[0];
+  if (p->ndim < 1 || p->ndim > DLMAP_KERNEL_MAX_DIMS || (f->transpose && p->ndim > 3)) return FAKE_INVALID_VALUE;
+  long long count = 1, lo = 0, hi = 0;
+  for (long long d = 0; d < p->ndim; d++) {
+    if (p->shape[d] < 1) return FAKE_INVALID_VALUE;
+    count *= p->shape[d];
+    const long long reach = (p->shape[d] - 1) * p->stride[d];
+    if (reach < 0) lo += reach;
+    else hi += reach;
+  }
+  if (count != p->count) return FAKE_INVALID_VALUE;
+  /* A GPU faults on memory it cannot reach: checked here, before anything runs. */
+  if (((uintptr_t)p->src | (uintptr_t)p->dst) % f->unit != 0 ||
+      !reachable((const char *)p->src + lo * (long long)f->unit, (size_t)(hi - lo + 1) * f->unit) ||
+      !reachable(p->dst, (size_t)count * f->unit)) {
+    return FAKE_ILLEGAL_ADDRESS;
+  }
+  job *j = (job *)malloc(sizeof *j);
+  if (j == NULL) return FAKE_OUT_OF_MEMORY;
+  j->p = *p;
+  j->unit = f->unit;
+  const int rc = fake_gpu_launch(stream, run_copy, &j, sizeof j);
+  if (rc != 0) {
+    free(j);
+    return rc;
+  }
+  pthread_mutex_lock(&g_lock);
+  g_stats.launches++;
+  strcpy(g_stats.last_kernel, f->name);
+  g_stats.last_stream = stream;
+  g_stats.last_device = fake_gpu_current_device();
+  g_stats.grid = grid_x;
+  g_stats.block_x = block_x;
+  g_stats.block_y = block_y;
+  pthread_mutex_unlock(&g_lock);
+  return 0;
+}
+
+/* ---- the runtime compiler (NVRTC's, HIPRTC's entry points): its "build" is the source after a magic line ------------------------- */
+
+typedef struct fake_program {
+  char *source;
+  int header_given; /* the source's one include was supplied by name */
+  char *built;
+  const char *log;
+} fake_program;
+
+int fakertcCreateProgram(void **program, const char *source, const char *name, int headers,
+                         const char *const *header_texts, const char *const *header_names) {
+  (void)name;
+  if (program == NULL || source == NULL) return FAKE_INVALID_VALUE;
+  fake_program *p = (fake_program *)calloc(1, sizeof *p);
+  if (p == NULL) return FAKE_OUT_OF_MEMORY;
+  p->source = strdup(source);
+  for (int i = 0; i < headers; i++) {
+    p->header_given |= strcmp(header_names[i], "strided_copy_params.h") == 0 &&
+                       strstr(header_texts[i], "typedef struct dlmap_copy_params") != NULL;
+  }
+  *program = p;
+  return 0;
+}
+
+int fakertcCompileProgram(void *program, int options, const char *const *option_texts) {
+  (void)options;
+  (void)option_texts;
+  fake_program *p = (fake_program *)program;
+  pthread_mutex_lock(&g_lock);
+  g_stats.compiles++;
+  pthread_mutex_unlock(&g_lock);
+  const int code = injected("compile");
+  if (code != 0) {
+    p->log = "strided_copy.cu(1): error: the fake compiler was told to fail";
+    return code;
+  }
+  if (!p->header_given || strstr(p->source, "#include \"strided_copy_params.h\"") == NULL) {
+    p->log = "strided_copy.cu: catastrophic error: cannot open source file \"strided_copy_params.h\"";
+    return 6; /* NVRTC_ERROR_COMPILATION */
+  }
+  p->built = (char *)malloc(strlen(FAKE_BUILT_MAGIC) + strlen(p->source) + 1);
+  if (p->built == NULL) return FAKE_OUT_OF_MEMORY;
+  strcpy(p->built, FAKE_BUILT_MAGIC);
+  strcat(p->built, p->source);
+  return 0;
+}
+
+int fakertcGetCodeSize(void *program, size_t *bytes) {
+  const fake_program *p = (const fake_program *)program;
+  if (p->built == NULL) return FAKE_INVALID_VALUE;
+  *bytes = strlen(p->built) + 1;
+  return 0;
+}
+
+int fakertcGetCode(void *program, char *image) {
+  const fake_program *p = (const fake_program *)program;
+  if (p->built == NULL) return FAKE_INVALID_VALUE;
+  strcpy(image, p->built);
+  return 0;
+}
+
+int fakertcDestroyProgram(void **program) {
+  fake_program *p = (fake_program *)*program;
+  free(p->source);
+  free(p->built);
+  free(p);
+  *program = NULL;
+  return 0;
+}
+
+int fakertcGetProgramLogSize(void *program, size_t *bytes) {
+  const fake_program *p = (const fake_program *)program;
+  *bytes = p->log != NULL ? strlen(p->log) + 1 : 1;
+  return 0;
+}
+
+int fakertcGetProgramLog(void *program, char *text) {
+  const fake_program *p = (const fake_program *)program;
+  strcpy(text, p->log != NULL ? p->log : "");
+  return 0;
+}
