@@ -70,6 +70,14 @@ int cli_devices(int argc, char **argv) {
                status[p].reason);
     }
     printf("  %-8s %-12s %s\n", platform->name, backend_name(platform->backend), state);
+    /* Where it serves, the platform's strided-copy kernels (if the spec gives it any), loaded now on device 0: how and
+     * how fast (the first-use cost), or why layout copies take the memcpy path. */
+    char kernels[400];
+    dlmap_platform_kernels((dlmap_platform)p, kernels, sizeof kernels);
+    if (!status[p].available || strncmp(kernels, "none:", 5) == 0) continue;
+    dlmap_platform_kernels_load((dlmap_platform)p, 0);
+    dlmap_platform_kernels((dlmap_platform)p, kernels, sizeof kernels);
+    printf("  %-8s %-12s kernels %s\n", "", "", kernels);
   }
   printf("\nProfile %s\n\n", profile->name);
   cli_wrap(stdout, "  ", profile->doc);

@@ -305,6 +305,13 @@ void dlmap_platform_probe(dlmap_platform platform, dlmap_platform_status *out);
  * bytes (NUL-terminated) and returns the length written. Loads nothing. */
 size_t dlmap_platform_kernels(dlmap_platform platform, char *text, size_t cap);
 
+/* Loads the platform's strided-copy kernels on device_id now, as its first layout copy would (the PTX load and JIT, or
+ * the runtime compiler's build): for tools that report the first-use cost and state (`dlmap devices`). True when they
+ * are usable; dlmap_platform_kernels then says how they loaded and how long it took, or why not. False without
+ * effect when the platform is not available or the device id is out of range. The calling thread's device and
+ * context are left as they were. */
+bool dlmap_platform_kernels_load(dlmap_platform platform, int32_t device_id);
+
 /* Loads, as dlmap_platform_probe would, the runtime of each GPU platform whose library (one of the spec's names for it)
  * the process has already loaded, such as a framework's libcudart, so that imports check device claims against it
  * (issue 48: they ask only runtimes dlmap has loaded). Platforms whose runtime dlmap has loaded are skipped; each other

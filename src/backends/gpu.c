@@ -760,23 +760,47 @@ static bool kernel_reachable(const dlmap__gpu_end *end, int32_t device) {
   return end->kind == DLMAP_MEMORY_MANAGED || (end->kind == DLMAP_MEMORY_DEVICE && end->device == device);
 }
 
+/* What identifies the current device's kernel images: the driver's current context where the spec names the context
+ * entry points, else the device. False when there is none (no context for the module API to load into). */
+static bool kernel_key(const dlmap__gpu *gpu, void **key) {
+  *key = NULL;
+  if (gpu->context_get != NULL) return gpu->context_get(key) == 0 && *key != NULL;
+  int device;
+  if (gpu->call.get_device(&device) != 0) {
+    gpu->call.get_last_error();
+    return false;
+  }
+  *key = (void *)(intptr_t)(device + 1);
+  return true;
+}
+
 /* Launches a planned copy on the current device; false (nothing enqueued) when no kernel can run: the platform's
  * kernel status then says why. */
 static bool launch_kernel(const dlmap__gpu *gpu, const dlmap__kernel_plan *plan, void *stream) {
-  /* The kernels' images are per context (the driver's current one), else per device. */
-  void *key = NULL;
-  if (gpu->context_get != NULL) {
-    if (gpu->context_get(&key) != 0 || key == NULL) return false; /* no context for the module API to load into */
-  } else {
-    int device;
-    if (gpu->call.get_device(&device) != 0) {
-      gpu->call.get_last_error();
-      return false;
-    }
-    key = (void *)(intptr_t)(device + 1);
-  }
+  void *key;
   char why[200];
-  return dlmap__kernels_launch(gpu->platform, gpu->library, key, plan, stream, why, sizeof why) == 0;
+  return kernel_key(gpu, &key) && dlmap__kernels_launch(gpu->platform, gpu->library, key, plan, stream, why,
+                                                        sizeof why) == 0;
+}
+
+bool dlmap_platform_kernels_load(dlmap_platform platform, int32_t device_id) {
+  dlmap_platform_status status;
+  dlmap_platform_probe(platform, &status);
+  const dlmap__gpu *gpu = status.available ? dlmap__gpu_loaded(platform) : NULL;
+  device_scope scope;
+  if (gpu == NULL || device_id < 0 || device_id >= gpu->devices || enter_device(gpu, device_id, &scope, NULL) != DLMAP_OK) {
+    return false;
+  }
+  /* A thread that never used the device has no context yet: its primary one, as the runtime would make current
+   * (leave_device gives the thread none back). */
+  void *key, *primary = NULL;
+  if (!kernel_key(gpu, &key) && gpu->context_retain_primary != NULL &&
+      gpu->context_retain_primary(&primary, device_id) == 0) {
+    gpu->context_set(primary);
+  }
+  const bool usable = kernel_key(gpu, &key) && dlmap__kernels_prepare(platform, gpu->library, key);
+  leave_device(gpu, &scope);
+  return usable;
 }
 
 /* The copy through the strided-copy kernels, where both ends are memory of the current device (one launch), or the

@@ -368,6 +368,28 @@ static kernel_image *load_image(kernel_state *state, dlmap_platform platform, co
   return image;
 }
 
+/* The kernel image of `key` (under g_kernel_lock), loaded now if it was not: NULL when the module API is unusable or
+ * the table of images is full. */
+static kernel_image *image_for(kernel_state *state, dlmap_platform platform, const kernels_row *row,
+                               void *runtime_library, void *key) {
+  if (state->resolved == 0) resolve_api(state, row, runtime_library);
+  if (state->resolved != 1) return NULL;
+  for (int i = 0; i < state->image_count; i++) {
+    if (state->images[i].key == key) return &state->images[i];
+  }
+  return load_image(state, platform, row, key);
+}
+
+bool dlmap__kernels_prepare(dlmap_platform platform, void *runtime_library, void *key) {
+  const kernels_row *row = kernels_of(platform);
+  if (row == NULL) return false;
+  pthread_mutex_lock(&g_kernel_lock);
+  const kernel_image *image = image_for(&g_states[platform], platform, row, runtime_library, key);
+  const bool usable = image != NULL && image->usable;
+  pthread_mutex_unlock(&g_kernel_lock);
+  return usable;
+}
+
 int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *key, const dlmap__kernel_plan *plan,
                           void *stream, char *why, size_t cap) {
   const kernels_row *row = kernels_of(platform);
@@ -377,12 +399,7 @@ int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *
   }
   kernel_state *state = &g_states[platform];
   pthread_mutex_lock(&g_kernel_lock);
-  if (state->resolved == 0) resolve_api(state, row, runtime_library);
-  kernel_image *image = NULL;
-  for (int i = 0; i < state->image_count && state->resolved == 1; i++) {
-    if (state->images[i].key == key) image = &state->images[i];
-  }
-  if (image == NULL && state->resolved == 1) image = load_image(state, platform, row, key);
+  const kernel_image *image = image_for(state, platform, row, runtime_library, key);
   void *function = image != NULL && image->usable ? image->functions[kernel_index(plan)] : NULL;
   if (function == NULL) {
     copy_text(why, cap, image == NULL && state->resolved == 1 ? "too many contexts hold the kernels" : state->status);

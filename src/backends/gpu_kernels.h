@@ -39,4 +39,7 @@ const char *dlmap__kernel_name(const dlmap__kernel_plan *plan);
 int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *key, const dlmap__kernel_plan *plan,
                           void *stream, char *why, size_t cap);
 
+/* Loads the kernels for `key` as the first launch would, launching nothing; true when they are usable. */
+bool dlmap__kernels_prepare(dlmap_platform platform, void *runtime_library, void *key);
+
 #endif /* DLMAP_SRC_BACKENDS_GPU_KERNELS_H_ */

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -264,6 +265,17 @@ class KernelLoading : public Kernels {
   void TearDown() override { fakeCtxSetCurrent(nullptr); }
   void *context_ = nullptr;
 };
+
+TEST_F(Kernels, ToolsLoadThemAheadOfTheFirstCopy) {
+  std::thread([] {  // a thread without a context: it gets none back
+    EXPECT_TRUE(dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, 1));
+    EXPECT_EQ(fake_gpu_has_context(), 0);
+  }).join();
+  EXPECT_EQ(KernelStatus().rfind("loaded: ", 0), 0u) << KernelStatus();
+  EXPECT_NE(KernelStatus().find(" ms (the first use in this context)"), std::string::npos) << KernelStatus();
+  EXPECT_FALSE(dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, 2)) << "the fake has two devices";
+  EXPECT_FALSE(dlmap_platform_kernels_load(DLMAP_PLATFORM_CPU, 0));
+}
 
 #endif  // !KERNELS_MISSING
 
