@@ -322,6 +322,9 @@ if [ -n "$CUDA_ROOT" ]; then
     printf '%q ' "$CC" "${CFLAGS[@]}" "${INCLUDES[@]}" -I"$CUDA_ROOT/include" -c gpu/check_main.c \
       -o "$BUILD/obj/check/check_main.o"
     echo
+    printf '%q ' "$CC" "${CFLAGS[@]}" "${INCLUDES[@]}" -I"$CUDA_ROOT/include" -c gpu/check_layout_bench.c \
+      -o "$BUILD/obj/check/check_layout_bench.o"
+    echo
     printf '%q ' "$NVCC" -O2 -std=c++17 -Xcompiler -fPIC -gencode "$gencode" -c gpu/check_kernels.cu \
       -o "$BUILD/obj/check/check_kernels.o"
     echo
@@ -423,6 +426,13 @@ if [ -n "$PY_MODULE" ]; then
   run_step "Python real-client checks" "$PY_END" "$PY_PASS" "$PY_FAIL" "$PY_NOTHING_CHECKED" \
     "${with_module[@]}" "$PYTHON" -X faulthandler python/gpu_check.py
   PY_VERDICT=$RESULT PY_WHY=$RESULT_WHY
+  # dlmap's layout copies next to PyTorch's (bench/gpu_layout_bench.py, issue 47): figures for BENCHMARKS.md, no verdict.
+  if grep -qw torch <<<"$PY_FRAMEWORKS"; then
+    limited "$PY_END" "${with_module[@]}" "$PYTHON" bench/gpu_layout_bench.py ||
+      line INFO "layout copies vs PyTorch: ended without its table (exit $?)"
+  else
+    line SKIP "layout copies vs PyTorch: $PYTHON has no PyTorch"
+  fi
   # The JAX differential (python/differential/jax_rows.py): JAX and the jax-profile module on the same inputs, one row
   # per case (SAME, DIFF with both outcomes, OPEN: a listed known difference, N/A: an input that cannot be made here).
   JAX_VERDICT=SKIP

@@ -2,7 +2,8 @@
  * the CUDA runtime itself. Round trips and every copy direction over many layouts, verified byte for byte with
  * plain cudaMemcpy; the stream protocol under a slow producer kernel (gpu/check_ordering.c), with a control run that
  * proves the check catches a missing wait; a thread without a CUDA context keeps none; pinned and managed memory
- * without copies; copy bandwidth next to cudaMemcpy; the per-call cost of export and import on device tensors.
+ * without copies; copy bandwidth next to cudaMemcpy; the per-call cost of export and import on device tensors; the
+ * strided-copy kernels: their first use, the copies through them, their speed (gpu/check_layout_bench.c).
  * Output: one line per check, "PASS  name: detail", "FAIL  name: detail" or "SKIP  name: reason", and "INFO" lines
  * for figures. Exit status: 0 all passed, 1 a check failed, 2 no usable CUDA device. */
 #define _POSIX_C_SOURCE 200809L
@@ -18,6 +19,7 @@
 #include <time.h>
 
 #include "dlmap/dlmap.h"
+#include "gpu/check_layout_bench.h"
 #include "gpu/check_ordering.h"
 
 /* gpu/check_kernels.cu */
@@ -701,6 +703,26 @@ static void check_exchange_cost(void) {
   CUDA(cudaFree(data));
 }
 
+/* ---- the strided-copy kernels -------------------------------------------------------------------------- */
+
+/* Their first use on device 0 (the PTX load and the driver's JIT), timed on its own: layout copies need them. */
+static void check_kernels_load(void) {
+  const double start = now();
+  const bool loaded = dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, 0);
+  const double ms = (now() - start) * 1e3;
+  char status[400];
+  dlmap_platform_kernels(DLMAP_PLATFORM_CUDA, status, sizeof status);
+  verdict(loaded, "strided-copy kernels load on device 0: %s", status);
+  say("INFO", "strided-copy kernels, first use: %.1f ms (target: under 50 ms; %s)", ms, ms < 50 ? "met" : "NOT met");
+}
+
+/* After the copy checks: every layout copy on the device ran through the kernels (no launch fell back). */
+static void check_kernels_used(void) {
+  char status[400];
+  dlmap_platform_kernels(DLMAP_PLATFORM_CUDA, status, sizeof status);
+  verdict(strncmp(status, "loaded: ", 8) == 0, "strided-copy kernels served every layout copy: %s", status);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   dlmap_platform_status status;
@@ -718,10 +740,14 @@ int main(void) {
       status.device_count, prop.name, prop.major, prop.minor, runtime, driver);
   const double start = now();
   check_thread_context(status.device_count); /* new threads: nothing of the main thread's state carries over */
+  check_kernels_load();
   check_copies(status.device_count);
+  check_kernels_used();
   check_stream_ordering();
   check_zero_copy();
   check_bandwidth();
+  const int bench_failures = check_layout_bench();
+  verdict(bench_failures == 0, "layout-copy benchmark: %d exchanges failed", bench_failures);
   check_exchange_cost();
   say(g_failures == 0 ? "PASS" : "FAIL", "C device checks: %d checks, %d failed (%.1f s)", g_checks, g_failures,
       now() - start);
