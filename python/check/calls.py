@@ -198,22 +198,23 @@ def made_stream(expression):
     return _STREAMS[expression]
 
 
+NO_RUNTIME = "no GPU runtime with a device is loaded in the producer's process, so nothing says where its memory is"
+
+
 def claim(x, platforms):
     """x imported through dlmap, whose import checks a tensor's device claim against the memory wherever a platform's
     runtime is loaded (src/device_claim.c): {"imported": [type, id]}, {"error": raised} (a device_claim_* error is the
     row's failure), or {"skipped": why} where no runtime of `platforms` ({platform: spec runtime entry}) is loaded in
     this process, or none that is has a device, so that nothing can say where the memory is."""
     found = runtimes.loaded_platforms(platforms)
+    if found:
+        import dlmap  # the checker's own package: its import adopts the runtimes the process loaded
+        # platform_status loads nothing new (the process's copy is tried first) and says whether it has a device
+        found = [p for p in found if dlmap.platform_status(p)["available"]]
     if not found:
-        return {"skipped": "no GPU runtime is loaded in the producer's process, so nothing says where its memory is"}
-    import dlmap  # the checker's own package: its import adopts the runtimes the process loaded
-    reasons = []
-    for platform in found:
-        status = dlmap.platform_status(platform)  # loads nothing new: the process's copy is tried first
-        if not status["available"]:
-            reasons.append("%s: %s" % (platform, status["reason"]))
-    if len(reasons) == len(found):
-        return {"skipped": "a runtime is loaded but dlmap cannot start it (%s)" % "; ".join(reasons)}
+        # One text whether no runtime is loaded or a loaded one has no device (a runtime without a driver): the
+        # committed tables of host producers then read the same on machines with and without a runtime installed.
+        return {"skipped": NO_RUNTIME}
     try:
         imported = dlmap.from_dlpack(x)
     except BaseException as error:  # every exception is a result to judge

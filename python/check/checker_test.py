@@ -225,8 +225,8 @@ class ProducerCheckTest(unittest.TestCase):
         report = check("valid_case()")  # a host producer: no stream the check makes loads a runtime in its process
         claim = row(report, SENT)
         self.assertEqual((claim.id, claim.skipped), ("D2", True))
-        self.assertEqual(claim.got, "skipped: no GPU runtime is loaded in the producer's process, so nothing says "
-                                    "where its memory is")
+        self.assertEqual(claim.got, "skipped: no GPU runtime with a device is loaded in the producer's process, so "
+                                    "nothing says where its memory is")
         self.assertIn("; 1 skipped.", report.markdown())
         self.assertNotIn("D2", [i for ids in broken(report).values() for i in ids])
 
