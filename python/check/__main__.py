@@ -20,10 +20,13 @@ commands:
                     --timeout; each capsule is judged (name, struct and version, flags, strides, dtype, device,
                     copies, read-only, error kinds, the deleter running exactly once). A call that hangs or crashes
                     is a row ("hung (over 60 s)", "crashed (SIGSEGV)") and the check goes on in a fresh child.
+                    Where a GPU runtime is loaded in its process, row D2 imports it through dlmap there, whose import
+                    refuses a device claim the memory contradicts (else D2 is skipped, with the reason).
   consumer TARGET   TARGET is module:expression naming a from_dlpack-like function ('numpy:from_dlpack',
                     'torch:from_dlpack'). It is fed crafted producers (unknown versions, dtypes, flags and device
-                    types, NULL strides, huge extents, a lying __dlpack_device__, a consumed capsule, ...), each in a
-                    child interpreter; each row is a clean error, accepted or crashed, with the deleter count.
+                    types, NULL strides, huge extents, a lying __dlpack_device__, a consumed capsule, tensors that
+                    lie about device memory where a device exists, ...), each in a child interpreter; each row is a
+                    clean error, accepted, crashed or skipped (with the reason), with the deleter count.
   tables DIR        write (--check: compare) the tables of dlmap's docs/conformance/ for the peers importable here.
 
 options of producer and consumer:

@@ -1,9 +1,11 @@
 # dlmap conformance checker — runs in a child interpreter for the producer check (producer.py): makes the producer
 # from its module:expression, then answers the parent's commands one at a time — the read-only state, the device
-# report, one __dlpack__ call each — with one JSON line per command on a dedicated pipe, in plain values the parent
-# judges. A hang or crash stops only this process; the parent attributes it to the command it was waiting for and
-# starts a fresh child for the rest. Nothing the producer prints (stdout, stderr) is read as an answer.
-# usage: calls.py COMMAND_FD ANSWER_FD CONFIG_JSON     (CONFIG: target, names {struct: [capsule, consumed]}, readable)
+# report, one __dlpack__ call each, the device claim as dlmap's import judges it — with one JSON line per command on a
+# dedicated pipe, in plain values the parent judges. A hang or crash stops only this process; the parent attributes
+# it to the command it was waiting for and starts a fresh child for the rest. Nothing the producer prints (stdout,
+# stderr) is read as an answer.
+# usage: calls.py COMMAND_FD ANSWER_FD CONFIG_JSON
+#        (CONFIG: target, names {struct: [capsule, consumed]}, readable, runtimes {platform: spec runtime entry})
 import ctypes
 import gc
 import importlib
@@ -13,11 +15,11 @@ import os
 import sys
 
 
-def _load_dlpack():
-    """dlpack.py beside this script, under a private name, with this directory off sys.path afterwards, so that the
+def _load_sibling(name):
+    """name.py beside this script, under a private name, with this directory off sys.path afterwards, so that the
     producer's own imports never find the checker's modules (rules, report, tables, …) in place of theirs."""
     here = os.path.dirname(os.path.abspath(__file__))
-    spec = importlib.util.spec_from_file_location("_dlmap_check_dlpack", os.path.join(here, "dlpack.py"))
+    spec = importlib.util.spec_from_file_location("_dlmap_check_" + name, os.path.join(here, name + ".py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     if sys.path and os.path.abspath(sys.path[0] or ".") == here:
@@ -25,7 +27,8 @@ def _load_dlpack():
     return module
 
 
-dlpack = _load_dlpack()
+dlpack = _load_sibling("dlpack")
+runtimes = _load_sibling("runtimes")
 _KEEP = []  # counting deleters stay alive for the process: a producer may call them late
 
 
@@ -105,6 +108,21 @@ def device(x):
     return {"garbage": _text(reported)}
 
 
+def _raised(error):
+    """An exception as plain values: its class name, the names along its MRO, whether it is a TypeError, its message
+    and its dlmap_id (dlmap's catalogue id, where it has one)."""
+    dlmap_id = None
+    try:
+        dlmap_id = getattr(error, "dlmap_id", None)
+    except Exception:
+        pass
+    mro = [getattr(c, "__name__", "?") for c in type(error).__mro__]
+    error.__traceback__ = None
+    return {"name": _type_name(error), "mro": [n for n in mro if isinstance(n, str)],
+            "type_error": isinstance(error, TypeError), "message": _message(error),
+            "dlmap_id": dlmap_id if isinstance(dlmap_id, str) else None}
+
+
 def export(x, kwargs, consume, names, readable):
     """Calls x.__dlpack__(**kwargs) and reads the result; then consumes it (renamed, deleter called once) or drops it
     unconsumed, counting the deleter's runs until the capsule is gone. The outcome as plain values."""
@@ -112,16 +130,7 @@ def export(x, kwargs, consume, names, readable):
     try:
         capsule = x.__dlpack__(**kwargs)
     except BaseException as error:  # every exception is a result to judge
-        dlmap_id = None
-        try:
-            dlmap_id = getattr(error, "dlmap_id", None)
-        except Exception:
-            pass
-        mro = [getattr(c, "__name__", "?") for c in type(error).__mro__]
-        out["error"] = {"name": _type_name(error), "mro": [n for n in mro if isinstance(n, str)],
-                        "type_error": isinstance(error, TypeError), "message": _message(error),
-                        "dlmap_id": dlmap_id if isinstance(dlmap_id, str) else None}
-        error.__traceback__ = None
+        out["error"] = _raised(error)
         return out
     name = dlpack.capsule_name(capsule)
     out["name"] = name
@@ -189,12 +198,43 @@ def made_stream(expression):
     return _STREAMS[expression]
 
 
+NO_RUNTIME = "no GPU runtime with a device is loaded in the producer's process, so nothing says where its memory is"
+
+
+def claim(x, platforms):
+    """x imported through dlmap, whose import checks a tensor's device claim against the memory wherever a platform's
+    runtime is loaded (src/device_claim.c): {"imported": [type, id]}, {"error": raised} (a device_claim_* error is the
+    row's failure), or {"skipped": why} where no runtime of `platforms` ({platform: spec runtime entry}) is loaded in
+    this process, or none that is has a device, so that nothing can say where the memory is."""
+    found = runtimes.loaded_platforms(platforms)
+    if found:
+        import dlmap  # the checker's own package: its import adopts the runtimes the process loaded
+        # platform_status loads nothing new (the process's copy is tried first) and says whether it has a device
+        found = [p for p in found if dlmap.platform_status(p)["available"]]
+    if not found:
+        # One text whether no runtime is loaded or a loaded one has no device (a runtime without a driver): the
+        # committed tables of host producers then read the same on machines with and without a runtime installed.
+        return {"skipped": NO_RUNTIME}
+    try:
+        imported = dlmap.from_dlpack(x)
+    except BaseException as error:  # every exception is a result to judge
+        return {"error": _raised(error)}
+    try:
+        where = [int(v) for v in imported.__dlpack_device__()]
+    finally:
+        del imported
+        gc.collect()
+    return {"imported": where}
+
+
 def answer(x, command, config):
     op = command["op"]
     if op == "readonly":
         return readonly(x)
     if op == "device":
         return device(x)
+    if op == "claim":
+        return claim(x, config.get("runtimes", {}))
     kwargs = dict(command["kwargs"])
     for key in ("max_version", "dl_device"):  # JSON has no tuples; the protocol passes them
         if key in kwargs:

@@ -17,6 +17,7 @@ CHECK_SOURCES = [
     "__init__.py",
     "__main__.py",
     "calls.py",
+    "claims.py",
     "consumer.py",
     "crafted.py",
     "dlpack.py",
@@ -24,6 +25,7 @@ CHECK_SOURCES = [
     "producer.py",
     "report.py",
     "rules.py",
+    "runtimes.py",
     "streams.py",
     "tables.py",
 ]

@@ -16,6 +16,7 @@ import unittest
 import dlmap
 import dlmap.check
 from dlmap.check import crafted
+from dlmap.check.claims import SENT
 from dlmap.check.consumer import cases, run_case
 from dlmap.check.producer import NotMade
 from dlmap.check.rules import Rules
@@ -219,6 +220,16 @@ class ProducerCheckTest(unittest.TestCase):
         failed = broken(check("valid_case()"))  # accepts stream values CPU forbids, and (0, 4)
         self.assertIn("P-no-error", failed)
 
+    def test_claim_row_is_skipped_without_a_runtime(self):
+        # No GPU runtime is loaded in the producer's process: nothing can say where its memory is, and the row says so.
+        report = check("valid_case()")  # a host producer: no stream the check makes loads a runtime in its process
+        claim = row(report, SENT)
+        self.assertEqual((claim.id, claim.skipped), ("D2", True))
+        self.assertEqual(claim.got, "skipped: no GPU runtime with a device is loaded in the producer's process, so "
+                                    "nothing says where its memory is")
+        self.assertIn("; 1 skipped.", report.markdown())
+        self.assertNotIn("D2", [i for ids in broken(report).values() for i in ids])
+
     def test_a_producer_that_cannot_be_made_is_a_clean_error(self):
         with self.assertRaisesRegex(ValueError, "NameError"):
             check("no_such_producer")
@@ -250,10 +261,11 @@ class HostileProducerTest(unittest.TestCase):
         started = time.monotonic()
         report = check("valid_case(HangsAlways)", timeout=3)
         self.assertLess(time.monotonic() - started, 60)
-        texts = [r.got for r in report.rows if r.id.startswith("P")]
+        sent = [r for r in report.rows if r.id.startswith("P") or r.id == "D2"]  # the calls and the claim's import
+        texts = [r.got for r in sent]
         self.assertEqual(texts[:2], ["hung (over 3 s)"] * 2)  # the plain export hung first, unseen: no row of its own
         self.assertTrue(all(t == "not sent: 3 calls in a row hung" for t in texts[2:]), texts)
-        self.assertEqual(broken(report)["P-crash"], [r.id for r in report.rows if r.id.startswith("P")])
+        self.assertEqual(broken(report)["P-crash"], [r.id for r in sent])
 
     def test_a_segfaulting_call_is_a_row(self):
         report = check("valid_case(SegfaultsOnCopyTrue)")
@@ -363,8 +375,18 @@ class ConsumerCheckTest(unittest.TestCase):
 
     def test_crash_is_reported(self):
         report = dlmap.check.consumer("checker_test:crash")
-        self.assertEqual(len(broken(report)["C-crash"]), len(report.rows))
+        self.assertEqual(len(broken(report)["C-crash"]), len([r for r in report.rows if not r.skipped]))
         self.assertIn("crashed (SIGABRT)", report.rows[0].got)
+
+    def test_liars_about_device_memory_are_skipped_without_a_device(self):
+        # No runtime of the spec starts here (this package's module has none, the machine no device): the cases
+        # that lie about device memory say so, neither pass nor fail, and are counted apart.
+        report = dlmap.check.consumer("checker_test:crash")
+        skipped = [r for r in report.rows if r.skipped]
+        self.assertEqual([r.id for r in skipped], ["C18", "C19", "C20"])
+        for r in skipped:
+            self.assertRegex(r.got, r"^skipped: no \S+ device here \(no library of the spec's \S+ runtime starts")
+        self.assertIn("; 3 skipped.", report.markdown())
 
     def test_printed_dicts_are_not_the_verdict(self):
         case_id, _, expected, fields = cases(RULES)[0]  # one case (each is a child interpreter): a valid tensor

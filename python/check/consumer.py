@@ -1,7 +1,8 @@
 # dlmap conformance checker — the consumer check: feeds a from_dlpack-like function crafted producers (unknown major
 # version, NULL strides, huge or negative extents, unknown dtype codes, flags and device types, a lying
-# __dlpack_device__, a consumed capsule, …), each in a child interpreter (crafted.py) so that a crash is a result, and
-# reports per case: clean error, accepted or crashed, and whether the producer's deleter ran exactly once.
+# __dlpack_device__, a consumed capsule, tensors that lie about device memory where a device exists, …), each in a
+# child interpreter (crafted.py) so that a crash is a result, and reports per case: clean error, accepted, crashed or
+# skipped (with the reason), and whether the producer's deleter ran exactly once.
 import json
 import os
 import signal
@@ -71,6 +72,28 @@ def cases(rules):
         case("C16", "negative strides: (6,) stride -1, data at the last element", "either", ndim=1, shape=[6],
              strides=[-1], data_offset=20),
         case("C17", "__dlpack__ returns an int", "refuse", returns="int"),
+    ] + liars(rules, cpu, case)
+
+
+def liars(rules, host_type, case):
+    """The crafted producers that lie about device memory (issue 48), for the first device-memory type with a backend
+    (rules.other_device) and its platform's runtime as the spec describes it: a host type over device memory, that
+    type over plain host memory, device memory claimed on the next device id (another device, or past the last). Their
+    memory is real (the runtime's malloc, crafted.py) or absent: run only where that runtime starts with a device,
+    each case is skipped with the reason elsewhere."""
+    device_type = rules.other_device(host_type)
+    if device_type is None:
+        return []
+    platform = rules.devices[device_type]["platform"]
+    runtime = dict(rules.platforms.get(platform, {}).get("runtime") or {}, platform=platform)
+    host, device = rules.device_name(host_type), rules.device_name(device_type)
+    return [
+        case("C18", "says %s (__dlpack_device__ too) over %s device memory" % (host, platform), "refuse",
+             device=[host_type, 0], reported=[host_type, 0], memory="device", runtime=runtime),
+        case("C19", "says %s (__dlpack_device__ too) over plain host memory" % device, "refuse",
+             device=[device_type, 0], reported=[device_type, 0], memory="host", runtime=runtime),
+        case("C20", "says %s, device id 1 (__dlpack_device__ too), over device memory of device 0" % device, "refuse",
+             device=[device_type, 1], reported=[device_type, 1], memory="device", runtime=runtime),
     ]
 
 
@@ -111,6 +134,8 @@ def run_case(target, fields, timeout=TIMEOUT_S):
     if child.returncode != 0 or not isinstance(result, dict):
         last = (child.stderr.strip().splitlines() or ["no output"])[-1]
         return "child failed (exit %d: %s)" % (child.returncode, last[:120]), None
+    if result["outcome"] == "skipped":
+        return "skipped: %s" % result["reason"], result
     text = "accepted" if result["outcome"] == "accepted" else "error (%s)" % result["kind"]
     return text + ", deleter %d/%d" % (result["deleter_calls"], result["produced"]), result
 
@@ -134,6 +159,9 @@ def consumer(fn, profile=None, deadline=None):
         got, result = run_case(target, fields, min(left, TIMEOUT_S))
         if result is None and left < TIMEOUT_S and got.startswith("hung"):  # cut short by the check's deadline
             got = NOT_RUN
+        if result is not None and result["outcome"] == "skipped":
+            report.add(Row(case_id, "%s (expected: %s)" % (text, expected), got, {"standard": []}, skipped=True))
+            continue
         v = []
         if got == NOT_RUN:
             v.append(("X-not-checked", got))

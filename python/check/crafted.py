@@ -1,8 +1,9 @@
 # dlmap conformance checker — runs in a child interpreter: builds one crafted producer from a JSON case (see
 # consumer.py), hands it to the consumer function named by module:expression, releases the result, and writes its
 # verdict as JSON to the file the parent named (never to stdout, where the consumer may print anything): accepted or
-# the exception's kind, how many unconsumed capsules it produced, how often its deleter ran. A crash kills only this
-# process; the parent reports the signal.
+# the exception's kind, how many unconsumed capsules it produced, how often its deleter ran; or skipped, for a case
+# over device memory where no runtime starts with a device. A crash kills only this process; the parent reports the
+# signal.
 import ctypes
 import gc
 import importlib
@@ -10,9 +11,10 @@ import json
 import sys
 
 try:
-    from . import dlpack  # imported as dlmap.check.crafted (the checker's own tests)
+    from . import dlpack, runtimes  # imported as dlmap.check.crafted (the checker's own tests)
 except ImportError:
     import dlpack  # run as a script in the child interpreter, with this directory on sys.path
+    import runtimes
 
 deleter_calls = [0]
 
@@ -45,7 +47,8 @@ class Crafted:
         shape = dlpack.int_array(case["shape"])
         strides = dlpack.int_array(case["strides"]) if case.get("strides") is not None else None
         data = ctypes.create_string_buffer(max(case.get("nbytes", 64), 1))
-        tensor.data = None if case.get("data") == "null" else ctypes.addressof(data) + case.get("data_offset", 0)
+        address = case.get("address", ctypes.addressof(data))  # device memory the runtime gave (main), else host
+        tensor.data = None if case.get("data") == "null" else address + case.get("data_offset", 0)
         tensor.device.device_type, tensor.device.device_id = case["device"]
         tensor.ndim = case["ndim"]
         tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes = case["dtype"]
@@ -72,10 +75,33 @@ class Crafted:
         return capsule
 
 
+def with_runtime(case):
+    """For a case that lies about device memory (consumer.liars): its platform's runtime started, as a framework
+    would (the spec's libraries and entry points), and device memory from it where the case wants some, in
+    case["address"]; None, or why the case cannot run here (no library of the runtime starts with a device)."""
+    runtime = runtimes.start(case["runtime"]) if case["runtime"].get("libraries") else None
+    if runtime is None:
+        return "no %s device here (no library of the spec's %s runtime starts with a device)" % (
+            (case["runtime"]["platform"],) * 2)
+    if case["memory"] == "device":
+        case["address"] = runtime.device_memory(case["nbytes"], 0)
+    return None
+
+
+def _verdict(verdict_path, outcome):
+    with open(verdict_path, "w", encoding="utf-8") as verdict:
+        verdict.write(json.dumps(outcome))
+
+
 def main(case_json, target, verdict_path):
     case = json.loads(case_json)
     module_name, _, expression = target.partition(":")
     consume = eval(expression, dict(vars(importlib.import_module(module_name))))
+    if "memory" in case:
+        why = with_runtime(case)
+        if why is not None:
+            _verdict(verdict_path, {"outcome": "skipped", "reason": why})
+            return
     producer = Crafted(case)
     outcome = {"outcome": "accepted"}
     try:
@@ -87,8 +113,7 @@ def main(case_json, target, verdict_path):
         del error
     gc.collect()
     outcome.update(produced=producer.produced, deleter_calls=deleter_calls[0], asked=producer.asked)
-    with open(verdict_path, "w", encoding="utf-8") as verdict:
-        verdict.write(json.dumps(outcome))
+    _verdict(verdict_path, outcome)
 
 
 if __name__ == "__main__":

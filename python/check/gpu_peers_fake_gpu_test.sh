@@ -1,9 +1,10 @@
 #!/bin/sh
 # dlmap conformance checker — runs gpu/check.sh's conformance step (python -m dlmap.check.gpu_peers) with the module
 # built over tests/gpu's fake CUDA runtime: dlmap's own kDLCUDA arrays must pass every row under the module's profile,
-# with a real stream of the runtime for the handle row and no invented handle; the peers it cannot run here (no JAX,
-# CuPy or CUDA device) must be skipped with a reason; and peers that crash (fake_gpu_peers.py: a producer's every call,
-# a producer while made, a consumer) must be rows saying so, with dlmap's rows still run and the exit status 0.
+# with a real stream of the runtime for the handle row, no invented handle and the device-claim row D2 run and passed;
+# the peers it cannot run here (no JAX, CuPy or CUDA device) must be skipped with a reason; and peers that crash
+# (fake_gpu_peers.py: a producer's every call, a producer while made, a consumer, the consumer on the crafted producers
+# that lie about device memory too) must be rows saying so, with dlmap's rows still run and the exit status 0.
 # usage: gpu_peers_fake_gpu_test.sh PYTHON path/to/fake_gpu/dlmap/__init__.so path/to/fake_gpu_peers.py
 set -eu
 abs() { case "$1" in /*) echo "$1" ;; */*) echo "$PWD/$1" ;; *) echo "$1" ;; esac; }
@@ -33,6 +34,9 @@ grep -Eq '^PASS  conformance dlmap producer \(CUDA\) under its array_api profile
   fail "dlmap's CUDA rows did not all pass"
 table=$out/dlmap_array_api_cuda_producer.md
 grep -q 'kDLCUDA (2):0' "$table" || fail "the array was not on kDLCUDA"
+# The device-claim row ran (the fake runtime is loaded in the producer's process) and dlmap's claim is its memory's.
+grep -Eq '^\| D2 \| .* \| imported on .*; the runtime agrees \| pass \| pass \|$' "$table" ||
+  fail "the device-claim row D2 did not run and pass"
 # The handle row passes a stream the runtime made; no integer that names no stream is sent (spec: handles_above 2).
 grep -q '__dlpack__(stream=<a stream the check made>) |' "$table" || fail "no row with a stream the check made"
 if grep -Eq '__dlpack__\(stream=([3-9]|[1-9][0-9]+)\)' "$table"; then fail "an invented stream handle was sent"; fi
@@ -44,6 +48,10 @@ grep -Eq "^INFO  conformance crasher producer \(CUDA\): [0-9]+ rows pass, [1-9][
 grep -q 'P-crash.*crashed (SIGSEGV)' "$out/crasher_cuda_producer.md" || fail "crasher's crashes are not P-crash rows"
 grep -q '^INFO  conformance crasher consumer: 0 rows pass' "$out.log" || fail "no consumer table for crasher"
 grep -q 'C-crash.*crashed (SIGSEGV)' "$out/crasher_consumer.md" || fail "the consumer's crashes are not C-crash rows"
+for liar in C18 C19 C20; do  # the crafted producers that lie about device memory run over the fake's memory
+  grep -q "^| $liar | .* | crashed (SIGSEGV) | \*\*FAIL\*\* \`C-crash\`" "$out/crasher_consumer.md" ||
+    fail "$liar is not a C-crash row for the crashing consumer"
+done
 grep -q '| M1 | make the producer in a child interpreter | crashed (SIGSEGV) |' \
   "$out/crashes_when_made_cuda_producer.md" || fail "a crash while made is not a row"
 grep -q '^conformance: PASS: dlmap PASS' "$out.log" || fail "no summary line"

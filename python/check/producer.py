@@ -3,7 +3,8 @@
 # it as a consumer does (with a counting deleter in front of the producer's), and judges every result against the
 # spec's rules; one row per call, every violation named. The producer is named by module:expression and lives in a
 # child interpreter (calls.py) that makes every call, each under a deadline: a producer that hangs, crashes or lies
-# gets a row saying so, and the checker goes on with a fresh child for the calls after it.
+# gets a row saying so, and the checker goes on with a fresh child for the calls after it. The last row (claims.py) says
+# whether the tensor's device claim is where its memory is, where a GPU runtime in the producer's process can tell.
 import json
 import os
 import select
@@ -15,6 +16,7 @@ import time
 
 import dlmap
 
+from . import claims
 from .report import Report, Row
 from .rules import MADE_STREAM, STANDARD_PROFILE, Rules, show_version
 
@@ -24,6 +26,7 @@ from .rules import MADE_STREAM, STANDARD_PROFILE, Rules, show_version
 RULES = dict(dlmap._check_rules(), **{
     "P-crash": "a call to the producer (__dlpack__, __dlpack_device__, the attributes read for its read-only state) "
                "returns or raises within the deadline; it never crashes or hangs the process that makes it",
+    claims.RULE: claims.RULE_TEXT,
     "X-not-checked": "the checker made the call it meant to (a row that fails here checked nothing: the check's "
                      "deadline passed, or it could not make the real stream the call passes)",
 })
@@ -191,7 +194,8 @@ class Calls:
     def __init__(self, target, rules, timeout, deadline=None):
         self.deadline = deadline  # time.monotonic() after which no call is sent (None: none)
         self.config = {"target": target, "readable": rules.structs["versioned"][0][0],
-                       "names": {s: [rules.structs[s][2], rules.structs[s][3]] for s in ("legacy", "versioned")}}
+                       "names": {s: [rules.structs[s][2], rules.structs[s][3]] for s in ("legacy", "versioned")},
+                       "runtimes": claims.runtimes(rules)}
         self.timeout = timeout
         self.child = None
         self.hung_in_a_row = 0
@@ -578,4 +582,5 @@ def _check(judges, calls, source, subject, stream_maker):
         out = export(calls, request.kwargs(), consume=request.consume, made_stream=made)
         verdicts = {name: judge(rules, request, out, source, exact) for name, rules, exact in judges}
         report.add(Row("P%02d" % number, request.text(), _describe(standard, out, source), verdicts))
+    report.add(claims.row(calls, [name for name, _, _ in judges], standard))
     return report
