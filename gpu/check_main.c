@@ -697,6 +697,15 @@ static void check_exchange_cost(void) {
     verdict(ok, "exchange cost, %s (256x256 float32 on the device, %d calls): export + release %.0f ns, import view + "
             "release %.0f ns", modes[m].name, kCalls, export_ns, import_ns);
   }
+  /* The device-claim check's share of an import (issue 48): the runtime's pointer query it makes once per import, as the
+   * public dlmap_memory_locate makes it (which also finds the platform first: an upper bound). */
+  dlmap_memory_kind kind;
+  dlmap_error err;
+  bool ok = true;
+  const double start = now();
+  for (int i = 0; i < kCalls && ok; i++) ok = dlmap_memory_locate(DLMAP_DEVICE_CUDA, data, &kind, NULL, &err) == DLMAP_OK;
+  verdict(ok && kind == DLMAP_MEMORY_DEVICE, "device-claim pointer query (cudaPointerGetAttributes through "
+          "dlmap_memory_locate, %d calls): %.0f ns per call, an import makes one", kCalls, (now() - start) * 1e9 / kCalls);
   CUDA(cudaStreamSynchronize(consumer));
   CUDA(cudaStreamDestroy(producer));
   CUDA(cudaStreamDestroy(consumer));

@@ -779,8 +779,11 @@ static bool kernel_key(const dlmap__gpu *gpu, void **key) {
 static bool launch_kernel(const dlmap__gpu *gpu, const dlmap__kernel_plan *plan, void *stream) {
   void *key;
   char why[200];
-  return kernel_key(gpu, &key) && dlmap__kernels_launch(gpu->platform, gpu->library, key, plan, stream, why,
-                                                        sizeof why) == 0;
+  if (!kernel_key(gpu, &key)) return false;
+  if (dlmap__kernels_launch(gpu->platform, gpu->library, key, plan, stream, why, sizeof why) == 0) return true;
+  /* dlmap's failure, not the framework's: a module API inside the runtime left it as the runtime's last error. */
+  if (dlmap__kernels_in_runtime(gpu->platform)) gpu->call.get_last_error();
+  return false;
 }
 
 bool dlmap_platform_kernels_load(dlmap_platform platform, int32_t device_id) {

@@ -380,6 +380,11 @@ static kernel_image *image_for(kernel_state *state, dlmap_platform platform, con
   return load_image(state, platform, row, key);
 }
 
+bool dlmap__kernels_in_runtime(dlmap_platform platform) {
+  const kernels_row *row = kernels_of(platform);
+  return row != NULL && row->library == NULL;
+}
+
 bool dlmap__kernels_prepare(dlmap_platform platform, void *runtime_library, void *key) {
   const kernels_row *row = kernels_of(platform);
   if (row == NULL) return false;

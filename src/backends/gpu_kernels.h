@@ -39,6 +39,10 @@ const char *dlmap__kernel_name(const dlmap__kernel_plan *plan);
 int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *key, const dlmap__kernel_plan *plan,
                           void *stream, char *why, size_t cap);
 
+/* Whether the platform's module API is its runtime's own library (the spec names no other): then a failed load or
+ * launch also set the runtime's last error, which the caller clears. */
+bool dlmap__kernels_in_runtime(dlmap_platform platform);
+
 /* Loads the kernels for `key` as the first launch would, launching nothing; true when they are usable. */
 bool dlmap__kernels_prepare(dlmap_platform platform, void *runtime_library, void *key);
 
