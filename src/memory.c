@@ -69,10 +69,13 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer) {
  *                         it is copied (8×8 and 4×4 AVX transposes for 4- and 8-byte elements where the CPU has
  *                         AVX, else 4×4 and 2×2 SSE2 ones);
  *                         a large plane band by band, so that a source page serves several tiles; a plane of
- *                         4-byte elements under DLMAP_STREAM_BYTES, with AVX, transposed straight into the
- *                         destination instead (no tile);
- *   strided otherwise     an element loop typed by size (SSE2 shuffles for a step of two 4- or 8-byte elements).
- * Destinations of DLMAP_STREAM_BYTES and more leave the tiles and the AVX step-2 gather through non-temporal stores.
+ *                         4-byte elements transposed straight into the destination instead (no tile) with AVX-512
+ *                         (16×16 blocks in 128-element tiles, the next tile prefetched), or with AVX under
+ *                         DLMAP_STREAM_BYTES (8×8 blocks);
+ *   strided otherwise     an element loop typed by size (SSE2 shuffles for a step of two 4- or 8-byte elements,
+ *                         AVX and AVX-512 permutes for 4-byte ones).
+ * Destinations of DLMAP_STREAM_BYTES and more leave the tiles and the AVX step-2 gather through non-temporal stores,
+ * destinations of DLMAP_STREAM512_BYTES and more the AVX-512 transpose and step-2 gather.
  * Offsets are tracked as integers from src (an intermediate position may lie outside the buffer); every step
  * fits: the extent check bounded (extent - 1) × stride × bits. bench/ measures each path against memcpy. */
 
@@ -91,20 +94,32 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer) {
  * 16/256 MiB about 0.5× → 0.65-0.7× memcpy; transposed 16/256 MiB about +25%). */
 #define DLMAP_STREAM_BYTES ((int64_t)8 << 20)
 
+/* Destinations at least this large leave the AVX-512 paths (the transposed plane of 4-byte elements and the step-2
+ * gather) through non-temporal stores: each store there is a whole 64-byte line, so nothing is read for ownership.
+ * bench/, this AMD EPYC (Zen 5) VM, against memcpy in the same run: step2 1 MiB 0.64× with plain stores, 0.71-0.73×
+ * streamed; the transposed plane 0.6-0.7× at 1 MiB either way, and streamed it no longer falls behind from 16 MiB. */
+#define DLMAP_STREAM512_BYTES ((int64_t)1 << 20)
+
 #ifdef DLMAP_HAVE_AVX_PATHS
-/* The transposes use AVX where the CPU and OS have it (the build itself targets baseline x86-64: SSE2), chosen
- * once. DLMAP_HOST_COPY_SIMD=sse2 keeps the SSE2 paths (for tests, and to rule the AVX ones out). */
-static bool use_avx(void) {
-  static atomic_int choice; /* 0 unknown, 1 SSE2, 2 AVX */
+/* The transposes use AVX where the CPU and OS have it, and AVX-512 (avx512f) where they have that (the build itself
+ * targets baseline x86-64: SSE2), chosen once. DLMAP_HOST_COPY_SIMD=sse2 or =avx caps the choice (for tests, and to
+ * rule the wider paths out). */
+static int simd_level(void) {
+  static atomic_int choice; /* 0 unknown, 1 SSE2, 2 AVX, 3 AVX-512 */
   int c = atomic_load_explicit(&choice, memory_order_relaxed);
   if (c == 0) {
     const char *forced = getenv("DLMAP_HOST_COPY_SIMD");
     __builtin_cpu_init();
-    c = (forced != NULL && strcmp(forced, "sse2") == 0) || !__builtin_cpu_supports("avx") ? 1 : 2;
+    c = !__builtin_cpu_supports("avx") ? 1 : !__builtin_cpu_supports("avx512f") ? 2 : 3;
+    if (forced != NULL && strcmp(forced, "sse2") == 0) c = 1;
+    if (forced != NULL && strcmp(forced, "avx") == 0 && c > 2) c = 2;
     atomic_store_explicit(&choice, c, memory_order_relaxed);
   }
-  return c == 2;
+  return c;
 }
+
+static bool use_avx(void) { return simd_level() >= 2; }
+static bool use_avx512(void) { return simd_level() == 3; }
 
 /* 8×8 blocks of 4-byte elements into the tile: source line k (k = 0..7, col_step bytes apart) holds 8 consecutive
  * destination rows of column c + k; eight loads, the 8×8 transpose in registers, eight stores of tile rows. */
@@ -203,6 +218,109 @@ __attribute__((target("avx"))) static int64_t gather_step2_4_avx(char *out, cons
   if (stream) _mm_sfence(); /* the streamed stores ordered before the caller hands the copy out */
   return j;
 }
+
+/* A step of two 4-byte elements with AVX-512: 16 out per two 64-byte loads and one two-source permute (the even
+ * elements), each store a whole destination line. Streamed from DLMAP_STREAM512_BYTES where the destination is
+ * 64-byte aligned, the source then prefetched 4 KiB ahead (non-temporal hint: bench/, 16 MiB, 0.64-0.75× → 0.71-0.83×
+ * memcpy). The loads stop before the last element's gap (j + 17 <= count). Returns how many it copied. */
+__attribute__((target("avx512f"))) static int64_t gather_step2_4_avx512(char *out, const char *in, int64_t count) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const bool stream = count * 4 >= DLMAP_STREAM512_BYTES && (uintptr_t)out % 64 == 0;
+  int64_t j = 0;
+  for (; j + 17 <= count; j += 16, in += 128, out += 64) {
+    if (stream && j + 512 + 17 <= count) { /* 4 KiB of source ahead, past the caches the copy does not need */
+      _mm_prefetch(in + 4096, _MM_HINT_NTA);
+      _mm_prefetch(in + 4096 + 64, _MM_HINT_NTA);
+    }
+    const __m512 a = _mm512_loadu_ps((const void *)in);
+    const __m512 b = _mm512_loadu_ps((const void *)(in + 64));
+    const __m512 v = _mm512_permutex2var_ps(a, even, b);
+    if (stream) {
+      _mm512_stream_ps((void *)out, v);
+    } else {
+      _mm512_storeu_ps((void *)out, v);
+    }
+  }
+  if (stream) _mm_sfence();
+  return j;
+}
+
+/* 16×16 4-byte elements with AVX-512: source line k (col_step bytes apart) holds destination column k of 16
+ * consecutive destination rows. Sixteen whole-line loads, the transpose in registers (pairs, quads, then 128-bit
+ * lanes in two steps), sixteen whole-line stores, streamed or not. */
+__attribute__((target("avx512f"))) static inline void block16_4_avx512(char *d, int64_t dst_row, const char *s,
+                                                                       int64_t col_step, bool stream) {
+  __m512 r[16], t[16];
+#pragma GCC unroll 16
+  for (int k = 0; k < 16; k++) r[k] = _mm512_loadu_ps((const void *)(s + k * col_step));
+#pragma GCC unroll 16
+  for (int k = 0; k < 16; k += 2) {
+    t[k] = _mm512_unpacklo_ps(r[k], r[k + 1]);
+    t[k + 1] = _mm512_unpackhi_ps(r[k], r[k + 1]);
+  }
+#pragma GCC unroll 16
+  for (int k = 0; k < 16; k += 4) {
+    r[k] = _mm512_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[k + 1] = _mm512_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[k + 2] = _mm512_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[k + 3] = _mm512_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+#pragma GCC unroll 16
+  for (int k = 0; k < 16; k += 8) {
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+      t[k + j] = _mm512_shuffle_f32x4(r[k + j], r[k + j + 4], 0x88);
+      t[k + j + 4] = _mm512_shuffle_f32x4(r[k + j], r[k + j + 4], 0xdd);
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; j++) {
+    r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+    r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
+  }
+  if (stream) {
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++) _mm512_stream_ps((void *)(d + k * dst_row), r[k]);
+  } else {
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; k++) _mm512_storeu_ps((void *)(d + k * dst_row), r[k]);
+  }
+}
+
+enum { DLMAP_TILE512 = 128 }; /* the AVX-512 transpose's tile edge, in elements */
+
+/* A plane of 4-byte elements whose rows and cols are multiples of 16, with AVX-512: tiles of 128 × 128 elements,
+ * destination rows outer, each tile in 16×16 blocks (destination rows outer), while the next tile's source lines
+ * are prefetched, 16 per block (a tile has as many blocks × 16 as source lines; into L1, which measured a little
+ * faster at 1 MiB than into L2 and the same from 16 MiB). Each source and destination
+ * line is then read or written whole, once; the prefetch turns the column walk's scattered misses into misses
+ * served ahead of use (bench/, 16 and 256 MiB, streamed: 0.47× and 0.60× memcpy without it, 0.8-0.95× with). */
+__attribute__((target("avx512f"))) static void transpose_tiles_4_avx512(char *out, int64_t dst_row, const char *in,
+                                                                       int64_t col_step, int64_t rows, int64_t cols,
+                                                                       bool stream) {
+  enum { T = DLMAP_TILE512 };
+  for (int64_t tr = 0; tr < rows; tr += T) {
+    const int64_t th = rows - tr < T ? rows - tr : T;
+    for (int64_t tc = 0; tc < cols; tc += T) {
+      const int64_t tw = cols - tc < T ? cols - tc : T;
+      /* The next tile: its source rows are destination columns ntc.., its lines hold destination rows ntr... */
+      const int64_t ntr = tc + T < cols ? tr : tr + T, ntc = tc + T < cols ? tc + T : 0;
+      const int64_t per_row = ntr < rows ? ((rows - ntr < T ? rows - ntr : T) / 16) : 0; /* lines a source row */
+      const int64_t nrows = cols - ntc < T ? cols - ntc : T;
+      int64_t prow = 0, pline = 0; /* the next line to prefetch */
+      for (int64_t r = tr; r < tr + th; r += 16) {
+        for (int64_t c = tc; c < tc + tw; c += 16) {
+          for (int k = 0; k < 16 && per_row > 0 && prow < nrows; k++) {
+            _mm_prefetch(in + (ntr + pline * 16) * 4 + (ntc + prow) * col_step, _MM_HINT_T0);
+            if (++pline == per_row) pline = 0, prow++;
+          }
+          block16_4_avx512(out + r * dst_row + c * 4, dst_row, in + r * 4 + c * col_step, col_step, stream);
+        }
+      }
+    }
+  }
+  if (stream) _mm_sfence(); /* the streamed stores ordered before the caller hands the copy out */
+}
 #endif
 
 typedef struct copy_dim {
@@ -267,9 +385,13 @@ static void copy_strided_run(char *out, const char *in, int64_t step, int64_t co
    * gap: they read only bytes between the first and the last element. */
   if (element_bytes == 4 && step == 8) {
 #ifdef DLMAP_HAVE_AVX_PATHS
-    if (use_avx()) {
-      j = gather_step2_4_avx(out, in, count);
+    if (use_avx512()) {
+      j = gather_step2_4_avx512(out, in, count);
       in += j * 8, out += j * 4;
+    }
+    if (use_avx()) {
+      const int64_t done = gather_step2_4_avx(out, in, count - j);
+      j += done, in += done * 8, out += done * 4;
     }
 #endif
     for (; j + 5 <= count; j += 4, in += 32, out += 16) {
@@ -378,17 +500,25 @@ static void copy_one_tile(char *tile, int64_t pitch, char *out, const char *in, 
 }
 
 #ifdef DLMAP_HAVE_AVX_PATHS
-/* A plane of 4-byte elements under DLMAP_STREAM_BYTES whose rows are adjacent in the source (row_step 4), where the
- * CPU has AVX: transposed straight into the destination, then the edges (rows and cols past the multiples of 8) one
- * element at a time. In cache the tile's second pass costs more than the L1 conflicts it avoids (bench/, this AMD
- * EPYC VM: 64 KiB 0.35× → 0.50-0.56× memcpy, 1 MiB 0.32-0.41× → 0.47-0.49×); from DLMAP_STREAM_BYTES the tile with
- * streaming stores stays (the direct walk, streamed or not, measured 2-2.5× slower there). */
+/* A plane of 4-byte elements whose rows are adjacent in the source (row_step 4), straight into the destination (no
+ * tile), then the edges (rows and cols past the multiples of the block) one element at a time. With AVX-512, any
+ * size: 16×16 blocks in prefetched 128-element tiles (transpose_tiles_4_avx512), streamed from
+ * DLMAP_STREAM512_BYTES where destination lines are 64-byte aligned. With AVX only, under DLMAP_STREAM_BYTES: 8×8
+ * blocks over 16×16 squares; in cache the tile's second pass costs more than the L1 conflicts it avoids (bench/, an
+ * AMD EPYC (Zen 4) VM: 64 KiB 0.35× → 0.50-0.56× memcpy, 1 MiB 0.32-0.41× → 0.47-0.49×); from DLMAP_STREAM_BYTES the
+ * tile with streaming stores stays there (the direct 8×8 walk, streamed or not, measured 2-2.5× slower). */
 static void copy_plane_direct_4(char *out, const char *in, int64_t rows, int64_t cols, int64_t col_step,
-                                int64_t dst_row) {
-  const int64_t rows8 = rows & ~(int64_t)7, cols8 = cols & ~(int64_t)7;
-  transpose_direct_4_avx(out, dst_row, in, col_step, rows8, cols8);
+                                int64_t dst_row, bool avx512) {
+  const int64_t block = avx512 ? 16 : 8;
+  const int64_t rows_b = rows & ~(block - 1), cols_b = cols & ~(block - 1);
+  if (avx512) {
+    const bool stream = rows * cols * 4 >= DLMAP_STREAM512_BYTES && (uintptr_t)out % 64 == 0 && dst_row % 64 == 0;
+    transpose_tiles_4_avx512(out, dst_row, in, col_step, rows_b, cols_b, stream);
+  } else {
+    transpose_direct_4_avx(out, dst_row, in, col_step, rows_b, cols_b);
+  }
   for (int64_t r = 0; r < rows; r++) {
-    for (int64_t c = r < rows8 ? cols8 : 0; c < cols; c++) {
+    for (int64_t c = r < rows_b ? cols_b : 0; c < cols; c++) {
       memcpy(out + r * dst_row + c * 4, in + r * 4 + c * col_step, 4);
     }
   }
@@ -412,8 +542,12 @@ static void copy_plane_tiled(char *out, const char *in, int64_t rows, int64_t co
     return;
   }
 #ifdef DLMAP_HAVE_AVX_PATHS
+  if (esize == 4 && row_step == 4 && use_avx512()) {
+    copy_plane_direct_4(out, in, rows, cols, col_step, dst_row, true);
+    return;
+  }
   if (esize == 4 && row_step == 4 && rows * cols * esize < DLMAP_STREAM_BYTES && use_avx()) {
-    copy_plane_direct_4(out, in, rows, cols, col_step, dst_row);
+    copy_plane_direct_4(out, in, rows, cols, col_step, dst_row, false);
     return;
   }
 #endif

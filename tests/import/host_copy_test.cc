@@ -1,8 +1,8 @@
 // dlmap host copies (src/memory.c) through the public import API with copy=True: every path of the strided →
 // compact copy — runs, the tiled transpose with its SIMD blocks and remainders, the strided element loops and their
 // step-2 shuffles, broadcasts, negative steps, several tiles and odd sizes — byte for byte against a reference
-// gather. //tests/import:host_copy_sse2_test runs the same cases with DLMAP_HOST_COPY_SIMD=sse2 (the baseline
-// paths, on a CPU that also has AVX).
+// gather. //tests/import:host_copy_sse2_test and :host_copy_avx_test run the same cases with DLMAP_HOST_COPY_SIMD=sse2
+// and =avx (the baseline paths and the AVX ones, on a CPU that also has AVX and AVX-512).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -157,6 +157,20 @@ TEST(HostCopy, SizeOneDimensionsAndFusedRuns) {
 }
 
 }  // namespace
+
+// Destinations of 1 MiB and more (src/memory.c's DLMAP_STREAM512_BYTES) leave the AVX-512 transpose and step-2 gather
+// through non-temporal stores, and the transpose's 128-element tiles prefetch the next tile: extents that end tiles,
+// 16×16 blocks and the gather's last elements short, the last tile row and column partial.
+TEST(HostCopy, MebibyteDestinationsStreamed) {
+  for (size_t esize : {size_t{4}, size_t{8}}) {
+    const int64_t rows = static_cast<int64_t>((1u << 20) / esize / 700) + 37, cols = 700;  // > 1 MiB out
+    CheckCopy({Name("mib_transposed_odd", esize, {rows, cols - 9}), esize, {rows, cols - 9}, {1, rows}});
+    CheckCopy({Name("mib_transposed", esize, {rows - 5, cols}), esize, {rows - 5, cols}, {1, rows - 5}});
+    CheckCopy({Name("mib_transposed_reversed_columns", esize, {rows, cols}), esize, {rows, cols}, {1, -rows}});
+    const int64_t n = static_cast<int64_t>((1u << 20) / esize) + 13;
+    CheckCopy({Name("mib_step2", esize, {n}), esize, {n}, {2}});
+  }
+}
 
 // Destinations of 8 MiB and more (src/memory.c's DLMAP_STREAM_BYTES) leave the tiles and the step-2 gather through
 // non-temporal stores (the tiles where destination rows are 16-byte multiples), and the tiles prefetch the next
