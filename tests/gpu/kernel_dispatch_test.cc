@@ -138,7 +138,10 @@ TEST_F(Kernels, EachLayoutTakesItsKernel) {
   const std::vector<Layout> cases = {
       {"compact", kFloat32, {6, 4}, {4, 1}, 0, nullptr},
       kTransposed,
-      {"rows of a wider buffer", kFloat32, {40, 30}, {32, 1}, 0, "dlmap_gather32_u4"},
+      // contiguous rows move in the widest unit their length, pitch and addresses allow
+      {"rows of a wider buffer", kFloat32, {40, 32}, {36, 1}, 0, "dlmap_gather32_u16"},
+      {"rows of 120 bytes", kFloat32, {40, 30}, {32, 1}, 0, "dlmap_gather32_u8"},
+      {"rows at an odd 4 bytes", kFloat32, {40, 32}, {36, 1}, 4, "dlmap_gather32_u4"},
       {"step 2", kFloat32, {100}, {2}, 0, "dlmap_gather32_u4"},
       {"broadcast rows", kFloat32, {5, 7}, {0, 1}, 0, "dlmap_gather32_u4"},
       {"negative strides", kFloat32, {3, 4}, {-4, -1}, 44, "dlmap_gather32_u4"},

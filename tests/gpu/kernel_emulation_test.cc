@@ -83,6 +83,8 @@ TEST(KernelEmulation, EveryShapeAndUnitCopiesLikeTheReference) {
       {"doubles transposed", 8, {31, 9}, {1, 31}, 0},
       {"complex128 transposed", 16, {7, 34}, {1, 7}, 0},
       {"rows of a wider buffer", 4, {20, 30}, {33, 1}, 0},
+      {"rows in 16-byte units", 4, {20, 32}, {36, 1}, 0},
+      {"rows in 16-byte units, reversed", 4, {20, 32}, {-36, 1}, 4 * 36 * 19},
       {"step 2", 2, {1000}, {2}, 0},
       {"broadcast", 8, {6, 50}, {0, 1}, 0},
       {"negative strides", 4, {9, 11}, {-11, -1}, 4 * 98},
