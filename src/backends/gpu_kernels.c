@@ -38,9 +38,9 @@ bool dlmap__kernel_plan_copy(const void *src, void *dst, int32_t ndim, const int
    * when it is a run of it. */
   int k = 0;
   int64_t count = 1;
-  for (int32_t i = ndim; i >= -1; i--) {
-    const int64_t n = i == ndim ? per_element : i >= 0 ? shape[i] : 1;
-    const int64_t step = i == ndim ? 1 : i >= 0 ? strides[i] * per_element : 0;
+  for (int32_t i = ndim; i >= 0; i--) {
+    const int64_t n = i == ndim ? per_element : shape[i];
+    const int64_t step = i == ndim ? 1 : strides[i] * per_element;
     if (n <= 1) continue;
     count *= n;
     if (k > 0 && step == p->shape[k - 1] * p->stride[k - 1]) {
@@ -152,6 +152,7 @@ typedef int (*destroy_fn)(void **program);
 typedef struct kernel_image {
   void *key;
   bool usable;
+  void *module; /* loaded for the life of the process, as the runtime keeps its own */
   void *functions[KERNEL_COUNT];
 } kernel_image;
 
@@ -251,15 +252,17 @@ static void put_failure(dlmap__writer *w, const char *symbol, int status) {
  * NULL with the reason written to w. */
 static char *compile_source(const compiler_row *row, dlmap__writer *w) {
   void *handle = NULL;
-  const char *first_error = NULL, *library = NULL;
+  const char *library = NULL;
+  char first_error[160] = ""; /* dlerror's text of the first name that did not load (its buffer is reused) */
   for (const char *const *name = row->libraries; *name != NULL && handle == NULL; name++) {
     handle = dlopen(*name, RTLD_NOW | RTLD_LOCAL);
     library = *name;
-    if (handle == NULL && first_error == NULL) first_error = dlerror();
+    const char *error = handle == NULL ? dlerror() : NULL;
+    if (error != NULL && first_error[0] == '\0') copy_text(first_error, sizeof first_error, error);
   }
   if (handle == NULL) {
     dlmap__put_str(w, "no runtime compiler: ");
-    dlmap__put_str(w, first_error != NULL ? first_error : "no library to try");
+    dlmap__put_str(w, first_error[0] != '\0' ? first_error : "no library to try");
     return NULL;
   }
   void *address[CC_OPS];
@@ -337,10 +340,10 @@ static kernel_image *load_image(kernel_state *state, dlmap_platform platform, co
   char text[sizeof state->status];
   dlmap__writer w;
   dlmap__writer_init(&w, text, sizeof text);
-  void *module = NULL;
+  void **module = &image->module;
   int status = -1;
   if (row->ptx) {
-    status = state->load(&module, kKernelPtx);
+    status = state->load(module, kKernelPtx);
     if (status == 0) {
       dlmap__put_str(&w, "the committed PTX through ");
     } else {
@@ -353,14 +356,14 @@ static kernel_image *load_image(kernel_state *state, dlmap_platform platform, co
   if (status != 0 && compiler != NULL) {
     char *built = compile_source(compiler, &w);
     if (built != NULL) {
-      status = state->load(&module, built);
+      status = state->load(module, built);
       free(built);
       if (status != 0) put_failure(&w, row->load, status);
     }
   }
   if (status == 0) {
     for (int i = 0; i < KERNEL_COUNT && status == 0; i++) {
-      status = state->function(&image->functions[i], module, kKernelNames[i]);
+      status = state->function(&image->functions[i], *module, kKernelNames[i]);
       if (status != 0) {
         dlmap__put_str(&w, "; ");
         put_failure(&w, row->function, status);
