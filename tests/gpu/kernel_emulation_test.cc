@@ -26,7 +26,8 @@ pthread_barrier_t g_block_barrier;
 #define __shared__ static  // one block runs at a time: a static array is that block's shared memory
 inline void __syncthreads() { pthread_barrier_wait(&g_block_barrier); }
 
-#include "tests/gpu/strided_copy_cu.inc"
+#include "src/backends/kernels/strided_copy_params.h"
+#include "tests/gpu/strided_copy_cu.inc"  // strided_copy.cu without its #include of the parameter block
 
 extern "C" {
 #include "src/backends/gpu_kernels.h"
