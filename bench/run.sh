@@ -98,6 +98,10 @@ elif [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
     "$bin/exchange_bench_nopeer" --count_instructions=1 --count_copies --count_filter='^copy/.*/(1|16|256)MiB$' \
     > "$out/copy_callgrind/cases.tsv" 2> "$out/copy_callgrind/valgrind.log"
   cg_args="$cg_args --copy-callgrind $out/copy_callgrind"
+elif [ "$callgrind" = 1 ]; then
+  # Said, not skipped silently: without valgrind the report has no instruction counts (and a bench binary built before
+  # valgrind's headers were installed cannot count: `bazel clean` after installing it).
+  echo "bench/run.sh: no valgrind here, so no instruction counts (apt-get install valgrind; --no-callgrind to skip)" >&2
 fi
 
 # ---- 3. Python per call
