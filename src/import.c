@@ -494,6 +494,8 @@ int32_t dlmap_import_plan_create(const DLTensor *layout, bool versioned, dlmap_v
  * and those pass the checks check_memory and place() make of addresses. A call of its own (inlined, it made the entry
  * points save four registers on every call); the hand-out below is inlined. */
 _Static_assert(sizeof(DLDevice) == 8 && sizeof(DLDataType) == 4, "DLDevice and DLDataType have no padding to compare");
+_Static_assert(sizeof(DLPackVersion) == sizeof(dlmap_version) && offsetof(DLPackVersion, minor) ==
+                   offsetof(dlmap_version, minor), "a tensor's version and a plan's compare as bytes");
 
 static bool matches(const dlmap_import_plan *plan, const DLTensor *t, uint64_t flags) {
   const size_t ndim = (size_t)plan->ndim;
@@ -570,7 +572,7 @@ int32_t dlmap_import_versioned_planned(const dlmap_import_plan *plan, struct DLM
                                        dlmap_imported *out, dlmap_error *err) {
   /* The version first: only the plan's, which read_versioned accepted when the plan was made, lets the rest be read. */
   if (tensor != NULL && plan != NULL && plan->fast && plan->versioned && out != NULL &&
-      tensor->version.major == plan->version.major && tensor->version.minor == plan->version.minor &&
+      memcmp(&tensor->version, &plan->version, sizeof plan->version) == 0 && /* major and minor in one compare */
       matches(plan, &tensor->dl_tensor, tensor->flags & plan->flags_read) && planned_claim_ok(plan, &tensor->dl_tensor)) {
     return hand_out_planned(plan, &tensor->dl_tensor, tensor, out);
   }
