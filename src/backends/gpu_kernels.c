@@ -146,13 +146,18 @@ typedef int (*text_fn)(void *program, char *out);
 typedef int (*destroy_fn)(void **program);
 
 /* The code images loaded so far: one per context (or device), each with every kernel's function, or the reason it
- * could not load (not retried: the driver or compiler gives the same answer again). */
+ * could not load (not retried: the driver or compiler gives the same answer again). An image whose kernels launched
+ * and then fail is loaded once more and the launch retried: its context may have been destroyed and a new one made
+ * at the same address (cudaDeviceReset), which left the key the same and the functions dangling. At most
+ * KERNEL_MAX_RELOADS such reloads per platform, so a failure that a reload does not cure costs no more loads. */
 #define KERNEL_MAX_IMAGES 64
+#define KERNEL_MAX_RELOADS 16
 
 typedef struct kernel_image {
   void *key;
   bool usable;
-  void *module; /* loaded for the life of the process, as the runtime keeps its own */
+  bool launched; /* a launch of its kernels has succeeded */
+  void *module;  /* loaded for the life of the process, as the runtime keeps its own */
   void *functions[KERNEL_COUNT];
 } kernel_image;
 
@@ -163,6 +168,7 @@ typedef struct kernel_state {
   launch_fn launch;
   kernel_image images[KERNEL_MAX_IMAGES];
   int image_count;
+  int reloads; /* images loaded again after a launch failure */
   char status[320];
 } kernel_state;
 
@@ -329,11 +335,10 @@ static char *compile_source(const compiler_row *row, dlmap__writer *w) {
   return image;
 }
 
-/* Loads the kernels into the current context (under g_kernel_lock): the PTX first where the spec says it applies, else
- * (or when the module API refuses it) the compiler's build. Records the outcome in the state's status. */
-static kernel_image *load_image(kernel_state *state, dlmap_platform platform, const kernels_row *row, void *key) {
-  if (state->image_count == KERNEL_MAX_IMAGES) return NULL; /* beyond, copies take the memcpy path */
-  kernel_image *image = &state->images[state->image_count++];
+/* Loads the kernels into the current context as `image` (under g_kernel_lock): the PTX first where the spec says it
+ * applies, else (or when the module API refuses it) the compiler's build. Records the outcome in the state's status. */
+static void load_image(kernel_state *state, dlmap_platform platform, const kernels_row *row, kernel_image *image,
+                       void *key) {
   memset(image, 0, sizeof *image);
   image->key = key;
   const double start = now_ms();
@@ -386,7 +391,6 @@ static kernel_image *load_image(kernel_state *state, dlmap_platform platform, co
   } else {
     set_status(state, "not used: ", text, "; layout copies take the memcpy path", NULL);
   }
-  return image;
 }
 
 /* The kernel image of `key` (under g_kernel_lock), loaded now if it was not: NULL when the module API is unusable or
@@ -398,7 +402,10 @@ static kernel_image *image_for(kernel_state *state, dlmap_platform platform, con
   for (int i = 0; i < state->image_count; i++) {
     if (state->images[i].key == key) return &state->images[i];
   }
-  return load_image(state, platform, row, key);
+  if (state->image_count == KERNEL_MAX_IMAGES) return NULL; /* beyond, copies take the memcpy path */
+  kernel_image *image = &state->images[state->image_count++];
+  load_image(state, platform, row, image, key);
+  return image;
 }
 
 bool dlmap__kernels_in_runtime(dlmap_platform platform) {
@@ -416,25 +423,8 @@ bool dlmap__kernels_prepare(dlmap_platform platform, void *runtime_library, void
   return usable;
 }
 
-int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *key, const dlmap__kernel_plan *plan,
-                          void *stream, char *why, size_t cap) {
-  const kernels_row *row = kernels_of(platform);
-  if (row == NULL) {
-    copy_text(why, cap, "the spec names no kernels for this platform");
-    return -1;
-  }
-  kernel_state *state = &g_states[platform];
-  pthread_mutex_lock(&g_kernel_lock);
-  const kernel_image *image = image_for(state, platform, row, runtime_library, key);
-  void *function = image != NULL && image->usable ? image->functions[kernel_index(plan)] : NULL;
-  if (function == NULL) {
-    copy_text(why, cap, image == NULL && state->resolved == 1 ? "too many contexts hold the kernels" : state->status);
-    pthread_mutex_unlock(&g_kernel_lock);
-    return -1;
-  }
-  launch_fn launch = state->launch;
-  pthread_mutex_unlock(&g_kernel_lock);
-
+/* Launches the planned copy's kernel with the grid and block it was built for: the module API's status. */
+static int launch_planned(launch_fn launch, void *function, const dlmap__kernel_plan *plan, void *stream) {
   const int64_t count = plan->params.count;
   unsigned grid, block_x = DLMAP_KERNEL_BLOCK, block_y = 1;
   if (plan->shape == DLMAP__KERNEL_TRANSPOSE) {
@@ -450,18 +440,52 @@ int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *
   }
   dlmap_copy_params params = plan->params;
   void *args[] = {&params};
-  const int status = launch(function, grid, 1, 1, block_x, block_y, 1, 0, stream, args, NULL);
-  if (status == 0) return 0;
-  dlmap__writer w;
-  dlmap__writer_init(&w, why, cap);
-  put_failure(&w, row->launch, status);
-  dlmap__put_str(&w, " for ");
-  dlmap__put_str(&w, kKernelNames[kernel_index(plan)]);
-  dlmap__writer_finish(&w);
+  return launch(function, grid, 1, 1, block_x, block_y, 1, 0, stream, args, NULL);
+}
+
+int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *key, const dlmap__kernel_plan *plan,
+                          void *stream, char *why, size_t cap) {
+  const kernels_row *row = kernels_of(platform);
+  if (row == NULL) {
+    copy_text(why, cap, "the spec names no kernels for this platform");
+    return -1;
+  }
+  kernel_state *state = &g_states[platform];
   pthread_mutex_lock(&g_kernel_lock);
-  set_status(state, "launch failed: ", why, "; that copy took the memcpy path", NULL);
-  pthread_mutex_unlock(&g_kernel_lock);
-  return -1;
+  kernel_image *image = image_for(state, platform, row, runtime_library, key);
+  for (int attempt = 0;; attempt++) {
+    void *function = image != NULL && image->usable ? image->functions[kernel_index(plan)] : NULL;
+    if (function == NULL) {
+      copy_text(why, cap, image == NULL && state->resolved == 1 ? "too many contexts hold the kernels" : state->status);
+      pthread_mutex_unlock(&g_kernel_lock);
+      return -1;
+    }
+    const bool launched_before = image->launched;
+    launch_fn launch = state->launch;
+    pthread_mutex_unlock(&g_kernel_lock);
+
+    const int status = launch_planned(launch, function, plan, stream);
+    pthread_mutex_lock(&g_kernel_lock);
+    if (status == 0) {
+      image->launched = true;
+      pthread_mutex_unlock(&g_kernel_lock);
+      return 0;
+    }
+    if (attempt == 0 && launched_before && state->reloads < KERNEL_MAX_RELOADS) {
+      state->reloads++;
+      load_image(state, platform, row, image, key);
+      continue;
+    }
+    dlmap__writer w;
+    dlmap__writer_init(&w, why, cap);
+    put_failure(&w, row->launch, status);
+    dlmap__put_str(&w, " for ");
+    dlmap__put_str(&w, kKernelNames[kernel_index(plan)]);
+    dlmap__writer_finish(&w);
+    set_status(state, "launch failed: ", why, "; that copy took the memcpy path", NULL);
+    pthread_mutex_unlock(&g_kernel_lock);
+    return -1;
+  }
 }
 
 size_t dlmap_platform_kernels(dlmap_platform platform, char *text, size_t cap) {

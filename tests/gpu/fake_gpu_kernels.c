@@ -19,6 +19,7 @@
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static fake_gpu_kernel_stats g_stats;
 static int g_refuse_ptx, g_refuse_launches;
+static int g_generation; /* raised when the contexts are made anew: older modules' functions no longer launch */
 static char g_fail_op[16];
 static int g_fail_code;
 
@@ -31,6 +32,7 @@ typedef struct fake_function {
   char name[32];
   int transpose;
   size_t unit;
+  int generation; /* of the contexts its module was loaded in */
 } fake_function;
 
 static int injected(const char *op) {
@@ -56,6 +58,12 @@ void fake_gpu_kernels_reset(void) {
 const fake_gpu_kernel_stats *fake_gpu_kernel_get_stats(void) { return &g_stats; }
 void fake_gpu_kernels_refuse_ptx(int on) { g_refuse_ptx = on; }
 void fake_gpu_kernels_refuse_launches(int on) { g_refuse_launches = on; }
+
+void fake_gpu_kernels_remake_contexts(void) {
+  pthread_mutex_lock(&g_lock);
+  g_generation++;
+  pthread_mutex_unlock(&g_lock);
+}
 
 void fake_gpu_kernels_fail_next(const char *op, int code) {
   pthread_mutex_lock(&g_lock);
@@ -118,6 +126,9 @@ int fakeModuleGetFunction(void **function, void *module, const char *name) {
   strcpy(f->name, name);
   f->transpose = strncmp(name, "dlmap_transpose_", 16) == 0;
   f->unit = (size_t)strtoul(unit + 1, NULL, 10);
+  pthread_mutex_lock(&g_lock);
+  f->generation = g_generation;
+  pthread_mutex_unlock(&g_lock);
   *function = f;
   return 0;
 }
@@ -159,6 +170,10 @@ int fakeLaunchKernel(void *function, unsigned grid_x, unsigned grid_y, unsigned 
   if (code != 0) return code;
   if (g_refuse_launches) return FAKE_INVALID_VALUE;
   const fake_function *f = (const fake_function *)function;
+  pthread_mutex_lock(&g_lock);
+  const int stale = f != NULL && f->generation != g_generation;
+  pthread_mutex_unlock(&g_lock);
+  if (stale) return FAKE_INVALID_HANDLE; /* its module went with the context it was loaded in */
   if (f == NULL || params == NULL || params[0] == NULL || extra != NULL || shared_bytes != 0) return FAKE_INVALID_VALUE;
   const unsigned want_x = f->transpose ? DLMAP_KERNEL_TILE : DLMAP_KERNEL_BLOCK;
   const unsigned want_y = f->transpose ? DLMAP_KERNEL_TILE_ROWS : 1;

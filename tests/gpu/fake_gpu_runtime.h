@@ -142,6 +142,9 @@ const fake_gpu_kernel_stats *fake_gpu_kernel_get_stats(void);
 void fake_gpu_kernels_refuse_ptx(int on);
 void fake_gpu_kernels_refuse_launches(int on);
 void fake_gpu_kernels_fail_next(const char *op, int code);
+/* The contexts are destroyed and made anew at the same addresses (cudaDeviceReset): the functions of every module
+ * loaded so far fail to launch with FAKE_INVALID_HANDLE. */
+void fake_gpu_kernels_remake_contexts(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -243,15 +243,32 @@ TEST_F(Kernels, DeviceToHostCompactsOnTheDeviceFirst) {
   buffer->deleter(buffer);
 }
 
+int Loads() { return fake_gpu_kernel_get_stats()->ptx_loads + fake_gpu_kernel_get_stats()->built_loads; }
+
 TEST_F(Kernels, AFailedLaunchTakesTheMemcpyPathAndSaysSo) {
-  arm_ = [] { fake_gpu_kernels_fail_next("launch", FAKE_INVALID_VALUE); };
+  arm_ = [] { fake_gpu_kernels_refuse_launches(1); };
   CopyOnDevice(kTransposed, 0, false);
   EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 0);
   EXPECT_GE(fake_gpu_get_stats()->memcpy_2d_calls, 1);
   EXPECT_EQ(KernelStatus(),
             "launch failed: fakeLaunchKernel failed (error 1) for dlmap_transpose_u4; that copy took the memcpy path");
+  CopyOnDevice(kTransposed, 0, false);
+  EXPECT_EQ(Loads(), 0) << "a failure that a reload did not cure loads nothing more";
   arm_ = nullptr;
   CopyOnDevice(kTransposed, 0, false);  // the next copy tries again
+  EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 1);
+}
+
+TEST_F(Kernels, AContextMadeAnewAtTheSameAddressLoadsTheKernelsAgain) {
+  CopyOnDevice(kTransposed, 0, false);  // loaded (now or by an earlier test) and launched in this context
+  arm_ = [] { fake_gpu_kernels_remake_contexts(); };
+  CopyOnDevice(kTransposed, 0, false);
+  EXPECT_EQ(Loads(), 1) << "the old module's functions went with the old context";
+  EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 1) << KernelStatus();
+  EXPECT_EQ(fake_gpu_get_stats()->memcpy_2d_calls, 0);
+  arm_ = nullptr;
+  CopyOnDevice(kTransposed, 0, false);
+  EXPECT_EQ(Loads(), 0) << "loaded once in the new context";
   EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 1);
 }
 
