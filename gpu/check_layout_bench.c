@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "dlmap/dlmap.h"
+#include "gpu/check_array.h"
 #include "gpu/check_layout_bench.h"
 
 #define REPEATS 5
@@ -105,20 +106,6 @@ static bool time_memcpy(const void *src, size_t bytes, timing *best) {
   return ok;
 }
 
-static dlmap_array float_array(void *data, int32_t device_type, int32_t ndim, const int64_t *shape,
-                               const int64_t *strides) {
-  dlmap_array a = dlmap_array_default();
-  a.data = data;
-  a.device_type = device_type;
-  a.dtype.code = kDLFloat;
-  a.dtype.bits = 32;
-  a.dtype.lanes = 1;
-  a.ndim = ndim;
-  a.shape = shape;
-  a.strides = strides;
-  return a;
-}
-
 static double gbs(size_t bytes, double ms) { return (double)bytes / (ms * 1e-3) / 1e9; }
 
 /* An allocator handing out one preallocated pinned block: both device-to-host copies land in the same memory. */
@@ -167,10 +154,10 @@ int check_layout_bench(void) {
       const char *name;
       dlmap_array array;
     } layouts[] = {
-        {"transposed", float_array(source, DLMAP_DEVICE_CUDA, 2, square, transposed)},
-        {"rows of a wider buffer", float_array(source, DLMAP_DEVICE_CUDA, 2, square, rows)},
-        {"step 2", float_array(source, DLMAP_DEVICE_CUDA, 1, line, step2)},
-        {"broadcast rows", float_array(source, DLMAP_DEVICE_CUDA, 2, square, broadcast)},
+        {"transposed", check_array(source, DLMAP_DEVICE_CUDA, kCheckFloat32, 2, square, transposed)},
+        {"rows of a wider buffer", check_array(source, DLMAP_DEVICE_CUDA, kCheckFloat32, 2, square, rows)},
+        {"step 2", check_array(source, DLMAP_DEVICE_CUDA, kCheckFloat32, 1, line, step2)},
+        {"broadcast rows", check_array(source, DLMAP_DEVICE_CUDA, kCheckFloat32, 2, square, broadcast)},
     };
     timing memcpy_time;
     if (!time_memcpy(source, bytes, &memcpy_time)) {
@@ -194,7 +181,7 @@ int check_layout_bench(void) {
       } else {
         fixed_block block = {pinned, bytes};
         const dlmap_allocator hook = {fixed_allocate, fixed_release, &block};
-        const dlmap_array compact = float_array(source, DLMAP_DEVICE_CUDA, 2, square, NULL);
+        const dlmap_array compact = check_array(source, DLMAP_DEVICE_CUDA, kCheckFloat32, 2, square, NULL);
         const dlmap_array transposed_view = layouts[0].array;
         timing tc, tt;
         if (time_dlmap(&compact, DLMAP_DEVICE_CPU, &hook, &tc) &&

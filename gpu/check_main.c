@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "dlmap/dlmap.h"
+#include "gpu/check_array.h"
 #include "gpu/check_layout_bench.h"
 #include "gpu/check_ordering.h"
 
@@ -374,14 +375,7 @@ static void *context_thread(void *arg) {
   p->before = p->get(&context) == 0 && context != NULL;
   float data[16] = {0};
   const int64_t shape[1] = {16};
-  dlmap_array array = dlmap_array_default();
-  array.data = data;
-  array.device_type = DLMAP_DEVICE_CPU;
-  array.dtype.code = kDLFloat;
-  array.dtype.bits = 32;
-  array.dtype.lanes = 1;
-  array.ndim = 1;
-  array.shape = shape;
+  dlmap_array array = check_array(data, DLMAP_DEVICE_CPU, kCheckFloat32, 1, shape, NULL);
   dlmap_export_request request = dlmap_export_request_default();
   request.has_dl_device = true;
   request.dl_device_type = DLMAP_DEVICE_CUDA;
@@ -505,12 +499,7 @@ static void check_zero_copy(void) {
     dlmap_imported_release(&view);
 
     /* export: __dlpack__(dl_device=cuda:0, copy=False), the GPU writes, the host reads in place */
-    dlmap_array array = dlmap_array_default();
-    array.data = cases[c].data;
-    array.device_type = cases[c].type;
-    array.dtype = tensor.dl_tensor.dtype;
-    array.ndim = 1;
-    array.shape = shape;
+    dlmap_array array = check_array(cases[c].data, cases[c].type, tensor.dl_tensor.dtype, 1, shape, NULL);
     dlmap_export_request request = dlmap_export_request_default();
     request.has_dl_device = true;
     request.dl_device_type = DLMAP_DEVICE_CUDA;
@@ -575,14 +564,8 @@ static void check_bandwidth(void) {
       double best_dlmap = 1e30, best_cuda = 1e30;
       bool failed = false;
       for (int rep = 0; rep < 5; rep++) {
-        dlmap_array array = dlmap_array_default();
-        array.data = direction == 0 ? pinned : device;
-        array.device_type = direction == 0 ? DLMAP_DEVICE_CPU : DLMAP_DEVICE_CUDA;
-        array.dtype.code = kDLUInt;
-        array.dtype.bits = 8;
-        array.dtype.lanes = 1;
-        array.ndim = 1;
-        array.shape = shape;
+        dlmap_array array = check_array(direction == 0 ? pinned : device,
+                                        direction == 0 ? DLMAP_DEVICE_CPU : DLMAP_DEVICE_CUDA, kCheckUInt8, 1, shape, NULL);
         fixed_block block = {(char *)pinned, bytes + (1 << 20)};
         const dlmap_allocator hook = {fixed_allocate, fixed_release, &block};
         dlmap_export_request request = dlmap_export_request_default();
@@ -649,14 +632,7 @@ static void check_exchange_cost(void) {
   cudaStream_t producer, consumer;
   CUDA(cudaStreamCreate(&producer));
   CUDA(cudaStreamCreate(&consumer));
-  dlmap_array array = dlmap_array_default();
-  array.data = data;
-  array.device_type = DLMAP_DEVICE_CUDA;
-  array.dtype.code = DLMAP_DTYPE_FLOAT;
-  array.dtype.bits = 32;
-  array.dtype.lanes = 1;
-  array.ndim = 2;
-  array.shape = shape;
+  dlmap_array array = check_array(data, DLMAP_DEVICE_CUDA, kCheckFloat32, 2, shape, NULL);
   array.producer_stream = producer;
   const struct {
     const char *name;
@@ -720,14 +696,7 @@ static double host_exchange_ns(void) {
   enum { kCalls = 100000, kRounds = 5 };
   static float data[1024];
   const int64_t shape[1] = {1024};
-  dlmap_array array = dlmap_array_default();
-  array.data = data;
-  array.device_type = DLMAP_DEVICE_CPU;
-  array.dtype.code = DLMAP_DTYPE_FLOAT;
-  array.dtype.bits = 32;
-  array.dtype.lanes = 1;
-  array.ndim = 1;
-  array.shape = shape;
+  const dlmap_array array = check_array(data, DLMAP_DEVICE_CPU, kCheckFloat32, 1, shape, NULL);
   dlmap_export_request request = dlmap_export_request_default();
   request.has_max_version = true;
   request.max_version.major = 1;
