@@ -465,12 +465,14 @@ int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *
     pthread_mutex_unlock(&g_kernel_lock);
 
     const int status = launch_planned(launch, function, plan, stream);
+    if (status == 0 && launched_before) return 0;
     pthread_mutex_lock(&g_kernel_lock);
     if (status == 0) {
       image->launched = true;
       pthread_mutex_unlock(&g_kernel_lock);
       return 0;
     }
+    if (attempt == 0 && image->functions[kernel_index(plan)] != function) continue; /* another thread reloaded it */
     if (attempt == 0 && launched_before && state->reloads < KERNEL_MAX_RELOADS) {
       state->reloads++;
       load_image(state, platform, row, image, key);
