@@ -157,10 +157,12 @@ step_valgrind() {
 }
 
 step_tsan() {
-  # gcc ThreadSanitizer build of the stress test, of the prepared-exchange test, whose threads share one plan, and of
-  # the remembered-plan test, whose threads each remember their own (halt_on_error: any race fails them).
+  # gcc ThreadSanitizer build of the stress test, of the prepared-exchange test, whose threads share one plan, of
+  # the remembered-plan test, whose threads each remember their own, and of the kernel dispatch, whose threads share
+  # (and reload) the kernels over the fake runtime (halt_on_error: any race fails them).
   hbazel test $BFLAGS $TFLAGS --config=tsan --test_output=all --test_env=DLMAP_STRESS_TENSORS="$STRESS_TENSORS" \
-    //tests/hardening:stress_test //tests/plan:plan_array_api_test //tests/plan:remembered_array_api_test
+    //tests/hardening:stress_test //tests/plan:plan_array_api_test //tests/plan:remembered_array_api_test \
+    //tests/gpu:kernel_dispatch_cuda_test
 }
 
 step_fuzz() {

@@ -5,6 +5,7 @@
 //   KERNELS_CUDA      fake_cuda.yaml: the committed PTX through the module API, a runtime compiler behind it
 //   KERNELS_SOURCE    fake_source_kernels.yaml: no PTX, the module API in the runtime itself (HIP's shape)
 //   KERNELS_MISSING   fake_missing_kernels.yaml: a module API without one of its entry points
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -270,6 +271,53 @@ TEST_F(Kernels, AContextMadeAnewAtTheSameAddressLoadsTheKernelsAgain) {
   CopyOnDevice(kTransposed, 0, false);
   EXPECT_EQ(Loads(), 0) << "loaded once in the new context";
   EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 1);
+}
+
+// Threads copying at once, the contexts made anew while they do: every copy is right, and the threads reload the
+// kernels at most once between them (the hardening's TSan step runs this test for races).
+TEST_F(Kernels, ThreadsCopyingAtOnceShareOneReload) {
+  std::vector<unsigned char> bytes = Bytes(64 * 48 * 4);
+  DLManagedTensor *buffer = DeviceBuffer(bytes);
+  ASSERT_NE(buffer, nullptr);
+  CopyOnDevice(kTransposed, 0, false);  // loaded and launched in this context
+  fake_gpu_kernels_remake_contexts();
+  fake_gpu_reset(2);
+  const std::vector<unsigned char> want = Expected(bytes.data(), kTransposed.shape, kTransposed.strides, 4);
+  std::atomic<int> wrong{0}, ready{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&] {
+      ready++;
+      while (ready.load() < 4) std::this_thread::yield();  // all start together, so their first launches overlap
+      for (int i = 0; i < 16; i++) {
+        dlmap_array view = dlmap_array_default();
+        view.data = buffer->dl_tensor.data;
+        view.device_type = DLMAP_DEVICE_CUDA;
+        view.dtype = kTransposed.dtype;
+        view.ndim = 2;
+        view.shape = kTransposed.shape.data();
+        view.strides = kTransposed.strides.data();
+        dlmap_export_request request = dlmap_export_request_default();
+        request.has_dl_device = true;
+        request.dl_device_type = DLMAP_DEVICE_CUDA;
+        request.copy = DLMAP_COPY_ALWAYS;
+        dlmap_exported out;
+        dlmap_error err;
+        if (dlmap_export(&view, &request, &out, &err) != DLMAP_OK || fake_gpu_synchronize_all() != 0) {
+          wrong++;
+          continue;
+        }
+        const unsigned char *copied = static_cast<const unsigned char *>(out.legacy->dl_tensor.data);
+        wrong += std::memcmp(copied, want.data(), want.size()) != 0;
+        out.legacy->deleter(out.legacy);
+      }
+    });
+  }
+  for (std::thread &t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(Loads(), 1) << "one thread reloads; the others retry with its functions";
+  EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 64) << KernelStatus();
+  buffer->deleter(buffer);
 }
 
 // Images are loaded per context: a fresh (non-primary) context on device 0 loads them anew, so each case below sees
