@@ -60,6 +60,28 @@ struct Layout {
   const char *kernel;  // the kernel that must run; nullptr: none (a memcpy does it)
 };
 
+// A view of device memory at buffer in layout c (its first element at c.first).
+dlmap_array DeviceView(void *buffer, const Layout &c) {
+  dlmap_array view = dlmap_array_default();
+  view.data = buffer;
+  view.byte_offset = static_cast<uint64_t>(c.first);
+  view.device_type = DLMAP_DEVICE_CUDA;
+  view.dtype = c.dtype;
+  view.ndim = static_cast<int32_t>(c.shape.size());
+  view.shape = c.shape.data();
+  view.strides = c.strides.data();
+  return view;
+}
+
+// __dlpack__(dl_device=(type, 0), copy=copy).
+dlmap_export_request ExportTo(int32_t type, dlmap_copy_mode copy) {
+  dlmap_export_request request = dlmap_export_request_default();
+  request.has_dl_device = true;
+  request.dl_device_type = type;
+  request.copy = copy;
+  return request;
+}
+
 const DLDataType kInt8 = {kDLInt, 8, 1}, kFloat32 = {kDLFloat, 32, 1}, kFloat64 = {kDLFloat, 64, 1},
                  kComplex128 = {kDLComplex, 128, 1}, kFloat16 = {kDLFloat, 16, 1};
 
@@ -81,9 +103,7 @@ class Kernels : public ::testing::Test {
     host.dtype = kInt8;
     host.ndim = 1;
     host.shape = shape;
-    dlmap_export_request request = dlmap_export_request_default();
-    request.has_dl_device = true;
-    request.dl_device_type = DLMAP_DEVICE_CUDA;
+    const dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA, DLMAP_COPY_IF_NEEDED);
     dlmap_exported out;
     dlmap_error err;
     EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
@@ -101,18 +121,8 @@ class Kernels : public ::testing::Test {
     ASSERT_NE(buffer, nullptr);
     fake_gpu_reset(2);
     if (arm_) arm_();
-    dlmap_array view = dlmap_array_default();
-    view.data = buffer->dl_tensor.data;
-    view.byte_offset = static_cast<uint64_t>(c.first);
-    view.device_type = DLMAP_DEVICE_CUDA;
-    view.dtype = c.dtype;
-    view.ndim = static_cast<int32_t>(c.shape.size());
-    view.shape = c.shape.data();
-    view.strides = c.strides.data();
-    dlmap_export_request request = dlmap_export_request_default();
-    request.has_dl_device = true;
-    request.dl_device_type = DLMAP_DEVICE_CUDA;
-    request.copy = DLMAP_COPY_ALWAYS;
+    dlmap_array view = DeviceView(buffer->dl_tensor.data, c);
+    dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA, DLMAP_COPY_ALWAYS);
     request.has_stream = has_stream;
     request.stream = stream;
     dlmap_exported out;
@@ -218,16 +228,8 @@ TEST_F(Kernels, DeviceToHostCompactsOnTheDeviceFirst) {
   ASSERT_NE(buffer, nullptr);
   const int live = fake_gpu_get_stats()->live;
   fake_gpu_reset(2);
-  dlmap_array view = dlmap_array_default();
-  view.data = buffer->dl_tensor.data;
-  view.device_type = DLMAP_DEVICE_CUDA;
-  view.dtype = kFloat32;
-  view.ndim = 2;
-  view.shape = kTransposed.shape.data();
-  view.strides = kTransposed.strides.data();
-  dlmap_export_request request = dlmap_export_request_default();
-  request.has_dl_device = true;
-  request.dl_device_type = DLMAP_DEVICE_CPU;
+  const dlmap_array view = DeviceView(buffer->dl_tensor.data, kTransposed);
+  const dlmap_export_request request = ExportTo(DLMAP_DEVICE_CPU, DLMAP_COPY_IF_NEEDED);
   dlmap_exported out;
   dlmap_error err;
   ASSERT_EQ(dlmap_export(&view, &request, &out, &err), DLMAP_OK) << err.message;
@@ -290,17 +292,8 @@ TEST_F(Kernels, ThreadsCopyingAtOnceShareOneReload) {
       ready++;
       while (ready.load() < 4) std::this_thread::yield();  // all start together, so their first launches overlap
       for (int i = 0; i < 16; i++) {
-        dlmap_array view = dlmap_array_default();
-        view.data = buffer->dl_tensor.data;
-        view.device_type = DLMAP_DEVICE_CUDA;
-        view.dtype = kTransposed.dtype;
-        view.ndim = 2;
-        view.shape = kTransposed.shape.data();
-        view.strides = kTransposed.strides.data();
-        dlmap_export_request request = dlmap_export_request_default();
-        request.has_dl_device = true;
-        request.dl_device_type = DLMAP_DEVICE_CUDA;
-        request.copy = DLMAP_COPY_ALWAYS;
+        const dlmap_array view = DeviceView(buffer->dl_tensor.data, kTransposed);
+        const dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA, DLMAP_COPY_ALWAYS);
         dlmap_exported out;
         dlmap_error err;
         if (dlmap_export(&view, &request, &out, &err) != DLMAP_OK || fake_gpu_synchronize_all() != 0) {
