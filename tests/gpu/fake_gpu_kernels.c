@@ -23,9 +23,12 @@ static int g_generation; /* raised when the contexts are made anew: older module
 static char g_fail_op[16];
 static int g_fail_code;
 
+/* Modules and functions live as long as the process, as a driver keeps them: each is chained to the ones made before
+ * (under g_lock), so a module dlmap loads again after fake_gpu_kernels_remake_contexts is not a leak. */
 typedef struct fake_module {
   const char *text; /* the PTX, or the compiler's build (the kernel source after the magic) */
   int built;
+  struct fake_module *older;
 } fake_module;
 
 typedef struct fake_function {
@@ -33,7 +36,11 @@ typedef struct fake_function {
   int transpose;
   size_t unit;
   int generation; /* of the contexts its module was loaded in */
+  struct fake_function *older;
 } fake_function;
+
+static fake_module *g_modules;
+static fake_function *g_functions;
 
 static int injected(const char *op) {
   pthread_mutex_lock(&g_lock);
@@ -90,6 +97,10 @@ int fakeModuleLoadData(void **module, const void *image) {
   if (m == NULL) return FAKE_OUT_OF_MEMORY;
   m->built = built;
   m->text = built ? strdup(text) : text; /* the PTX is the library's static image; a build is freed after loading */
+  pthread_mutex_lock(&g_lock);
+  m->older = g_modules;
+  g_modules = m;
+  pthread_mutex_unlock(&g_lock);
   *module = m;
   return 0;
 }
@@ -128,6 +139,8 @@ int fakeModuleGetFunction(void **function, void *module, const char *name) {
   f->unit = (size_t)strtoul(unit + 1, NULL, 10);
   pthread_mutex_lock(&g_lock);
   f->generation = g_generation;
+  f->older = g_functions;
+  g_functions = f;
   pthread_mutex_unlock(&g_lock);
   *function = f;
   return 0;
