@@ -34,32 +34,53 @@ def resolve(body, bases):
 def resolve_with_origins(body, bases):
     """As resolve(), plus {error id: {field: profile name}}: which profile each error's kind, message and status
     comes from (a field no profile sets is absent: the catalogue's own applies)."""
-    return _resolve(body, bases, ())
+    lineage = _lineage(body, bases)
+    root = lineage.pop()
+    if not lineage:
+        return root, _origins(root, None)
+    merged, origins = copy.deepcopy(root), _origins(root, None)
+    for profile in reversed(lineage):  # the root's child first, body last
+        merged = _merge_into(merged, {k: v for k, v in profile.items() if k != "extends"}, top=True)
+        for error_id, fields in _origins(profile, profile["name"]).items():
+            origins.setdefault(error_id, {}).update(fields)
+    return merged, origins
 
 
-def _resolve(body, bases, chain):
-    if not isinstance(body, dict) or "extends" not in body:
-        return body, _origins(body, None)
-    parent_name = body["extends"]
-    name = body.get("name")
+def _lineage(body, bases):
+    """[body, its parent, …, the first profile that extends nothing], every link checked. A loop, not recursion,
+    so that a chain of any depth resolves (issue 56: about 1000 profiles hit Python's recursion limit)."""
+    lineage, names = [body], []
+    while isinstance(lineage[-1], dict) and "extends" in lineage[-1]:
+        child = lineage[-1]
+        names.append(str(child.get("name")))
+        lineage.append(bases[_parent_name(child, bases, names)])
+    return lineage
+
+
+def _parent_name(child, bases, names):
+    """The name child's `extends:` gives, checked; names: the chain so far, child's own name last."""
+    parent_name = child["extends"]
     if not isinstance(parent_name, str) or not parent_name:
         raise ExtendsError("key 'extends' must be a profile name, got %r" % (parent_name,))
     for key in ("name", "doc"):
-        if key not in body:
+        if key not in child:
             raise ExtendsError("missing key '%s' (a profile that extends another needs its own %s)" % (key, key))
-    if name == parent_name:
-        raise ExtendsError("key 'name': %r is the name of the profile it extends; give it its own" % name)
-    if parent_name in chain or parent_name == name:
-        raise ExtendsError("key 'extends': %s extends itself (%s)"
-                           % (parent_name, " → ".join(list(chain) + [str(name), parent_name])))
+    if child["name"] == parent_name:
+        raise ExtendsError("key 'name': %r is the name of the profile it extends; give it its own" % parent_name)
+    if parent_name in names:
+        raise ExtendsError("key 'extends': %s extends itself (%s)" % (parent_name, _path(names + [parent_name])))
     if parent_name not in bases:
         raise ExtendsError("key 'extends': unknown profile %r (known: %s)"
                            % (parent_name, ", ".join(sorted(bases)) or "none"))
-    parent, origins = _resolve(bases[parent_name], bases, chain + (str(name),))
-    merged = _merge(parent, {k: v for k, v in body.items() if k != "extends"}, top=True)
-    for error_id, fields in _origins(body, name).items():
-        origins.setdefault(error_id, {}).update(fields)
-    return merged, origins
+    return parent_name
+
+
+def _path(names, shown=8):
+    """'a → b → c' for a cycle's report; a long chain keeps its ends and says how many it leaves out."""
+    if len(names) <= shown:
+        return " → ".join(names)
+    half = shown // 2
+    return " → ".join(names[:half] + ["… (%d more)" % (len(names) - shown)] + names[-half:])
 
 
 def _origins(body, name):
@@ -75,28 +96,27 @@ def _origins(body, name):
     return found
 
 
-def _merge(parent, child, top=False):
-    """child over parent by the merge rule; neither is modified."""
-    if not isinstance(parent, dict) or not isinstance(child, dict):
+def _merge_into(target, child, top=False):
+    """child over target by the merge rule, written into target (a copy the caller owns) and returned; child is not
+    modified. In place, so that a deep chain costs one copy of its root, not one per level."""
+    if not isinstance(target, dict) or not isinstance(child, dict):
         return copy.deepcopy(child)
-    merged = copy.deepcopy(parent)
     for key, value in child.items():
-        if top and key == "errors" and isinstance(value, list) and isinstance(parent.get("errors"), list):
-            merged["errors"] = _merge_errors(parent["errors"], value)
-        elif key in merged:
-            merged[key] = _merge(merged[key], value)
+        if top and key == "errors" and isinstance(value, list) and isinstance(target.get("errors"), list):
+            _merge_errors_into(target["errors"], value)
+        elif key in target:
+            target[key] = _merge_into(target[key], value)
         else:
-            merged[key] = copy.deepcopy(value)
-    return merged
+            target[key] = copy.deepcopy(value)
+    return target
 
 
-def _merge_errors(parent, child):
-    """The `errors:` lists merged by id, field by field; entries without an id are kept for the loader to report."""
-    merged = copy.deepcopy(parent)
-    index = {e["id"]: i for i, e in enumerate(merged) if isinstance(e, dict) and isinstance(e.get("id"), str)}
+def _merge_errors_into(target, child):
+    """The `errors:` lists merged by id, field by field, into target; entries without an id are kept for the loader
+    to report."""
+    index = {e["id"]: i for i, e in enumerate(target) if isinstance(e, dict) and isinstance(e.get("id"), str)}
     for entry in child:
         if isinstance(entry, dict) and isinstance(entry.get("id"), str) and entry["id"] in index:
-            merged[index[entry["id"]]].update(copy.deepcopy(entry))
+            target[index[entry["id"]]].update(copy.deepcopy(entry))
         else:
-            merged.append(copy.deepcopy(entry))
-    return merged
+            target.append(copy.deepcopy(entry))
