@@ -8,6 +8,10 @@ and `dlmap spec check`) and by the differential tests, which pick the profile wh
     op       >=, >, <=, <, ==
     version  numbers joined by dots (2.5, 0.11.1, 2023.12); compared number by number, a missing number read as 0
 
+A range no release satisfies (">= 3, < 2", "> 2, < 2.0.0") is refused. Any number of numbers make a release, so
+releases lie densely (2.0.0.1 lies between 2 and 2.0.1) and the lowest is 0: a range is empty only when its highest
+lower bound passes its lowest upper bound, or meets it with either strict, or when it stays below 0.
+
 A child profile (`extends:`) inherits its parent's range unless it states its own.
 Dependency-free so that a copy can travel with the tests that use it.
 """
@@ -39,7 +43,36 @@ def parse(text):
             raise ModelsError("%r is not a release range: %r is not a bound such as '>= 2.5' (%s)"
                               % (text, part.strip(), EXAMPLE))
         clauses.append((match.group(1), tuple(int(n) for n in match.group(2).split("."))))
+    _check_not_empty(text, clauses)
     return peer, clauses
+
+
+_LOWEST = (">=", (0,))  # the bound every release meets, for a range that states no lower bound
+
+
+def _check_not_empty(text, clauses):
+    """ModelsError when no release lies within every bound (issue 56): only the strictest bound of each side
+    matters, `==` being a bound on both sides."""
+    lower, upper = None, None
+    for op, bound in clauses:
+        if op in (">=", ">", "==") and (lower is None or _stricter(op, bound, lower, 1)):
+            lower = (op, bound)
+        if op in ("<=", "<", "==") and (upper is None or _stricter(op, bound, upper, -1)):
+            upper = (op, bound)
+    if upper is None:
+        return
+    low = lower or _LOWEST
+    order = _compare(low[1], upper[1])
+    if order > 0 or (order == 0 and (low[0] == ">" or upper[0] == "<")):
+        named = [c for c in (lower, upper) if c is not None]
+        raise ModelsError("%r is an empty range: no release is %s"
+                          % (text, " and ".join("%s %s" % (op, ".".join(map(str, b))) for op, b in named)))
+
+
+def _stricter(op, bound, than, side):
+    """Whether `op bound` leaves fewer releases than the bound `than` on its side (1: lower, -1: upper)."""
+    order = _compare(bound, than[1]) * side
+    return order > 0 or (order == 0 and op in (">", "<") and than[0] not in (">", "<"))
 
 
 def release(version):

@@ -50,6 +50,57 @@ class Ranges(unittest.TestCase):
         self.assertTrue(profile_models.holds("jax == 0.11.2", "jax", "0.11.2"))
 
 
+class EmptyRanges(unittest.TestCase):
+    """A range no release satisfies is refused (issue 56, defect 4). Versions compare number by number, a missing
+    number read as 0 (2.4 is 2.4.0), and any number of numbers make a release, so 2.0.0.1 lies between 2 and 2.0.1:
+    only equal bounds, or bounds the wrong way round, leave no release."""
+
+    SATISFIABLE = (
+        "numpy >= 2.4, < 2.4.1",       # 2.4
+        "numpy > 2, < 2.0.1",          # 2.0.0.1
+        "numpy >= 2, <= 2.0.0",        # 2, which is 2.0.0
+        "numpy == 2.4, >= 2.4.0",      # 2.4
+        "numpy == 2.4, == 2.4.0",      # the same release written twice
+        "numpy == 2.4, <= 2.4",
+        "numpy <= 0",                  # 0
+        "numpy >= 0",
+        "numpy > 2.4, > 2.3, < 2.5",
+        "numpy < 0.0.1",               # 0
+    )
+    EMPTY = (
+        ("numpy >= 3, < 2", ">= 3 and < 2"),
+        ("numpy > 2, < 2.0.0", "> 2 and < 2.0.0"),
+        ("numpy > 2, <= 2", "> 2 and <= 2"),
+        ("numpy >= 2.4, < 2.4.0", ">= 2.4 and < 2.4.0"),
+        ("numpy >= 2.4.0, < 2.4", ">= 2.4.0 and < 2.4"),
+        ("numpy == 2.4, == 2.5", "== 2.5 and == 2.4"),
+        ("numpy == 2.4, > 2.4.0", "> 2.4.0 and == 2.4"),
+        ("numpy == 2, < 2.0", "== 2 and < 2.0"),
+        ("numpy >= 2.5, > 2.4, < 2.6, < 2.5", ">= 2.5 and < 2.5"),  # the strictest bound of each side
+        ("numpy < 0", "< 0"),          # nothing is below 0
+        ("numpy < 0.0, >= 0", ">= 0 and < 0.0"),
+    )
+
+    def test_satisfiable_ranges_parse(self):
+        for text in self.SATISFIABLE:
+            with self.subTest(text=text):
+                self.assertEqual(profile_models.parse(text)[0], "numpy")
+
+    def test_empty_ranges_are_refused_naming_the_bounds(self):
+        for text, bounds in self.EMPTY:
+            with self.subTest(text=text):
+                with self.assertRaises(profile_models.ModelsError) as raised:
+                    profile_models.parse(text)
+                self.assertEqual(str(raised.exception), "%r is an empty range: no release is %s" % (text, bounds))
+
+    def test_satisfiable_ranges_hold_a_release(self):
+        # the witness each comment names is claimed, so "satisfiable" is not the parser's word alone
+        for text, witness in zip(self.SATISFIABLE, ("2.4", "2.0.0.1", "2", "2.4", "2.4.0", "2.4", "0", "7", "2.4.1",
+                                                    "0")):
+            with self.subTest(text=text):
+                self.assertTrue(profile_models.holds(text, "numpy", witness))
+
+
 class EveryProfile(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
@@ -87,6 +138,13 @@ class EveryProfile(unittest.TestCase):
         with self.assertRaisesRegex(spec.SpecError, r"unmodelled.yaml: profile: key 'models': 'jax 0\.11' is not a "
                                                     r"release range"):
             spec.load(FACTS + [path], SHIPPED)
+
+    def test_an_empty_models_is_refused_naming_the_file_and_key(self):
+        path = self.write_jax("numpy >= 3, < 2")
+        with self.assertRaises(spec.SpecError) as raised:
+            spec.load(FACTS + [path], SHIPPED)
+        self.assertEqual(str(raised.exception), "%s: profile: key 'models': 'numpy >= 3, < 2' is an empty range: "
+                         "no release is >= 3 and < 2" % path)
 
     def test_a_child_inherits_its_parents_range_unless_it_states_one(self):
         child = {"profile": {"extends": "numpy", "name": "numpy_child", "doc": "d"}}
