@@ -5,7 +5,8 @@
 #                    dlmap.check (the conformance checker) and the spec it reads beside it, laid out as
 #                    //python/check:jax is
 #   dlmap_array_api  the array_api profile (as //python/array_api:dlmap.so), a module of its own name
-# Compiled with the flags the Bazel build gives (C11, hidden visibility, only PyInit_* exported by python/dlmap.lds),
+# Compiled with the flags the Bazel build gives (C11, hidden visibility, -Wall -Wextra, -fno-wrapv after Python's
+# -fwrapv, only PyInit_* exported by python/dlmap.lds),
 # against config/dlmap_config.h (no toolkit: the GPU runtime is found at run time) and the DLPack header of
 # $DLPACK_INCLUDE_DIR, else the system's, else the copy under third_party/dlpack/ (the header the release was built
 # with).
@@ -88,7 +89,9 @@ def _extension(name, module_name, profile):
         # and the generated "src/generated/…" and <dlmap/generated/…> of this profile.
         include_dirs=[generated, generated + "/include", ".", "include", "config"] + ([dlpack] if dlpack else []),
         define_macros=[("DLMAP_PY_MODULE_NAME", module_name)],
-        extra_compile_args=["-std=c11", "-fvisibility=hidden", "-pthread"],
+        # After Python's own CFLAGS, so these win: the Bazel build's warnings (.bazelrc) and signed overflow left
+        # undefined, as there (Python's -fwrapv would define it as wrap-around and hide what UBSan and -Wextra catch).
+        extra_compile_args=["-std=c11", "-fvisibility=hidden", "-pthread", "-Wall", "-Wextra", "-fno-wrapv"],
         extra_link_args=["-Wl,--version-script=python/dlmap.lds", "-pthread"],
         libraries=["dl"],
         depends=glob.glob("include/dlmap/*.h") + glob.glob("src/*.h") + glob.glob("python/*.h") +
