@@ -6,15 +6,19 @@
 #   python -m dlmap.check producer 'numpy:arange(6.0)'   and   ... consumer numpy:from_dlpack
 #   import dlmap; dlmap.from_dlpack(numpy.arange(3))     (the jax profile) and dlmap_array_api (the array_api profile)
 #   dlmap-check --help (the console script), and the installed metadata.
+# The build is warning-clean under the Bazel build's -Wall -Wextra, with -fno-wrapv after Python's own -fwrapv (issue
+# 56), and the hostile-producer property (python/tests/hostile_property_test.py, hostile=PATH) holds for both
+# installed modules, each judged by its own profile (DLMAP_PY_MODULE picks the module; the tests read its profile).
 # pip unpacks the sdist into a directory of its own and builds there, so a file the build needs and the sdist lacks
 # fails this test (missing=PATH: the same with PATH removed from a copy of the sdist, which must then fail to install,
 # naming PATH).
-# Usage: user_path_test.sh PYTHON SDIST [missing=PATH]
+# Usage: user_path_test.sh PYTHON SDIST [missing=PATH | hostile=PATH]
 set -euo pipefail
 python=$1
 sdist=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-missing=${3:-}
-missing=${missing#missing=}
+here=$(cd "$(dirname "$0")" && pwd)  # beside this script: compile_flags_check.sh, hostile_check.sh
+missing='' hostile=''
+case ${3:-} in missing=*) missing=${3#missing=} ;; hostile=*) hostile=$PWD/${3#hostile=} ;; esac
 fail() { echo "user_path_test: FAIL: $*" >&2; exit 1; }
 
 scratch=$(mktemp -d "${TEST_TMPDIR:-/tmp}/dlmap_pip.XXXXXX")
@@ -46,7 +50,8 @@ venv_python=$scratch/venv/bin/python
 cd "$scratch"
 begin=$(date +%s)
 status=0
-"$venv_python" -m pip install --no-index --no-build-isolation --no-cache-dir "$name" >"$scratch/install.log" 2>&1 ||
+# -v: the compiler's command lines and diagnostics go to install.log, where the flags are checked below.
+"$venv_python" -m pip install -v --no-index --no-build-isolation --no-cache-dir "$name" >"$scratch/install.log" 2>&1 ||
   status=$?
 if [ -n "$missing" ]; then
   [ "$status" -ne 0 ] || fail "the sdist without $missing installed: nothing checks that the build has its files"
@@ -60,6 +65,7 @@ if [ -n "$missing" ]; then
 fi
 [ "$status" -eq 0 ] || { tail -n 60 "$scratch/install.log" >&2; fail "pip install $name failed (exit $status)"; }
 echo "user_path_test: pip install $name: $(($(date +%s) - begin)) s"
+"$here/compile_flags_check.sh" "$scratch/install.log" || fail "the module's compile flags or warnings"
 
 # Outside the checkout and outside the unpacked sdist.
 mkdir "$scratch/elsewhere"
@@ -128,4 +134,8 @@ assert scripts and scripts[0].value == "dlmap.check.__main__:console", scripts
 print("metadata: dlmap %s, %s, Python %s, %d classifiers, dlmap-check" % (
     md["Version"], licence, md["Requires-Python"], len(md.get_all("Classifier"))))
 EOF
+if [ -n "$hostile" ]; then
+  "$here/hostile_check.sh" "$venv_python" "$hostile" "$scratch/venv/" dlmap dlmap_array_api ||
+    fail "the hostile-producer property on an installed module"
+fi
 echo "user_path_test: PASS"

@@ -8,8 +8,8 @@ import json
 import os
 import sys
 
-import dlmap
 import testing
+from testing import dlmap  # the module under test (testing.MODULE)
 
 # DLMAP_HOSTILE_PLATFORM=cuda (hostile_property_fake_gpu_test): the platform's runtime is loaded before the scenario,
 # so every import checks the tensor's device claim against what the (fake) runtime says of its memory (issue 48).

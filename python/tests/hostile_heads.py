@@ -26,7 +26,7 @@ import testing
 
 
 def _future(spec, problems):
-    import dlmap
+    from testing import dlmap
     import hostile
     calls = collections.Counter()
     heads = []
@@ -80,7 +80,7 @@ def _future(spec, problems):
 
 
 def _chain(spec, problems):
-    import dlmap
+    from testing import dlmap
     import hostile
     if spec["bottom"] == "empty":
         x = dlmap.empty(3)
@@ -124,11 +124,12 @@ def _chain(spec, problems):
 
 _SUB_OPS = {
     # Each runs inside the sub-interpreter; {address} is a main-interpreter capsule's address where one is needed.
-    "drop": "import dlmap\nx = dlmap.empty(3)\nc = x.__dlpack__(max_version={version})\ndel x, c\n",
-    "import": "import dlmap\ny = dlmap.from_dlpack(dlmap.empty((2, 2)))\nz = dlmap.from_dlpack(y, copy=True)\n"
-              "del y, z\n",
-    "chain": "import dlmap\nz = dlmap.empty(2)\nfor _ in range({links}):\n    z = dlmap.from_dlpack(z)\ndel z\n",
-    "thread_deleter": "import dlmap\nx = dlmap.empty(2)\n"
+    "drop": "import {module} as dlmap\nx = dlmap.empty(3)\nc = x.__dlpack__(max_version={version})\ndel x, c\n",
+    "import": "import {module} as dlmap\ny = dlmap.from_dlpack(dlmap.empty((2, 2)))\n"
+              "z = dlmap.from_dlpack(y, copy=True)\ndel y, z\n",
+    "chain": "import {module} as dlmap\nz = dlmap.empty(2)\n"
+             "for _ in range({links}):\n    z = dlmap.from_dlpack(z)\ndel z\n",
+    "thread_deleter": "import {module} as dlmap\nx = dlmap.empty(2)\n"
                       "dlmap._call_deleter_on_thread(x.__dlpack__(max_version={version}))\ndel x\n",
     "main_capsule": "import ctypes\nm = ctypes.cast({address}, ctypes.py_object).value\n"
                     "ctypes.pythonapi.Py_DecRef(ctypes.py_object(m))\ndel m\n",
@@ -136,7 +137,7 @@ _SUB_OPS = {
 
 
 def _subinterp(spec, problems):
-    import dlmap
+    from testing import dlmap
     run, how = testing.subinterpreter_runner()
     if run is None:
         return {"outcome": "skipped", "reason": how}
@@ -150,7 +151,8 @@ def _subinterp(spec, problems):
                 address = id(held)
                 del held
             version = tuple(op["version"]) if op["version"] else None
-            code.append(_SUB_OPS[op["op"]].format(version=version, links=op["links"], address=address))
+            code.append(_SUB_OPS[op["op"]].format(version=version, links=op["links"], address=address,
+                                                  module=testing.MODULE))
         try:
             run("".join(code))
         except RuntimeError as e:
@@ -160,7 +162,7 @@ def _subinterp(spec, problems):
 
 def run(spec):
     """One scenario in this (child) interpreter: the result hostile.main prints, problems included."""
-    import dlmap
+    from testing import dlmap
     import hostile
     baseline = dlmap._stats()
     problems = []
@@ -170,6 +172,36 @@ def run(spec):
 
 
 # ---- the test's side -------------------------------------------------------------------------------------------------
+
+
+def _profile_setting(*path):
+    """A key of the module under test's profile (spec/profiles/ as written, the nearest along `extends:`, which merges
+    mappings key by key), e.g. _profile_setting("import", "request")."""
+    profile = testing.dlmap.profile()
+    while profile:
+        body = testing.profile_spec(profile)
+        found = body
+        for key in path:
+            found = found.get(key) if isinstance(found, dict) else None
+        if found is not None:
+            return found
+        profile = body.get("extends")
+    raise AssertionError("profile %s sets no %s" % (testing.dlmap.profile(), ".".join(path)))
+
+
+def capsules_imported():
+    """The capsules the module under test's from_dlpack takes, by import.request: versioned_first takes both; legacy
+    (JAX's) refuses a versioned capsule by design, its name check."""
+    return ["versioned", "legacy"] if _profile_setting("import", "request") == "versioned_first" else ["legacy"]
+
+
+def publishes_exchange_api():
+    """Whether dlmap.Array publishes the C exchange table: where export.max_version's range holding the current
+    version gives the versioned struct (the table speaks only versioned tensors; python/module.c)."""
+    for entry in _profile_setting("export", "max_version", "ranges"):
+        if "until" not in entry or tuple(int(n) for n in entry["until"].split(".")) > testing.CURRENT:
+            return entry.get("struct") == "versioned"
+    return False
 
 
 def properties(settings, run_child):
@@ -185,12 +217,14 @@ def properties(settings, run_child):
         "stream": st.sampled_from([None, -1, 0, 1, 5]),
     })
     versions = st.sampled_from([None, [1, 0], list(testing.CURRENT)])
+    capsules = capsules_imported()  # the chains hand dlmap only capsules its profile takes
+    paths = ["table", "table", "capsule"] + (["to_py"] if publishes_exchange_api() else [])  # to_py: dlmap's table
     sub_ops = st.fixed_dictionaries({"op": st.sampled_from(sorted(_SUB_OPS)), "version": versions,
                                      "links": st.sampled_from([1, 10, 1_000])})
 
     class HeadsTest(unittest.TestCase):
         @settings
-        @given(path=st.sampled_from(["table", "table", "capsule", "to_py"]), major=unknown_majors,
+        @given(path=st.sampled_from(paths), major=unknown_majors,
                minor=st.sampled_from([0, 1, 2 ** 32 - 1]), flags=st.sampled_from([0, 1, 2, 4, 2 ** 63]),
                deleter=st.sampled_from(["count", "count", "null"]), device=st.sampled_from([[1, 0], [2, 0], [13, 0]]),
                kwargs=kwargs)
@@ -204,9 +238,8 @@ def properties(settings, run_child):
         # Drawn chains stay short (every suite run pays for each example); the stack depth that overflowed is the
         # explicit example's, and memory_test's ReleaseChainTest's (100,000 links; 20,000 on a 512 KiB stack).
         @given(links=st.sampled_from([0, 1, 2, 50, 2_000]),
-               bottom=st.sampled_from(["empty", "versioned", "legacy"]),
-               modes=st.lists(st.sampled_from(["from_dlpack", "from_dlpack", "versioned", "legacy"]), min_size=1,
-                              max_size=3),
+               bottom=st.sampled_from(["empty"] + capsules),
+               modes=st.lists(st.sampled_from(["from_dlpack", "from_dlpack"] + capsules), min_size=1, max_size=3),
                release=st.sampled_from(["del", "thread", "native_thread"]))
         # Issue 23's reproducer: 100,000 re-imports of dlmap.empty(1), then del.
         @example(links=100_000, bottom="empty", modes=["from_dlpack"], release="del")

@@ -64,7 +64,7 @@ def _collider(name, act, repeat):
 def _act(action, hostile, cls_ref, owner_ref, x_holder, siblings, gc_after):
     """The mutation a collider or a metaclass __getattribute__ performs, on weak references (so that the class can die
     meanwhile), then optionally a collection and a refill."""
-    import dlmap
+    from testing import dlmap
 
     def act():
         cls, owner = cls_ref(), owner_ref()
@@ -167,7 +167,7 @@ def build(spec, hostile):
 
 def run(spec, hostile):
     """Builds the producer, hands it to dlmap.from_dlpack and classifies the outcome: (result, array or None)."""
-    import dlmap
+    from testing import dlmap
     x, keep = build(spec, hostile)
     x_holder = keep[2]
     del x

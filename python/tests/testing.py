@@ -13,7 +13,10 @@ import sysconfig
 import textwrap
 import unittest
 
-import dlmap
+# The module under test: `dlmap` (the one run_python.sh puts on PYTHONPATH), or the installed module DLMAP_PY_MODULE
+# names (the pip sdist's dlmap_array_api beside its dlmap: //python/pip:user_path_test runs the hostile tests on both).
+MODULE = os.environ.get("DLMAP_PY_MODULE", "dlmap")
+dlmap = importlib.import_module(MODULE)
 
 # ---- environment -----------------------------------------------------------------------------------------------------
 
