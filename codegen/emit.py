@@ -11,6 +11,7 @@ import textwrap
 
 from names import enumerator, status_enumerator, upper_snake
 from spec import KERNEL_COMPILER_OPS, KERNEL_OPS, placeholder_style
+from spec_kernel_ptx import isa_tenths
 from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, STYLE_MARKERS
 import profile_device_claims
 
@@ -299,15 +300,34 @@ RUNTIME_KERNEL_COMPILER = Row(
     "it): its sonames in the order tried, and its entry points.")
 
 
+RUNTIME_KERNEL_PTX = Row("DLMAP_RUNTIME_KERNEL_PTX", "PLATFORM driver_version isa_tenths isa target",
+                         "The committed PTX's floor, where the platform loads it (runtime.kernels.ptx): the driver's "
+                         "release query, the highest ISA the PTX may declare (84 is \"8.4\") and its .target.")
+RUNTIME_KERNEL_DRIVER_ISA = Row("DLMAP_RUNTIME_KERNEL_DRIVER_ISA", "PLATFORM release driver_version isa_tenths isa",
+                                "Oldest first: the highest PTX ISA each release's driver JIT-compiles, by the value "
+                                "its driver_version entry point reports (runtime.kernels.ptx.driver_isa).")
+
+
+def _kernel_ptx_rows(platform, ptx):
+    """The PTX floor's row and its release table, for a platform whose kernels load PTX."""
+    yield RUNTIME_KERNEL_PTX(platform, c_string(ptx.driver_version), isa_tenths(ptx.isa), c_string(ptx.isa),
+                             c_string(ptx.targets[0]))
+    for row in ptx.driver_isa:
+        yield RUNTIME_KERNEL_DRIVER_ISA(platform, c_string(row.release), row.driver_version, isa_tenths(row.isa),
+                                        c_string(row.isa))
+
+
 def emit_runtime_kernels(spec):
     def rows(p):
         k = p.runtime.kernels
         yield RUNTIME_KERNELS(p.name.upper(), c_string(k.library) if k.library else "NULL",
                               *(c_string(k.symbols[op]) for op in KERNEL_OPS), c_bool(k.ptx))
+        if k.ptx_floor:
+            yield from _kernel_ptx_rows(p.name.upper(), k.ptx_floor)
         if k.compiler:
             yield RUNTIME_KERNEL_COMPILER(p.name.upper(), c_list(k.compiler.libraries),
                                           *(c_string(k.compiler.symbols[op]) for op in KERNEL_COMPILER_OPS))
-    return _list(spec, [RUNTIME_KERNELS, RUNTIME_KERNEL_COMPILER],
+    return _list(spec, [RUNTIME_KERNELS, RUNTIME_KERNEL_PTX, RUNTIME_KERNEL_DRIVER_ISA, RUNTIME_KERNEL_COMPILER],
                  (row for p in spec.platforms if p.runtime and p.runtime.kernels for row in rows(p)))
 
 

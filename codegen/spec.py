@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Tuple
 import yaml
 
 import profile_extends
+import spec_kernel_ptx
 import spec_profile as profile_loader
 from names import enumerator, upper_snake  # noqa: F401  (spec.enumerator: emitters and tests use it)
 
@@ -141,6 +142,7 @@ class RuntimeKernels:
     symbols: Dict[str, str]     # op → C symbol, in KERNEL_OPS order
     ptx: bool                   # the committed PTX artifact is loaded first
     compiler: Optional[KernelCompiler]  # builds the source when there is no PTX or the driver refused it
+    ptx_floor: Optional["spec_kernel_ptx.KernelPtx"] = None  # the PTX's ISA floor and drivers (where ptx applies)
 
 
 @dataclass
@@ -1145,8 +1147,8 @@ def _runtime_kernels(where, e):
     library = _str(where, e, "library") if "library" in e else None
     symbols = _symbol_table(_Where(where.source, "%s.symbols" % where.section, None, where.name), e["symbols"],
                             KERNEL_OPS)
-    if not isinstance(e["ptx"], bool):
-        where.fail("key 'ptx' must be true or false, got %s" % _type_name(e["ptx"]))
+    ptx_floor = spec_kernel_ptx.load(where, e["ptx"], lambda section, index: _Where(
+        where.source, "%s.%s" % (where.section, section), index, where.name))
     compiler = None
     if "compiler" in e:
         sub = _Where(where.source, "%s.compiler" % where.section, None, where.name)
@@ -1157,9 +1159,12 @@ def _runtime_kernels(where, e):
         compiler = KernelCompiler(libraries, _symbol_table(
             _Where(where.source, "%s.compiler.symbols" % where.section, None, where.name), e["compiler"]["symbols"],
             KERNEL_COMPILER_OPS))
-    if not e["ptx"] and compiler is None:
-        where.fail("gives the kernels no code: set ptx: true or name a compiler")
-    return RuntimeKernels(library, symbols, e["ptx"], compiler)
+    if ptx_floor is not None and library is None:
+        where.fail("key 'ptx' needs key 'library': the driver library that JIT-compiles the PTX and answers "
+                   "ptx.driver_version")
+    if ptx_floor is None and compiler is None:
+        where.fail("gives the kernels no code: give ptx its floor or name a compiler")
+    return RuntimeKernels(library, symbols, ptx_floor is not None, compiler, ptx_floor)
 
 
 def _check_runtime_streams(platforms, conventions, devices, lists):

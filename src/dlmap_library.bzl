@@ -56,6 +56,14 @@ _CLI_SRCS = str(Label("//tools:cli_srcs"))
 _CHECK_SPEC = str(Label("//codegen:check_spec.py"))
 _PROFILES = str(Label("//spec:profiles"))
 _ONE_LIBRARY_PER_BINARY = str(Label("//src:one_library_per_binary.c"))
+_KERNEL_IMAGE = str(Label("//codegen:kernel_image.py"))
+_KERNEL_PTX = str(Label("//src:backends/kernels/strided_copy.ptx"))
+_KERNEL_SOURCE = str(Label("//src:backends/kernels/strided_copy.cu"))
+_KERNEL_HEADER = str(Label("//src:backends/kernels/strided_copy_params.h"))
+
+# Where the kernels' C image is generated, under <name>_gen/ beside the spec's tables (the sdist and //gpu:bundle carry
+# it with them): the committed PTX, source and header as C arrays.
+KERNEL_IMAGE_INC = "src/generated/strided_copy_image.inc"
 
 # Flags for dlmap's own C: strict, warnings are errors.
 DLMAP_COPTS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -117,6 +125,23 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = _CON
         testonly = testonly,
     )
 
+    # The kernels' C image: the same for every spec, made here so that each library's generated files are complete.
+    kernel_image = gen + "/" + KERNEL_IMAGE_INC
+    native.genrule(
+        name = gen + "_kernels",
+        srcs = [_KERNEL_PTX, _KERNEL_SOURCE, _KERNEL_HEADER],
+        outs = [kernel_image],
+        tools = [_PYTHON, _KERNEL_IMAGE],
+        cmd = "$(location %s) $(location %s) --ptx $(location %s) --source $(location %s) --header $(location %s) --out $@" % (
+            _PYTHON,
+            _KERNEL_IMAGE,
+            _KERNEL_PTX,
+            _KERNEL_SOURCE,
+            _KERNEL_HEADER,
+        ),
+        testonly = testonly,
+    )
+
     cc_library(
         name = gen + "_spec_header",
         hdrs = [outs["spec_h"], outs["raise_h"]],
@@ -125,7 +150,7 @@ def dlmap_library(name, spec, visibility = None, testonly = False, config = _CON
     )
     cc_library(
         name = gen + "_tables",
-        hdrs = [out for flag, out in outs.items() if flag not in ("spec_h", "raise_h")],
+        hdrs = [out for flag, out in outs.items() if flag not in ("spec_h", "raise_h")] + [kernel_image],
         strip_include_prefix = gen,
         testonly = testonly,
     )

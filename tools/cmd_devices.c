@@ -78,6 +78,10 @@ int cli_devices(int argc, char **argv) {
     dlmap_platform_kernels_load((dlmap_platform)p, 0);
     dlmap_platform_kernels((dlmap_platform)p, kernels, sizeof kernels);
     printf("  %-8s %-12s kernels %s\n", "", "", kernels);
+    /* Where its kernels load PTX: the driver's release, and whether that driver JIT-compiles the PTX. */
+    char driver[400];
+    dlmap_platform_driver((dlmap_platform)p, driver, sizeof driver);
+    if (strncmp(driver, "none:", 5) != 0) printf("  %-8s %-12s %s\n", "", "", driver);
   }
   printf("\nProfile %s\n\n", profile->name);
   cli_wrap(stdout, "  ", profile->doc);

@@ -12,10 +12,11 @@ cd "$(dirname "$0")/.."
 # libbenchmark-dev, libtorch-dev: the benchmarks and their libtorch peer; git: the drill copies the checkout's files;
 # pkg-config: //dist:link_test builds against the archive as its README says; python3-venv, python3-pip,
 # python3-setuptools, python3-wheel (the same names on 12, 13 and testing): the Python sdist, the release's wheel and
-# //python/pip:user_path_test (a fresh venv, pip install offline with Debian's setuptools).
+# //python/pip:user_path_test (a fresh venv, pip install offline with Debian's setuptools); clang: the strided-copy
+# kernels' PTX (codegen/kernel_ptx.py; //codegen:kernel_ptx_test regenerates it where MANIFEST's clang is the one here).
 packages="bazel-bootstrap re2c libgtest-dev libdlpack-dev python3-yaml libamdhip64-dev python3-dev python3-numpy
   python3-torch python3-hypothesis libbenchmark-dev libtorch-dev git pkg-config python3-venv python3-pip
-  python3-setuptools python3-wheel"
+  python3-setuptools python3-wheel clang"
 # Debian releases after 13 package Bazel 7 with its rules; rules_shell is the one it does not pull in itself.
 version_id=$(. /etc/os-release && echo "${VERSION_ID:-}")
 case "$version_id" in

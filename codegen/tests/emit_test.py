@@ -631,12 +631,18 @@ class DefaultSpecRows(unittest.TestCase):
             'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent", '
             '"cuDevicePrimaryCtxRetain", _)',
         ])
-        self.assertEqual(rows(emit.emit_runtime_kernels(spec_)), [
+        kernel_rows = rows(emit.emit_runtime_kernels(spec_))
+        # CUDA's PTX floor (issue 55) and its release table: first, last, and one row per release the spec lists
+        ptx_rows = [r for r in kernel_rows if r.startswith(("DLMAP_RUNTIME_KERNEL_PTX(", "DLMAP_RUNTIME_KERNEL_DRIVER_ISA("))]
+        self.assertEqual(ptx_rows[0], 'DLMAP_RUNTIME_KERNEL_PTX(CUDA, "cuDriverGetVersion", 70, "7.0", "sm_75", _)')
+        self.assertEqual(ptx_rows[1], 'DLMAP_RUNTIME_KERNEL_DRIVER_ISA(CUDA, "11.0", 11000, 70, "7.0", _)')
+        self.assertIn('DLMAP_RUNTIME_KERNEL_DRIVER_ISA(CUDA, "12.6", 12060, 85, "8.5", _)', ptx_rows)
+        self.assertEqual(ptx_rows[-1], 'DLMAP_RUNTIME_KERNEL_DRIVER_ISA(CUDA, "13.0", 13000, 90, "9.0", _)')
+        cuda = [p for p in spec_.platforms if p.name == "cuda"][0]
+        self.assertEqual(len(ptx_rows), 1 + len(cuda.runtime.kernels.ptx_floor.driver_isa))
+        self.assertEqual([r for r in kernel_rows if r not in ptx_rows], [
             'DLMAP_RUNTIME_KERNELS(CUDA, "libcuda.so.1", "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel", '
             'true, _)',
-            'DLMAP_RUNTIME_KERNEL_COMPILER(CUDA, ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", ), '
-            '"nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcGetPTXSize", "nvrtcGetPTX", "nvrtcDestroyProgram", '
-            '"nvrtcGetProgramLogSize", "nvrtcGetProgramLog", _)',
             'DLMAP_RUNTIME_KERNELS(ROCM, NULL, "hipModuleLoadData", "hipModuleGetFunction", "hipModuleLaunchKernel", '
             'false, _)',
             'DLMAP_RUNTIME_KERNEL_COMPILER(ROCM, ("libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so.5", '

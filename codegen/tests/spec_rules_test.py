@@ -671,17 +671,57 @@ class PlatformRules(SpecTestCase):
         self.assertLoads()
 
     def test_runtime_kernels_need_ptx_or_a_compiler(self):
-        runtime, where = self.runtime()
-        runtime["kernels"]["ptx"] = False
+        runtime, where = self.runtime("rocm")
         del runtime["kernels"]["compiler"]
         self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels"), None,
-                            "gives the kernels no code: set ptx: true or name a compiler")
+                            "gives the kernels no code: give ptx its floor or name a compiler")
 
-    def test_runtime_kernels_ptx_is_a_bool(self):
+    def test_runtime_kernels_ptx_is_false_or_a_floor(self):
+        for value in ("yes", True, {"isa": "7.0"}):
+            runtime, where = self.runtime()
+            runtime["kernels"]["ptx"] = value
+            self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels"), "ptx",
+                                "key 'ptx' must be false or a mapping with exactly the keys isa, targets, "
+                                "driver_version, driver_isa")
+
+    def test_runtime_kernels_ptx_isa_is_a_version(self):
         runtime, where = self.runtime()
-        runtime["kernels"]["ptx"] = "yes"
-        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels"), "ptx",
-                            "key 'ptx' must be true or false, got a string")
+        runtime["kernels"]["ptx"]["isa"] = 7.0
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels.ptx"), "isa",
+                            "key 'isa' must be a version string \"M.N\" (quoted), got 7.0")
+
+    def test_runtime_kernels_ptx_targets_ascend(self):
+        runtime, where = self.runtime()
+        runtime["kernels"]["ptx"]["targets"] = ["sm_90", "sm_75"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels.ptx"), "targets",
+                            "sm_90, sm_75 is not ascending without repeats")
+
+    def test_runtime_kernels_ptx_releases_oldest_first(self):
+        runtime, where = self.runtime()
+        table = runtime["kernels"]["ptx"]["driver_isa"]
+        table[0], table[1] = table[1], table[0]
+        self.assertRejected("platforms.yaml", where.replace(".runtime (", ".runtime.kernels.ptx.driver_isa[1] ("), None,
+                            "release 11.0 (11000) does not follow 11.1 (11010); list releases oldest first")
+
+    def test_runtime_kernels_ptx_isa_never_falls(self):
+        runtime, where = self.runtime()
+        table = runtime["kernels"]["ptx"]["driver_isa"]
+        table[-1]["isa"] = "7.0"
+        self.assertRejected("platforms.yaml", where.replace(".runtime (", ".runtime.kernels.ptx.driver_isa[%d] (" %
+                                                            (len(table) - 1)), None,
+                            "a newer driver JIT-compiles every ISA an older one does")
+
+    def test_runtime_kernels_ptx_floor_some_driver_loads(self):
+        runtime, where = self.runtime()
+        runtime["kernels"]["ptx"]["isa"] = "9.9"
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels.ptx"), "isa",
+                            "no release in driver_isa JIT-compiles ISA 9.9")
+
+    def test_runtime_kernels_ptx_needs_the_driver_library(self):
+        runtime, where = self.runtime()
+        del runtime["kernels"]["library"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels"), "library",
+                            "key 'ptx' needs key 'library'")
 
     def test_runtime_kernels_missing_launch(self):
         runtime, where = self.runtime()
@@ -690,14 +730,14 @@ class PlatformRules(SpecTestCase):
                             "missing key 'launch_kernel'")
 
     def test_runtime_kernels_compiler_one_symbol_for_two_ops(self):
-        runtime, where = self.runtime()
+        runtime, where = self.runtime("rocm")
         symbols = runtime["kernels"]["compiler"]["symbols"]
         symbols["code"] = symbols["code_size"]
         self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels.compiler.symbols"), "code",
-                            "symbol nvrtcGetPTXSize is already the 'code_size' op")
+                            "symbol hiprtcGetCodeSize is already the 'code_size' op")
 
     def test_runtime_kernels_compiler_needs_a_library(self):
-        runtime, where = self.runtime()
+        runtime, where = self.runtime("rocm")
         runtime["kernels"]["compiler"]["libraries"] = []
         self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.kernels.compiler"), "libraries",
                             "key 'libraries' must name at least one library")

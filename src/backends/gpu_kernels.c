@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "src/backends/gpu_kernels.h"
-#include "src/backends/kernels/strided_copy_image.inc"
+#include "src/generated/strided_copy_image.inc" /* made at build time from the committed PTX (codegen/kernel_image.py) */
 
 _Static_assert(DLMAP_KERNEL_MAX_DIMS >= DLMAP_MAX_NDIM + 1, "a parameter block holds every dimension and the unit's");
 
@@ -354,7 +354,7 @@ static void load_image(kernel_state *state, dlmap_platform platform, const kerne
     } else {
       dlmap__put_str(&w, "the PTX was refused: ");
       put_failure(&w, row->load, status);
-      dlmap__put_str(&w, "; ");
+      if (compiler_of(platform) != NULL) dlmap__put_str(&w, "; ");
     }
   }
   const compiler_row *compiler = compiler_of(platform);

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,9 @@
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static fake_gpu_kernel_stats g_stats;
 static int g_refuse_ptx, g_refuse_launches;
+/* The driver the fake models: what its driver_version entry point reports and the highest PTX ISA it JIT-compiles
+ * (tenths: 90 is ISA 9.0); the runtime compiler's release, as the ISA of the PTX it writes (0: it fails to start). */
+static int g_driver_version = 13000, g_driver_isa = 90, g_compiler_isa = 90;
 static int g_generation; /* raised when the contexts are made anew: older modules' functions no longer launch */
 static char g_fail_op[16];
 static int g_fail_code;
@@ -58,6 +62,8 @@ void fake_gpu_kernels_reset(void) {
   memset(&g_stats, 0, sizeof g_stats);
   g_stats.last_device = -1;
   g_refuse_ptx = g_refuse_launches = 0;
+  g_driver_version = 13000;
+  g_driver_isa = g_compiler_isa = 90;
   g_fail_op[0] = '\0';
   pthread_mutex_unlock(&g_lock);
 }
@@ -65,6 +71,40 @@ void fake_gpu_kernels_reset(void) {
 const fake_gpu_kernel_stats *fake_gpu_kernel_get_stats(void) { return &g_stats; }
 void fake_gpu_kernels_refuse_ptx(int on) { g_refuse_ptx = on; }
 void fake_gpu_kernels_refuse_launches(int on) { g_refuse_launches = on; }
+
+void fake_gpu_kernels_set_driver(int driver_version, int isa_tenths) {
+  pthread_mutex_lock(&g_lock);
+  g_driver_version = driver_version;
+  g_driver_isa = isa_tenths;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void fake_gpu_kernels_set_compiler(int isa_tenths) {
+  pthread_mutex_lock(&g_lock);
+  g_compiler_isa = isa_tenths;
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* The driver's cuDriverGetVersion. */
+int fakeDriverGetVersion(int *version) {
+  if (version == NULL) return FAKE_INVALID_VALUE;
+  const int code = injected("driver");
+  if (code != 0) return code;
+  pthread_mutex_lock(&g_lock);
+  *version = g_driver_version;
+  pthread_mutex_unlock(&g_lock);
+  return 0;
+}
+
+/* The image's PTX ISA in tenths, from its ".version M.N" line (a build states its compiler's the same way); -1: none. */
+static int image_isa(const char *text) {
+  const char *line = strstr(text, "\n.version ");
+  if (line == NULL) return -1;
+  char *end;
+  const long major = strtol(line + 10, &end, 10);
+  if (*end != '.' || end[1] < '0' || end[1] > '9') return -1;
+  return (int)major * 10 + (end[1] - '0');
+}
 
 void fake_gpu_kernels_remake_contexts(void) {
   pthread_mutex_lock(&g_lock);
@@ -93,6 +133,12 @@ int fakeModuleLoadData(void **module, const void *image) {
   if (code != 0) return code;
   if (!built && !ptx) return FAKE_INVALID_VALUE; /* not an image */
   if (ptx && g_refuse_ptx) return FAKE_UNSUPPORTED_PTX_VERSION;
+  /* As a driver does: PTX of an ISA newer than its own release is refused, a build's as the PTX it carries. */
+  pthread_mutex_lock(&g_lock);
+  const int isa = image_isa(text), driver_isa = g_driver_isa;
+  pthread_mutex_unlock(&g_lock);
+  if (isa < 0) return FAKE_INVALID_VALUE; /* PTX states its ISA */
+  if (isa > driver_isa) return FAKE_UNSUPPORTED_PTX_VERSION;
   fake_module *m = (fake_module *)malloc(sizeof *m);
   if (m == NULL) return FAKE_OUT_OF_MEMORY;
   m->built = built;
@@ -244,6 +290,10 @@ int fakertcCreateProgram(void **program, const char *source, const char *name, i
                          const char *const *header_texts, const char *const *header_names) {
   (void)name;
   if (program == NULL || source == NULL) return FAKE_INVALID_VALUE;
+  pthread_mutex_lock(&g_lock);
+  const int absent = g_compiler_isa == 0;
+  pthread_mutex_unlock(&g_lock);
+  if (absent) return FAKE_NOT_FOUND; /* fake_gpu_kernels_set_compiler(0): as if no compiler were installed */
   fake_program *p = (fake_program *)calloc(1, sizeof *p);
   if (p == NULL) return FAKE_OUT_OF_MEMORY;
   p->source = strdup(source);
@@ -271,9 +321,15 @@ int fakertcCompileProgram(void *program, int options, const char *const *option_
     p->log = "strided_copy.cu: catastrophic error: cannot open source file \"strided_copy_params.h\"";
     return 6; /* NVRTC_ERROR_COMPILATION */
   }
-  p->built = (char *)malloc(strlen(FAKE_BUILT_MAGIC) + strlen(p->source) + 1);
+  /* The build states its compiler's PTX ISA, as NVRTC's PTX does (".version 9.0" from CUDA 13's). */
+  char version[32];
+  pthread_mutex_lock(&g_lock);
+  snprintf(version, sizeof version, ".version %d.%d\n", g_compiler_isa / 10, g_compiler_isa % 10);
+  pthread_mutex_unlock(&g_lock);
+  p->built = (char *)malloc(strlen(FAKE_BUILT_MAGIC) + strlen(version) + strlen(p->source) + 1);
   if (p->built == NULL) return FAKE_OUT_OF_MEMORY;
   strcpy(p->built, FAKE_BUILT_MAGIC);
+  strcat(p->built, version);
   strcat(p->built, p->source);
   return 0;
 }

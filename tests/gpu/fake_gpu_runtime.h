@@ -142,6 +142,13 @@ const fake_gpu_kernel_stats *fake_gpu_kernel_get_stats(void);
 void fake_gpu_kernels_refuse_ptx(int on);
 void fake_gpu_kernels_refuse_launches(int on);
 void fake_gpu_kernels_fail_next(const char *op, int code);
+/* The driver the fake models until the next reset (default 13000 and 90: CUDA 13.0's): what its driver_version entry
+ * point (fakeDriverGetVersion) reports, and the highest PTX ISA (tenths) it loads; module_load_data refuses an image
+ * whose ".version" is above it with 222 (CUDA_ERROR_UNSUPPORTED_PTX_VERSION). "driver" fails that entry point once. */
+void fake_gpu_kernels_set_driver(int driver_version, int isa_tenths);
+/* The runtime compiler's release as the PTX ISA its builds declare (default 90); 0: create_program fails, as if no
+ * compiler were installed. Until the next reset. */
+void fake_gpu_kernels_set_compiler(int isa_tenths);
 /* The contexts are destroyed and made anew at the same addresses (cudaDeviceReset): the functions of every module
  * loaded so far fail to launch with FAKE_INVALID_HANDLE. */
 void fake_gpu_kernels_remake_contexts(void);

@@ -1,6 +1,6 @@
 // dlmap strided-copy kernels: a strided device tensor into compact row-major memory on the device, at memory
 // bandwidth, where memcpy_2d_async calls would issue one small copy per row or element. One source for every vendor:
-// nvcc compiles it into the committed PTX (strided_copy.ptx, tools/kernels.py), NVRTC or HIPRTC at first use. It
+// Debian's clang compiles it into the committed PTX (strided_copy.ptx, codegen/kernel_ptx.py), HIPRTC at first use. It
 // includes nothing but its parameter block: the runtime compilers see no system header.
 //
 // Kernels, each taking one dlmap_copy_params by value, per unit size (u1, u2, u4, u8, u16 bytes):

@@ -1,6 +1,6 @@
 /* dlmap strided-copy kernels — the one parameter block every kernel of strided_copy.cu takes, shared by the kernel
- * source (compiled by nvcc into the committed PTX, or by NVRTC/HIPRTC at first use) and the backend that launches it
- * (src/backends/gpu_kernels.c). Plain C types only: the runtime compilers see this file without any system header. */
+ * source (compiled by clang into the committed PTX, or by a runtime compiler at first use) and the backend that
+ * launches it (src/backends/gpu_kernels.c). Plain C types only: the runtime compilers see this file without any system header. */
 #ifndef DLMAP_SRC_BACKENDS_KERNELS_STRIDED_COPY_PARAMS_H_
 #define DLMAP_SRC_BACKENDS_KERNELS_STRIDED_COPY_PARAMS_H_
 
