@@ -10,8 +10,8 @@
 set -euo pipefail
 has_nvcc=$1 python=$2 cuda_root=${3#cuda_root=} has_headers=$4 bundle=$PWD/$5
 shift 5
-generated_files=() jax_files=()  # name_lookup.c, then the files of <library>_gen and _gen_kernels; after --jax, the jax profile's
-list=generated_files                # (absolute: the test changes directory below)
+generated_files=() jax_files=()  # name_lookup.c, then the files of <library>_gen and _gen_kernels; after --jax, the
+list=generated_files                # jax profile's (absolute: the test changes directory below)
 for file in "$@"; do
   if [ "$file" = --jax ]; then list=jax_files; continue; fi
   eval "$list+=(\"\$PWD/\$file\")"
