@@ -281,13 +281,22 @@ def emit_runtime_streams(spec):
 
 RUNTIME_CONTEXT = Row("DLMAP_RUNTIME_CONTEXT", "PLATFORM library get_current set_current retain_primary",
                       "The driver's context entry points of the GPU platforms whose runtime names them.")
+RUNTIME_ADDRESS_RANGE = Row("DLMAP_RUNTIME_ADDRESS_RANGE", "PLATFORM library symbol",
+                            "The entry point naming the allocation that holds an address, of the GPU platforms whose "
+                            "runtime names one: library (NULL: the runtime's own) and symbol.")
 
 
 def emit_runtime_contexts(spec):
-    return _list(spec, [RUNTIME_CONTEXT], (RUNTIME_CONTEXT(
-        p.name.upper(), c_string(p.runtime.context.library), c_string(p.runtime.context.get_current),
-        c_string(p.runtime.context.set_current), c_string(p.runtime.context.retain_primary))
-        for p in spec.platforms if p.runtime and p.runtime.context))
+    def rows(p):
+        c, r = p.runtime.context, p.runtime.address_range
+        if c:
+            yield RUNTIME_CONTEXT(p.name.upper(), c_string(c.library), c_string(c.get_current),
+                                  c_string(c.set_current), c_string(c.retain_primary))
+        if r:
+            yield RUNTIME_ADDRESS_RANGE(p.name.upper(), c_string(r.library) if r.library else "NULL",
+                                        c_string(r.symbol))
+    return _list(spec, [RUNTIME_CONTEXT, RUNTIME_ADDRESS_RANGE],
+                 (row for p in spec.platforms if p.runtime for row in rows(p)))
 
 
 RUNTIME_KERNELS = Row("DLMAP_RUNTIME_KERNELS", "PLATFORM library module_load_data module_get_function launch_kernel ptx",
@@ -298,6 +307,11 @@ RUNTIME_KERNEL_COMPILER = Row(
     "PLATFORM (libraries) create_program compile_program code_size code destroy_program log_size log",
     "The runtime compiler that builds the kernels' source at first use (where there is no PTX or the driver refused "
     "it): its sonames in the order tried, and its entry points.")
+
+
+RUNTIME_KERNEL_MODULE_LOST = Row("DLMAP_RUNTIME_KERNEL_MODULE_LOST", "PLATFORM status",
+                                 "A launch status after which the kernels' image is loaded again and the launch "
+                                 "retried: the module went with its context (runtime.kernels.module_lost).")
 
 
 RUNTIME_KERNEL_PTX = Row("DLMAP_RUNTIME_KERNEL_PTX", "PLATFORM driver_version isa_tenths isa target",
@@ -322,12 +336,14 @@ def emit_runtime_kernels(spec):
         k = p.runtime.kernels
         yield RUNTIME_KERNELS(p.name.upper(), c_string(k.library) if k.library else "NULL",
                               *(c_string(k.symbols[op]) for op in KERNEL_OPS), c_bool(k.ptx))
+        yield from (RUNTIME_KERNEL_MODULE_LOST(p.name.upper(), status) for status in k.module_lost)
         if k.ptx_floor:
             yield from _kernel_ptx_rows(p.name.upper(), k.ptx_floor)
         if k.compiler:
             yield RUNTIME_KERNEL_COMPILER(p.name.upper(), c_list(k.compiler.libraries),
                                           *(c_string(k.compiler.symbols[op]) for op in KERNEL_COMPILER_OPS))
-    return _list(spec, [RUNTIME_KERNELS, RUNTIME_KERNEL_PTX, RUNTIME_KERNEL_DRIVER_ISA, RUNTIME_KERNEL_COMPILER],
+    return _list(spec, [RUNTIME_KERNELS, RUNTIME_KERNEL_MODULE_LOST, RUNTIME_KERNEL_PTX, RUNTIME_KERNEL_DRIVER_ISA,
+                        RUNTIME_KERNEL_COMPILER],
                  (row for p in spec.platforms if p.runtime and p.runtime.kernels for row in rows(p)))
 
 

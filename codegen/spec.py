@@ -135,6 +135,14 @@ class KernelCompiler:
 
 
 @dataclass
+class RuntimeAddressRange:
+    """The entry point that names the allocation holding an address (optional): an import's device claim is judged
+    over every byte its layout reaches in one allocation."""
+    library: Optional[str]      # the library holding the symbol; None: the runtime's own library
+    symbol: str                 # f(void **base, size_t *bytes, const void *ptr)
+
+
+@dataclass
 class RuntimeKernels:
     """How the GPU backend loads and launches its strided-copy kernels (src/backends/kernels/): a module API that
     takes a code image (PTX or a compiled object), and where the image comes from."""
@@ -142,6 +150,7 @@ class RuntimeKernels:
     symbols: Dict[str, str]     # op → C symbol, in KERNEL_OPS order
     ptx: bool                   # the committed PTX artifact is loaded first
     compiler: Optional[KernelCompiler]  # builds the source when there is no PTX or the driver refused it
+    module_lost: Tuple[int, ...] = ()   # launch statuses after which the image is loaded again and the launch retried
     ptx_floor: Optional["spec_kernel_ptx.KernelPtx"] = None  # the PTX's ISA floor and drivers (where ptx applies)
 
 
@@ -156,6 +165,7 @@ class Runtime:
     statuses: Dict[str, int]      # in RUNTIME_STATUSES order: the error-enum values the backend interprets
     context: Optional["RuntimeContext"] = None
     kernels: Optional["RuntimeKernels"] = None
+    address_range: Optional["RuntimeAddressRange"] = None
 
     @property
     def device_count(self):
@@ -1059,7 +1069,7 @@ def _int_map(where, entry, key, names, low, high, distinct=False):
 def _runtime(where, e):
     """platforms[i].runtime: libraries, the symbol table and the runtime's enum values."""
     _check_keys(where, e, ("libraries", "symbols", "memcpy_kinds", "flags", "streams", "pointer_attributes", "statuses"),
-                ("context", "kernels"))
+                ("context", "kernels", "address_range"))
     libraries = _str_list(where, e, "libraries")
     if not libraries:
         where.fail("key 'libraries' must name at least one library")
@@ -1123,9 +1133,19 @@ def _runtime(where, e):
         context = RuntimeContext(library, *ops)
     kernels = _runtime_kernels(_Where(where.source, "%s.kernels" % where.section, None, where.name),
                                e["kernels"]) if "kernels" in e else None
+    address_range = _runtime_address_range(_Where(where.source, "%s.address_range" % where.section, None, where.name),
+                                           e["address_range"]) if "address_range" in e else None
     return Runtime(libraries, symbols, memcpy_kinds, flags, streams,
                    PointerAttributes(offsets["device_offset"], offsets["device_pointer_offset"],
-                                     offsets.get("managed_offset"), layouts), statuses, context, kernels)
+                                     offsets.get("managed_offset"), layouts), statuses, context, kernels,
+                   address_range)
+
+
+def _runtime_address_range(where, e):
+    """platforms[i].runtime.address_range: the optional library and the symbol."""
+    _check_keys(where, e, ("symbol",), ("library",))
+    library = _str(where, e, "library") if "library" in e else None
+    return RuntimeAddressRange(library, _str(where, e, "symbol", pattern=_IDENT, what="a C symbol"))
 
 
 def _symbol_table(where, body, ops):
@@ -1143,7 +1163,7 @@ def _symbol_table(where, body, ops):
 
 def _runtime_kernels(where, e):
     """platforms[i].runtime.kernels: the module API, whether the committed PTX applies, the optional compiler."""
-    _check_keys(where, e, ("symbols", "ptx"), ("library", "compiler"))
+    _check_keys(where, e, ("symbols", "ptx"), ("library", "compiler", "module_lost"))
     library = _str(where, e, "library") if "library" in e else None
     symbols = _symbol_table(_Where(where.source, "%s.symbols" % where.section, None, where.name), e["symbols"],
                             KERNEL_OPS)
@@ -1164,7 +1184,20 @@ def _runtime_kernels(where, e):
                    "ptx.driver_version")
     if ptx_floor is None and compiler is None:
         where.fail("gives the kernels no code: give ptx its floor or name a compiler")
-    return RuntimeKernels(library, symbols, ptx_floor is not None, compiler, ptx_floor)
+    return RuntimeKernels(library, symbols, ptx_floor is not None, compiler,
+                          _module_lost(where, e.get("module_lost", [])), ptx_floor)
+
+
+def _module_lost(where, statuses):
+    """runtime.kernels.module_lost: distinct nonzero status values (0 is a launch that succeeded)."""
+    if not isinstance(statuses, list) or any(type(s) is not int for s in statuses):
+        where.fail("key 'module_lost' must be a list of status integers, got %r" % (statuses,))
+    for s in statuses:
+        if not 0 < s < 2**31:
+            where.fail("key 'module_lost': %d is no failed status (1 … 2^31-1)" % s)
+        if statuses.count(s) > 1:
+            where.fail("key 'module_lost' lists %d twice" % s)
+    return tuple(statuses)
 
 
 def _check_runtime_streams(platforms, conventions, devices, lists):

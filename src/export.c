@@ -201,7 +201,7 @@ static int32_t consumer_device(const dlmap_array *array, const export_plan *plan
  * checks now that the consumer's stream can be made to wait (done last, in view()). */
 static int32_t place(const dlmap_array *array, const dlmap_export_request *request, export_plan *plan,
                      dlmap_error *err) {
-  plan->placement = dlmap__place(plan->source, array->device_id, array->data, plan->target, plan->target_id,
+  plan->placement = dlmap__place(plan->source, array->device_id, array->data, 0, plan->target, plan->target_id,
                                  request->copy == DLMAP_COPY_ALWAYS);
   plan->copy = plan->placement.kind == DLMAP__PLACE_COPY;
   memset(&plan->transfer, 0, sizeof plan->transfer);

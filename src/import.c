@@ -174,13 +174,14 @@ static bool first_aligned(const import_plan *plan, bool direct, uintptr_t first)
 }
 
 /* The tensor's device against its memory, where dlmap has loaded a GPU runtime (src/device_claim.h): the device id
- * below the device count, then the claims import.device_claims lists. Handles (data that is not an address) are no
+ * below the device count, then the claims import.device_claims lists, over the bytes from the first element on (the
+ * extent first_element checked). Handles (data that is not an address) are no
  * runtime's to describe. */
 __attribute__((noinline)) static int32_t claim_loaded(const producer *p, const import_plan *plan, dlmap_error *err) {
   const DLTensor *t = p->tensor;
-  const bool address = dlmap__direct_address(plan->device);
-  const int32_t status = dlmap__device_claim_check_loaded(plan->device, t->device.device_id,
-                                                          address ? t->data : NULL, plan->extent.count > 0, err);
+  const int32_t status = dlmap__device_claim_check_tensor(plan->device, t->device.device_id,
+                                                          dlmap__direct_address(plan->device) ? t->data : NULL,
+                                                          t->byte_offset, &plan->extent, err);
   return status != DLMAP_OK ? fail(p, status) : DLMAP_OK;
 }
 
@@ -240,7 +241,8 @@ static int32_t place(const producer *p, const dlmap_import_request *request, imp
     }
     plan->target_id = request->device_id;
   }
-  plan->placement = dlmap__place(plan->device, t->device.device_id, t->data, plan->target, plan->target_id,
+  plan->placement = dlmap__place(plan->device, t->device.device_id, (const void *)plan->first,
+                                 plan->first - (uintptr_t)t->data, plan->target, plan->target_id,
                                  request->copy == DLMAP_COPY_ALWAYS);
   const bool profile_layout_ok = layout_fits(profile->view_layout, t);
   if (!profile_layout_ok && profile->other_layouts_refused) return layout_error(p, err, profile->view_layout);
@@ -524,12 +526,13 @@ __attribute__((noinline)) static int32_t planned_compact_strides(const dlmap_imp
 }
 
 /* Where dlmap has loaded a GPU runtime, a fast plan's tensor has its claim checked too (its data is new on every call);
- * a claim refused here takes the unplanned path, which reports it and releases the tensor. One load and a branch
+ * a claim refused here takes the unplanned path, which reports it and releases the tensor (matches() checked that
+ * the tensor's extent stays inside the address space). One load and a branch
  * where no runtime is loaded. */
 static inline bool planned_claim_ok(const dlmap_import_plan *plan, const DLTensor *t) {
   return !dlmap__gpu_any_loaded() ||
-         dlmap__device_claim_check_loaded(plan->steps.device, t->device.device_id, plan->direct ? t->data : NULL,
-                                          plan->steps.extent.count > 0, NULL) == DLMAP_OK;
+         dlmap__device_claim_check_tensor(plan->steps.device, t->device.device_id, plan->direct ? t->data : NULL,
+                                          t->byte_offset, &plan->steps.extent, NULL) == DLMAP_OK;
 }
 
 /* A fast plan's view of a matching tensor: the image, with this tensor's addresses and ownership. */

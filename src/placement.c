@@ -23,13 +23,14 @@ bool dlmap__direct_address(const dlmap_device_info *device) {
          dlmap_platform_find(device->platform)->backend != DLMAP_BACKEND_NONE;
 }
 
-dlmap__placement dlmap__place(const dlmap_device_info *source, int32_t source_id, const void *data,
-                              const dlmap_device_info *target, int32_t target_id, bool copy_forced) {
+dlmap__placement dlmap__place(const dlmap_device_info *source, int32_t source_id, const void *first,
+                              uint64_t byte_offset, const dlmap_device_info *target, int32_t target_id,
+                              bool copy_forced) {
   dlmap__placement placement = {DLMAP__PLACE_COPY, false, NULL};
   const bool same_device = target == source && (dlmap__on_host(target) || target_id == source_id);
   const bool host_view = !same_device && dlmap__on_host(target) && dlmap_memory_kind_host_accessible(source->memory);
   const bool gpu_view = !same_device && !host_view && !copy_forced &&
-                        dlmap__gpu_zero_copy(source, target, target_id, data, &placement.gpu_view_data);
+                        dlmap__gpu_zero_copy(source, target, target_id, first, byte_offset, &placement.gpu_view_data);
   placement.moves = !same_device && !host_view && !gpu_view;
   if (!copy_forced && !placement.moves) {
     placement.kind = same_device ? DLMAP__PLACE_VIEW : host_view ? DLMAP__PLACE_HOST_VIEW : DLMAP__PLACE_GPU_VIEW;

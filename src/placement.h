@@ -37,10 +37,13 @@ typedef struct dlmap__placement {
   void *gpu_view_data; /* DLMAP__PLACE_GPU_VIEW: the address the target device uses */
 } dlmap__placement;
 
-/* How data of device source_id of `source` reaches device target_id of `target`. copy_forced (copy=True) makes it
- * a copy and skips asking the GPU runtime about a zero-copy view. Never fails: whether a copy is allowed and
- * possible is the caller's next step. */
-dlmap__placement dlmap__place(const dlmap_device_info *source, int32_t source_id, const void *data,
-                              const dlmap_device_info *target, int32_t target_id, bool copy_forced);
+/* How data of device source_id of `source`, whose first element is at `first`, byte_offset bytes past the tensor's
+ * data pointer, reaches device target_id of `target`: the runtime is asked about the first element, never the data
+ * pointer (which may lie outside the memory), and a GPU view's gpu_view_data is the target's address of the data
+ * pointer. copy_forced (copy=True) makes it a copy and skips asking the GPU runtime about a zero-copy view. Never
+ * fails: whether a copy is allowed and possible is the caller's next step. */
+dlmap__placement dlmap__place(const dlmap_device_info *source, int32_t source_id, const void *first,
+                              uint64_t byte_offset, const dlmap_device_info *target, int32_t target_id,
+                              bool copy_forced);
 
 #endif /* DLMAP_SRC_PLACEMENT_H_ */

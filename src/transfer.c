@@ -158,7 +158,7 @@ int32_t dlmap__view_sync(const dlmap_device_info *memory, int32_t device_id, voi
 }
 
 bool dlmap__gpu_zero_copy(const dlmap_device_info *source, const dlmap_device_info *target, int32_t target_id,
-                          const void *pointer, void **device_pointer) {
+                          const void *pointer, uint64_t byte_offset, void **device_pointer) {
   if (source->platform != target->platform || !gpu_platform(source) || target->memory != DLMAP_MEMORY_DEVICE ||
       (source->memory != DLMAP_MEMORY_HOST_PINNED && source->memory != DLMAP_MEMORY_MANAGED) || pointer == NULL) {
     return false;
@@ -169,12 +169,13 @@ bool dlmap__gpu_zero_copy(const dlmap_device_info *source, const dlmap_device_in
       dlmap__gpu_locate(gpu, pointer, target_id, &where, NULL) != DLMAP_OK) {
     return false;
   }
+  /* The device's address of the data pointer: the first element's, less byte_offset (one mapping per allocation). */
   if (where.kind == DLMAP_MEMORY_MANAGED) {
-    *device_pointer = (void *)(uintptr_t)pointer;
+    *device_pointer = (void *)((uintptr_t)pointer - (uintptr_t)byte_offset);
     return true;
   }
   if (where.kind == DLMAP_MEMORY_HOST_PINNED && where.device_pointer != NULL) {
-    *device_pointer = where.device_pointer;
+    *device_pointer = (void *)((uintptr_t)where.device_pointer - (uintptr_t)byte_offset);
     return true;
   }
   /* Pinned memory without a device address is memory the device "cannot access directly" (CUDA's header on a NULL

@@ -57,11 +57,11 @@ int32_t dlmap__view_sync(const dlmap_device_info *memory, int32_t device_id, voi
                          int32_t consumer_device, dlmap_stream_meaning meaning, int64_t stream, bool enqueue,
                          dlmap_error *err);
 
-/* Whether memory of `source` (pinned or managed, at pointer) can be handed to device target_id of `target`
- * (GPU device memory of the same platform) without a copy: the runtime is available, knows the device and
- * confirms the memory kind, and gives pinned memory a device address. *device_pointer receives the address the
- * device uses. Never fails: false means copy instead. */
+/* Whether memory of `source` (pinned or managed, the first element at pointer, byte_offset bytes past the tensor's data
+ * pointer) can be handed to device target_id of `target` (GPU device memory of the same platform) without a copy: the
+ * runtime is available, knows the device and confirms the memory kind, and gives pinned memory a device address.
+ * *device_pointer receives the address the device uses for the data pointer. Never fails: false means copy instead. */
 bool dlmap__gpu_zero_copy(const dlmap_device_info *source, const dlmap_device_info *target, int32_t target_id,
-                          const void *pointer, void **device_pointer);
+                          const void *pointer, uint64_t byte_offset, void **device_pointer);
 
 #endif /* DLMAP_SRC_TRANSFER_H_ */

@@ -630,8 +630,14 @@ class DefaultSpecRows(unittest.TestCase):
         self.assertEqual(rows(emit.emit_runtime_contexts(spec_)), [
             'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent", '
             '"cuDevicePrimaryCtxRetain", _)',
+            'DLMAP_RUNTIME_ADDRESS_RANGE(CUDA, "libcuda.so.1", "cuMemGetAddressRange_v2", _)',
+            'DLMAP_RUNTIME_ADDRESS_RANGE(ROCM, NULL, "hipMemGetAddressRange", _)',
         ])
         kernel_rows = rows(emit.emit_runtime_kernels(spec_))
+        # the context-lost statuses of both platforms' module APIs (CUDA's and HIP's enums agree on them)
+        for platform in ("CUDA", "ROCM"):
+            self.assertEqual([r for r in kernel_rows if r.startswith("DLMAP_RUNTIME_KERNEL_MODULE_LOST(" + platform)],
+                             ["DLMAP_RUNTIME_KERNEL_MODULE_LOST(%s, %d, _)" % (platform, s) for s in (201, 400, 709)])
         # CUDA's PTX floor (issue 55) and its release table: first, last, and one row per release the spec lists
         ptx_rows = [r for r in kernel_rows if r.startswith(("DLMAP_RUNTIME_KERNEL_PTX(", "DLMAP_RUNTIME_KERNEL_DRIVER_ISA("))]
         self.assertEqual(ptx_rows[0], 'DLMAP_RUNTIME_KERNEL_PTX(CUDA, "cuDriverGetVersion", 70, "7.0", "sm_75", _)')
@@ -640,7 +646,7 @@ class DefaultSpecRows(unittest.TestCase):
         self.assertEqual(ptx_rows[-1], 'DLMAP_RUNTIME_KERNEL_DRIVER_ISA(CUDA, "13.0", 13000, 90, "9.0", _)')
         cuda = [p for p in spec_.platforms if p.name == "cuda"][0]
         self.assertEqual(len(ptx_rows), 1 + len(cuda.runtime.kernels.ptx_floor.driver_isa))
-        self.assertEqual([r for r in kernel_rows if r not in ptx_rows], [
+        self.assertEqual([r for r in kernel_rows if "MODULE_LOST" not in r and r not in ptx_rows], [
             'DLMAP_RUNTIME_KERNELS(CUDA, "libcuda.so.1", "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel", '
             'true, _)',
             'DLMAP_RUNTIME_KERNELS(ROCM, NULL, "hipModuleLoadData", "hipModuleGetFunction", "hipModuleLaunchKernel", '

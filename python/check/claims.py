@@ -9,9 +9,9 @@ RULE = "P-device-claim"
 RULE_TEXT = ("the device a tensor names (type and id) is where its memory is, as the platform's runtime says when it is "
              "loaded in the producer's process: judged by dlmap's import, which refuses a claim the memory contradicts")
 # dlmap's catalogue errors that say a claim and the memory disagree (spec/errors.yaml): each of the profile's
-# import.device_claims, and a device id past the runtime's devices.
+# import.device_claims (the bytes past the allocation included), and a device id past the runtime's devices.
 CLAIM_ERRORS = ("device_claim_device_memory", "device_claim_host_memory", "device_claim_wrong_device",
-                "device_id_out_of_range")
+                "device_claim_outside_allocation", "device_id_out_of_range")
 SENT = "dlmap.from_dlpack(x): its device claim against the runtime's pointer query"
 
 

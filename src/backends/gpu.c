@@ -137,6 +137,19 @@ static const context_row kContexts[] = {
 #undef DLMAP_RUNTIME_CONTEXT
     {DLMAP_PLATFORM_COUNT, NULL, NULL, NULL, NULL}};
 
+/* The entry point naming the allocation that holds an address (spec: runtime.address_range), where the spec names one. */
+typedef struct address_range_row {
+  dlmap_platform platform;
+  const char *library, *symbol; /* library NULL: the runtime's own */
+} address_range_row;
+
+static const address_range_row kAddressRanges[] = {
+#define DLMAP_RUNTIME_ADDRESS_RANGE(PLATFORM, library_, symbol_, ...) \
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .library = library_, .symbol = symbol_},
+#include "src/generated/runtime_contexts.inc"
+#undef DLMAP_RUNTIME_ADDRESS_RANGE
+    {DLMAP_PLATFORM_COUNT, NULL, NULL}};
+
 static const char *const kOpNames[] = {
 #define X(OP, op, R, ARGS) #op,
     GPU_OPS(X)
@@ -183,6 +196,8 @@ struct dlmap__gpu {
   int (*context_set)(void *context);
   int (*context_retain_primary)(void **context, int device);
   const char *context_set_symbol, *context_retain_symbol; /* for messages */
+  /* The allocation holding an address (spec: runtime.address_range; NULL where it names none or the library lacks it). */
+  int (*address_range)(void **base, size_t *bytes, const void *pointer);
 };
 
 /* A failed load is not remembered (a later call tries again: the failure may have been transient, such as
@@ -276,6 +291,21 @@ static bool resolve_context(dlmap_platform platform, dlmap__gpu *gpu, char *reas
     gpu->context_retain_symbol = row->retain_primary;
   }
   return true;
+}
+
+/* The address-range entry point, once the runtime started; optional: without it an import's extent is judged by the
+ * pointer query at both ends (dlmap__gpu_locate_span). The library stays loaded, like the runtime. */
+static void resolve_address_range(dlmap_platform platform, dlmap__gpu *gpu) {
+  for (const address_range_row *row = kAddressRanges; row->symbol != NULL; row++) {
+    if (row->platform != platform) continue;
+    void *handle = gpu->library;
+    if (row->library != NULL) {
+      handle = dlopen(row->library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+      if (handle == NULL) handle = dlopen(row->library, RTLD_NOW | RTLD_LOCAL);
+    }
+    void *address = handle != NULL ? dlsym(handle, row->symbol) : NULL;
+    if (address != NULL) memcpy(&gpu->address_range, &address, sizeof address);
+  }
 }
 
 /* The spec's values, stream handles and the pointer layout of the runtime's version. */
@@ -383,6 +413,7 @@ static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason,
       write3(reason, cap, missing, NULL, NULL);
       return false;
     }
+    resolve_address_range(platform, gpu);
     read_tables(platform, gpu);
     return true;
   }
@@ -603,12 +634,48 @@ int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, int32_t de
   return result;
 }
 
-int32_t dlmap__gpu_locate_keeping_context(const dlmap__gpu *gpu, const void *pointer, dlmap__gpu_pointer *out,
-                                          dlmap_error *err) {
+/* The smallest page a host maps: the unit in which memory is host or device memory. */
+#define GPU_HOST_PAGE_BYTES 4096
+
+/* Whether the runtime's allocation holding lo also holds hi (*known false where the runtime names none for lo). */
+static bool same_allocation(const dlmap__gpu *gpu, const void *lo, const void *hi, bool *known) {
+  void *base = NULL;
+  size_t bytes = 0;
+  *known = gpu->address_range != NULL && gpu->address_range(&base, &bytes, lo) == 0 && base != NULL;
+  return *known && (uintptr_t)hi >= (uintptr_t)base && (uintptr_t)hi - (uintptr_t)base < bytes;
+}
+
+/* dlmap__gpu_locate_span inside its device scope. */
+static int32_t locate_span_here(const dlmap__gpu *gpu, const void *lo, const void *hi, dlmap__gpu_span *out,
+                                dlmap_error *err) {
+  int32_t result = locate_here(gpu, lo, &out->lo, err);
+  out->hi = out->lo;
+  out->one_allocation = true;
+  if (result != DLMAP_OK || lo == hi) return result;
+  /* Memory the runtime allocated: its own word on the allocation's end, where it has one. */
+  if (out->lo.kind != DLMAP_MEMORY_HOST) {
+    bool known;
+    out->one_allocation = same_allocation(gpu, lo, hi, &known);
+    if (known) return DLMAP_OK;
+  }
+  /* Plain host memory that ends in the page where it starts cannot reach device memory: a page is mapped whole, and
+   * no page smaller than GPU_HOST_PAGE_BYTES exists. */
+  if (out->lo.kind == DLMAP_MEMORY_HOST && (uintptr_t)lo / GPU_HOST_PAGE_BYTES == (uintptr_t)hi / GPU_HOST_PAGE_BYTES) {
+    return DLMAP_OK;
+  }
+  /* Else both ends by the pointer query: the same memory kind, and for device-placed memory the same device. */
+  result = locate_here(gpu, hi, &out->hi, err);
+  const bool placed = out->lo.kind == DLMAP_MEMORY_DEVICE || out->lo.kind == DLMAP_MEMORY_MANAGED;
+  out->one_allocation = out->hi.kind == out->lo.kind && (!placed || out->hi.device == out->lo.device);
+  return result;
+}
+
+int32_t dlmap__gpu_locate_span(const dlmap__gpu *gpu, const void *lo, const void *hi, int32_t device,
+                               dlmap__gpu_span *out, dlmap_error *err) {
   device_scope scope;
-  int32_t result = enter_device(gpu, -1, &scope, err);
+  int32_t result = enter_device(gpu, device, &scope, err);
   if (result != DLMAP_OK) return result;
-  result = locate_here(gpu, pointer, out, err);
+  result = locate_span_here(gpu, lo, hi, out, err);
   leave_device(gpu, &scope);
   return result;
 }

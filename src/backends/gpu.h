@@ -55,10 +55,19 @@ typedef struct dlmap__gpu_pointer {
 int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, int32_t device, dlmap__gpu_pointer *out,
                           dlmap_error *err);
 
-/* dlmap__gpu_locate on the thread's current device, leaving the thread's context as it was (a thread that had none
- * gets none back, though the query may have made one current). Errors: as dlmap__gpu_locate. */
-int32_t dlmap__gpu_locate_keeping_context(const dlmap__gpu *gpu, const void *pointer, dlmap__gpu_pointer *out,
-                                          dlmap_error *err);
+/* Where the bytes lo … hi (inclusive: a tensor's lowest and highest byte) live. */
+typedef struct dlmap__gpu_span {
+  dlmap__gpu_pointer lo, hi; /* the runtime's word on each end (hi is lo's where one_allocation was decided by range) */
+  bool one_allocation;       /* both ends lie in one allocation of lo's memory (the runtime's address range where it
+                              * names lo's; else both ends of the same memory kind, and device for device-placed
+                              * memory; unregistered host memory at both ends counts as one) */
+} dlmap__gpu_span;
+
+/* Locates lo and whether hi lies in lo's allocation, with `device` current (-1: the thread's current device), leaving
+ * the thread's context as it was (a thread that had none gets none back, though the query may have made one current).
+ * Errors: as dlmap__gpu_locate. */
+int32_t dlmap__gpu_locate_span(const dlmap__gpu *gpu, const void *lo, const void *hi, int32_t device,
+                               dlmap__gpu_span *out, dlmap_error *err);
 
 /* How many platforms' runtimes dlmap has loaded (never decreases: runtimes are never unloaded). Read by every import
  * and export, so that with none loaded the device-claim checks cost one load and a branch. */

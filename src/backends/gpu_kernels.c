@@ -114,6 +114,25 @@ static const kernels_row kKernels[] = {
   static const char *const kCompilerLibraries_##PLATFORM[] = {DLMAP_UNPAREN libraries NULL};
 #include "src/generated/runtime_kernels.inc"
 
+/* The launch statuses that mean the module went with its context (spec: runtime.kernels.module_lost). */
+typedef struct module_lost_row {
+  dlmap_platform platform;
+  int status;
+} module_lost_row;
+
+static const module_lost_row kModuleLost[] = {
+#define DLMAP_RUNTIME_KERNEL_MODULE_LOST(PLATFORM, status_, ...) {.platform = DLMAP_PLATFORM_##PLATFORM, .status = status_},
+#include "src/generated/runtime_kernels.inc"
+#undef DLMAP_RUNTIME_KERNEL_MODULE_LOST
+    {DLMAP_PLATFORM_COUNT, 0}};
+
+static bool module_lost(dlmap_platform platform, int status) {
+  for (const module_lost_row *row = kModuleLost; row->platform != DLMAP_PLATFORM_COUNT; row++) {
+    if (row->platform == platform && row->status == status) return true;
+  }
+  return false;
+}
+
 /* The runtime compiler's entry points, in the order of the spec's KERNEL_COMPILER_OPS. */
 enum { CC_CREATE, CC_COMPILE, CC_CODE_SIZE, CC_CODE, CC_DESTROY, CC_LOG_SIZE, CC_LOG, CC_OPS };
 
@@ -147,9 +166,11 @@ typedef int (*destroy_fn)(void **program);
 
 /* The code images loaded so far: one per context (or device), each with every kernel's function, or the reason it
  * could not load (not retried: the driver or compiler gives the same answer again). An image whose kernels launched
- * and then fail is loaded once more and the launch retried: its context may have been destroyed and a new one made
- * at the same address (cudaDeviceReset), which left the key the same and the functions dangling. At most
- * KERNEL_MAX_RELOADS such reloads per platform, so a failure that a reload does not cure costs no more loads. */
+ * and then fail with a status the spec's module_lost lists is loaded once more and the launch retried: its context was
+ * destroyed, perhaps with a new one made at the same address (cudaDeviceReset), which left the key the same and the
+ * functions dangling. Any other failure (an illegal address, a launch the device refuses) is that copy's own and
+ * reloads nothing. At most KERNEL_MAX_RELOADS reloads per platform, so a loss that a reload does not cure costs no
+ * more loads. */
 #define KERNEL_MAX_IMAGES 64
 #define KERNEL_MAX_RELOADS 16
 
@@ -473,7 +494,7 @@ int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *
       return 0;
     }
     if (attempt == 0 && image->functions[kernel_index(plan)] != function) continue; /* another thread reloaded it */
-    if (attempt == 0 && launched_before && state->reloads < KERNEL_MAX_RELOADS) {
+    if (attempt == 0 && launched_before && module_lost(platform, status) && state->reloads < KERNEL_MAX_RELOADS) {
       state->reloads++;
       load_image(state, platform, row, image, key);
       continue;

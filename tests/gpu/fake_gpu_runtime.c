@@ -882,6 +882,36 @@ int fakeStreamSynchronize(void *stream_handle) {
   return rc;
 }
 
+/* The driver's cuMemGetAddressRange_v2: the allocation holding ptr (a test's report counts as one, as in pointer
+ * attributes), CUDA_ERROR_NOT_FOUND for an address none holds, CUDA_ERROR_INVALID_CONTEXT on a thread with no context.
+ * A driver call: the runtime's last error stays as it was. */
+int fakeMemGetAddressRange(void **base, size_t *bytes, const void *ptr) {
+  count_call();
+  pthread_mutex_lock(&g_lock);
+  g_stats.range_calls++;
+  int rc = t_context == 0 ? FAKE_INVALID_CONTEXT : injected("range");
+  const char *c = (const char *)ptr, *found = NULL;
+  size_t size = 0;
+  for (int i = 0; i < FAKE_MAX_REPORTS && rc == 0 && found == NULL; i++) {
+    if (g_reports[i].base == NULL || c < g_reports[i].base || c >= g_reports[i].base + g_reports[i].size) continue;
+    found = g_reports[i].base;
+    size = g_reports[i].size;
+  }
+  int overrun;
+  const allocation *a = rc == 0 && found == NULL ? find(ptr, 0, &overrun) : NULL;
+  if (a != NULL) {
+    found = a->base;
+    size = a->size;
+  }
+  if (rc == 0 && found == NULL) rc = FAKE_NOT_FOUND;
+  pthread_mutex_unlock(&g_lock);
+  if (rc == 0) {
+    *base = (void *)(uintptr_t)found;
+    *bytes = size;
+  }
+  return rc;
+}
+
 /* CUDA 11's cudaPointerAttributes: {int type; int device; void *devicePointer; void *hostPointer}. */
 int fakePointerGetAttributes(void *attributes, const void *ptr) {
   count_call();

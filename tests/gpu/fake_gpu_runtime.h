@@ -37,6 +37,7 @@ enum {
   FAKE_INVALID_DEVICE = 101,
   FAKE_INVALID_CONTEXT = 201, /* the driver's CUDA_ERROR_INVALID_CONTEXT */
   FAKE_INVALID_HANDLE = 400,
+  FAKE_NOT_FOUND = 500,       /* the driver's CUDA_ERROR_NOT_FOUND: no allocation holds the address */
   FAKE_ILLEGAL_ADDRESS = 700
 };
 
@@ -63,6 +64,7 @@ typedef struct fake_gpu_stats {
   void *last_memcpy_stream;
   int last_memcpy_device;
   int invalid_streams;   /* calls refused because their stream handle names no stream */
+  int range_calls;       /* the driver's cuMemGetAddressRange */
   int legacy_copies, legacy_syncs; /* copies and memsets enqueued on, and synchronisations of, the legacy default stream */
 } fake_gpu_stats;
 
@@ -71,7 +73,7 @@ typedef struct fake_gpu_stats {
 void fake_gpu_reset(int device_count);
 const fake_gpu_stats *fake_gpu_get_stats(void);
 /* The next call of the named op ("malloc", "memcpy", "memset", "wait", "record", "sync", "attributes", and the driver's
- * "retain") fails with this code; "attributes" may fail with any code, InvalidValue or not. */
+ * "retain" and "range") fails with this code; "attributes" may fail with any code, InvalidValue or not. */
 void fake_gpu_fail_next(const char *op, int code);
 /* What cudaGetDevice answers the calling thread: its current context's device, else its runtime device. */
 int fake_gpu_current_device(void);

@@ -25,6 +25,7 @@ int g_deletes = 0;
 struct Owned {
   DLManagedTensorVersioned managed;
   int64_t shape[1];
+  int64_t strides[1];
 };
 
 void Delete(DLManagedTensorVersioned *self) {
@@ -218,6 +219,140 @@ TEST_F(HostileDevice, PlannedAndRememberedImportsCheckEveryTensor) {
             DLMAP_ERR_DEVICE_CLAIM_DEVICE_MEMORY);
   EXPECT_EQ(Import(Make(host.data(), DLMAP_DEVICE_CPU, 0)), DLMAP_ERR_DEVICE_CLAIM_DEVICE_MEMORY);
   EXPECT_EQ(g_deletes, 2);
+  dlmap_import_plan_free(plan);
+}
+
+// ---- device claims over the bytes the tensor reaches (issue 56) --------------------------------------------------------
+
+// A tensor at data + byte_offset, `count` elements of float32 with stride `stride` (elements), claiming (type, id).
+DLManagedTensorVersioned *MakeAt(void *data, uint64_t byte_offset, int32_t type, int32_t id, int64_t count,
+                                 int64_t stride = 1) {
+  DLManagedTensorVersioned *m = Make(data, type, id, count);
+  m->dl_tensor.byte_offset = byte_offset;
+  if (stride != 1) {
+    Owned *owned = static_cast<Owned *>(m->manager_ctx);
+    owned->strides[0] = stride;
+    m->dl_tensor.strides = owned->strides;
+  }
+  return m;
+}
+
+class DeviceClaimExtent : public HostileDevice {
+ protected:
+  // A host region whose halves the fake reports as `low` and `high` memory (FAKE_UNREGISTERED: plain host memory).
+  char *Region(int low, int low_device, int high, int high_device) {
+    if (low != FAKE_UNREGISTERED) fake_gpu_report(region_, kHalf, low, low_device);
+    if (high != FAKE_UNREGISTERED) fake_gpu_report(region_ + kHalf, kHalf, high, high_device);
+    return region_;
+  }
+
+  // The error of importing `tensor` as a host copy (copy=True to kDLCPU), with no runtime copy or launch made.
+  int32_t ImportCopy(DLManagedTensorVersioned *tensor) {
+    dlmap_import_request request = dlmap_import_request_default();
+    request.copy = DLMAP_COPY_ALWAYS;
+    request.has_device = true;
+    request.device_type = DLMAP_DEVICE_CPU;
+    request.device_id = 0;
+    const int32_t status = dlmap_import_versioned(tensor, &request, &out_, &err_);
+    if (status == DLMAP_OK) dlmap_imported_release(&out_);
+    return status;
+  }
+
+  static constexpr size_t kHalf = 4096;  // a page each: memory is host or device memory page by page
+  alignas(kHalf) char region_[2 * kHalf] = {};
+};
+
+// The base pointer is host memory, the first element device memory: judged where the bytes are, as a view and a copy.
+TEST_F(DeviceClaimExtent, AByteOffsetIntoDeviceMemoryIsNotAHostTensor) {
+  char *r = Region(FAKE_UNREGISTERED, 0, FAKE_DEVICE, 0);
+  EXPECT_EQ(Import(MakeAt(r, kHalf, DLMAP_DEVICE_CPU, 0, 4)), DLMAP_ERR_DEVICE_CLAIM_DEVICE_MEMORY) << err_.message;
+  fake_gpu_reset(2);
+  Region(FAKE_UNREGISTERED, 0, FAKE_DEVICE, 0);
+  EXPECT_EQ(ImportCopy(MakeAt(r, kHalf, DLMAP_DEVICE_CPU, 0, 4)), DLMAP_ERR_DEVICE_CLAIM_DEVICE_MEMORY) << err_.message;
+  EXPECT_EQ(fake_gpu_get_stats()->memcpy_calls + fake_gpu_get_stats()->memcpy_2d_calls, 0);
+  EXPECT_EQ(g_deletes, 2);
+}
+
+// The base pointer is device memory, the first element plain host memory.
+TEST_F(DeviceClaimExtent, AByteOffsetIntoHostMemoryIsNotADeviceTensor) {
+  char *r = Region(FAKE_DEVICE, 0, FAKE_UNREGISTERED, 0);
+  EXPECT_EQ(Import(MakeAt(r, kHalf, DLMAP_DEVICE_CUDA, 0, 4)), DLMAP_ERR_DEVICE_CLAIM_HOST_MEMORY) << err_.message;
+  EXPECT_EQ(g_deletes, 1);
+}
+
+// The device id is judged at the first element: device 1's memory behind a base pointer on device 0.
+TEST_F(DeviceClaimExtent, TheDeviceIdIsTheFirstElementsDevice) {
+  char *r = Region(FAKE_DEVICE, 0, FAKE_DEVICE, 1);
+  EXPECT_EQ(Import(MakeAt(r, kHalf, DLMAP_DEVICE_CUDA, 1, 4)), DLMAP_OK) << err_.message;
+  EXPECT_EQ(Import(MakeAt(r, kHalf, DLMAP_DEVICE_CUDA, 0, 4)), DLMAP_ERR_DEVICE_CLAIM_WRONG_DEVICE) << err_.message;
+  EXPECT_EQ(Import(MakeAt(r, 0, DLMAP_DEVICE_CUDA, 1, 4)), DLMAP_ERR_DEVICE_CLAIM_WRONG_DEVICE) << err_.message;
+  EXPECT_EQ(g_deletes, 3);
+}
+
+// An extent past the end of a device allocation, from its start, its middle and its end; and below its start with a
+// negative stride. Each is refused before any copy or launch; every byte inside is accepted.
+TEST_F(DeviceClaimExtent, AnExtentPastItsAllocationIsRefused) {
+  char *memory = static_cast<char *>(DeviceMemory(0, 64));  // 16 float32
+  EXPECT_EQ(Import(MakeAt(memory, 0, DLMAP_DEVICE_CUDA, 0, 16)), DLMAP_OK) << err_.message;
+  EXPECT_EQ(Import(MakeAt(memory, 32, DLMAP_DEVICE_CUDA, 0, 8)), DLMAP_OK) << err_.message;
+  EXPECT_EQ(Import(MakeAt(memory, 60, DLMAP_DEVICE_CUDA, 0, 16, -1)), DLMAP_OK) << err_.message;
+  g_deletes = 0;
+  fake_gpu_reset(2);
+  EXPECT_EQ(Import(MakeAt(memory, 0, DLMAP_DEVICE_CUDA, 0, 17)), DLMAP_ERR_DEVICE_CLAIM_OUTSIDE_ALLOCATION);
+  EXPECT_EQ(std::string(err_.message).rfind("The DLPack tensor says it is on (kDLCUDA, 0), but its elements reach 68 "
+                                            "bytes from 0x", 0), 0u) << err_.message;
+  EXPECT_EQ(ImportCopy(MakeAt(memory, 32, DLMAP_DEVICE_CUDA, 0, 9)), DLMAP_ERR_DEVICE_CLAIM_OUTSIDE_ALLOCATION);
+  EXPECT_EQ(Import(MakeAt(memory, 60, DLMAP_DEVICE_CUDA, 0, 2)), DLMAP_ERR_DEVICE_CLAIM_OUTSIDE_ALLOCATION);
+  EXPECT_EQ(Import(MakeAt(memory, 64, DLMAP_DEVICE_CUDA, 0, 1)), DLMAP_ERR_DEVICE_CLAIM_HOST_MEMORY);  // one past
+  EXPECT_EQ(Import(MakeAt(memory, 60, DLMAP_DEVICE_CUDA, 0, 17, -1)), DLMAP_ERR_DEVICE_CLAIM_HOST_MEMORY);  // below
+  EXPECT_EQ(fake_gpu_get_stats()->memcpy_calls + fake_gpu_get_stats()->memcpy_2d_calls, 0);
+  EXPECT_EQ(fake_gpu_get_stats()->allocations, 0) << "no copy was started";
+  EXPECT_EQ(g_deletes, 5);
+}
+
+// Where the runtime names no allocation for the first byte (the address-range query fails), both ends are asked of the
+// pointer query: an end outside the device memory still refuses the tensor.
+TEST_F(DeviceClaimExtent, WithoutTheAddressRangeBothEndsAreAsked) {
+  char *memory = static_cast<char *>(DeviceMemory(0, 64));
+  fake_gpu_fail_next("range", FAKE_NOT_FOUND);
+  EXPECT_EQ(Import(MakeAt(memory, 0, DLMAP_DEVICE_CUDA, 0, 17)), DLMAP_ERR_DEVICE_CLAIM_OUTSIDE_ALLOCATION);
+  fake_gpu_fail_next("range", FAKE_NOT_FOUND);
+  EXPECT_EQ(Import(MakeAt(memory, 0, DLMAP_DEVICE_CUDA, 0, 16)), DLMAP_OK) << err_.message;
+  EXPECT_EQ(g_deletes, 2);
+}
+
+// Host-side claims: pinned memory must hold every byte; plain host memory must not run into device memory.
+TEST_F(DeviceClaimExtent, AHostTensorRunningIntoDeviceMemoryOrPastItsPinnedMemoryIsRefused) {
+  char *r = Region(FAKE_HOST, 0, FAKE_DEVICE, 0);
+  EXPECT_EQ(Import(MakeAt(r, 0, DLMAP_DEVICE_CUDAHOST, 0, kHalf / 4)), DLMAP_OK) << err_.message;
+  EXPECT_EQ(Import(MakeAt(r, 0, DLMAP_DEVICE_CUDAHOST, 0, kHalf / 4 + 1)), DLMAP_ERR_DEVICE_CLAIM_OUTSIDE_ALLOCATION);
+  fake_gpu_reset(2);
+  Region(FAKE_UNREGISTERED, 0, FAKE_DEVICE, 0);
+  EXPECT_EQ(Import(MakeAt(r, 0, DLMAP_DEVICE_CPU, 0, kHalf / 4)), DLMAP_OK) << err_.message;
+  EXPECT_EQ(ImportCopy(MakeAt(r, 0, DLMAP_DEVICE_CPU, 0, kHalf / 4 + 1)), DLMAP_ERR_DEVICE_CLAIM_DEVICE_MEMORY);
+  EXPECT_EQ(fake_gpu_get_stats()->memcpy_calls, 0);
+  EXPECT_EQ(g_deletes, 4);
+}
+
+// A plan serves any tensor of its layout: each one's byte_offset and extent are judged, not the plan's first tensor's.
+TEST_F(DeviceClaimExtent, PlannedImportsJudgeEachTensorsBytes) {
+  char *memory = static_cast<char *>(DeviceMemory(0, 64));
+  DLManagedTensorVersioned *first = MakeAt(memory, 0, DLMAP_DEVICE_CUDA, 0, 8);
+  dlmap_import_plan *plan = nullptr;
+  ASSERT_EQ(dlmap_import_plan_create(&first->dl_tensor, true, {1, 0}, 0, nullptr, &plan, &err_), DLMAP_OK)
+      << err_.message;
+  first->deleter(first);
+  g_deletes = 0;
+  ASSERT_EQ(dlmap_import_versioned_planned(plan, MakeAt(memory, 32, DLMAP_DEVICE_CUDA, 0, 8), &out_, &err_), DLMAP_OK)
+      << err_.message;
+  dlmap_imported_release(&out_);
+  EXPECT_EQ(dlmap_import_versioned_planned(plan, MakeAt(memory, 36, DLMAP_DEVICE_CUDA, 0, 8), &out_, &err_),
+            DLMAP_ERR_DEVICE_CLAIM_OUTSIDE_ALLOCATION);
+  char *r = Region(FAKE_DEVICE, 0, FAKE_DEVICE, 1);
+  EXPECT_EQ(dlmap_import_versioned_planned(plan, MakeAt(r, kHalf, DLMAP_DEVICE_CUDA, 0, 8), &out_, &err_),
+            DLMAP_ERR_DEVICE_CLAIM_WRONG_DEVICE);
+  EXPECT_EQ(Import(MakeAt(memory, 36, DLMAP_DEVICE_CUDA, 0, 8)), DLMAP_ERR_DEVICE_CLAIM_OUTSIDE_ALLOCATION);  // remembered
+  EXPECT_EQ(g_deletes, 4);
   dlmap_import_plan_free(plan);
 }
 

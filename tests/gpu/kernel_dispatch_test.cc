@@ -275,6 +275,22 @@ TEST_F(Kernels, AContextMadeAnewAtTheSameAddressLoadsTheKernelsAgain) {
   EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 1);
 }
 
+// Issue 56: launches refused for the copy's own reasons (an illegal address: 700) reload nothing, so the reload budget
+// is still there for a context made anew after a hundred of them, and the kernels come back.
+TEST_F(Kernels, RefusedLaunchesLeaveTheReloadBudgetForAContextMadeAnew) {
+  CopyOnDevice(kTransposed, 0, false);  // loaded and launched in this context
+  arm_ = [] { fake_gpu_kernels_fail_next("launch", FAKE_ILLEGAL_ADDRESS); };
+  for (int i = 0; i < 100; i++) {
+    CopyOnDevice(kTransposed, 0, false);  // the refused launch's copy takes the memcpy path
+    ASSERT_EQ(Loads(), 0) << "refused launch " << i << " reloaded the kernels: " << KernelStatus();
+  }
+  arm_ = [] { fake_gpu_kernels_remake_contexts(); };
+  CopyOnDevice(kTransposed, 0, false);
+  EXPECT_EQ(Loads(), 1) << KernelStatus();
+  EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 1) << KernelStatus();
+  EXPECT_EQ(fake_gpu_get_stats()->memcpy_2d_calls, 0);
+}
+
 // Threads copying at once, the contexts made anew while they do: every copy is right, and the threads reload the
 // kernels at most once between them (the hardening's TSan step runs this test for races).
 TEST_F(Kernels, ThreadsCopyingAtOnceShareOneReload) {
