@@ -70,6 +70,11 @@ int cli_devices(int argc, char **argv) {
                status[p].reason);
     }
     printf("  %-8s %-12s %s\n", platform->name, backend_name(platform->backend), state);
+    /* Where its kernels load PTX, the driver's release and whether it JIT-compiles the PTX: also where the runtime
+     * did not start (a runtime newer than the driver), which the driver's release explains. */
+    char driver[400];
+    dlmap_platform_driver((dlmap_platform)p, driver, sizeof driver);
+    if (status[p].built && strncmp(driver, "none:", 5) != 0) printf("  %-8s %-12s %s\n", "", "", driver);
     /* Where it serves, the platform's strided-copy kernels (if the spec gives it any), loaded now on device 0: how and
      * how fast (the first-use cost), or why layout copies take the memcpy path. */
     char kernels[400];
@@ -78,10 +83,6 @@ int cli_devices(int argc, char **argv) {
     dlmap_platform_kernels_load((dlmap_platform)p, 0);
     dlmap_platform_kernels((dlmap_platform)p, kernels, sizeof kernels);
     printf("  %-8s %-12s kernels %s\n", "", "", kernels);
-    /* Where its kernels load PTX: the driver's release, and whether that driver JIT-compiles the PTX. */
-    char driver[400];
-    dlmap_platform_driver((dlmap_platform)p, driver, sizeof driver);
-    if (strncmp(driver, "none:", 5) != 0) printf("  %-8s %-12s %s\n", "", "", driver);
   }
   printf("\nProfile %s\n\n", profile->name);
   cli_wrap(stdout, "  ", profile->doc);

@@ -315,7 +315,7 @@ bool dlmap_platform_kernels_load(dlmap_platform platform, int32_t device_id);
 /* The platform's driver and whether it JIT-compiles the kernels' PTX (the spec's runtime.kernels.ptx: its floor and
  * the release → PTX ISA table), asked of the driver now: "driver 12040 (cuda 12.4): JIT-compiles PTX up to ISA 8.4;
  * the kernels' PTX (ISA 7.0, sm_75) loads", "…; too old for the kernels' PTX (…), which cuda 12.0's driver or newer
- * loads", "unknown: <why the driver could not be asked>", or "none: …" for a platform whose kernels load no PTX.
+ * loads", "driver unknown: <why it could not be asked>", or "none: …" for a platform whose kernels load no PTX.
  * Writes at most cap bytes (NUL-terminated) and returns the length written. */
 size_t dlmap_platform_driver(dlmap_platform platform, char *text, size_t cap);
 

@@ -70,7 +70,7 @@ static bool ask_driver(dlmap_platform platform, const ptx_floor *floor, dlmap__w
   if (handle == NULL && library != NULL) handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (handle == NULL) {
     const char *error = library != NULL ? dlerror() : NULL;
-    dlmap__put_str(w, "unknown: cannot load ");
+    dlmap__put_str(w, "driver unknown: cannot load ");
     dlmap__put_str(w, library != NULL ? library : "the driver library (the spec names none)");
     if (error != NULL) dlmap__put_str(w, ": ");
     if (error != NULL) dlmap__put_str(w, error);
@@ -81,7 +81,7 @@ static bool ask_driver(dlmap_platform platform, const ptx_floor *floor, dlmap__w
   memcpy(&query, &address, sizeof query);
   const int status = address != NULL ? query(version) : -1;
   if (address == NULL || status != 0) {
-    dlmap__put_str(w, "unknown: ");
+    dlmap__put_str(w, "driver unknown: ");
     dlmap__put_str(w, library);
     dlmap__put_str(w, address == NULL ? " lacks " : ": ");
     dlmap__put_str(w, floor->symbol);

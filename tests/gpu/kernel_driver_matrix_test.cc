@@ -121,7 +121,7 @@ TEST(DriverLine, SaysWhatTheTableDoesNotList) {
   EXPECT_EQ(DriverLine().rfind("driver 13010 (cuda 13.0 or newer): JIT-compiles PTX up to ISA 9.0; the kernels' PTX "
                                "(ISA ", 0), 0u) << DriverLine();
   fake_gpu_kernels_fail_next("driver", 999);
-  EXPECT_EQ(DriverLine(), "unknown: libdlmap_fake_gpu.so: fakeDriverGetVersion failed (error 999)");
+  EXPECT_EQ(DriverLine(), "driver unknown: libdlmap_fake_gpu.so: fakeDriverGetVersion failed (error 999)");
   char text[200];
   dlmap_platform_driver(DLMAP_PLATFORM_CPU, text, sizeof text);
   EXPECT_STREQ(text, "none: the spec gives this platform's kernels no PTX");
