@@ -63,34 +63,35 @@ static const char *library_of(dlmap_platform platform) {
   return NULL;
 }
 
-/* Asks the driver for its release: true with *version, else false with the reason written. */
+/* Asks the driver for its release: true with *version, else false with the reason written. The library is the
+ * module API's (spec.py requires one where ptx applies); it stays loaded: it is the driver the runtime uses. */
 static bool ask_driver(dlmap_platform platform, const ptx_floor *floor, dlmap__writer *w, int *version) {
   const char *library = library_of(platform);
   void *handle = library != NULL ? dlopen(library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
   if (handle == NULL && library != NULL) handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-  if (handle == NULL) {
-    const char *error = library != NULL ? dlerror() : NULL;
-    dlmap__put_str(w, "driver unknown: cannot load ");
-    dlmap__put_str(w, library != NULL ? library : "the driver library (the spec names none)");
-    if (error != NULL) dlmap__put_str(w, ": ");
-    if (error != NULL) dlmap__put_str(w, error);
+  void *address = handle != NULL ? dlsym(handle, floor->symbol) : NULL;
+  if (address == NULL) {
+    const char *error = dlerror();
+    dlmap__put_str(w, handle == NULL ? "driver unknown: cannot load " : "driver unknown: ");
+    dlmap__put_str(w, library != NULL ? library : "the driver library");
+    dlmap__put_str(w, handle == NULL ? ": " : " lacks ");
+    dlmap__put_str(w, handle == NULL ? (error != NULL ? error : "dlopen failed") : floor->symbol);
     return false;
   }
-  void *address = dlsym(handle, floor->symbol);
   driver_version_fn query;
   memcpy(&query, &address, sizeof query);
-  const int status = address != NULL ? query(version) : -1;
-  if (address == NULL || status != 0) {
+  const int status = query(version);
+  if (status != 0) {
     dlmap__put_str(w, "driver unknown: ");
     dlmap__put_str(w, library);
-    dlmap__put_str(w, address == NULL ? " lacks " : ": ");
+    dlmap__put_str(w, ": ");
     dlmap__put_str(w, floor->symbol);
-    if (address != NULL) dlmap__put_str(w, " failed (error ");
-    if (address != NULL) dlmap__put_int(w, status);
-    if (address != NULL) dlmap__put_str(w, ")");
+    dlmap__put_str(w, " failed (error ");
+    dlmap__put_int(w, status);
+    dlmap__put_str(w, ")");
     return false;
   }
-  return true; /* the library stays loaded: it is the driver the runtime uses */
+  return true;
 }
 
 /* " (ISA 7.0, sm_75)": what the kernels' PTX declares at most. */
