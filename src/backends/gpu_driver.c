@@ -131,6 +131,7 @@ static void describe(dlmap__writer *w, dlmap_platform platform, const ptx_floor 
   dlmap__put_str(w, at->driver_version == version ? "" : " or newer");
   dlmap__put_str(w, "): JIT-compiles PTX up to ISA ");
   dlmap__put_str(w, at->isa_text);
+  dlmap__put_str(w, at->driver_version == version ? "" : " at least"); /* a release the table does not list yet */
   dlmap__put_str(w, at->isa >= floor->isa ? "; the kernels' PTX" : "; too old for the kernels' PTX");
   put_floor(w, floor);
   if (at->isa >= floor->isa) {
