@@ -185,10 +185,11 @@ class HostileDeviceTest(DlmapTestCase):
     def test_runtime_failures_are_catalogue_errors(self):
         # A failed runtime copy or allocation names the step, the tensor's device, shape and byte extent, the target
         # and the runtime's own text (runtime_copy_failed), never the bare call; the producer's deleter runs once.
-        data = device_floats([1.0, 2.0])  # 8 bytes, of which the tensor claims 16
+        data = device_floats([1.0, 2.0, 3.0, 4.0])
         try:
-            p = Producer(None, (2, 32, 1), (4,), device=(2, 0), data=data, tag="long")
+            p = Producer(None, (2, 32, 1), (4,), device=(2, 0), data=data, tag="copied")
             testing.deleted.clear()
+            fake.fake_gpu_fail_next(b"memcpy", 1)
             with self.assertRaises(RuntimeError) as raised:
                 dlmap.from_dlpack(p, device=(1, 0))
             text = str(raised.exception)
@@ -196,7 +197,13 @@ class HostileDeviceTest(DlmapTestCase):
             self.assertIn("(shape [4], 16 bytes) being copied to", text)
             self.assertIn("the cuda runtime says fake error 1", text)
             self.assertNotIn("fakeMemcpy", text)
-            self.assertEqual(testing.deleted, ["long"])
+            self.assertEqual(testing.deleted, ["copied"])
+            # A tensor longer than its allocation never reaches the copy (issue 56): the claim is refused first.
+            p = Producer(None, (2, 32, 1), (5,), device=(2, 0), data=data, tag="long")
+            with self.assertRaises(BufferError) as raised:
+                dlmap.from_dlpack(p, device=(1, 0))
+            self.assertIn("past the end of the cuda memory", str(raised.exception))
+            self.assertEqual(testing.deleted, ["copied", "long"])
         finally:
             fake.fakeFree(data)
         fake.fake_gpu_fail_next(b"malloc", 2)
