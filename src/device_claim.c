@@ -3,9 +3,14 @@
  * a host address sends a runtime the wrong memory, a device id past the device count or other than the memory's
  * orders work on the wrong device, and a layout that runs past its allocation makes a GPU fault later (the context
  * then unusable for the process). The claim is judged where the bytes are: the tensor's lowest and highest byte
- * (data + byte_offset and the layout's extent), never the base pointer alone. The platform's runtime says which: its pointer query (dlmap__gpu_locate), asked
- * only where dlmap has loaded that runtime. Which claims are checked is the profile's import.device_claims. */
+ * (data + byte_offset and the layout's extent), never the base pointer alone. The platform's runtime says which: its
+ * pointer query and address range (dlmap__gpu_locate_span), asked only where dlmap has loaded that runtime. Which claims are checked is the profile's import.device_claims. */
 #include "src/device_claim.h"
+
+/* The bytes a tensor reaches: its lowest and its highest (inclusive). */
+typedef struct claim_span {
+  const void *lo, *hi;
+} claim_span;
 
 /* The platform's runtime when its backend is the GPU one and dlmap has loaded and started it, else NULL (a runtime that
  * cannot start has no memory to describe: the exchange's own steps report the platform unavailable). */
@@ -23,7 +28,7 @@ int32_t dlmap__device_id_check(const dlmap_device_info *device, int32_t device_i
 
 /* The tensor's bytes ran past the memory that holds its lowest byte. */
 static int32_t outside_allocation(const dlmap_device_info *device, int32_t device_id, dlmap_platform platform,
-                                  const dlmap__claim_span *span, dlmap_error *err) {
+                                  const claim_span *span, dlmap_error *err) {
   return dlmap_raise_device_claim_outside_allocation(err, dlmap__device(device->value, device_id),
                                                      dlmap_platform_find(platform)->name, span->lo,
                                                      (uint64_t)((uintptr_t)span->hi - (uintptr_t)span->lo) + 1);
@@ -32,7 +37,7 @@ static int32_t outside_allocation(const dlmap_device_info *device, int32_t devic
 /* A host-side claim (the device type's memory is host-accessible): no loaded runtime may call either end of the memory
  * device-only, and memory a runtime allocated (pinned, managed) must hold every byte. Each loaded runtime is asked on
  * the thread's current device, its context left as it was. */
-static int32_t check_host_claim(const dlmap_device_info *device, int32_t device_id, const dlmap__claim_span *span,
+static int32_t check_host_claim(const dlmap_device_info *device, int32_t device_id, const claim_span *span,
                                 dlmap_error *err) {
   for (int p = 0; p < (int)DLMAP_PLATFORM_COUNT; p++) {
     const dlmap__gpu *gpu = loaded_runtime((dlmap_platform)p);
@@ -58,7 +63,7 @@ static int32_t check_host_claim(const dlmap_device_info *device, int32_t device_
  * only on its own device), must know the memory, place device or managed memory on the claimed device, and hold every
  * byte in the allocation of the lowest. */
 static int32_t check_device_claim(const dlmap_device_info *device, const dlmap__gpu *gpu, int32_t device_id,
-                                  const dlmap__claim_span *span, uint32_t claims, dlmap_error *err) {
+                                  const claim_span *span, uint32_t claims, dlmap_error *err) {
   dlmap__gpu_span where;
   const int32_t status = dlmap__gpu_locate_span(gpu, span->lo, span->hi, device_id, &where, err);
   if (status != DLMAP_OK) return status;
@@ -77,8 +82,9 @@ static int32_t check_device_claim(const dlmap_device_info *device, const dlmap__
   return DLMAP_OK;
 }
 
-int32_t dlmap__device_claim_check_loaded(const dlmap_device_info *device, int32_t device_id,
-                                         const dlmap__claim_span *span, dlmap_error *err) {
+/* The device id, then the claims over span (NULL: no memory to ask about). */
+static int32_t check_loaded(const dlmap_device_info *device, int32_t device_id, const claim_span *span,
+                            dlmap_error *err) {
   const dlmap__gpu *own = loaded_runtime(device->platform);
   if (own != NULL) {
     const int32_t status = dlmap__gpu_check_device(own, device_id, err);
@@ -97,10 +103,10 @@ int32_t dlmap__device_claim_check_loaded(const dlmap_device_info *device, int32_
 int32_t dlmap__device_claim_check_tensor(const dlmap_device_info *device, int32_t device_id, const void *data,
                                          uint64_t byte_offset, const dlmap__extent *extent, dlmap_error *err) {
   if (data == NULL || extent->count == 0) {
-    return dlmap__device_claim_check_loaded(device, device_id, NULL, err); /* no memory to ask about */
+    return check_loaded(device, device_id, NULL, err); /* no memory to ask about */
   }
   const uintptr_t first = (uintptr_t)data + (uintptr_t)byte_offset;
-  const dlmap__claim_span span = {(const void *)(first - (uintptr_t)-extent->lo_bytes),
+  const claim_span span = {(const void *)(first - (uintptr_t)-extent->lo_bytes),
                                   (const void *)(first + (uintptr_t)extent->hi_bytes - 1)};
-  return dlmap__device_claim_check_loaded(device, device_id, &span, err);
+  return check_loaded(device, device_id, &span, err);
 }

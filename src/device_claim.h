@@ -8,23 +8,13 @@
 #include "src/backends/gpu.h"
 #include "src/layout.h"
 
-/* The bytes a tensor reaches: its lowest and its highest (inclusive), from the first element (data + byte_offset) and
- * the layout's extent. */
-typedef struct dlmap__claim_span {
-  const void *lo, *hi;
-} dlmap__claim_span;
-
 /* Where a runtime is loaded (callers test dlmap__gpu_any_loaded first: with none, nothing is asked), checks that
- * device `device_id` of `device` holds the memory `span` covers (NULL: the tensor reaches no memory), where the loaded
+ * device `device_id` of `device` holds the bytes of a tensor at data + byte_offset whose layout has `extent` and stays
+ * inside the address space (the caller checked; data NULL: a handle, or no address to ask about), where the loaded
  * runtimes can say: the id below the device's platform's device count (device_id_out_of_range), then the claims the
- * profile's import.device_claims lists (device_claim_device_memory, device_claim_host_memory,
- * device_claim_wrong_device, and device_claim_outside_allocation: every byte in the allocation of the lowest). A failed
- * pointer query is backend_call_failed. */
-int32_t dlmap__device_claim_check_loaded(const dlmap_device_info *device, int32_t device_id,
-                                         const dlmap__claim_span *span, dlmap_error *err);
-
-/* dlmap__device_claim_check_loaded over the bytes of a tensor at data (NULL: no address to ask about, or a handle) +
- * byte_offset whose layout has `extent` and stays inside the address space (the caller checked). */
+ * profile's import.device_claims lists over the tensor's lowest and highest byte (device_claim_device_memory,
+ * device_claim_host_memory, device_claim_wrong_device, and device_claim_outside_allocation: both in the allocation of
+ * the lowest). A failed pointer query is backend_call_failed. */
 int32_t dlmap__device_claim_check_tensor(const dlmap_device_info *device, int32_t device_id, const void *data,
                                          uint64_t byte_offset, const dlmap__extent *extent, dlmap_error *err);
 
