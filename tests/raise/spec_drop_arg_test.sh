@@ -51,7 +51,12 @@ print(" ".join("--%s %s/%s" % (flag, sys.argv[2], path) for flag, path in emit.C
   spec_args=""
   for f in $edited; do spec_args="$spec_args --spec $f"; done
   # shellcheck disable=SC2086
-  PYTHONDONTWRITEBYTECODE=1 "$python" "$gen_c" $spec_args $args
+  PYTHONDONTWRITEBYTECODE=1 "$python" "$gen_c" $spec_args $args &&
+    # The kernels' C image, made beside the spec's outputs as dlmap_library's <name>_gen_kernels rule makes it.
+    kernels="$root/src/backends/kernels" &&
+    PYTHONDONTWRITEBYTECODE=1 "$python" "$(dirname "$gen_c")/kernel_image.py" --ptx "$kernels/strided_copy.ptx" \
+      --source "$kernels/strided_copy.cu" --header "$kernels/strided_copy_params.h" \
+      --out "$1/src/generated/strided_copy_image.inc"
 }
 
 # Compiles (syntax only) every core .c against the outputs in $1; the compiler's messages go to $2. 0: all compile.
