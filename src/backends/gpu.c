@@ -2,7 +2,9 @@
  * runtime_*.inc rows: vendor symbols, enum values, stream handles, pointer-attribute layouts) says which
  * entry points to dlsym and which values to pass, so no vendor header is included and nothing is linked:
  * one build runs with or without a GPU, a driver or a toolkit. */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,10 +202,15 @@ struct dlmap__gpu {
   int (*address_range)(void **base, size_t *bytes, const void *pointer);
 };
 
-/* A failed load is not remembered (a later call tries again: the failure may have been transient, such as
- * an allocation inside dlopen); a loaded runtime is, for the life of the process. */
+/* A failed load is tried again by a later call (the failure may have been transient, such as an allocation inside
+ * dlopen, or a framework may have loaded its runtime since); a loaded runtime is kept for the life of the process. */
 typedef struct gpu_slot {
   int loaded; /* read with acquire, written with release once gpu is complete */
+  /* A search of the file system found none of the libraries (under g_load_lock): later loads look only among the
+   * libraries the process has loaded since (a framework's), and report this first search's reason. Each search costs
+   * a few hundred failed opens (milliseconds), which a program exporting to a platform it lacks would pay per call. */
+  bool searched_in_vain;
+  char not_found[200];
   dlmap__gpu gpu;
 } gpu_slot;
 
@@ -334,6 +341,27 @@ static void read_tables(dlmap_platform platform, dlmap__gpu *gpu) {
   }
 }
 
+/* Whether the process has loaded a library by this file name (dl_iterate_phdr: no file-system search, unlike
+ * dlopen(RTLD_NOLOAD), which opens every directory's candidate to compare it). */
+typedef struct loaded_query {
+  const char *soname;
+  bool found;
+} loaded_query;
+
+static int match_loaded(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  loaded_query *query = (loaded_query *)data;
+  const char *slash = info->dlpi_name != NULL ? strrchr(info->dlpi_name, '/') : NULL;
+  query->found = info->dlpi_name != NULL && strcmp(slash != NULL ? slash + 1 : info->dlpi_name, query->soname) == 0;
+  return query->found; /* nonzero ends the walk */
+}
+
+static bool loaded_in_process(const char *soname) {
+  loaded_query query = {soname, false};
+  dl_iterate_phdr(match_loaded, &query);
+  return query.found;
+}
+
 /* Candidate libraries in the order they are tried: the spec's names already loaded by the process (the
  * framework's own runtime: one runtime instance, and one its driver supports), then each name with dlopen (which
  * depends on ld.so.cache), then the toolkit path found at configure time. */
@@ -344,13 +372,15 @@ static void read_tables(dlmap_platform platform, dlmap__gpu *gpu) {
  * returns 35; no device: 100) gives way to the next candidate, so a framework's older libcudart still serves; when
  * none starts, the first that loaded is kept, not started, and the probe reports its vendor's reason. False (with
  * the reason) when no candidate loads. */
-static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason, size_t cap) {
+static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason, size_t cap, bool search,
+                         bool *none_found) {
   const dlmap_platform_info *info = dlmap_platform_find(platform);
-  const char *absolute = toolkit_runtime(info->name);
+  const char *absolute = search ? toolkit_runtime(info->name) : "";
   const char *names[GPU_MAX_CANDIDATES];
   int modes[GPU_MAX_CANDIDATES], n = 0;
-  for (int pass = 0; pass < 2; pass++) {
+  for (int pass = 0; pass < (search ? 2 : 1); pass++) {
     for (const char *const *lib = info->libraries; *lib != NULL && n < GPU_MAX_CANDIDATES - 1; lib++) {
+      if (!search && !loaded_in_process(*lib)) continue;
       names[n] = *lib;
       modes[n++] = RTLD_NOW | RTLD_LOCAL | (pass == 0 ? RTLD_NOLOAD : 0);
     }
@@ -421,6 +451,7 @@ static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason,
     *gpu = fallback;
     return true;
   }
+  *none_found = tried_count == 0;
   /* A library that loaded but lacks an entry point says more than one that is not installed. */
   write3(reason, cap, lacks[0] != '\0' ? lacks : why[0] != '\0' ? why : "cannot load the runtime: no library to try",
          NULL, NULL);
@@ -440,9 +471,17 @@ const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *re
   gpu_slot *slot = &g_slots[platform];
   if (!__atomic_load_n(&slot->loaded, __ATOMIC_ACQUIRE)) {
     pthread_mutex_lock(&g_load_lock);
-    if (!__atomic_load_n(&slot->loaded, __ATOMIC_RELAXED) && load_runtime(platform, &slot->gpu, reason, cap)) {
+    bool none_found = false;
+    if (__atomic_load_n(&slot->loaded, __ATOMIC_RELAXED)) {
+      /* another thread loaded it meanwhile */
+    } else if (load_runtime(platform, &slot->gpu, reason, cap, !slot->searched_in_vain, &none_found)) {
       __atomic_store_n(&slot->loaded, 1, __ATOMIC_RELEASE);
       __atomic_add_fetch(&dlmap__gpu_runtimes_loaded, 1, __ATOMIC_RELEASE);
+    } else if (none_found && slot->searched_in_vain) {
+      write3(reason, cap, slot->not_found, NULL, NULL);
+    } else if (none_found) {
+      slot->searched_in_vain = true;
+      write3(slot->not_found, sizeof slot->not_found, reason, NULL, NULL);
     }
     pthread_mutex_unlock(&g_load_lock);
     if (!__atomic_load_n(&slot->loaded, __ATOMIC_ACQUIRE)) return NULL;
