@@ -116,6 +116,15 @@ static struct {
 
 /* ---- helpers (under g_lock unless said) ------------------------------------------------------------------------- */
 
+/* The index of the test's report holding p, -1 when none does. */
+static int report_of(const void *p) {
+  const char *c = (const char *)p;
+  for (int i = 0; i < FAKE_MAX_REPORTS; i++) {
+    if (g_reports[i].base != NULL && c >= g_reports[i].base && c < g_reports[i].base + g_reports[i].size) return i;
+  }
+  return -1;
+}
+
 static int injected(const char *op) {
   if (g_fail_op[0] != '\0' && strcmp(g_fail_op, op) == 0) {
     g_fail_op[0] = '\0';
@@ -890,12 +899,12 @@ int fakeMemGetAddressRange(void **base, size_t *bytes, const void *ptr) {
   pthread_mutex_lock(&g_lock);
   g_stats.range_calls++;
   int rc = t_context == 0 ? FAKE_INVALID_CONTEXT : injected("range");
-  const char *c = (const char *)ptr, *found = NULL;
+  const char *found = NULL;
   size_t size = 0;
-  for (int i = 0; i < FAKE_MAX_REPORTS && rc == 0 && found == NULL; i++) {
-    if (g_reports[i].base == NULL || c < g_reports[i].base || c >= g_reports[i].base + g_reports[i].size) continue;
-    found = g_reports[i].base;
-    size = g_reports[i].size;
+  const int report = rc == 0 ? report_of(ptr) : -1;
+  if (report >= 0) {
+    found = g_reports[report].base;
+    size = g_reports[report].size;
   }
   int overrun;
   const allocation *a = rc == 0 && found == NULL ? find(ptr, 0, &overrun) : NULL;
@@ -926,16 +935,12 @@ int fakePointerGetAttributes(void *attributes, const void *ptr) {
   int rc = injected("attributes");
   int overrun;
   const allocation *a = rc == 0 ? find(ptr, 0, &overrun) : NULL;
-  const char *c = (const char *)ptr;
-  for (int i = 0; i < FAKE_MAX_REPORTS && rc == 0; i++) {
-    if (g_reports[i].base == NULL || c < g_reports[i].base || c >= g_reports[i].base + g_reports[i].size) continue;
-    out.type = g_reports[i].type;
-    out.device = g_reports[i].device;
-    out.device_pointer = g_reports[i].type == FAKE_UNREGISTERED ? NULL : (void *)(uintptr_t)ptr;
-    a = NULL; /* the test's report, not the allocation */
-    goto reported;
-  }
-  if (a != NULL && g_own_device_only && a->type == FAKE_DEVICE && a->device != current_device()) {
+  const int report = rc == 0 ? report_of(ptr) : -1;
+  if (report >= 0) { /* the test's report, not the allocation */
+    out.type = g_reports[report].type;
+    out.device = g_reports[report].device;
+    out.device_pointer = out.type == FAKE_UNREGISTERED ? NULL : (void *)(uintptr_t)ptr;
+  } else if (a != NULL && g_own_device_only && a->type == FAKE_DEVICE && a->device != current_device()) {
     rc = FAKE_INVALID_VALUE; /* HIP: device memory of another device is not this device's to describe */
   } else if (a != NULL) {
     out.type = a->type;
@@ -945,7 +950,6 @@ int fakePointerGetAttributes(void *attributes, const void *ptr) {
     out.device_pointer = unmapped ? NULL : (void *)(uintptr_t)ptr;
     out.host_pointer = a->type == FAKE_DEVICE ? NULL : (void *)(uintptr_t)ptr;
   }
-reported:
   if (rc != 0) fail(rc);
   pthread_mutex_unlock(&g_lock);
   if (rc == 0) memcpy(attributes, &out, sizeof out);
