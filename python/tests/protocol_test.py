@@ -545,7 +545,7 @@ class CapsuleTest(DlmapTestCase):
         e = self.assertRaisesExactly(ValueError, consumed("dltensor_versioned", "used_dltensor_versioned"),
                                      dlmap.from_dlpack, w)
         self.assertEqual((e.dlmap_id, e.dlmap_code), ("capsule_consumed", 703))
-        p = Producer(float_buffer(3), (2, 32, 1), (3,), legacy_only=True)
+        p = Producer(float_buffer(3), (2, 32, 1), (3,), legacy_only=True, reuse=True)
         c = dlmap.from_dlpack(p)
         self.assertRaisesExactly(ValueError, consumed("dltensor", "used_dltensor"), dlmap.from_dlpack, p)
         del b, c, p
