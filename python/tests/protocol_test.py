@@ -765,6 +765,44 @@ class FromDlpackTest(DlmapTestCase):
         gc.collect()
         self.assertIsNone(gone(), "an evicted class is not kept alive")
 
+    def test_remembered_types_subclasses_instances_and_the_bounded_reask(self):
+        # A subclass is a type of its own (asked, then remembered itself); an instance whose own __dlpack__ takes
+        # max_version gets the versioned call although its class is remembered; a callable that starts taking
+        # max_version without the class changing is asked versioned again within producers.c's bound (1024 calls).
+        class Plain:
+            def __init__(self, producer):
+                self.producer = producer
+
+            def __call__(self, stream=None):
+                return self.producer.__dlpack__(stream=stream)
+
+        class Legacy:
+            __dlpack__ = Plain(Producer(float_buffer(3), (2, 32, 1), (3,)))
+
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        class Sub(Legacy):
+            pass
+
+        base, sub = sys.getrefcount(Legacy), sys.getrefcount(Sub)
+        self.assertEqual((dlmap.from_dlpack(Legacy()).via, dlmap.from_dlpack(Sub()).via), ("dltensor", "dltensor"))
+        self.assertEqual((sys.getrefcount(Legacy), sys.getrefcount(Sub)), (base + 1, sub + 1), "each remembered")
+        own = Legacy()
+        modern = Producer(float_buffer(3), (2, 32, 1), (3,))
+        own.__dlpack__ = modern.__dlpack__
+        self.assertEqual(dlmap.from_dlpack(own).via, "dltensor_versioned")
+        self.assertEqual(modern.calls, [{"max_version": testing.CURRENT, "stream": None}])
+
+        def accepting(self, stream=None, max_version=None):
+            return self.producer.__dlpack__(stream=stream, max_version=max_version)
+
+        Plain.__call__ = accepting  # Plain's version tag changes, Legacy's does not
+        vias = [dlmap.from_dlpack(Legacy()).via for _ in range(1100)]
+        self.assertEqual(vias[0], "dltensor", "still remembered")
+        self.assertIn("dltensor_versioned", vias[:1025], "asked versioned again within the bound")
+        self.assertEqual(vias[-1], "dltensor_versioned")
+
     def test_refusals_raised_by_the_producers_code_are_not_remembered(self):
         # A refusal raised by the producer's own code may depend on the instance (a wrapper of a legacy and of a
         # modern array): it is never remembered, and each instance gets the call that fits it.
