@@ -235,8 +235,6 @@ void dlmap_py_watch_gil(bool watch);
 
 /* ---- module.c, for the testing hooks ------------------------------------------------------------------------------ */
 
-/* How many producer types from_dlpack remembers as legacy-only. */
-Py_ssize_t dlmap_py_legacy_only_type_count(void);
 /* dlmap._stats, dlmap._fail_allocations, dlmap._call_deleter_on_thread, … (testing_hooks.c). */
 extern PyMethodDef dlmap_py_testing_hooks[];
 
@@ -260,6 +258,19 @@ int dlmap_py_names_init(void); /* -1 with an exception set */
  * code runs: from_dlpack calls it plainly instead of raising and catching that TypeError on every call. Decided from
  * the function's current code object (remembered per code object, which is immutable); false for anything else. */
 bool dlmap_py_rejects_max_version(PyObject *method);
+
+/* Producer types remembered as refusing max_version (producers.c): a bounded table, each entry holding its type, valid
+ * while the type's attributes are unchanged (its version tag) and for a bounded number of calls, then asked again.
+ * dlmap_py_legacy_only: whether x's type is remembered and `method` (as lookup_methods found it: bound, or the type's
+ * descriptor with self == x) is the type's own __dlpack__, counting the call. dlmap_py_remember_legacy_only: called
+ * with the TypeError of a versioned call pending (left pending): remembers the type where the refusal is the keyword's
+ * own and the method's binding raised it, no Python frame of the producer having run; forgets it otherwise.
+ * dlmap_py_forget_legacy_only: after any other TypeError of a plain call. */
+bool dlmap_py_legacy_only(PyObject *x, PyObject *method, PyObject *self);
+void dlmap_py_remember_legacy_only(PyObject *x, PyObject *method, PyObject *self);
+void dlmap_py_forget_legacy_only(PyTypeObject *type);
+/* How many producer types from_dlpack remembers as legacy-only (for dlmap._stats). */
+Py_ssize_t dlmap_py_legacy_only_type_count(void);
 
 /* ---- the C exchange API ------------------------------------------------------------------------------------------- */
 

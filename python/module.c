@@ -233,37 +233,6 @@ static int lookup_attr(PyObject *obj, PyObject *name, PyObject **out) {
  * calls, built once. */
 static PyObject *current_max_version, *kw_stream;
 
-/* Producer types whose __dlpack__ rejected max_version (NumPy < 2 among them): they get the legacy call directly,
- * without an exception per call. Only immutable types are remembered (their methods cannot change, so every instance
- * answers alike); a Python class is asked versioned-first every time. */
-static PyObject *legacy_only_types;
-
-Py_ssize_t dlmap_py_legacy_only_type_count(void) { return PySet_GET_SIZE(legacy_only_types); }
-
-static bool is_legacy_only(PyTypeObject *type) {
-  return (type->tp_flags & Py_TPFLAGS_IMMUTABLETYPE) != 0 && PySet_GET_SIZE(legacy_only_types) > 0 &&
-         PySet_Contains(legacy_only_types, (PyObject *)type) == 1;
-}
-
-/* Called with the TypeError of a versioned __dlpack__ call pending; leaves it pending. The type is held while the
- * exception's __str__ (Python code) runs. */
-static void remember_if_legacy_only(PyTypeObject *type) {
-  if ((type->tp_flags & Py_TPFLAGS_IMMUTABLETYPE) == 0) return;
-  Py_INCREF(type);
-  PyObject *kind, *value, *traceback;
-  PyErr_Fetch(&kind, &value, &traceback);
-  PyObject *text = value != NULL ? PyObject_Str(value) : NULL;
-  const char *message = text != NULL ? PyUnicode_AsUTF8(text) : NULL;
-  /* Only the keyword itself being unknown says the type is legacy-only; any other TypeError is the instance's. */
-  if (message != NULL && strstr(message, "unexpected keyword argument 'max_version'") != NULL) {
-    if (PySet_Add(legacy_only_types, (PyObject *)type) < 0) PyErr_Clear();
-  }
-  PyErr_Clear();
-  Py_XDECREF(text);
-  Py_DECREF(type);
-  PyErr_Restore(kind, value, traceback);
-}
-
 /* Calls a __dlpack__ or __dlpack_device__ that lookup_methods found: bound, or (self != NULL) the type's method
  * descriptor, called with self first. args has a free slot before args[0] (PY_VECTORCALL_ARGUMENTS_OFFSET). */
 static PyObject *call_method(PyObject *callable, PyObject *self, PyObject **args, Py_ssize_t nargs, PyObject *kwnames) {
@@ -526,10 +495,11 @@ static PyObject *ask_producer(PyObject *x, PyObject *method, PyObject *self, con
   if (stream_arg == NULL) return NULL;
   PyObject *capsule = NULL;
   *passed = 0;
-  /* A Python function whose signature has no max_version would raise TypeError before running: call it plainly,
-   * where that TypeError would get a plain retry (a retry list asks every step, as its library does). */
-  bool versioned = ask_versioned && (ladder || !(may_retry && (is_legacy_only(Py_TYPE(x)) ||
-                                                               dlmap_py_rejects_max_version(method))));
+  /* A type remembered as refusing max_version, or a Python function whose signature has no max_version (it would
+   * raise TypeError before running): call it plainly, where that TypeError would get a plain retry (a retry list asks
+   * every step, as its library does). */
+  const bool remembered = ask_versioned && !ladder && may_retry && dlmap_py_legacy_only(x, method, self);
+  bool versioned = ask_versioned && (ladder || !(may_retry && (remembered || dlmap_py_rejects_max_version(method))));
   if (versioned) {
     PyObject *dl_device = request->has_device ? device_tuple(request->device_type, request->device_id) : NULL;
     if (request->has_device && dl_device == NULL) {
@@ -547,7 +517,7 @@ static PyObject *ask_producer(PyObject *x, PyObject *method, PyObject *self, con
     }
     Py_XDECREF(dl_device);
     if (capsule == NULL && !ladder && may_retry && PyErr_ExceptionMatches(PyExc_TypeError)) {
-      remember_if_legacy_only(Py_TYPE(x));
+      dlmap_py_remember_legacy_only(x, method, self);
       PyErr_Clear();
       versioned = false;
     }
@@ -559,6 +529,10 @@ static PyObject *ask_producer(PyObject *x, PyObject *method, PyObject *self, con
     const bool with_stream = has_stream || !ask_versioned;
     *passed = with_stream ? DLMAP_ASK_KEYWORD_STREAM : 0;
     capsule = call_method(method, self, values + 1, 0, with_stream ? kw_stream : NULL);
+    /* A remembered type's plain call refused with a TypeError: whatever changed, it is asked versioned next time. */
+    if (remembered && capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      dlmap_py_forget_legacy_only(Py_TYPE(x));
+    }
   }
   Py_DECREF(stream_arg);
   return capsule;
@@ -758,8 +732,7 @@ PyMODINIT_FUNC DLMAP_PY_INIT_FUNCTION(void) { /* PyInit_<module name> */
   const dlmap_version asked = dlmap_profile_current()->ask_max_version;
   current_max_version = Py_BuildValue("(II)", asked.major, asked.minor);
   kw_stream = PyTuple_Pack(1, dlmap_py_name.stream);
-  legacy_only_types = PySet_New(NULL);
-  if (current_max_version == NULL || kw_stream == NULL || legacy_only_types == NULL) return NULL;
+  if (current_max_version == NULL || kw_stream == NULL) return NULL;
 
   PyObject *module = PyModule_Create(&module_def);
   if (module == NULL) return NULL;

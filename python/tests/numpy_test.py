@@ -2,6 +2,7 @@
 # dlmap → NumPy through np.from_dlpack, zero-copy and values for every dtype NumPy exchanges, every layout, read-only
 # arrays and lifetimes. NumPy 1.x speaks legacy DLPack only, NumPy 2 the versioned protocol: the tests probe what the
 # NumPy in front of them does (never its version) and check the contract's outcome for that.
+import sys
 import unittest
 import weakref
 
@@ -164,6 +165,24 @@ class NumpyToDlmapTest(DlmapTestCase):
             a = dlmap.from_dlpack(n)
             self.assertEqual((a.data_ptr, a.via), (n.ctypes.data, via), cls.__name__)
         self.assertEqual(calls, ["Logged", "Slotted"])
+
+    def test_subclasses_refusing_max_version_are_remembered(self):
+        # A Python subclass of ndarray (a mutable type, with an instance dict: its __dlpack__ is ndarray's C method
+        # bound per call) answers as ndarray does. Under NumPy 1.x the refusal is the C method's own argument
+        # parsing: the subclass is remembered (its entry holds it, issue 58) and called plainly from then on; under
+        # NumPy 2 it takes max_version and nothing is remembered.
+        class Sub(np.ndarray):
+            pass
+
+        n = sample("float32").view(Sub)
+        held = sys.getrefcount(Sub)
+        for _ in range(3):
+            a = dlmap.from_dlpack(n)
+            self.assertEqual((a.data_ptr, a.via), (n.ctypes.data, NUMPY_VIA))
+        self.assertEqual(sys.getrefcount(Sub), held + (0 if NUMPY_VERSIONED else 1))
+        Sub.note = "changed"  # its version tag changes: asked versioned again, and remembered again under 1.x
+        self.assertEqual(dlmap.from_dlpack(n).via, NUMPY_VIA)
+        self.assertEqual(sys.getrefcount(Sub), held + (0 if NUMPY_VERSIONED else 1))
 
     def test_copy_and_device(self):
         n = sample("float64")

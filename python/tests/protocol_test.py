@@ -699,6 +699,121 @@ class FromDlpackTest(DlmapTestCase):
         self.assertEqual(dlmap.from_dlpack(legacy).via, "dltensor")
         self.assertEqual(legacy.inner.calls, [{"stream": None}])
 
+    def test_types_whose_method_refuses_max_version_are_remembered(self):
+        # A __dlpack__ that is a callable object, not a function: a versioned call fails binding its __call__ before
+        # any of its code runs, so the refusal is the type's. It is remembered per type (issue 58): later imports call
+        # it plainly, and assigning the class's __dlpack__ (its version tag changes) has it asked versioned again.
+        class Plain:
+            def __init__(self, producer):
+                self.producer = producer
+
+            def __call__(self, stream=None):
+                return self.producer.__dlpack__(stream=stream)
+
+        class Legacy:
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        inner = Producer(float_buffer(3), (2, 32, 1), (3,))
+        Legacy.__dlpack__ = Plain(inner)
+        before = sys.getrefcount(Legacy)
+        for _ in range(3):
+            self.assertEqual(dlmap.from_dlpack(Legacy()).via, "dltensor")
+        self.assertEqual(sys.getrefcount(Legacy), before + 1, "remembered: its entry holds the class")
+        self.assertEqual(inner.calls, [{"stream": None}] * 3, "each import made one plain call")
+        modern = Producer(float_buffer(3), (2, 32, 1), (3,))
+        Legacy.__dlpack__ = modern.__dlpack__  # monkeypatched: now takes max_version
+        self.assertEqual(dlmap.from_dlpack(Legacy()).via, "dltensor_versioned")
+        self.assertEqual(modern.calls, [{"max_version": testing.CURRENT, "stream": None}])
+        self.assertEqual(sys.getrefcount(Legacy), before, "forgotten once the class changed")
+
+    def test_remembered_types_other_type_errors_and_churn(self):
+        # A remembered type's plain call that raises another TypeError propagates it and forgets the type; many
+        # distinct types keep the table bounded, and an evicted class is freed (no reference kept).
+        class Plain:
+            def __init__(self, producer, fail=False):
+                self.producer, self.fail = producer, fail
+
+            def __call__(self, stream=None):
+                if self.fail:
+                    raise TypeError("not a tensor today")
+                return self.producer.__dlpack__(stream=stream)
+
+        def legacy_class():
+            class Legacy:
+                __dlpack__ = Plain(Producer(float_buffer(3), (2, 32, 1), (3,)))
+
+                def __dlpack_device__(self):
+                    return (1, 0)
+            return Legacy
+
+        first = legacy_class()
+        self.assertEqual(dlmap.from_dlpack(first()).via, "dltensor")
+        held = sys.getrefcount(first)
+        first.__dict__["__dlpack__"].fail = True  # the same callable, the class unchanged
+        self.assertRaisesExactly(TypeError, "not a tensor today", dlmap.from_dlpack, first())
+        self.assertEqual(sys.getrefcount(first), held - 1, "forgotten on another TypeError")
+        self.assertRaisesExactly(TypeError, "not a tensor today", dlmap.from_dlpack, first())
+        first.__dict__["__dlpack__"].fail = False
+        gone = weakref.ref(first)
+        self.assertEqual(dlmap.from_dlpack(first()).via, "dltensor")
+        del first
+        for _ in range(40):
+            self.assertEqual(dlmap.from_dlpack(legacy_class()()).via, "dltensor")
+        self.assertLessEqual(dlmap._stats()["legacy_only_types"], 8, "a bounded table")
+        import gc
+        gc.collect()
+        self.assertIsNone(gone(), "an evicted class is not kept alive")
+
+    def test_remembered_types_subclasses_instances_and_the_bounded_reask(self):
+        # A subclass is a type of its own (asked, then remembered itself); an instance whose own __dlpack__ takes
+        # max_version gets the versioned call although its class is remembered; a callable that starts taking
+        # max_version without the class changing is asked versioned again within producers.c's bound (1024 calls).
+        class Plain:
+            def __init__(self, producer):
+                self.producer = producer
+
+            def __call__(self, stream=None):
+                return self.producer.__dlpack__(stream=stream)
+
+        class Legacy:
+            __dlpack__ = Plain(Producer(float_buffer(3), (2, 32, 1), (3,)))
+
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        class Sub(Legacy):
+            pass
+
+        base, sub = sys.getrefcount(Legacy), sys.getrefcount(Sub)
+        self.assertEqual((dlmap.from_dlpack(Legacy()).via, dlmap.from_dlpack(Sub()).via), ("dltensor", "dltensor"))
+        self.assertEqual((sys.getrefcount(Legacy), sys.getrefcount(Sub)), (base + 1, sub + 1), "each remembered")
+        own = Legacy()
+        modern = Producer(float_buffer(3), (2, 32, 1), (3,))
+        own.__dlpack__ = modern.__dlpack__
+        self.assertEqual(dlmap.from_dlpack(own).via, "dltensor_versioned")
+        self.assertEqual(modern.calls, [{"max_version": testing.CURRENT, "stream": None}])
+
+        def accepting(self, stream=None, max_version=None):
+            return self.producer.__dlpack__(stream=stream, max_version=max_version)
+
+        Plain.__call__ = accepting  # Plain's version tag changes, Legacy's does not
+        vias = [dlmap.from_dlpack(Legacy()).via for _ in range(1100)]
+        self.assertEqual(vias[0], "dltensor", "still remembered")
+        self.assertIn("dltensor_versioned", vias[:1025], "asked versioned again within the bound")
+        self.assertEqual(vias[-1], "dltensor_versioned")
+
+    def test_refusals_raised_by_the_producers_code_are_not_remembered(self):
+        # A refusal raised by the producer's own code may depend on the instance (a wrapper of a legacy and of a
+        # modern array): it is never remembered, and each instance gets the call that fits it.
+        legacy = Producer(float_buffer(3), (2, 32, 1), (3,), legacy_only=True)
+        modern = Producer(float_buffer(3), (2, 32, 1), (3,))
+        for _ in range(3):
+            self.assertEqual(dlmap.from_dlpack(legacy).via, "dltensor")
+            self.assertEqual(dlmap.from_dlpack(modern).via, "dltensor_versioned")
+        self.assertEqual(legacy.calls, [{"max_version": testing.CURRENT, "stream": None}, {}] * 3)
+        self.assertEqual(modern.calls, [{"max_version": testing.CURRENT, "stream": None}] * 3)
+
     def test_legacy_answer_to_a_versioned_request(self):
         p = Producer(float_buffer(3), (2, 32, 1), (3,), legacy_answer=True)
         b = dlmap.from_dlpack(p)
