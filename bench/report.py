@@ -206,6 +206,7 @@ def main():
     w("- Google Benchmark: %s CPUs at %s MHz, load average %s before the run; caches %s; peer: %s"
       % (context.get("num_cpus"), context.get("mhz_per_cpu"),
          ", ".join("%.2f" % x for x in context.get("load_avg", [])), caches or "?", context.get("peer", "?")))
+    w("- host copies' caches (src/host_caches.c): %s" % context.get("host_copy_caches", "?"))
     w("- export block (dlmap's one allocation per export): ndim 1 %s; ndim 4 %s; ndim 8 %s"
       % tuple(context.get("export_block_ndim%d" % d, "?") for d in NDIMS))
     w("")
