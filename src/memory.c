@@ -305,10 +305,13 @@ enum { DLMAP_TILE512 = 128 }; /* the AVX-512 transpose's tile edge, in elements 
 
 /* A plane of 4-byte elements whose rows and cols are multiples of 16, with AVX-512: tiles of 128 × 128 elements,
  * destination rows outer, each tile in 16×16 blocks (destination rows outer), while the next tile's source lines
- * are prefetched, 16 per block (a tile has as many blocks × 16 as source lines; into L1, which measured a little
- * faster at 1 MiB than into L2 and the same from 16 MiB). Each source and destination
+ * are prefetched, 16 per block (a tile has as many blocks × 16 as source lines). Each source and destination
  * line is then read or written whole, once; the prefetch turns the column walk's scattered misses into misses
- * served ahead of use (bench/, 16 and 256 MiB, streamed: 0.47× and 0.60× memcpy without it, 0.8-0.95× with). */
+ * served ahead of use (bench/, 16 and 256 MiB, streamed: 0.47× and 0.60× memcpy without it, 0.8-0.95× with). It goes
+ * into L2, not L1: the next tile's source is 64 KiB, more than any x86-64 L1d holds, and where the source pitch is a
+ * power of two its 128 lines share two L1 sets, so prefetched into L1 they evicted each other and the tile being
+ * copied (bench/, an AMD EPYC (Zen 4) VM, L1d 32 KiB: 256 MiB 0.44-0.53× → 0.68-0.78× memcpy, 16 MiB 0.87-0.92× →
+ * 1.1-1.3×; 1 MiB unchanged). */
 __attribute__((target("avx512f"))) static void transpose_tiles_4_avx512(char *out, int64_t dst_row, const char *in,
                                                                        int64_t col_step, int64_t rows, int64_t cols,
                                                                        bool stream) {
@@ -325,7 +328,7 @@ __attribute__((target("avx512f"))) static void transpose_tiles_4_avx512(char *ou
       for (int64_t r = tr; r < tr + th; r += 16) {
         for (int64_t c = tc; c < tc + tw; c += 16) {
           for (int k = 0; k < 16 && per_row > 0 && prow < nrows; k++) {
-            _mm_prefetch(in + (ntr + pline * 16) * 4 + (ntc + prow) * col_step, _MM_HINT_T0);
+            _mm_prefetch(in + (ntr + pline * 16) * 4 + (ntc + prow) * col_step, _MM_HINT_T1);
             if (++pline == per_row) pline = 0, prow++;
           }
           block16_4_avx512(out + r * dst_row + c * 4, dst_row, in + r * 4 + c * col_step, col_step, stream);
