@@ -310,8 +310,8 @@ enum { DLMAP_TILE512 = 128 }; /* the AVX-512 transpose's tile edge, in elements 
  * served ahead of use (bench/, 16 and 256 MiB, streamed: 0.47× and 0.60× memcpy without it, 0.8-0.95× with). It goes
  * into L2, not L1: the next tile's source is 64 KiB, more than any x86-64 L1d holds, and where the source pitch is a
  * power of two its 128 lines share two L1 sets, so prefetched into L1 they evicted each other and the tile being
- * copied (bench/, an AMD EPYC (Zen 4) VM, L1d 32 KiB: 256 MiB 0.44-0.53× → 0.68-0.78× memcpy, 16 MiB 0.87-0.92× →
- * 1.1-1.3×; 1 MiB unchanged). */
+ * copied (bench/, an AMD EPYC (Zen 4) VM, L1d 32 KiB: 256 MiB 0.49-0.53× → 0.68-0.78× memcpy, 16 MiB 0.87-0.92× →
+ * 1.3×; 1 MiB unchanged). */
 __attribute__((target("avx512f"))) static void transpose_tiles_4_avx512(char *out, int64_t dst_row, const char *in,
                                                                        int64_t col_step, int64_t rows, int64_t cols,
                                                                        bool stream) {
