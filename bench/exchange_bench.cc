@@ -26,6 +26,10 @@
 static thread_local uint64_t g_allocs = 0;
 static thread_local uint64_t g_frees = 0;
 
+// The cache sizes the host copies read and the streaming thresholds they derived, as one line (src/host_caches.h:
+// internal to the library, declared here as the bench's only use of it).
+extern "C" int dlmap__host_caches_describe(char *text, size_t capacity);
+
 extern "C" {
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
@@ -714,6 +718,9 @@ int main(int argc, char **argv) {
   benchmark::AddCustomContext("peer", "none: libtorch-dev was not found at configure time");
 #endif
   RegisterCopies();
+  char caches[512];
+  dlmap__host_caches_describe(caches, sizeof caches);  // the sizes the host copies were sized from
+  benchmark::AddCustomContext("host_copy_caches", caches);
   for (int ndim : {1, 4, 8}) {
     const ExportAllocation a = MeasureExportAllocation(ndim);
     benchmark::AddCustomContext("export_block_ndim" + std::to_string(ndim),

@@ -17,6 +17,9 @@ import sys
 NDIMS = (1, 4, 8)
 SIZES = ("4KiB", "64KiB", "1MiB", "16MiB", "256MiB")
 STRIDED = ("rows", "transposed", "step2")
+# Issue 58's targets, each copy's ratio to memcpy of the same bytes (the roofline: rows and transposed move the same
+# bytes as memcpy, step2 reads two bytes per byte written).
+COPY_TARGETS = {"rows": 0.9, "transposed": 0.6, "step2": 0.5}
 missing = []
 
 
@@ -206,6 +209,7 @@ def main():
     w("- Google Benchmark: %s CPUs at %s MHz, load average %s before the run; caches %s; peer: %s"
       % (context.get("num_cpus"), context.get("mhz_per_cpu"),
          ", ".join("%.2f" % x for x in context.get("load_avg", [])), caches or "?", context.get("peer", "?")))
+    w("- host copies' caches (src/host_caches.c): %s" % context.get("host_copy_caches", "?"))
     w("- export block (dlmap's one allocation per export): ndim 1 %s; ndim 4 %s; ndim 8 %s"
       % tuple(context.get("export_block_ndim%d" % d, "?") for d in NDIMS))
     w("")
@@ -375,12 +379,14 @@ def main():
             size, *("—" if bw[k] is None else "%.1f" % bw[k] for k in ("memcpy", "compact") + STRIDED),
             *(fmt_ratio(rs[k]) for k in ("compact",) + STRIDED)))
     w("")
-    w("Target (issue 29): strided → compact ≥ 0.6× memcpy from 1 MiB up — " + "; ".join(
-        "%s: worst %s, %s" % (k, fmt_ratio(worst.get(k)), verdict(worst.get(k), 0.6, below=False)) for k in STRIDED))
+    w("Target (issue 58, against the roofline: rows and transposed move memcpy's bytes, step2 reads two per byte "
+      "written): strided → compact from 1 MiB up — " + "; ".join(
+          "%s ≥ %.1f×: worst %s, %s" % (k, COPY_TARGETS[k], fmt_ratio(worst.get(k)),
+                                        verdict(worst.get(k), COPY_TARGETS[k], below=False)) for k in STRIDED))
     for k in STRIDED:
-        summary_row("C strided (%s) → compact host copy ≥ 0.6× memcpy, 1 MiB and up" % k,
-                    "%s (worst of 1/16/256 MiB)" % fmt_ratio(worst.get(k)), "≥ 0.6×",
-                    None if worst.get(k) is None else worst[k] >= 0.6)
+        summary_row("C strided (%s) → compact host copy ≥ %.1f× memcpy, 1 MiB and up" % (k, COPY_TARGETS[k]),
+                    "%s (worst of 1/16/256 MiB)" % fmt_ratio(worst.get(k)), "≥ %.1f×" % COPY_TARGETS[k],
+                    None if worst.get(k) is None else worst[k] >= COPY_TARGETS[k])
     w("")
     cache = load_callgrind(args.copy_callgrind, events=True)
     if cache:

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/host_caches.h"
 #include "src/layout.h"
 #include "src/memory.h"
 
@@ -63,7 +64,7 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer) {
  * The layout is first reduced: size-1 dimensions go, and a dimension that continues the one inside it in the
  * source (its step is that one's step × extent) is fused with it, so a crop or an every-other-element slice of
  * a row is one long run. Then, by the innermost remaining dimension:
- *   contiguous            one memcpy per run;
+ *   contiguous            one memcpy per run (runs of 1 KiB and more: an AVX-512 loop where the CPU has it);
  *   strided, and another dimension steps less in the source (a transposed view)
  *                         a tiled 2-D copy over the two: a tile's source and destination lines stay in L1 while
  *                         it is copied (8×8 and 4×4 AVX transposes for 4- and 8-byte elements where the CPU has
@@ -71,11 +72,11 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer) {
  *                         a large plane band by band, so that a source page serves several tiles; a plane of
  *                         4-byte elements transposed straight into the destination instead (no tile) with AVX-512
  *                         (16×16 blocks in 128-element tiles, the next tile prefetched), or with AVX under
- *                         DLMAP_STREAM_BYTES (8×8 blocks);
+ *                         a destination that does not stream (8×8 blocks);
  *   strided otherwise     an element loop typed by size (SSE2 shuffles for a step of two 4- or 8-byte elements,
  *                         AVX and AVX-512 permutes for 4-byte ones).
- * Destinations of DLMAP_STREAM_BYTES and more leave the tiles and the AVX step-2 gather through non-temporal stores,
- * destinations of DLMAP_STREAM512_BYTES and more the AVX-512 transpose and step-2 gather.
+ * Large destinations leave the tiles, the step-2 gathers, the AVX-512 transpose and long contiguous runs through
+ * non-temporal stores (copy_streaming below: thresholds from the caches the CPU reports, src/host_caches.c).
  * Offsets are tracked as integers from src (an intermediate position may lie outside the buffer); every step
  * fits: the extent check bounded (extent - 1) × stride × bits. bench/ measures each path against memcpy. */
 
@@ -89,16 +90,27 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer) {
 #define DLMAP_HAVE_AVX_PATHS 1
 #endif
 
-/* Destinations at least this large are written with non-temporal (streaming) stores where the SIMD paths allow:
- * they would not stay in cache anyway, and skipping the read for ownership saves memory traffic (bench/: step2
- * 16/256 MiB about 0.5× → 0.65-0.7× memcpy; transposed 16/256 MiB about +25%). */
-#define DLMAP_STREAM_BYTES ((int64_t)8 << 20)
+/* Which streaming (non-temporal) stores a copy uses, decided once per copy from its whole destination against the
+ * caches the CPU reports (src/host_caches.c), never per row: a destination that would not stay in cache anyway
+ * skips the read for ownership and leaves the cache to the source.
+ *   lines  the AVX-512 paths (the transposed plane of 4-byte elements and the step-2 gather), each store a whole
+ *          64-byte line: from L2's size (bench/, an AMD EPYC (Zen 5) VM, L2 1 MiB, against memcpy in the same run:
+ *          step2 1 MiB 0.64× with plain stores, 0.71-0.73× streamed);
+ *   any    the tiles' 16-byte stores, the AVX step-2 gather's 32-byte ones and long contiguous rows: past the L3
+ *          share, capped at 8 MiB (bench/: step2 16/256 MiB about 0.5× → 0.65-0.7× memcpy; transposed 16/256 MiB
+ *          about +25%; rows at 256 MiB on an Intel Xeon VM 0.56× with one memcpy per row, whose own streaming
+ *          threshold is per call). */
+typedef struct copy_streaming {
+  bool lines;
+  bool any;
+} copy_streaming;
 
-/* Destinations at least this large leave the AVX-512 paths (the transposed plane of 4-byte elements and the step-2
- * gather) through non-temporal stores: each store there is a whole 64-byte line, so nothing is read for ownership.
- * bench/, this AMD EPYC (Zen 5) VM, against memcpy in the same run: step2 1 MiB 0.64× with plain stores, 0.71-0.73×
- * streamed; the transposed plane 0.6-0.7× at 1 MiB either way, and streamed it no longer falls behind from 16 MiB. */
-#define DLMAP_STREAM512_BYTES ((int64_t)1 << 20)
+static copy_streaming streaming_for(int64_t destination_bytes) {
+  const dlmap__host_caches *caches = dlmap__host_caches_read();
+  const copy_streaming s = {dlmap__stream_destination(caches, destination_bytes, true),
+                            dlmap__stream_destination(caches, destination_bytes, false)};
+  return s;
+}
 
 #ifdef DLMAP_HAVE_AVX_PATHS
 /* The transposes use AVX where the CPU and OS have it, and AVX-512 (avx512f) where they have that (the build itself
@@ -198,12 +210,13 @@ __attribute__((target("avx"))) static void tile_blocks_8_avx(char *tile, int64_t
 }
 
 /* A step of two 4-byte elements: 8 out per two 32-byte loads (the lanes paired, then the even elements picked).
- * The loads stop before the last element's gap (j + 9 <= count). Destinations of DLMAP_STREAM_BYTES and more,
- * 32-byte aligned, are written with 32-byte non-temporal stores (16-byte ones measured no gain). Returns how many
+ * The loads stop before the last element's gap (j + 9 <= count). Where the copy streams (copy_streaming.any) and
+ * the destination is 32-byte aligned, they are written with 32-byte non-temporal stores (16-byte ones measured no gain). Returns how many
  * elements it copied. */
-__attribute__((target("avx"))) static int64_t gather_step2_4_avx(char *out, const char *in, int64_t count) {
+__attribute__((target("avx"))) static int64_t gather_step2_4_avx(char *out, const char *in, int64_t count,
+                                                                   bool streamed) {
   int64_t j = 0;
-  const bool stream = count * 4 >= DLMAP_STREAM_BYTES && (uintptr_t)out % 32 == 0;
+  const bool stream = streamed && (uintptr_t)out % 32 == 0;
   for (; j + 9 <= count; j += 8, in += 64, out += 32) {
     const __m256 a = _mm256_loadu_ps((const float *)(const void *)in);
     const __m256 b = _mm256_loadu_ps((const float *)(const void *)(in + 32));
@@ -220,12 +233,13 @@ __attribute__((target("avx"))) static int64_t gather_step2_4_avx(char *out, cons
 }
 
 /* A step of two 4-byte elements with AVX-512: 16 out per two 64-byte loads and one two-source permute (the even
- * elements), each store a whole destination line. Streamed from DLMAP_STREAM512_BYTES where the destination is
+ * elements), each store a whole destination line. Streamed (copy_streaming.lines) where the destination is
  * 64-byte aligned, the source then prefetched 4 KiB ahead (non-temporal hint: bench/, 16 MiB, 0.64-0.75× → 0.71-0.83×
  * memcpy). The loads stop before the last element's gap (j + 17 <= count). Returns how many it copied. */
-__attribute__((target("avx512f"))) static int64_t gather_step2_4_avx512(char *out, const char *in, int64_t count) {
+__attribute__((target("avx512f"))) static int64_t gather_step2_4_avx512(char *out, const char *in, int64_t count,
+                                                                         bool streamed) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const bool stream = count * 4 >= DLMAP_STREAM512_BYTES && (uintptr_t)out % 64 == 0;
+  const bool stream = streamed && (uintptr_t)out % 64 == 0;
   int64_t j = 0;
   for (; j + 17 <= count; j += 16, in += 128, out += 64) {
     if (stream && j + 512 + 17 <= count) { /* 4 KiB of source ahead, past the caches the copy does not need */
@@ -291,10 +305,13 @@ enum { DLMAP_TILE512 = 128 }; /* the AVX-512 transpose's tile edge, in elements 
 
 /* A plane of 4-byte elements whose rows and cols are multiples of 16, with AVX-512: tiles of 128 × 128 elements,
  * destination rows outer, each tile in 16×16 blocks (destination rows outer), while the next tile's source lines
- * are prefetched, 16 per block (a tile has as many blocks × 16 as source lines; into L1, which measured a little
- * faster at 1 MiB than into L2 and the same from 16 MiB). Each source and destination
+ * are prefetched, 16 per block (a tile has as many blocks × 16 as source lines). Each source and destination
  * line is then read or written whole, once; the prefetch turns the column walk's scattered misses into misses
- * served ahead of use (bench/, 16 and 256 MiB, streamed: 0.47× and 0.60× memcpy without it, 0.8-0.95× with). */
+ * served ahead of use (bench/, 16 and 256 MiB, streamed: 0.47× and 0.60× memcpy without it, 0.8-0.95× with). It goes
+ * into L2, not L1: the next tile's source is 64 KiB, more than any x86-64 L1d holds, and where the source pitch is a
+ * power of two its 128 lines share two L1 sets, so prefetched into L1 they evicted each other and the tile being
+ * copied (bench/, an AMD EPYC (Zen 4) VM, L1d 32 KiB: 256 MiB 0.49-0.53× → 0.68-0.78× memcpy, 16 MiB 0.87-0.92× →
+ * 1.3×; 1 MiB unchanged). */
 __attribute__((target("avx512f"))) static void transpose_tiles_4_avx512(char *out, int64_t dst_row, const char *in,
                                                                        int64_t col_step, int64_t rows, int64_t cols,
                                                                        bool stream) {
@@ -311,7 +328,7 @@ __attribute__((target("avx512f"))) static void transpose_tiles_4_avx512(char *ou
       for (int64_t r = tr; r < tr + th; r += 16) {
         for (int64_t c = tc; c < tc + tw; c += 16) {
           for (int k = 0; k < 16 && per_row > 0 && prow < nrows; k++) {
-            _mm_prefetch(in + (ntr + pline * 16) * 4 + (ntc + prow) * col_step, _MM_HINT_T0);
+            _mm_prefetch(in + (ntr + pline * 16) * 4 + (ntc + prow) * col_step, _MM_HINT_T1);
             if (++pline == per_row) pline = 0, prow++;
           }
           block16_4_avx512(out + r * dst_row + c * 4, dst_row, in + r * 4 + c * col_step, col_step, stream);
@@ -370,7 +387,9 @@ static inline void copy_element(char *dst, const char *src, size_t n) {
   for (; j < count; j++, in += step, out += (size)) memcpy(out, in, (size))
 
 /* count elements, step bytes apart in the source, to consecutive destination elements. */
-static void copy_strided_run(char *out, const char *in, int64_t step, int64_t count, size_t element_bytes) {
+static void copy_strided_run(char *out, const char *in, int64_t step, int64_t count, size_t element_bytes,
+                             const copy_streaming *streaming) {
+  (void)streaming; /* used by the SIMD step-2 gathers only */
   int64_t j = 0;
   if (step == 0) { /* a broadcast: one element, then the filled part doubled */
     const size_t total = (size_t)count * element_bytes;
@@ -386,11 +405,11 @@ static void copy_strided_run(char *out, const char *in, int64_t step, int64_t co
   if (element_bytes == 4 && step == 8) {
 #ifdef DLMAP_HAVE_AVX_PATHS
     if (use_avx512()) {
-      j = gather_step2_4_avx512(out, in, count);
+      j = gather_step2_4_avx512(out, in, count, streaming->lines);
       in += j * 8, out += j * 4;
     }
     if (use_avx()) {
-      const int64_t done = gather_step2_4_avx(out, in, count - j);
+      const int64_t done = gather_step2_4_avx(out, in, count - j, streaming->any);
       j += done, in += done * 8, out += done * 4;
     }
 #endif
@@ -419,68 +438,157 @@ static void copy_strided_run(char *out, const char *in, int64_t step, int64_t co
 
 #undef DLMAP_STRIDED_LOOP
 
-enum { DLMAP_TILE_COLS = 32 }; /* destination columns per tile */
+/* Contiguous runs (rows) of at least this many bytes are streamed where the whole copy streams: shorter ones would
+ * leave partial lines at both ends beside the streamed middle. */
+#define DLMAP_STREAM_RUN_BYTES 2048
 
-/* One tile of the plane: tr × tc elements from (r0, c0), through the L1 buffer tile (pitch bytes a row). */
-static void copy_one_tile(char *tile, int64_t pitch, char *out, const char *in, int64_t r0, int64_t c0, int64_t tr,
-                          int64_t tc, int64_t row_step, int64_t col_step, int64_t dst_row, size_t element_bytes,
-                          bool stream) {
-  enum { TILE_COLS = DLMAP_TILE_COLS };
-  (void)stream; /* used by the SSE2 write-out only */
-  const int64_t esize = (int64_t)element_bytes;
-  const char *src = in + r0 * row_step + c0 * col_step;
-  int64_t simd_rows = 0, simd_cols = 0; /* the part the SIMD blocks fill */
 #ifdef DLMAP_HAVE_AVX_PATHS
-  if ((esize == 4 || esize == 8) && row_step == esize && use_avx()) {
+/* lines 64-byte lines from in to the 64-byte aligned out through non-temporal stores, 64 or 32 bytes at a time. */
+__attribute__((target("avx512f"))) static void stream_lines_avx512(char *out, const char *in, int64_t lines) {
+  for (; lines > 0; lines--, in += 64, out += 64) {
+    _mm512_stream_si512((void *)out, _mm512_loadu_si512((const void *)in));
+  }
+}
+
+/* Runs of at least this many bytes that stay in cache are copied by copy_lines_avx512 where the CPU has AVX-512:
+ * a crop's rows of a few KiB each pay glibc memcpy's per-call size dispatch (bench/, an AMD EPYC (Zen 4) VM, rows
+ * of 2 KiB, 1 MiB in all: 0.85-0.86× → 0.91-0.92× memcpy of the whole; a software prefetch in the loop measured
+ * slower). */
+#define DLMAP_LOOP_RUN_BYTES 1024
+
+/* bytes from in to out with plain 64-byte loads and stores, four lines a step, the tail by memcpy. */
+__attribute__((target("avx512f"))) static void copy_lines_avx512(char *out, const char *in, size_t bytes) {
+  size_t k = 0;
+  for (; k + 256 <= bytes; k += 256) {
+    const __m512i a = _mm512_loadu_si512((const void *)(in + k));
+    const __m512i b = _mm512_loadu_si512((const void *)(in + k + 64));
+    const __m512i c = _mm512_loadu_si512((const void *)(in + k + 128));
+    const __m512i d = _mm512_loadu_si512((const void *)(in + k + 192));
+    _mm512_storeu_si512((void *)(out + k), a);
+    _mm512_storeu_si512((void *)(out + k + 64), b);
+    _mm512_storeu_si512((void *)(out + k + 128), c);
+    _mm512_storeu_si512((void *)(out + k + 192), d);
+  }
+  memcpy(out + k, in + k, bytes - k);
+}
+
+__attribute__((target("avx"))) static void stream_lines_avx(char *out, const char *in, int64_t lines) {
+  for (; lines > 0; lines--, in += 64, out += 64) {
+    const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)in);
+    const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+    _mm256_stream_si256((__m256i *)(void *)out, a);
+    _mm256_stream_si256((__m256i *)(void *)(out + 32), b);
+  }
+}
+#endif
+
+/* One contiguous run of bytes. In a copy that streams (copy_streaming.any), a long run's whole destination lines go
+ * through non-temporal stores: glibc's memcpy decides streaming per call (about 3/4 of the LLC share), so a 256 MiB
+ * crop copied as 32 KiB rows was written through the cache, reading every destination line for ownership first
+ * (bench/, an Intel Xeon VM: rows 256 MiB 0.56× memcpy). */
+static void copy_run(char *out, const char *in, size_t bytes, const copy_streaming *streaming) {
+#if defined(__SSE2__)
+  if (streaming->any && bytes >= DLMAP_STREAM_RUN_BYTES) {
+    const size_t head = (64 - (uintptr_t)out % 64) % 64, lines = (bytes - head) / 64;
+    memcpy(out, in, head);
+    char *o = out + head;
+    const char *i = in + head;
+#ifdef DLMAP_HAVE_AVX_PATHS
+    if (use_avx()) {
+      (use_avx512() ? stream_lines_avx512 : stream_lines_avx)(o, i, (int64_t)lines);
+    } else
+#endif
+    for (size_t k = 0; k < lines * 4; k++) {
+      _mm_stream_si128((__m128i *)(void *)(o + 16 * k), _mm_loadu_si128((const __m128i *)(const void *)(i + 16 * k)));
+    }
+    _mm_sfence(); /* the streamed stores ordered before the caller hands the copy out */
+    memcpy(o + lines * 64, i + lines * 64, bytes - head - lines * 64);
+    return;
+  }
+#endif
+  (void)streaming;
+#ifdef DLMAP_HAVE_AVX_PATHS
+  if (bytes >= DLMAP_LOOP_RUN_BYTES && use_avx512()) {
+    copy_lines_avx512(out, in, bytes);
+    return;
+  }
+#endif
+  memcpy(out, in, bytes);
+}
+
+enum { DLMAP_TILE_COLS = 32, DLMAP_TILE_BYTES = 16384 }; /* destination columns per tile; the tile buffer's size */
+
+/* A 2-D plane: rows × cols elements of esize bytes; the source steps row_step (the small step) and col_step bytes,
+ * the destination dst_row bytes per row and esize per column. */
+typedef struct copy_plane {
+  char *out;
+  const char *in;
+  int64_t rows, cols;
+  int64_t row_step, col_step;
+  int64_t dst_row;
+  int64_t esize;
+} copy_plane;
+
+/* The L1 buffer a tile goes through: tile_rows rows of pitch bytes (TILE_COLS elements). */
+typedef struct copy_tile {
+  char *bytes;
+  int64_t pitch;
+  int64_t tile_rows;
+  bool stream; /* whole aligned tile rows written out with 16-byte streaming stores */
+} copy_tile;
+
+/* The SIMD blocks of the tile tr × tc elements from src: returns, in *rows and *cols, the part they filled. */
+static void fill_tile_simd(const copy_plane *p, const copy_tile *t, const char *src, int64_t tr, int64_t tc,
+                           int64_t *rows, int64_t *cols) {
+  char *tile = t->bytes;
+  const int64_t pitch = t->pitch, col_step = p->col_step, esize = p->esize;
+  *rows = *cols = 0;
+  if ((esize != 4 && esize != 8) || p->row_step != esize) return;
+#ifdef DLMAP_HAVE_AVX_PATHS
+  if (use_avx()) {
     const int64_t block = esize == 4 ? 8 : 4;
-    simd_rows = tr & ~(block - 1);
-    simd_cols = tc & ~(block - 1);
-    (esize == 4 ? tile_blocks_4_avx : tile_blocks_8_avx)(tile, pitch, src, col_step, simd_rows, simd_cols);
-  } else
+    *rows = tr & ~(block - 1), *cols = tc & ~(block - 1);
+    (esize == 4 ? tile_blocks_4_avx : tile_blocks_8_avx)(tile, pitch, src, col_step, *rows, *cols);
+    return;
+  }
 #endif
 #if defined(__SSE2__)
-  if (esize == 4 && row_step == 4) { /* 4×4 blocks: four loads along the rows, one transpose */
-    simd_rows = tr & ~(int64_t)3;
-    simd_cols = tc & ~(int64_t)3;
-    for (int64_t c = 0; c < simd_cols; c += 4) {
-      for (int64_t r = 0; r < simd_rows; r += 4) {
-        const char *s = src + r * 4 + c * col_step;
+  const int64_t block = esize == 4 ? 4 : 2; /* 4×4 blocks of 4-byte elements, 2×2 of 8-byte ones */
+  *rows = tr & ~(block - 1), *cols = tc & ~(block - 1);
+  for (int64_t c = 0; c < *cols; c += block) {
+    for (int64_t r = 0; r < *rows; r += block) {
+      const char *s = src + r * esize + c * col_step;
+      char *d = tile + r * pitch + c * esize;
+      if (esize == 4) { /* four loads along the rows, one transpose */
         __m128 x0 = _mm_loadu_ps((const float *)(const void *)s);
         __m128 x1 = _mm_loadu_ps((const float *)(const void *)(s + col_step));
         __m128 x2 = _mm_loadu_ps((const float *)(const void *)(s + 2 * col_step));
         __m128 x3 = _mm_loadu_ps((const float *)(const void *)(s + 3 * col_step));
         _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
-        char *d = tile + r * pitch + c * 4;
         _mm_store_ps((float *)(void *)d, x0);
         _mm_store_ps((float *)(void *)(d + pitch), x1);
         _mm_store_ps((float *)(void *)(d + 2 * pitch), x2);
         _mm_store_ps((float *)(void *)(d + 3 * pitch), x3);
-      }
-    }
-  } else if (esize == 8 && row_step == 8) { /* 2×2 blocks */
-    simd_rows = tr & ~(int64_t)1;
-    simd_cols = tc & ~(int64_t)1;
-    for (int64_t c = 0; c < simd_cols; c += 2) {
-      for (int64_t r = 0; r < simd_rows; r += 2) {
-        const char *s = src + r * 8 + c * col_step;
+      } else {
         const __m128d x0 = _mm_loadu_pd((const double *)(const void *)s);
         const __m128d x1 = _mm_loadu_pd((const double *)(const void *)(s + col_step));
-        char *d = tile + r * pitch + c * 8;
         _mm_store_pd((double *)(void *)d, _mm_unpacklo_pd(x0, x1));
         _mm_store_pd((double *)(void *)(d + pitch), _mm_unpackhi_pd(x0, x1));
       }
     }
   }
 #endif
-  for (int64_t c = 0; c < tc; c++) { /* the rest, one source column at a time */
-    const char *s = src + c * col_step;
-    for (int64_t r = c < simd_cols ? simd_rows : 0; r < tr; r++) {
-      copy_element(tile + r * pitch + c * esize, s + r * row_step, element_bytes);
-    }
-  }
-  char *d = out + r0 * dst_row + c0 * esize;
+}
+
+/* The tile's tr rows of tc elements, from the buffer to destination row r0, column c0. */
+static void write_tile_out(const copy_plane *p, const copy_tile *t, int64_t r0, int64_t c0, int64_t tr,
+                           int64_t tc) {
+  enum { TILE_COLS = DLMAP_TILE_COLS };
+  const int64_t esize = p->esize, dst_row = p->dst_row, pitch = t->pitch;
+  const char *tile = t->bytes;
+  char *d = p->out + r0 * dst_row + c0 * esize;
 #if defined(__SSE2__)
-  if (stream && tc == TILE_COLS) { /* non-temporal: no read for ownership, the cache left to the source */
+  if (t->stream && tc == TILE_COLS) { /* non-temporal: no read for ownership, the cache left to the source */
     for (int64_t r = 0; r < tr; r++, d += dst_row) {
       for (int64_t b = 0; b < pitch; b += 16) {
         const __m128i v = _mm_load_si128((const __m128i *)(const void *)(tile + r * pitch + b));
@@ -499,82 +607,111 @@ static void copy_one_tile(char *tile, int64_t pitch, char *out, const char *in, 
   }
 }
 
+/* One tile of the plane: tr × tc elements from (r0, c0), through the L1 buffer: the SIMD blocks, the rest one
+ * source column at a time, then the buffer written out. */
+static void copy_one_tile(const copy_plane *p, const copy_tile *t, int64_t r0, int64_t c0, int64_t tr, int64_t tc) {
+  const int64_t esize = p->esize, pitch = t->pitch;
+  const char *src = p->in + r0 * p->row_step + c0 * p->col_step;
+  int64_t simd_rows, simd_cols;
+  fill_tile_simd(p, t, src, tr, tc, &simd_rows, &simd_cols);
+  for (int64_t c = 0; c < tc; c++) {
+    const char *s = src + c * p->col_step;
+    for (int64_t r = c < simd_cols ? simd_rows : 0; r < tr; r++) {
+      copy_element(t->bytes + r * pitch + c * esize, s + r * p->row_step, (size_t)esize);
+    }
+  }
+  write_tile_out(p, t, r0, c0, tr, tc);
+}
+
 #ifdef DLMAP_HAVE_AVX_PATHS
 /* A plane of 4-byte elements whose rows are adjacent in the source (row_step 4), straight into the destination (no
  * tile), then the edges (rows and cols past the multiples of the block) one element at a time. With AVX-512, any
- * size: 16×16 blocks in prefetched 128-element tiles (transpose_tiles_4_avx512), streamed from
- * DLMAP_STREAM512_BYTES where destination lines are 64-byte aligned. With AVX only, under DLMAP_STREAM_BYTES: 8×8
- * blocks over 16×16 squares; in cache the tile's second pass costs more than the L1 conflicts it avoids (bench/, an
- * AMD EPYC (Zen 4) VM: 64 KiB 0.35× → 0.50-0.56× memcpy, 1 MiB 0.32-0.41× → 0.47-0.49×); from DLMAP_STREAM_BYTES the
- * tile with streaming stores stays there (the direct 8×8 walk, streamed or not, measured 2-2.5× slower). */
-static void copy_plane_direct_4(char *out, const char *in, int64_t rows, int64_t cols, int64_t col_step,
-                                int64_t dst_row, bool avx512) {
-  const int64_t block = avx512 ? 16 : 8;
+ * size: 16×16 blocks in prefetched 128-element tiles (transpose_tiles_4_avx512), streamed (copy_streaming.lines)
+ * where destination lines are 64-byte aligned. With AVX only, where the copy does not stream: 8×8 blocks over 16×16
+ * squares; in cache the tile's second pass costs more than the L1 conflicts it avoids (bench/, an AMD EPYC (Zen 4)
+ * VM: 64 KiB 0.35× → 0.50-0.56× memcpy, 1 MiB 0.32-0.41× → 0.47-0.49×); streamed, the tile with streaming stores
+ * stays there (the direct 8×8 walk, streamed or not, measured 2-2.5× slower). */
+static void copy_plane_direct_4(const copy_plane *p, bool avx512, bool stream_lines) {
+  const int64_t block = avx512 ? 16 : 8, rows = p->rows, cols = p->cols, dst_row = p->dst_row;
   const int64_t rows_b = rows & ~(block - 1), cols_b = cols & ~(block - 1);
   if (avx512) {
-    const bool stream = rows * cols * 4 >= DLMAP_STREAM512_BYTES && (uintptr_t)out % 64 == 0 && dst_row % 64 == 0;
-    transpose_tiles_4_avx512(out, dst_row, in, col_step, rows_b, cols_b, stream);
+    const bool stream = stream_lines && (uintptr_t)p->out % 64 == 0 && dst_row % 64 == 0;
+    transpose_tiles_4_avx512(p->out, dst_row, p->in, p->col_step, rows_b, cols_b, stream);
   } else {
-    transpose_direct_4_avx(out, dst_row, in, col_step, rows_b, cols_b);
+    transpose_direct_4_avx(p->out, dst_row, p->in, p->col_step, rows_b, cols_b);
   }
   for (int64_t r = 0; r < rows; r++) {
     for (int64_t c = r < rows_b ? cols_b : 0; c < cols; c++) {
-      memcpy(out + r * dst_row + c * 4, in + r * 4 + c * col_step, 4);
+      memcpy(p->out + r * dst_row + c * 4, p->in + r * 4 + c * p->col_step, 4);
     }
   }
 }
 #endif
 
-/* A 2-D plane: rows × cols elements; the source steps row_step (the small step) and col_step bytes, the
- * destination dst_row bytes per row and element_bytes per column. Tile by tile, the source is read along its
- * small step (each source line read whole, once) into a small buffer laid out as the destination, which is then
- * written out row by row (each destination line written whole, once). Copying straight from source to
- * destination instead leaves the tile's lines to fight over the same L1 sets when the steps are powers of two
- * (2.5× memcpy's L1 misses at 16 MiB, 1.03× this way: bench/). */
-static void copy_plane_tiled(char *out, const char *in, int64_t rows, int64_t cols, int64_t row_step,
-                             int64_t col_step, int64_t dst_row, size_t element_bytes) {
-  enum { TILE_BYTES = 16384, TILE_COLS = DLMAP_TILE_COLS };
-  const int64_t esize = (int64_t)element_bytes;
-  if (esize > TILE_BYTES / TILE_COLS) { /* large elements: each one is a sizeable memcpy already */
-    for (int64_t r = 0; r < rows; r++) {
-      copy_strided_run(out + r * dst_row, in + r * row_step, col_step, cols, element_bytes);
+/* The plane tile by tile: the source is read along its small step (each source line read whole, once) into a small
+ * buffer laid out as the destination, which is then written out row by row (each destination line written whole,
+ * once). Copying straight from source to destination instead leaves the tile's lines to fight over the same L1
+ * sets when the steps are powers of two (2.5× memcpy's L1 misses at 16 MiB, 1.03× this way: bench/). The tile is
+ * half the L1 data cache the CPU reports (at most its 16 KiB buffer), so the source lines it reads stay beside it. */
+static void copy_plane_tiled(const copy_plane *p, const copy_streaming *streaming) {
+  enum { TILE_COLS = DLMAP_TILE_COLS };
+  const int64_t esize = p->esize;
+  if (esize > DLMAP_TILE_BYTES / TILE_COLS) { /* large elements: each one is a sizeable memcpy already */
+    for (int64_t r = 0; r < p->rows; r++) {
+      copy_strided_run(p->out + r * p->dst_row, p->in + r * p->row_step, p->col_step, p->cols, (size_t)esize,
+                       streaming);
     }
     return;
   }
 #ifdef DLMAP_HAVE_AVX_PATHS
-  if (esize == 4 && row_step == 4 && use_avx512()) {
-    copy_plane_direct_4(out, in, rows, cols, col_step, dst_row, true);
-    return;
-  }
-  if (esize == 4 && row_step == 4 && rows * cols * esize < DLMAP_STREAM_BYTES && use_avx()) {
-    copy_plane_direct_4(out, in, rows, cols, col_step, dst_row, false);
+  if (esize == 4 && p->row_step == 4 && (use_avx512() || (!streaming->any && use_avx()))) {
+    copy_plane_direct_4(p, use_avx512(), streaming->lines);
     return;
   }
 #endif
-  _Alignas(16) char tile[TILE_BYTES];
-  const int64_t pitch = TILE_COLS * esize;
-  const int64_t tile_rows = TILE_BYTES / pitch;
-  const bool large = rows * cols * esize >= DLMAP_STREAM_BYTES;
-  const bool stream = /* whole aligned tile rows: 16-byte streaming stores */
-      large && (uintptr_t)out % 16 == 0 && dst_row % 16 == 0 && pitch % 16 == 0;
+  _Alignas(16) char buffer[DLMAP_TILE_BYTES];
+  const int64_t half_l1 = dlmap__host_caches_read()->l1d / 2;
+  copy_tile t = {buffer, TILE_COLS * esize, 0, false};
+  t.tile_rows = (half_l1 < DLMAP_TILE_BYTES ? half_l1 : DLMAP_TILE_BYTES) / t.pitch;
+  if (t.tile_rows == 0) t.tile_rows = 1; /* the largest elements' pitch is the whole buffer */
+  t.stream = streaming->any && (uintptr_t)p->out % 16 == 0 && p->dst_row % 16 == 0 && t.pitch % 16 == 0;
   /* A large plane goes band by band, each band column block by column block: a band is 8 tile heights, a 4 KiB page
    * of each source column where the rows are adjacent, so one page serves 8 tiles in a row where each tile took a
    * new page per column (bench/, 256 MiB: 0.40× → 0.46× memcpy; the hardware prefetchers follow the columns down,
    * where prefetching the next tile's lines measured slower). In cache a band is one tile height. */
-  const int64_t band = large ? 8 * tile_rows : tile_rows;
-  for (int64_t b0 = 0; b0 < rows; b0 += band) {
-    const int64_t b1 = rows - b0 < band ? rows : b0 + band;
-    for (int64_t c0 = 0; c0 < cols; c0 += TILE_COLS) {
-      const int64_t tc = cols - c0 < TILE_COLS ? cols - c0 : TILE_COLS;
-      for (int64_t r0 = b0; r0 < b1; r0 += tile_rows) {
-        const int64_t tr = b1 - r0 < tile_rows ? b1 - r0 : tile_rows;
-        copy_one_tile(tile, pitch, out, in, r0, c0, tr, tc, row_step, col_step, dst_row, element_bytes, stream);
+  const int64_t band = streaming->any ? 8 * t.tile_rows : t.tile_rows;
+  for (int64_t b0 = 0; b0 < p->rows; b0 += band) {
+    const int64_t b1 = p->rows - b0 < band ? p->rows : b0 + band;
+    for (int64_t c0 = 0; c0 < p->cols; c0 += TILE_COLS) {
+      const int64_t tc = p->cols - c0 < TILE_COLS ? p->cols - c0 : TILE_COLS;
+      for (int64_t r0 = b0; r0 < b1; r0 += t.tile_rows) {
+        copy_one_tile(p, &t, r0, c0, b1 - r0 < t.tile_rows ? b1 - r0 : t.tile_rows, tc);
       }
     }
   }
 #if defined(__SSE2__)
-  if (stream) _mm_sfence();
+  if (t.stream) _mm_sfence();
 #endif
+}
+
+/* The outer dimension that steps least in the source, where it steps less than the inner one (a transposed view:
+ * copied as tiled planes over the two); -1 where none does. */
+static int32_t least_step_dim(const copy_dim *dims, int32_t inner) {
+  int32_t across = -1;
+  int64_t least = dims[inner].src_step < 0 ? -dims[inner].src_step : dims[inner].src_step;
+  for (int32_t i = 0; i < inner; i++) {
+    const int64_t step = dims[i].src_step < 0 ? -dims[i].src_step : dims[i].src_step;
+    if (step < least) least = step, across = i;
+  }
+  return across;
+}
+
+/* One plane: its rows along the dimension across, its columns along the inner one. */
+static void copy_tiles(char *out, const char *in, const copy_dim *across, const copy_dim *inner, int64_t esize,
+                       const copy_streaming *streaming) {
+  const copy_plane plane = {out, in, across->extent, inner->extent, across->src_step, inner->src_step,
+                            across->dst_step, esize};
+  copy_plane_tiled(&plane, streaming);
 }
 
 void dlmap__copy_to_compact(void *dst, const void *src, int32_t ndim, const int64_t *shape, const int64_t *strides,
@@ -594,17 +731,9 @@ void dlmap__copy_to_compact(void *dst, const void *src, int32_t ndim, const int6
   }
   const int32_t inner = n - 1;
   const int64_t esize = (int64_t)element_bytes;
-  enum { RUNS, TILES, STRIDED } kind = dims[inner].src_step == esize ? RUNS : STRIDED;
-  int32_t across = -1; /* TILES: the dimension that steps least in the source */
-  if (kind == STRIDED) {
-    const int64_t inner_step = dims[inner].src_step < 0 ? -dims[inner].src_step : dims[inner].src_step;
-    int64_t least = inner_step;
-    for (int32_t i = 0; i < inner; i++) {
-      const int64_t step = dims[i].src_step < 0 ? -dims[i].src_step : dims[i].src_step;
-      if (step < least) least = step, across = i;
-    }
-    if (across >= 0) kind = TILES;
-  }
+  const bool runs = dims[inner].src_step == esize;
+  const int32_t across = runs ? -1 : least_step_dim(dims, inner); /* TILES: the plane's other dimension */
+  const enum { RUNS, TILES, STRIDED } kind = runs ? RUNS : across >= 0 ? TILES : STRIDED;
   /* Every other dimension is walked with an odometer. */
   int32_t outer[DLMAP_MAX_NDIM], m = 0;
   for (int32_t i = 0; i < inner; i++) {
@@ -612,19 +741,20 @@ void dlmap__copy_to_compact(void *dst, const void *src, int32_t ndim, const int6
   }
   int64_t index[DLMAP_MAX_NDIM] = {0};
   int64_t src_offset = 0, dst_offset = 0;
+  const copy_streaming streaming = streaming_for((int64_t)count * esize);
   const char *base = (const char *)src;
   char *out = (char *)dst;
   for (;;) {
     switch (kind) {
       case RUNS:
-        memcpy(out + dst_offset, base + src_offset, (size_t)(dims[inner].extent * esize));
+        copy_run(out + dst_offset, base + src_offset, (size_t)(dims[inner].extent * esize), &streaming);
         break;
       case STRIDED:
-        copy_strided_run(out + dst_offset, base + src_offset, dims[inner].src_step, dims[inner].extent, element_bytes);
+        copy_strided_run(out + dst_offset, base + src_offset, dims[inner].src_step, dims[inner].extent, element_bytes,
+                         &streaming);
         break;
       case TILES:
-        copy_plane_tiled(out + dst_offset, base + src_offset, dims[across].extent, dims[inner].extent,
-                         dims[across].src_step, dims[inner].src_step, dims[across].dst_step, element_bytes);
+        copy_tiles(out + dst_offset, base + src_offset, &dims[across], &dims[inner], esize, &streaming);
         break;
     }
     int32_t d = m - 1;

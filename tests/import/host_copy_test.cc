@@ -186,3 +186,29 @@ TEST(HostCopy, LargeDestinationsStreamed) {
     CheckCopy({Name("large_step2_rows", esize, {3, n / 3}), esize, {3, n / 3}, {2 * (n / 3) + 5, 2}});
   }
 }
+
+// Rows of a destination that stays in cache, around the length from which they are copied by src/memory.c's own
+// AVX-512 loop (1 KiB) and its 256-byte step, each row starting at another offset in its line.
+TEST(HostCopy, CropsOfLongRows) {
+  for (size_t esize : {size_t{1}, size_t{4}, size_t{8}}) {
+    for (int64_t row_bytes : {int64_t{1016}, int64_t{1024}, int64_t{1032}, int64_t{1277}, int64_t{4096 + 7}}) {
+      const int64_t cols = row_bytes / static_cast<int64_t>(esize);
+      CheckCopy({Name("crop_long_rows", esize, {5, cols}), esize, {5, cols}, {cols + 3, 1}});
+      CheckCopy({Name("crop_long_rows_reversed", esize, {4, cols}), esize, {4, cols}, {-(cols + 1), 1}});
+    }
+  }
+}
+
+// Long contiguous rows of a destination past the L3 share (at most 8 MiB: src/host_caches.c) are streamed whole
+// line by whole line, with a plain head and tail: rows whose length is not a multiple of the line, so that each row
+// starts at another offset in its line, rows just past the streamed length and rows just short of it.
+TEST(HostCopy, LargeDestinationsStreamedRows) {
+  for (size_t esize : {size_t{1}, size_t{4}, size_t{8}}) {
+    for (int64_t row_bytes : {int64_t{2047}, int64_t{2048}, int64_t{2049}, int64_t{5000}, int64_t{65536 + 24}}) {
+      const int64_t cols = row_bytes / static_cast<int64_t>(esize);
+      const int64_t rows = static_cast<int64_t>((8u << 20) / esize) / cols + 3;  // > 8 MiB out
+      CheckCopy({Name("large_rows", esize, {rows, cols}), esize, {rows, cols}, {cols + 5, 1}});
+      CheckCopy({Name("large_rows_reversed", esize, {rows, cols}), esize, {rows, cols}, {-(cols + 1), 1}});
+    }
+  }
+}
