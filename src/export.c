@@ -287,9 +287,11 @@ static DLTensor *describe(const dlmap_array *array, const export_plan *plan, exp
 }
 
 /* 8a. The copy, into the block or GPU-runtime memory the block then owns; the consumer's stream waits for it (a
- * host destination: the host does). */
-static int32_t copy(const dlmap_array *array, const dlmap_export_request *request, const export_plan *plan,
-                    export_block *block, size_t header, DLTensor *tensor, dlmap_error *err) {
+ * host destination: the host does). Out of line: its copy layout (1.5 KiB on the stack) would otherwise widen the
+ * frame of every export, views included, and cost them a register (bench/: one instruction per view export). */
+__attribute__((noinline)) static int32_t copy(const dlmap_array *array, const dlmap_export_request *request,
+                                              const export_plan *plan, export_block *block, size_t header,
+                                              DLTensor *tensor, dlmap_error *err) {
   /* data may be NULL only without elements, and NULL + byte_offset is undefined */
   const char *first = plan->extent.count > 0 ? (const char *)array->data + array->byte_offset : NULL;
   dlmap__copy_layout layout; /* made here, where a copy was planned: views never need it */
