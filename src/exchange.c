@@ -57,43 +57,40 @@ int32_t dlmap__check_copyable(const dlmap__extent *extent, int32_t ndim, const i
 
 /* A runtime call of a copy's that failed (backend_call_failed, naming only the call) becomes runtime_copy_failed: the
  * step, the tensor's device, shape and byte extent, the target and the runtime's own text. Other errors stand. */
-static int32_t copy_failed(const dlmap__transfer *t, int32_t status, const char *step, int32_t ndim,
-                           const int64_t *shape, const dlmap__extent *extent, dlmap_error *err) {
+static int32_t copy_failed(const dlmap__transfer *t, int32_t status, const char *step, const dlmap__copy_layout *layout,
+                           dlmap_error *err) {
   if (status != DLMAP_ERR_BACKEND_CALL_FAILED || (t->gpu == NULL && t->dst_gpu == NULL)) return status;
   /* The runtime that failed: the destination's where it allocates, else the source's (the copying runtime's side). */
   const dlmap_device_info *gpu_side = dlmap_device_type_find(t->dst_gpu != NULL ? t->to.device_type : t->from.device_type);
   const dlmap_platform_info *platform = gpu_side != NULL ? dlmap_platform_find(gpu_side->platform) : NULL;
-  return dlmap_raise_runtime_copy_failed(err, step, t->from, shape, ndim > 0 ? ndim : 0, extent->compact_bytes, t->to,
+  return dlmap_raise_runtime_copy_failed(err, step, t->from, layout->shape,
+                                         layout->tensor_ndim > 0 ? layout->tensor_ndim : 0, layout->bytes, t->to,
                                          platform != NULL ? platform->name : "GPU", dlmap__gpu_last_failure());
 }
 
-int32_t dlmap__copy_compact(const dlmap__transfer *t, void *host_buffer, const void *first, int32_t ndim,
-                            const int64_t *shape, const int64_t *strides, const dlmap__extent *extent,
-                            bool wait_on_host, dlmap_stream_meaning meaning, int64_t stream, void **data,
-                            void **gpu_copy, dlmap_error *err) {
-  *gpu_copy = NULL;
-  *data = host_buffer;
+int32_t dlmap__copy_compact(const dlmap__transfer *t, const void *first, const dlmap__copy_layout *layout,
+                            dlmap_stream_meaning meaning, int64_t stream, void *host_buffer, dlmap__copy_result *out,
+                            dlmap_error *err) {
+  out->gpu_copy = NULL;
+  out->data = host_buffer;
   int32_t status = DLMAP_OK;
   const char *step = "Allocating the copy's memory";
   if (dlmap__transfer_gpu_destination(t)) {
-    status = dlmap__transfer_allocate(t, (size_t)extent->compact_bytes, gpu_copy, err);
-    if (status != DLMAP_OK) return copy_failed(t, status, step, ndim, shape, extent, err);
-    *data = *gpu_copy;
+    status = dlmap__transfer_allocate(t, (size_t)layout->bytes, &out->gpu_copy, err);
+    if (status != DLMAP_OK) return copy_failed(t, status, step, layout, err);
+    out->data = out->gpu_copy;
   }
-  if (extent->count > 0) {                                 /* first may be NULL only without elements */
-    const int64_t packed = (int64_t)extent->compact_bytes; /* packed sub-byte data is compact here: its bytes */
+  if (layout->count > 0) { /* first may be NULL only without elements */
     step = "Copying the data";
-    status = extent->element_bits % 8 == 0
-                 ? dlmap__transfer_copy(t, *data, first, ndim, shape, strides, (size_t)(extent->element_bits / 8), err)
-                 : dlmap__transfer_copy(t, *data, first, 1, &packed, NULL, 1, err);
+    status = dlmap__transfer_copy(t, out->data, first, layout, err);
     if (status == DLMAP_OK) {
       step = "Waiting for the copy";
-      status = dlmap__transfer_finish(t, wait_on_host, meaning, stream, err);
+      status = dlmap__transfer_finish(t, false, meaning, stream, err);
     }
   }
-  if (status != DLMAP_OK && *gpu_copy != NULL) {
-    dlmap__transfer_release(t, *gpu_copy);
-    *gpu_copy = NULL;
+  if (status != DLMAP_OK && out->gpu_copy != NULL) {
+    dlmap__transfer_release(t, out->gpu_copy);
+    out->gpu_copy = NULL;
   }
-  return status != DLMAP_OK ? copy_failed(t, status, step, ndim, shape, extent, err) : DLMAP_OK;
+  return status != DLMAP_OK ? copy_failed(t, status, step, layout, err) : DLMAP_OK;
 }

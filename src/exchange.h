@@ -26,15 +26,21 @@ int32_t dlmap__check_storage(int32_t ndim, const int64_t *shape, const int64_t *
 int32_t dlmap__check_copyable(const dlmap__extent *extent, int32_t ndim, const int64_t *shape, const int64_t *strides,
                               dlmap_error *err);
 
-/* The copy of a tensor whose first element is at `first` into a fresh compact buffer, then the stream protocol for
- * its consumer (dlmap__transfer_finish). The buffer is host_buffer (caller-owned, extent->compact_bytes long) or,
- * where the transfer's destination is GPU-runtime memory, a new runtime allocation: *gpu_copy receives it and the
- * caller owns it (dlmap__transfer_release), else NULL. *data receives the buffer used. On error nothing this call
- * allocated is left and nothing it enqueued is running. Errors: those of dlmap__transfer_allocate, _copy, _finish,
- * a failed runtime call among them as runtime_copy_failed (the step, the tensor and the runtime's own text). */
-int32_t dlmap__copy_compact(const dlmap__transfer *t, void *host_buffer, const void *first, int32_t ndim,
-                            const int64_t *shape, const int64_t *strides, const dlmap__extent *extent,
-                            bool wait_on_host, dlmap_stream_meaning meaning, int64_t stream, void **data,
-                            void **gpu_copy, dlmap_error *err);
+/* Where dlmap__copy_compact left the copy: data, the buffer used; gpu_copy, a new runtime allocation (the same
+ * buffer) that the caller owns and frees with dlmap__transfer_release, or NULL where the copy is in host_buffer. */
+typedef struct dlmap__copy_result {
+  void *data;
+  void *gpu_copy;
+} dlmap__copy_result;
+
+/* The copy of a tensor of `layout` whose first element is at `first` into a fresh compact buffer, then the stream
+ * protocol for its consumer (dlmap__transfer_finish: `meaning` of `stream`; host_sync waits on the host). The buffer is
+ * host_buffer (caller-owned, layout->bytes long) or, where the transfer's destination is GPU-runtime memory, a new
+ * runtime allocation (out->gpu_copy). On error nothing this call allocated is left and nothing it enqueued is running.
+ * Errors: those of dlmap__transfer_allocate, _copy, _finish, a failed runtime call among them as runtime_copy_failed
+ * (the step, the tensor and the runtime's own text). */
+int32_t dlmap__copy_compact(const dlmap__transfer *t, const void *first, const dlmap__copy_layout *layout,
+                            dlmap_stream_meaning meaning, int64_t stream, void *host_buffer, dlmap__copy_result *out,
+                            dlmap_error *err);
 
 #endif /* DLMAP_SRC_EXCHANGE_H_ */

@@ -287,22 +287,26 @@ static DLTensor *describe(const dlmap_array *array, const export_plan *plan, exp
 }
 
 /* 8a. The copy, into the block or GPU-runtime memory the block then owns; the consumer's stream waits for it (a
- * host destination: the host does). */
-static int32_t copy(const dlmap_array *array, const dlmap_export_request *request, const export_plan *plan,
-                    export_block *block, size_t header, DLTensor *tensor, dlmap_error *err) {
+ * host destination: the host does). Out of line: its copy layout (1.5 KiB on the stack) would otherwise widen the
+ * frame of every export, views included, and cost them a register (bench/: one instruction per view export). */
+__attribute__((noinline)) static int32_t copy(const dlmap_array *array, const dlmap_export_request *request,
+                                              const export_plan *plan, export_block *block, size_t header,
+                                              DLTensor *tensor, dlmap_error *err) {
   /* data may be NULL only without elements, and NULL + byte_offset is undefined */
   const char *first = plan->extent.count > 0 ? (const char *)array->data + array->byte_offset : NULL;
-  void *data, *gpu_memory;
-  const int32_t status =
-      dlmap__copy_compact(&plan->transfer, (char *)block + header, first, array->ndim, array->shape, array->strides,
-                          &plan->extent, false, plan->stream, request->stream, &data, &gpu_memory, err);
+  dlmap__copy_layout layout; /* made here, where a copy was planned: views never need it */
+  dlmap__copy_layout_make(array->ndim, array->shape, array->strides, &plan->extent, &layout);
+  dlmap__copy_result copied;
+  const int32_t status = dlmap__copy_compact(&plan->transfer, first, &layout, plan->stream, request->stream,
+                                             (char *)block + header, &copied, err);
   if (status != DLMAP_OK) return status;
-  if (gpu_memory != NULL) { /* allocate() left room for its record after the header */
+  if (copied.gpu_copy != NULL) { /* allocate() left room for its record after the header */
     gpu_copy_record *record = (gpu_copy_record *)(void *)((char *)block + header);
-    *record = (gpu_copy_record){gpu_memory, plan->transfer.dst_gpu, plan->transfer.dst.kind, plan->transfer.dst.device};
+    *record =
+        (gpu_copy_record){copied.gpu_copy, plan->transfer.dst_gpu, plan->transfer.dst.kind, plan->transfer.dst.device};
     block->gpu_copy = record;
   }
-  tensor->data = data;
+  tensor->data = copied.data;
   tensor->byte_offset = 0;
   return DLMAP_OK;
 }

@@ -309,9 +309,11 @@ static int32_t copy_out(const producer *p, const dlmap_import_request *request, 
   if (block == NULL) {
     return fail(p, dlmap_raise_out_of_memory(err, header + host_bytes, "an imported copy"));
   }
-  void *data, *gpu_copy;
-  status = dlmap__copy_compact(&transfer, block + header, (const void *)plan->first, t->ndim, t->shape, t->strides,
-                               &plan->extent, true, DLMAP_STREAM_HOST_SYNC, 0, &data, &gpu_copy, err);
+  dlmap__copy_layout layout; /* made here, where a copy was planned: views never need it */
+  dlmap__copy_layout_make(t->ndim, t->shape, t->strides, &plan->extent, &layout);
+  dlmap__copy_result copied; /* waited for on the host: the producer's tensor is released below */
+  status = dlmap__copy_compact(&transfer, (const void *)plan->first, &layout, DLMAP_STREAM_HOST_SYNC, 0, block + header,
+                               &copied, err);
   if (status != DLMAP_OK) {
     dlmap__release(request->allocator, block);
     return fail(p, status);
@@ -321,11 +323,11 @@ static int32_t copy_out(const producer *p, const dlmap_import_request *request, 
   dlmap__compact_strides(t->ndim, shape, strides);
   out->tensor.shape = t->ndim > 0 ? shape : NULL;
   out->tensor.strides = t->ndim > 0 ? strides : NULL;
-  out->tensor.data = data;
+  out->tensor.data = copied.data;
   out->tensor.byte_offset = 0;
   out->tensor.device.device_type = (DLDeviceType)destination->value; /* a host copy is plain host memory */
   out->tensor.device.device_id = destination_id;
-  out->gpu_copy_ = gpu_copy;
+  out->gpu_copy_ = copied.gpu_copy;
   out->gpu_platform_ = (int32_t)destination->platform;
   out->gpu_memory_ = (int32_t)destination->memory;
   out->allocator_ = *dlmap__allocator_or_default(request->allocator);

@@ -13,6 +13,11 @@ static int32_t overflow(int32_t ndim, const int64_t *shape, const int64_t *strid
   return dlmap_error_set(err, DLMAP_ERR_SIZE_OVERFLOW, args, sizeof args / sizeof args[0]);
 }
 
+/* One pass over the dimensions (issue 15: about 90 instructions less at ndim 4 than two): the element count, and the
+ * lowest and highest element offsets the strides reach. Overflows are only noted on the way: a negative extent anywhere
+ * is reported first, and the strides count only for a tensor with elements. The count never decreases without a zero
+ * extent, so "above INT64_MAX at some step" is "above it, or wrapped, at the end". The copy layout is not built here
+ * (dlmap__copy_layout_make): this runs on every import, and most never copy. */
 int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype,
                            dlmap__extent *out, dlmap_error *err) {
   if (ndim < 0) {
@@ -24,10 +29,6 @@ int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *st
   if (ndim > 0 && shape == NULL) {
     return dlmap_raise_shape_null(err, ndim);
   }
-  /* One pass over the dimensions (issue 15: about 90 instructions less at ndim 4 than two): the element count, and
-   * the lowest and highest element offsets the strides reach. Overflows are only noted on the way: a negative extent
-   * anywhere is reported first, and the strides count only for a tensor with elements. The count never decreases
-   * without a zero extent, so "above INT64_MAX at some step" is "above it, or wrapped, at the end". */
   uint64_t count = 1;
   bool overflowed = false, empty = false, strides_overflowed = false;
   int64_t lo = 0, hi = 0;
@@ -86,6 +87,43 @@ void dlmap__compact_strides(int32_t ndim, const int64_t *shape, int64_t *out) {
      * nothing, so they saturate at INT64_MAX. */
     if (__builtin_mul_overflow(stride, shape[i] > 0 ? shape[i] : 1, &stride)) stride = INT64_MAX;
   }
+}
+
+void dlmap__copy_layout_make(int32_t ndim, const int64_t *shape, const int64_t *strides, const dlmap__extent *extent,
+                             dlmap__copy_layout *out) {
+  const bool packed = extent->element_bits % 8 != 0; /* copied as its bytes */
+  const int64_t element_bytes = packed ? 1 : (int64_t)(extent->element_bits / 8);
+  out->count = packed ? extent->compact_bytes : extent->count;
+  out->element_bytes = (uint64_t)element_bytes;
+  out->bytes = extent->compact_bytes;
+  out->lo_bytes = extent->lo_bytes;
+  out->hi_bytes = extent->hi_bytes;
+  out->align_bits = (uint64_t)element_bytes;
+  out->ndim = 0;
+  out->tensor_ndim = ndim;
+  out->shape = shape;
+  if (out->count <= 1) return;
+  if (packed || strides == NULL) { /* compact: one run */
+    out->dims[0] = (dlmap__copy_dim){(int64_t)out->count, element_bytes, element_bytes};
+    out->ndim = 1;
+    return;
+  }
+  dlmap__copy_dim *dims = out->dims;
+  int32_t n = 0;
+  int64_t dst_step = element_bytes;
+  for (int32_t i = ndim - 1; i >= 0; i--) {
+    if (shape[i] == 1) continue; /* never stepped; its stride may be anything */
+    const int64_t src_step = strides[i] * element_bytes;
+    int64_t span;
+    if (n > 0 && !__builtin_mul_overflow(dims[n - 1].src_step, dims[n - 1].extent, &span) && span == src_step) {
+      dims[n - 1].extent *= shape[i]; /* the destination is compact: it always continues there */
+    } else {
+      dims[n++] = (dlmap__copy_dim){shape[i], src_step, dst_step};
+      out->align_bits |= (uint64_t)src_step;
+    }
+    dst_step *= shape[i];
+  }
+  out->ndim = n;
 }
 
 static bool has_no_elements(int32_t ndim, const int64_t *shape) {

@@ -22,6 +22,44 @@ typedef struct dlmap__extent {
 int32_t dlmap__check_shape(int32_t ndim, const int64_t *shape, const int64_t *strides, DLDataType dtype,
                            dlmap__extent *out, dlmap_error *err);
 
+/* One dimension of a copy, in bytes: a dimension of the tensor of extent > 1, or several fused into one. */
+typedef struct dlmap__copy_dim {
+  int64_t extent;   /* > 1 */
+  int64_t src_step; /* bytes between neighbours in the source: any sign, 0 broadcasts */
+  int64_t dst_step; /* bytes between neighbours in the compact destination: element bytes × the extents inside */
+} dlmap__copy_dim;
+
+/* Everything a copy of a tensor into a compact row-major buffer needs to know about its layout, worked out once
+ * (dlmap__copy_layout_make) and read by every copier: the host's (src/memory.c), the GPU backend's 2-D and staged
+ * paths (src/backends/gpu.c) and the strided-copy kernels' plan (src/backends/gpu_kernels.c). */
+typedef struct dlmap__copy_layout {
+  uint64_t count;         /* elements of element_bytes to copy */
+  uint64_t element_bytes; /* packed sub-byte data (row-major: dlmap__check_copyable) is copied as its bytes: 1 */
+  uint64_t bytes;         /* the compact copy: the extent's compact_bytes */
+  int64_t lo_bytes;       /* the bytes the source reaches, relative to its first element (the extent's) */
+  int64_t hi_bytes;
+  /* element_bytes | every dimension's src_step: a power of two divides each byte offset the source is read at
+   * exactly when it divides this (a fused dimension's stride is a multiple of its inner part's step). */
+  uint64_t align_bits;
+  int32_t ndim;                         /* merged dimensions; 0: at most one element, or the tensor has none */
+  dlmap__copy_dim dims[DLMAP_MAX_NDIM]; /* innermost first */
+  int32_t tensor_ndim;                  /* the tensor as given, for messages */
+  const int64_t *shape;
+} dlmap__copy_layout;
+
+/* The copy layout of a tensor whose shape and strides dlmap__check_shape (or _check_storage) accepted with `extent`
+ * (strides NULL: compact). Dimensions of extent 1 are dropped (never stepped, their stride may be anything), and a
+ * dimension whose step continues the one inside it (that one's step × extent) is fused with it: the only place
+ * dimensions are merged. Built only where a copy is planned, not in the shape check that every import runs: the
+ * prepared import of a view must not pay for it (bench/: its instruction count). */
+void dlmap__copy_layout_make(int32_t ndim, const int64_t *shape, const int64_t *strides, const dlmap__extent *extent,
+                             dlmap__copy_layout *out);
+
+/* Whether the layout is one contiguous run (or one element): a single memcpy of `bytes` copies it. */
+static inline bool dlmap__copy_layout_compact(const dlmap__copy_layout *layout) {
+  return layout->ndim == 0 || (layout->ndim == 1 && layout->dims[0].src_step == (int64_t)layout->element_bytes);
+}
+
 /* Writes the compact row-major strides of shape into out (ndim entries). */
 void dlmap__compact_strides(int32_t ndim, const int64_t *shape, int64_t *out);
 

@@ -340,36 +340,8 @@ __attribute__((target("avx512f"))) static void transpose_tiles_4_avx512(char *ou
 }
 #endif
 
-typedef struct copy_dim {
-  int64_t extent;   /* > 1 */
-  int64_t src_step; /* bytes */
-  int64_t dst_step; /* bytes (compact) */
-} copy_dim;
-
-/* The reduced layout, outer dimension first; returns how many dimensions remain (0: a single element). */
-static int32_t reduce_layout(int32_t ndim, const int64_t *shape, const int64_t *strides, size_t element_bytes,
-                             copy_dim *dims) {
-  copy_dim inner_first[DLMAP_MAX_NDIM];
-  int32_t n = 0;
-  int64_t dst_step = (int64_t)element_bytes;
-  for (int32_t i = ndim - 1; i >= 0; i--) {
-    if (shape[i] == 1) continue; /* never stepped; its stride may be anything */
-    const int64_t src_step = strides[i] * (int64_t)element_bytes;
-    int64_t span;
-    if (n > 0 && !__builtin_mul_overflow(inner_first[n - 1].src_step, inner_first[n - 1].extent, &span) &&
-        span == src_step) {
-      inner_first[n - 1].extent *= shape[i]; /* the destination is compact: it always continues there */
-    } else {
-      inner_first[n].extent = shape[i];
-      inner_first[n].src_step = src_step;
-      inner_first[n].dst_step = dst_step;
-      n++;
-    }
-    dst_step *= shape[i];
-  }
-  for (int32_t i = 0; i < n; i++) dims[i] = inner_first[n - 1 - i];
-  return n;
-}
+/* A dimension of the copy in bytes (src/layout.h): the kernels below walk them outer dimension first. */
+typedef dlmap__copy_dim copy_dim;
 
 /* One element of any size: fixed-size memcpys the compiler turns into moves. */
 static inline void copy_element(char *dst, const char *src, size_t n) {
@@ -714,21 +686,16 @@ static void copy_tiles(char *out, const char *in, const copy_dim *across, const 
   copy_plane_tiled(&plane, streaming);
 }
 
-void dlmap__copy_to_compact(void *dst, const void *src, int32_t ndim, const int64_t *shape, const int64_t *strides,
-                            size_t element_bytes) {
-  uint64_t count = 1;
-  for (int32_t i = 0; i < ndim; i++) count *= (uint64_t)shape[i];
-  if (count == 0) return;
-  if (strides == NULL || dlmap__is_row_major(ndim, shape, strides)) {
-    memcpy(dst, src, (size_t)count * element_bytes);
+void dlmap__copy_to_compact(void *dst, const void *src, const dlmap__copy_layout *layout) {
+  const int32_t n = layout->ndim;
+  if (layout->count == 0) return;
+  if (n < 1 || dlmap__copy_layout_compact(layout)) { /* one run (n < 1: the same, said so to the compiler) */
+    memcpy(dst, src, (size_t)layout->bytes);
     return;
   }
-  copy_dim dims[DLMAP_MAX_NDIM];
-  const int32_t n = reduce_layout(ndim, shape, strides, element_bytes, dims);
-  if (n == 0) {
-    memcpy(dst, src, element_bytes);
-    return;
-  }
+  const size_t element_bytes = (size_t)layout->element_bytes;
+  copy_dim dims[DLMAP_MAX_NDIM]; /* outer dimension first */
+  for (int32_t i = 0; i < n; i++) dims[i] = layout->dims[n - 1 - i];
   const int32_t inner = n - 1;
   const int64_t esize = (int64_t)element_bytes;
   const bool runs = dims[inner].src_step == esize;
@@ -741,7 +708,7 @@ void dlmap__copy_to_compact(void *dst, const void *src, int32_t ndim, const int6
   }
   int64_t index[DLMAP_MAX_NDIM] = {0};
   int64_t src_offset = 0, dst_offset = 0;
-  const copy_streaming streaming = streaming_for((int64_t)count * esize);
+  const copy_streaming streaming = streaming_for((int64_t)layout->count * esize);
   const char *base = (const char *)src;
   char *out = (char *)dst;
   for (;;) {

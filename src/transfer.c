@@ -106,21 +106,20 @@ static void settle(const dlmap__transfer *t) {
   if (t->gpu != NULL) dlmap__gpu_synchronize(t->gpu, t->device, t->stream, NULL);
 }
 
-int32_t dlmap__transfer_copy(const dlmap__transfer *t, void *dst, const void *src, int32_t ndim, const int64_t *shape,
-                             const int64_t *strides, size_t element_bytes, dlmap_error *err) {
+int32_t dlmap__transfer_copy(const dlmap__transfer *t, void *dst, const void *src, const dlmap__copy_layout *layout,
+                             dlmap_error *err) {
   if (t->gpu == NULL) {
     if (t->source_gpu != NULL) {
       const int32_t status = dlmap__gpu_synchronize(t->source_gpu, t->device, t->stream, err);
       if (status != DLMAP_OK) return status;
     }
-    dlmap__copy_to_compact(dst, src, ndim, shape, strides, element_bytes);
+    dlmap__copy_to_compact(dst, src, layout);
     return DLMAP_OK;
   }
   dlmap__gpu_end to = t->dst, from = t->src;
   to.data = dst;
   from.data = (void *)(uintptr_t)src;
-  const int32_t status =
-      dlmap__gpu_copy(t->gpu, &to, &from, ndim, shape, strides, element_bytes, t->device, t->stream, err);
+  const int32_t status = dlmap__gpu_copy(t->gpu, &to, &from, layout, t->device, t->stream, err);
   if (status != DLMAP_OK) settle(t); /* some of several copies may have been enqueued */
   return status;
 }

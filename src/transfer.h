@@ -36,10 +36,10 @@ static inline bool dlmap__transfer_gpu_destination(const dlmap__transfer *t) { r
 int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, void **out, dlmap_error *err);
 void dlmap__transfer_release(const dlmap__transfer *t, void *pointer);
 
-/* Copies the strided tensor at src (its first element) into compact dst. On error nothing it enqueued is still
+/* Copies the tensor of `layout` at src (its first element) into compact dst. On error nothing it enqueued is still
  * running (it waited), so dst may be freed and the source given back. Errors: backend_call_failed, out_of_memory. */
-int32_t dlmap__transfer_copy(const dlmap__transfer *t, void *dst, const void *src, int32_t ndim, const int64_t *shape,
-                             const int64_t *strides, size_t element_bytes, dlmap_error *err);
+int32_t dlmap__transfer_copy(const dlmap__transfer *t, void *dst, const void *src, const dlmap__copy_layout *layout,
+                             dlmap_error *err);
 
 /* After the copy, the stream protocol for its consumer: host_sync (or wait_on_host) waits on the host for
  * the copy, no_sync does nothing, any other meaning makes the consumer's stream (of the destination's device)

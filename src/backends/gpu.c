@@ -780,12 +780,6 @@ static int memcpy_kind(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const d
   return (int)kind;
 }
 
-/* A dimension in bytes. */
-typedef struct span {
-  int64_t n;
-  int64_t step;
-} span;
-
 /* 2-D copies issued for one tensor at most where one end is host memory; beyond, the staged path's one pass over the
  * host is cheaper. Between GPU memories: any number up to GPU_MAX_2D_COPIES_ON_DEVICE, as long as each copies at least
  * GPU_MIN_2D_ROWS rows (many copies of a few rows each cost more in calls than the round trip through the host). */
@@ -797,17 +791,10 @@ typedef struct span {
 
 /* Through host memory: read the source's whole extent onto the host (or in place when the host can read
  * it), compact it there, and write it to dst. Waits for the stream: temporary buffers end here. */
-static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src, int32_t ndim,
-                           const int64_t *shape, const int64_t *strides, size_t element_bytes, uint64_t count,
-                           void *stream, dlmap_error *err) {
-  int64_t lo = 0, hi = (int64_t)element_bytes;
-  for (int32_t i = 0; i < ndim; i++) {
-    if (shape[i] <= 1) continue;
-    const int64_t reach = (shape[i] - 1) * strides[i] * (int64_t)element_bytes;
-    if (reach < 0) lo += reach;
-    else hi += reach;
-  }
-  const size_t extent = (size_t)(hi - lo), compact = (size_t)count * element_bytes;
+static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
+                           const dlmap__copy_layout *layout, void *stream, dlmap_error *err) {
+  const int64_t lo = layout->lo_bytes;
+  const size_t extent = (size_t)(layout->hi_bytes - lo), compact = (size_t)layout->bytes;
   int status = gpu->call.stream_synchronize(stream); /* the source is complete, and host reads see it */
   if (status != 0) return call_failed(gpu, GPU_OP_STREAM_SYNCHRONIZE, status, err);
   const bool src_host = dlmap_memory_kind_host_accessible(src->kind) && src->kind != DLMAP_MEMORY_KIND_COUNT;
@@ -829,13 +816,13 @@ static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
     first = staged - lo;
   }
   if (dst_host) {
-    dlmap__copy_to_compact(dst->data, first, ndim, shape, strides, element_bytes);
+    dlmap__copy_to_compact(dst->data, first, layout);
     goto done;
   }
   wanted = compact;
   packed = (char *)malloc(compact);
   if (packed == NULL) goto out_of_memory;
-  dlmap__copy_to_compact(packed, first, ndim, shape, strides, element_bytes);
+  dlmap__copy_to_compact(packed, first, layout);
   {
     const dlmap__gpu_end host = {packed, DLMAP_MEMORY_HOST, dst->device};
     status = gpu->call.memcpy_async(dst->data, packed, compact, memcpy_kind(gpu, dst, &host), stream);
@@ -917,22 +904,22 @@ bool dlmap_platform_kernels_load(dlmap_platform platform, int32_t device_id) {
  * the transfer then runs at the link's speed whatever the layout; this waits for the stream, as the staged path
  * does). *taken false: the layout is compact, no kernel applies or none can run (the platform's kernel status says
  * why); nothing was done. */
-static int32_t kernel_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src, int32_t ndim,
-                           const int64_t *shape, const int64_t *strides, size_t element_bytes, uint64_t count,
-                           int32_t device, void *stream, bool *taken, dlmap_error *err) {
+static int32_t kernel_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
+                           const dlmap__copy_layout *layout, int32_t device, void *stream, bool *taken,
+                           dlmap_error *err) {
   *taken = false;
   const bool to_device = kernel_reachable(dst, device);
   if (!kernel_reachable(src, device) || !(to_device || host_memory(dst->kind))) return DLMAP_OK;
   /* A device buffer is aligned for any unit: plan with dst's own address only where the kernel writes there. */
   dlmap__kernel_plan plan;
-  if (!dlmap__kernel_plan_copy(src->data, to_device ? dst->data : NULL, ndim, shape, strides, element_bytes, &plan)) {
+  if (!dlmap__kernel_plan_copy(src->data, to_device ? dst->data : NULL, layout, &plan)) {
     return DLMAP_OK;
   }
   if (to_device) {
     *taken = launch_kernel(gpu, &plan, stream);
     return DLMAP_OK;
   }
-  const size_t bytes = (size_t)count * element_bytes;
+  const size_t bytes = (size_t)layout->bytes;
   void *compact = NULL;
   if (gpu->call.malloc(&compact, bytes) != 0) { /* no room for the buffer: the other paths need none */
     gpu->call.get_last_error();
@@ -955,100 +942,90 @@ static int32_t kernel_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
   return result;
 }
 
-/* The copy on the current device (the stream's). */
-static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
-                              int32_t ndim, const int64_t *shape, const int64_t *strides, size_t element_bytes,
-                              int32_t device, void *stream, dlmap_error *err) {
-  uint64_t count = 1;
-  for (int32_t i = 0; i < ndim; i++) count *= (uint64_t)shape[i];
-  if (count == 0) return DLMAP_OK;
-  bool taken;
-  const int32_t result = kernel_copy(gpu, dst, src, ndim, shape, strides, element_bytes, count, device, stream, &taken,
-                                     err);
-  if (taken || result != DLMAP_OK) return result;
-  const int kind = memcpy_kind(gpu, dst, src);
-  const int64_t eb = (int64_t)element_bytes;
-
-  /* Dimensions that move (extent > 1) in bytes, merged where one is a run of the next: spans[0] innermost. */
-  span spans[DLMAP_MAX_NDIM];
-  int32_t k = 0;
-  for (int32_t i = ndim - 1; i >= 0 && strides != NULL; i--) {
-    if (shape[i] <= 1) continue;
-    const span next = {shape[i], strides[i] * eb};
-    if (k > 0 && next.step == spans[k - 1].n * spans[k - 1].step) {
-      spans[k - 1].n *= next.n;
-    } else {
-      spans[k++] = next;
-    }
-  }
-  if (strides == NULL) spans[k++] = (span){(int64_t)count, eb};
-
-  /* One host element over the whole destination (every span merged into one of step 0, as in dlmap.empty's zero
-   * source) whose bytes are all alike: the runtime's memset writes it, with no host buffer and no upload. */
-  const int fill = k == 1 && spans[0].step == 0 && src->kind == DLMAP_MEMORY_HOST ? repeated_byte(src->data, element_bytes)
-                                                                                   : -1;
-  if (fill >= 0) {
-    const int status = gpu->call.memset_async(dst->data, fill, (size_t)count * element_bytes, stream);
-    return status != 0 ? call_failed(gpu, GPU_OP_MEMSET_ASYNC, status, err) : DLMAP_OK;
-  }
-
-  /* A contiguous run (the innermost span when its step is one element, else single elements), repeated
-   * over the remaining spans as rows. */
-  int64_t width = eb;
-  int32_t row = 0;
-  if (k > 0 && spans[0].step == eb) {
-    width = spans[0].n * eb;
-    row = 1;
-  }
-  if (row == k) {
-    const int status = gpu->call.memcpy_async(dst->data, src->data, (size_t)width, kind, stream);
-    return status != 0 ? call_failed(gpu, GPU_OP_MEMCPY_ASYNC, status, err) : DLMAP_OK;
-  }
-  /* The rows of each 2-D copy run along one span whose source and compact-destination pitches the runtime accepts;
-   * of those, the longest, so the fewest copies cover the rest (a transpose: rows down the longer side). */
-  int64_t dst_step[DLMAP_MAX_NDIM];
+/* The span the rows of each 2-D copy run along (dims from `row` on, the contiguous run `width` bytes): one whose
+ * source and compact-destination pitches the runtime accepts; of those, the longest, so the fewest copies cover the
+ * rest (a transpose: rows down the longer side). -1 when none fits. *slices: the copies issued, the other spans'
+ * product (saturating past GPU_MAX_2D_COPIES_ON_DEVICE). */
+static int32_t pick_rows(const dlmap__copy_layout *layout, int32_t row, int64_t width, int64_t *slices) {
+  const dlmap__copy_dim *dims = layout->dims;
   int32_t pick = -1;
-  for (int32_t i = row; i < k; i++) {
-    dst_step[i] = i == row ? width : dst_step[i - 1] * spans[i - 1].n;
-    const bool fits = spans[i].step >= width && spans[i].step <= GPU_MAX_PITCH && dst_step[i] <= GPU_MAX_PITCH;
-    if (fits && (pick < 0 || spans[i].n > spans[pick].n)) pick = i;
+  for (int32_t i = row; i < layout->ndim; i++) {
+    const bool fits = dims[i].src_step >= width && dims[i].src_step <= GPU_MAX_PITCH && dims[i].dst_step <= GPU_MAX_PITCH;
+    if (fits && (pick < 0 || dims[i].extent > dims[pick].extent)) pick = i;
   }
-  /* Copies issued: the other spans' product (saturating past the limits below). */
-  int64_t slices = 1;
-  for (int32_t i = row; i < k && pick >= 0; i++) {
+  *slices = 1;
+  for (int32_t i = row; i < layout->ndim && pick >= 0; i++) {
     if (i == pick) continue;
-    slices = spans[i].n > GPU_MAX_2D_COPIES_ON_DEVICE / slices ? GPU_MAX_2D_COPIES_ON_DEVICE + 1 : slices * spans[i].n;
+    *slices = dims[i].extent > GPU_MAX_2D_COPIES_ON_DEVICE / *slices ? GPU_MAX_2D_COPIES_ON_DEVICE + 1
+                                                                      : *slices * dims[i].extent;
   }
+  return pick;
+}
+
+/* A layout that is not one run: 2-D copies of a contiguous run (the innermost span when its step is one element, else
+ * single elements) repeated over the remaining spans as rows, or through the host. */
+static int32_t copy_rows(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
+                         const dlmap__copy_layout *layout, void *stream, dlmap_error *err) {
+  const dlmap__copy_dim *dims = layout->dims;
+  const int64_t eb = (int64_t)layout->element_bytes;
+  const int32_t row = dims[0].src_step == eb ? 1 : 0, k = layout->ndim;
+  const int64_t width = row == 1 ? dims[0].extent * eb : eb;
+  int64_t slices;
+  const int32_t pick = pick_rows(layout, row, width, &slices);
   /* Through the host, a strided end in host memory is read or written there in one pass: beyond a few copies that is
    * cheaper. Between GPU memories the host is two transfers and a wait: 2-D copies stay unless each is too short. */
   const bool device_only = !host_memory(dst->kind) && !host_memory(src->kind);
   const bool on_device = pick >= 0 && (slices <= GPU_MAX_2D_COPIES ||
-                                       (device_only && spans[pick].n >= GPU_MIN_2D_ROWS &&
+                                       (device_only && dims[pick].extent >= GPU_MIN_2D_ROWS &&
                                         slices <= GPU_MAX_2D_COPIES_ON_DEVICE));
-  if (!on_device) return staged_copy(gpu, dst, src, ndim, shape, strides, element_bytes, count, stream, err);
+  if (!on_device) return staged_copy(gpu, dst, src, layout, stream, err);
+  const int kind = memcpy_kind(gpu, dst, src);
   /* One 2-D copy per index of the other spans, in odometer order. */
   int64_t index[DLMAP_MAX_NDIM] = {0}, offset = 0, out = 0;
   for (int64_t c = 0; c < slices; c++) {
-    const int status = gpu->call.memcpy_2d_async((char *)dst->data + out, (size_t)dst_step[pick],
-                                                 (const char *)src->data + offset, (size_t)spans[pick].step,
-                                                 (size_t)width, (size_t)spans[pick].n, kind, stream);
+    const int status = gpu->call.memcpy_2d_async((char *)dst->data + out, (size_t)dims[pick].dst_step,
+                                                 (const char *)src->data + offset, (size_t)dims[pick].src_step,
+                                                 (size_t)width, (size_t)dims[pick].extent, kind, stream);
     if (status != 0) return call_failed(gpu, GPU_OP_MEMCPY_2D_ASYNC, status, err);
     for (int32_t d = row; d < k; d++) {
       if (d == pick) continue;
-      offset += spans[d].step;
-      out += dst_step[d];
-      if (++index[d] < spans[d].n) break;
-      offset -= spans[d].n * spans[d].step;
-      out -= spans[d].n * dst_step[d];
+      offset += dims[d].src_step;
+      out += dims[d].dst_step;
+      if (++index[d] < dims[d].extent) break;
+      offset -= dims[d].extent * dims[d].src_step;
+      out -= dims[d].extent * dims[d].dst_step;
       index[d] = 0;
     }
   }
   return DLMAP_OK;
 }
 
-int32_t dlmap__gpu_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src, int32_t ndim,
-                        const int64_t *shape, const int64_t *strides, size_t element_bytes, int32_t device,
-                        void *stream, dlmap_error *err) {
+/* The copy on the current device (the stream's). */
+static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
+                              const dlmap__copy_layout *layout, int32_t device, void *stream, dlmap_error *err) {
+  if (layout->count == 0) return DLMAP_OK;
+  bool taken;
+  const int32_t result = kernel_copy(gpu, dst, src, layout, device, stream, &taken, err);
+  if (taken || result != DLMAP_OK) return result;
+  /* One host element over the whole destination (every dimension fused into one of step 0, as in dlmap.empty's zero
+   * source) whose bytes are all alike: the runtime's memset writes it, with no host buffer and no upload. */
+  const int fill = layout->ndim == 1 && layout->dims[0].src_step == 0 && src->kind == DLMAP_MEMORY_HOST
+                       ? repeated_byte(src->data, (size_t)layout->element_bytes)
+                       : -1;
+  if (fill >= 0) {
+    const int status = gpu->call.memset_async(dst->data, fill, (size_t)layout->bytes, stream);
+    return status != 0 ? call_failed(gpu, GPU_OP_MEMSET_ASYNC, status, err) : DLMAP_OK;
+  }
+  if (dlmap__copy_layout_compact(layout)) {
+    const int status = gpu->call.memcpy_async(dst->data, src->data, (size_t)layout->bytes, memcpy_kind(gpu, dst, src),
+                                              stream);
+    return status != 0 ? call_failed(gpu, GPU_OP_MEMCPY_ASYNC, status, err) : DLMAP_OK;
+  }
+  return copy_rows(gpu, dst, src, layout, stream, err);
+}
+
+int32_t dlmap__gpu_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
+                        const dlmap__copy_layout *layout, int32_t device, void *stream, dlmap_error *err) {
   device_scope scope;
   int32_t result = enter_device(gpu, -1, &scope, err);
   if (result != DLMAP_OK) return result;
@@ -1066,9 +1043,7 @@ int32_t dlmap__gpu_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const 
     if (where.kind == DLMAP_MEMORY_DEVICE || where.kind == DLMAP_MEMORY_MANAGED) ends[i].device = where.device;
   }
   if (result == DLMAP_OK) result = switch_device(gpu, &scope, device, err);
-  if (result == DLMAP_OK) {
-    result = copy_on_device(gpu, &ends[0], &ends[1], ndim, shape, strides, element_bytes, scope.current, stream, err);
-  }
+  if (result == DLMAP_OK) result = copy_on_device(gpu, &ends[0], &ends[1], layout, scope.current, stream, err);
   leave_device(gpu, &scope);
   return result;
 }

@@ -5,6 +5,7 @@
 #define DLMAP_SRC_BACKENDS_GPU_H_
 
 #include "src/internal.h"
+#include "src/layout.h"
 
 /* A loaded vendor runtime: static storage, loaded once per platform, never unloaded. */
 typedef struct dlmap__gpu dlmap__gpu;
@@ -98,16 +99,14 @@ typedef struct dlmap__gpu_end {
   int32_t device;
 } dlmap__gpu_end;
 
-/* Copies a strided tensor at src into compact row-major dst, enqueued on `stream` (a stream of `device`;
+/* Copies a tensor of `layout` at src into compact row-major dst, enqueued on `stream` (a stream of `device`;
  * NULL: its default stream): one memset when src is one host element broadcast over the shape (every stride 0)
  * whose bytes are all alike, one copy when src is compact, 2-D copies where the layout is rows of equal pitch
  * (a few where one end is host memory; between GPU memories as many as it takes, while each copies enough rows),
- * otherwise staged through host memory (which waits for the stream). element_bytes ≥ 1;
- * strides NULL means compact. Returns once enqueued; the caller synchronises before reading on the host.
- * Errors: backend_call_failed, out_of_memory (staging). */
-int32_t dlmap__gpu_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src, int32_t ndim,
-                        const int64_t *shape, const int64_t *strides, size_t element_bytes, int32_t device,
-                        void *stream, dlmap_error *err);
+ * otherwise staged through host memory (which waits for the stream). Returns once enqueued; the caller synchronises
+ * before reading on the host. Errors: backend_call_failed, out_of_memory (staging). */
+int32_t dlmap__gpu_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
+                        const dlmap__copy_layout *layout, int32_t device, void *stream, dlmap_error *err);
 
 /* Waits on the host until `stream` of `device` is idle. Error: backend_call_failed. */
 int32_t dlmap__gpu_synchronize(const dlmap__gpu *gpu, int32_t device, void *stream, dlmap_error *err);

@@ -17,40 +17,37 @@ _Static_assert(DLMAP_KERNEL_MAX_DIMS >= DLMAP_MAX_NDIM + 1, "a parameter block h
 
 /* ---- planning ------------------------------------------------------------------------------------------------- */
 
-bool dlmap__kernel_plan_copy(const void *src, void *dst, int32_t ndim, const int64_t *shape, const int64_t *strides,
-                             size_t element_bytes, dlmap__kernel_plan *plan) {
-  if (strides == NULL || element_bytes == 0) return false;
+bool dlmap__kernel_plan_copy(const void *src, void *dst, const dlmap__copy_layout *layout, dlmap__kernel_plan *plan) {
+  const int64_t element_bytes = (int64_t)layout->element_bytes;
+  if (element_bytes == 0 || dlmap__copy_layout_compact(layout)) return false; /* compact: one memcpy */
   /* The widest unit dividing every byte quantity the kernel reads at (negative strides too: two's complement keeps the
    * low bits of a multiple). */
-  uint64_t bits = (uint64_t)element_bytes | (uint64_t)(uintptr_t)src | (uint64_t)(uintptr_t)dst;
-  for (int32_t i = 0; i < ndim; i++) {
-    if (shape[i] > 1) bits |= (uint64_t)strides[i] * (uint64_t)element_bytes;
-  }
+  const uint64_t bits = layout->align_bits | (uint64_t)(uintptr_t)src | (uint64_t)(uintptr_t)dst;
   int log2 = 4;
   while (log2 > 0 && (bits & ((UINT64_C(1) << log2) - 1)) != 0) log2--;
-  const int64_t per_element = (int64_t)(element_bytes >> log2);
-
+  const int64_t per_element = element_bytes >> log2;
   dlmap_copy_params *p = &plan->params;
   memset(p, 0, sizeof *p);
   p->src = src;
   p->dst = dst;
-  /* Dimensions innermost first: the element's units, then the tensor's of extent > 1, each merged into the one before
-   * when it is a run of it. */
+  /* Dimensions innermost first, in units: the element's units, then the layout's (merged already); the innermost
+   * one continues the element's units when it steps one element. */
   int k = 0;
-  int64_t count = 1;
-  for (int32_t i = ndim; i >= 0; i--) {
-    const int64_t n = i == ndim ? per_element : shape[i];
-    const int64_t step = i == ndim ? 1 : strides[i] * per_element;
-    if (n <= 1) continue;
-    count *= n;
-    if (k > 0 && step == p->shape[k - 1] * p->stride[k - 1]) {
-      p->shape[k - 1] *= n;
+  int64_t count = per_element;
+  if (per_element > 1) {
+    p->shape[0] = per_element;
+    p->stride[k++] = 1;
+  }
+  for (int32_t i = 0; i < layout->ndim; i++) {
+    const dlmap__copy_dim *d = &layout->dims[i];
+    count *= d->extent;
+    if (i == 0 && k == 1 && d->src_step == element_bytes) {
+      p->shape[0] *= d->extent;
     } else {
-      p->shape[k] = n;
-      p->stride[k++] = step;
+      p->shape[k] = d->extent;
+      p->stride[k++] = d->src_step / (INT64_C(1) << log2); /* exact: log2 divides align_bits */
     }
   }
-  if (k == 0 || (k == 1 && p->stride[0] == 1)) return false; /* compact: one memcpy */
   /* A contiguous innermost run moves in wider units where its length, both addresses and the other strides allow
    * (rows of a wider buffer as 16-byte loads and stores): fewer, wider memory transactions and index computations. */
   if (p->stride[0] == 1) {

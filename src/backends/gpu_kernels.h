@@ -7,6 +7,7 @@
 
 #include "src/backends/kernels/strided_copy_params.h"
 #include "src/internal.h"
+#include "src/layout.h"
 
 /* Which kernel runs a plan. */
 typedef enum dlmap__kernel_shape {
@@ -22,11 +23,10 @@ typedef struct dlmap__kernel_plan {
   int unit_log2; /* the unit is 1 << unit_log2 bytes: 0…4 */
 } dlmap__kernel_plan;
 
-/* Plans the copy of a strided tensor at src (shape and strides in elements, outermost first, as DLPack has them;
- * strides NULL: compact) into compact row-major memory at dst, in the widest unit of at most 16 bytes that divides the
- * element size, both addresses and every stride in bytes. False when the layout is compact (one memcpy copies it). */
-bool dlmap__kernel_plan_copy(const void *src, void *dst, int32_t ndim, const int64_t *shape, const int64_t *strides,
-                             size_t element_bytes, dlmap__kernel_plan *plan);
+/* Plans the copy of a tensor of `layout` at src into compact row-major memory at dst, in the widest unit of at most 16
+ * bytes that divides the element size, both addresses and every stride in bytes. False when the layout is compact
+ * (one memcpy copies it). */
+bool dlmap__kernel_plan_copy(const void *src, void *dst, const dlmap__copy_layout *layout, dlmap__kernel_plan *plan);
 
 /* The kernel's name for a plan ("dlmap_transpose_u4"), for messages and tests. */
 const char *dlmap__kernel_name(const dlmap__kernel_plan *plan);

@@ -112,10 +112,16 @@ TEST(KernelEmulation, EveryShapeAndUnitCopiesLikeTheReference) {
       }
       std::memcpy(want + k * c.element_bytes, first + offset * static_cast<int64_t>(c.element_bytes), c.element_bytes);
     }
-    dlmap__kernel_plan plan;
-    ASSERT_TRUE(dlmap__kernel_plan_copy(first, out, static_cast<int32_t>(c.shape.size()), c.shape.data(),
-                                        c.strides.data(), c.element_bytes, &plan))
+    // The layout as the copy path makes it: the shape check's extent, then the copy layout.
+    const int32_t ndim = static_cast<int32_t>(c.shape.size());
+    const DLDataType bytes_type = {kDLUInt, static_cast<uint8_t>(c.element_bytes * 8), 1};
+    dlmap__extent extent;
+    ASSERT_EQ(dlmap__check_shape(ndim, c.shape.data(), c.strides.data(), bytes_type, &extent, nullptr), DLMAP_OK)
         << c.what;
+    dlmap__copy_layout layout;
+    dlmap__copy_layout_make(ndim, c.shape.data(), c.strides.data(), &extent, &layout);
+    dlmap__kernel_plan plan;
+    ASSERT_TRUE(dlmap__kernel_plan_copy(first, out, &layout, &plan)) << c.what;
     const std::string name = dlmap__kernel_name(&plan);
     // Each plan through its own kernel, and (same map) through both gathers: all three must agree.
     std::vector<std::string> names = {name};
