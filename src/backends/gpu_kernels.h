@@ -46,4 +46,10 @@ bool dlmap__kernels_in_runtime(dlmap_platform platform);
 /* Loads the kernels for `key` as the first launch would, launching nothing; true when they are usable. */
 bool dlmap__kernels_prepare(dlmap_platform platform, void *runtime_library, void *key);
 
+/* dlmap_platform_kernels: how the platform's kernels loaded and how long it took, or why not (gpu_kernels.c). */
+size_t dlmap__kernels_status(dlmap_platform platform, char *text, size_t cap);
+
+/* dlmap_platform_driver: the driver's release and whether it JIT-compiles the kernels' PTX (gpu_driver.c). */
+size_t dlmap__kernels_driver(dlmap_platform platform, char *text, size_t cap);
+
 #endif /* DLMAP_SRC_BACKENDS_GPU_KERNELS_H_ */
