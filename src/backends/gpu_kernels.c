@@ -81,14 +81,19 @@ bool dlmap__kernel_plan_copy(const void *src, void *dst, int32_t ndim, const int
   return true;
 }
 
-#define KERNEL_UNITS 5
+#define KERNEL_ONE_UNIT(...) +1
+#define KERNEL_UNITS (0 DLMAP_KERNEL_UNITS(KERNEL_ONE_UNIT, ~))
 #define KERNEL_COUNT (DLMAP__KERNEL_SHAPE_COUNT * KERNEL_UNITS)
+_Static_assert(KERNEL_UNITS == 5, "a plan's unit_log2 (0…4: 1…16 bytes) indexes the kernels' units");
 
-/* The kernels of strided_copy.cu, by shape then unit. */
+/* The kernels of strided_copy.cu, by shape then unit, named from strided_copy_params.h's lists as the source names
+ * them: dlmap_<shape>_<unit>. */
 static const char *const kKernelNames[KERNEL_COUNT] = {
-    "dlmap_gather32_u1",  "dlmap_gather32_u2",  "dlmap_gather32_u4",  "dlmap_gather32_u8",  "dlmap_gather32_u16",
-    "dlmap_gather_u1",    "dlmap_gather_u2",    "dlmap_gather_u4",    "dlmap_gather_u8",    "dlmap_gather_u16",
-    "dlmap_transpose_u1", "dlmap_transpose_u2", "dlmap_transpose_u4", "dlmap_transpose_u8", "dlmap_transpose_u16",
+#define KERNEL_NAME(unit, T, shape) "dlmap_" #shape "_" #unit,
+#define KERNEL_NAMES_OF_SHAPE(SHAPE, shape, ...) DLMAP_KERNEL_UNITS(KERNEL_NAME, shape)
+    DLMAP_KERNEL_SHAPES(KERNEL_NAMES_OF_SHAPE, ~)
+#undef KERNEL_NAMES_OF_SHAPE
+#undef KERNEL_NAME
 };
 
 static int kernel_index(const dlmap__kernel_plan *plan) { return (int)plan->shape * KERNEL_UNITS + plan->unit_log2; }
@@ -149,7 +154,9 @@ typedef struct compiler_row {
 
 static const compiler_row kCompilers[] = {
 #define DLMAP_RUNTIME_KERNEL_COMPILER(PLATFORM, libraries_, symbols_, ...) \
-  {.platform = DLMAP_PLATFORM_##PLATFORM, .libraries = kCompilerLibraries_##PLATFORM, .symbols = {DLMAP_UNPAREN symbols_}},
+  {.platform = DLMAP_PLATFORM_##PLATFORM,                                  \
+   .libraries = kCompilerLibraries_##PLATFORM,                             \
+   .symbols = {DLMAP_UNPAREN symbols_}},
 #include "src/generated/runtime_kernels.inc"
     {DLMAP_PLATFORM_COUNT, NULL, {NULL}}};
 

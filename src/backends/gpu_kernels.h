@@ -8,11 +8,11 @@
 #include "src/backends/kernels/strided_copy_params.h"
 #include "src/internal.h"
 
-/* Which kernel runs a plan. */
+/* Which kernel runs a plan: the shapes of strided_copy_params.h's DLMAP_KERNEL_SHAPES (GATHER32, GATHER, TRANSPOSE). */
 typedef enum dlmap__kernel_shape {
-  DLMAP__KERNEL_GATHER32,  /* any layout, fewer than 2^31 units */
-  DLMAP__KERNEL_GATHER,    /* any layout */
-  DLMAP__KERNEL_TRANSPOSE, /* a plane (or planes) read along the destination's outer dimension */
+#define DLMAP__KERNEL_SHAPE(SHAPE, ...) DLMAP__KERNEL_##SHAPE,
+  DLMAP_KERNEL_SHAPES(DLMAP__KERNEL_SHAPE, ~)
+#undef DLMAP__KERNEL_SHAPE
   DLMAP__KERNEL_SHAPE_COUNT
 } dlmap__kernel_shape;
 
