@@ -10,7 +10,7 @@
 #undef DLMAP_PLATFORM
 
 /* Indexed by the platform's public value (spec `value:`), not by its place in the list. */
-static const dlmap_platform_info kPlatforms[DLMAP_PLATFORM_COUNT] = {
+const dlmap_platform_info dlmap__platforms[DLMAP_PLATFORM_COUNT] = {
 #define DLMAP_PLATFORM(ENUM, aliases_, words_, libraries_, name_, BACKEND, doc_, device_count, error_string, ...) \
   [DLMAP_PLATFORM_##ENUM] = {                                                                                \
       .platform = DLMAP_PLATFORM_##ENUM,                                                                     \
@@ -26,8 +26,3 @@ static const dlmap_platform_info kPlatforms[DLMAP_PLATFORM_COUNT] = {
 #include "src/generated/platforms.inc"
 #undef DLMAP_PLATFORM
 };
-
-const dlmap_platform_info *dlmap__platform_info(dlmap_platform platform) {
-  if ((unsigned)platform >= (unsigned)DLMAP_PLATFORM_COUNT) return NULL;
-  return &kPlatforms[platform];
-}
