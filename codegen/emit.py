@@ -7,10 +7,12 @@ Output is deterministic: spec order, no dates, no paths; the first line names th
 name).
 """
 
+import itertools
 import textwrap
 
 from names import enumerator, status_enumerator, upper_snake
-from spec import KERNEL_COMPILER_OPS, KERNEL_OPS, placeholder_style
+from spec import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, KERNEL_SIGNATURES, RUNTIME_SIGNATURES,
+                  placeholder_style)
 from spec_kernel_ptx import isa_tenths
 from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, STYLE_MARKERS
 import profile_device_claims
@@ -246,9 +248,20 @@ RUNTIME_SYMBOL = Row("DLMAP_RUNTIME_SYMBOL", "PLATFORM OP symbol",
                      "The vendor entry points of each GPU platform's runtime, one row per op.")
 
 
+RUNTIME_OP = Row("DLMAP_RUNTIME_OP", "OP op R ARGS",
+                 "The ops of the runtime's symbol table in the schema's order (codegen/spec.py RUNTIME_SIGNATURES), each "
+                 "with the C signature the backend calls it with: return type R and the parenthesised parameters ARGS.")
+
+
+def _signature_rows(row, signatures):
+    return (row(op.upper(), op, returns, "(%s)" % parameters) for op, returns, parameters in signatures)
+
+
 def emit_runtime_symbols(spec):
-    return _list(spec, [RUNTIME_SYMBOL], (RUNTIME_SYMBOL(p.name.upper(), op.upper(), c_string(symbol))
-                                    for p in spec.platforms if p.runtime for op, symbol in p.runtime.symbols.items()))
+    symbols = (RUNTIME_SYMBOL(p.name.upper(), op.upper(), c_string(symbol))
+               for p in spec.platforms if p.runtime for op, symbol in p.runtime.symbols.items())
+    return _list(spec, [RUNTIME_OP, RUNTIME_SYMBOL], itertools.chain(_signature_rows(RUNTIME_OP, RUNTIME_SIGNATURES),
+                                                                     symbols))
 
 
 RUNTIME_VALUE = Row("DLMAP_RUNTIME_VALUE", "PLATFORM NAME value",
@@ -286,16 +299,23 @@ RUNTIME_ADDRESS_RANGE = Row("DLMAP_RUNTIME_ADDRESS_RANGE", "PLATFORM library sym
                             "runtime names one: library (NULL: the runtime's own) and symbol.")
 
 
+RUNTIME_TOOLKIT = Row("DLMAP_RUNTIME_TOOLKIT", "PLATFORM LIBDIR SONAME",
+                      "Where the host detection records the GPU platform's toolkit runtime (runtime.toolkit): the "
+                      "dlmap_config.h string macros of its library directory (\"\": none found) and soname.")
+
+
 def emit_runtime_contexts(spec):
     def rows(p):
-        c, r = p.runtime.context, p.runtime.address_range
+        c, r, t = p.runtime.context, p.runtime.address_range, p.runtime.toolkit
         if c:
             yield RUNTIME_CONTEXT(p.name.upper(), c_string(c.library), c_string(c.get_current),
                                   c_string(c.set_current), c_string(c.retain_primary))
         if r:
             yield RUNTIME_ADDRESS_RANGE(p.name.upper(), c_string(r.library) if r.library else "NULL",
                                         c_string(r.symbol))
-    return _list(spec, [RUNTIME_CONTEXT, RUNTIME_ADDRESS_RANGE],
+        if t:
+            yield RUNTIME_TOOLKIT(p.name.upper(), t.libdir, t.soname)
+    return _list(spec, [RUNTIME_CONTEXT, RUNTIME_ADDRESS_RANGE, RUNTIME_TOOLKIT],
                  (row for p in spec.platforms if p.runtime for row in rows(p)))
 
 
@@ -303,10 +323,14 @@ RUNTIME_KERNELS = Row("DLMAP_RUNTIME_KERNELS", "PLATFORM library module_load_dat
                       "How each GPU platform loads and launches the strided-copy kernels: library (NULL: the runtime's "
                       "own), the module API's entry points, and whether the committed PTX is loaded first.")
 RUNTIME_KERNEL_COMPILER = Row(
-    "DLMAP_RUNTIME_KERNEL_COMPILER",
-    "PLATFORM (libraries) create_program compile_program code_size code destroy_program log_size log",
+    "DLMAP_RUNTIME_KERNEL_COMPILER", "PLATFORM (libraries) (symbols)",
     "The runtime compiler that builds the kernels' source at first use (where there is no PTX or the driver refused "
-    "it): its sonames in the order tried, and its entry points.")
+    "it): its sonames in the order tried, and its entry points in the order of the DLMAP_KERNEL_COMPILER_OP rows.")
+KERNEL_OP = Row("DLMAP_KERNEL_OP", "OP op R ARGS",
+                "The module API's ops (codegen/spec.py KERNEL_SIGNATURES) with the C signature each is called with.")
+KERNEL_COMPILER_OP = Row("DLMAP_KERNEL_COMPILER_OP", "OP op R ARGS",
+                         "The runtime compiler's ops (codegen/spec.py KERNEL_COMPILER_SIGNATURES), in the order of "
+                         "every compiler row's (symbols), with the C signature each is called with.")
 
 
 RUNTIME_KERNEL_MODULE_LOST = Row("DLMAP_RUNTIME_KERNEL_MODULE_LOST", "PLATFORM status",
@@ -341,10 +365,13 @@ def emit_runtime_kernels(spec):
             yield from _kernel_ptx_rows(p.name.upper(), k.ptx_floor)
         if k.compiler:
             yield RUNTIME_KERNEL_COMPILER(p.name.upper(), c_list(k.compiler.libraries),
-                                          *(c_string(k.compiler.symbols[op]) for op in KERNEL_COMPILER_OPS))
-    return _list(spec, [RUNTIME_KERNELS, RUNTIME_KERNEL_MODULE_LOST, RUNTIME_KERNEL_PTX, RUNTIME_KERNEL_DRIVER_ISA,
-                        RUNTIME_KERNEL_COMPILER],
-                 (row for p in spec.platforms if p.runtime and p.runtime.kernels for row in rows(p)))
+                                          c_list(k.compiler.symbols[op] for op in KERNEL_COMPILER_OPS))
+    signatures = itertools.chain(_signature_rows(KERNEL_OP, KERNEL_SIGNATURES),
+                                 _signature_rows(KERNEL_COMPILER_OP, KERNEL_COMPILER_SIGNATURES))
+    return _list(spec, [KERNEL_OP, KERNEL_COMPILER_OP, RUNTIME_KERNELS, RUNTIME_KERNEL_MODULE_LOST, RUNTIME_KERNEL_PTX,
+                        RUNTIME_KERNEL_DRIVER_ISA, RUNTIME_KERNEL_COMPILER],
+                 itertools.chain(signatures, (row for p in spec.platforms if p.runtime and p.runtime.kernels
+                                              for row in rows(p))))
 
 
 RUNTIME_MEMORY_TYPE = Row("DLMAP_RUNTIME_MEMORY_TYPE", "PLATFORM from_version MEMORY value",

@@ -135,6 +135,13 @@ class KernelCompiler:
 
 
 @dataclass
+class RuntimeToolkit:
+    """Where the host detection records the platform's toolkit runtime (optional): dlmap_config.h's macros."""
+    libdir: str                 # a string macro: the library directory, "" when the detection found none
+    soname: str                 # a string macro: the runtime's soname in that directory
+
+
+@dataclass
 class RuntimeAddressRange:
     """The entry point that names the allocation holding an address (optional): an import's device claim is judged
     over every byte its layout reaches in one allocation."""
@@ -166,6 +173,7 @@ class Runtime:
     context: Optional["RuntimeContext"] = None
     kernels: Optional["RuntimeKernels"] = None
     address_range: Optional["RuntimeAddressRange"] = None
+    toolkit: Optional["RuntimeToolkit"] = None
 
     @property
     def device_count(self):
@@ -310,13 +318,35 @@ PLACEHOLDER_TYPES = ("int", "uint", "hex", "ptr", "str", "version", "ints", "dev
 STREAM_MEANINGS = ("legacy_default", "per_thread_default", "default", "no_sync", "handle",
                    "host_sync", "invalid")
 CASE_RULES = ("sensitive", "insensitive")
-# The GPU backend's vendor runtime: the ops src/backends/gpu.c calls (each with the C signature the
-# schema in spec/platforms.yaml gives), the memcpy directions and flags it passes, and the stream
+# The GPU backend's vendor runtime: the ops src/backends/gpu.c calls, each with the C signature it is called with
+# (return type, parameters): the one place they are written. The generator emits them as runtime_symbols.inc's
+# DLMAP_RUNTIME_OP rows, from which gpu.c declares its function pointers; each returns the runtime's error enum
+# (0: success) unless its return type says otherwise. Then the memcpy directions and flags it passes, and the stream
 # meanings that name a runtime's default streams.
-RUNTIME_SYMBOLS = ("device_count", "error_string", "get_last_error", "runtime_version", "get_device", "set_device",
-                   "malloc", "free", "malloc_host", "free_host", "malloc_managed", "memcpy_async",
-                   "memcpy_2d_async", "memset_async", "event_create", "event_record", "event_destroy", "stream_wait_event",
-                   "stream_synchronize", "pointer_attributes")
+RUNTIME_SIGNATURES = (
+    ("device_count", "int", "int *count"),
+    ("error_string", "const char *", "int error"),  # returns text, not an error
+    ("get_last_error", "int", "void"),  # reads and clears the sticky error
+    ("runtime_version", "int", "int *version"),  # selects pointer_attributes.layouts
+    ("get_device", "int", "int *device"),
+    ("set_device", "int", "int device"),
+    ("malloc", "int", "void **ptr, size_t bytes"),  # device memory
+    ("free", "int", "void *ptr"),
+    ("malloc_host", "int", "void **ptr, size_t bytes, unsigned flags"),  # pinned host memory
+    ("free_host", "int", "void *ptr"),
+    ("malloc_managed", "int", "void **ptr, size_t bytes, unsigned flags"),  # managed memory
+    ("memcpy_async", "int", "void *dst, const void *src, size_t bytes, int kind, void *stream"),
+    ("memcpy_2d_async", "int",
+     "void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, int kind, void *stream"),
+    ("memset_async", "int", "void *dst, int value, size_t bytes, void *stream"),
+    ("event_create", "int", "void **event, unsigned flags"),
+    ("event_record", "int", "void *event, void *stream"),
+    ("event_destroy", "int", "void *event"),
+    ("stream_wait_event", "int", "void *stream, void *event, unsigned flags"),
+    ("stream_synchronize", "int", "void *stream"),
+    ("pointer_attributes", "int", "void *attributes, const void *ptr"),
+)
+RUNTIME_SYMBOLS = tuple(op for op, _, _ in RUNTIME_SIGNATURES)
 MEMCPY_KINDS = ("host_to_device", "device_to_host", "device_to_device", "default")
 RUNTIME_FLAGS = ("event_disable_timing", "malloc_host", "malloc_managed")
 DEFAULT_STREAMS = ("legacy_default", "per_thread_default", "default")
@@ -326,9 +356,28 @@ RUNTIME_STATUSES = ("invalid_value",)
 # The driver's context entry points (runtime.context), each returning the driver's error enum (0: success).
 RUNTIME_CONTEXT_OPS = ("get_current", "set_current", "retain_primary")
 # The module API the strided-copy kernels are loaded and launched through (runtime.kernels), each returning the
-# library's error enum (0: success), and the runtime compiler's entry points (runtime.kernels.compiler).
-KERNEL_OPS = ("module_load_data", "module_get_function", "launch_kernel")
-KERNEL_COMPILER_OPS = ("create_program", "compile_program", "code_size", "code", "destroy_program", "log_size", "log")
+# library's error enum (0: success), and the runtime compiler's entry points (runtime.kernels.compiler), each
+# returning the compiler's status enum (0: success), with their C signatures: the generator emits them as
+# runtime_kernels.inc's DLMAP_KERNEL_OP and DLMAP_KERNEL_COMPILER_OP rows, which src/backends/gpu_kernels.c declares
+# its function pointers and its table of the compiler's entry points from.
+KERNEL_SIGNATURES = (
+    ("module_load_data", "int", "void **module, const void *image"),  # a code image into the current context
+    ("module_get_function", "int", "void **function, void *module, const char *name"),
+    ("launch_kernel", "int", "void *function, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x, "
+     "unsigned block_y, unsigned block_z, unsigned shared_bytes, void *stream, void **params, void **extra"),
+)
+KERNEL_COMPILER_SIGNATURES = (
+    ("create_program", "int", "void **program, const char *source, const char *name, int headers, "
+     "const char *const *header_texts, const char *const *header_names"),
+    ("compile_program", "int", "void *program, int options, const char *const *option_texts"),
+    ("code_size", "int", "void *program, size_t *bytes"),  # the compiled image's size
+    ("code", "int", "void *program, char *image"),
+    ("destroy_program", "int", "void **program"),
+    ("log_size", "int", "void *program, size_t *bytes"),
+    ("log", "int", "void *program, char *text"),
+)
+KERNEL_OPS = tuple(op for op, _, _ in KERNEL_SIGNATURES)
+KERNEL_COMPILER_OPS = tuple(op for op, _, _ in KERNEL_COMPILER_SIGNATURES)
 # Bytes dlmap gives the pointer_attributes call to write into; every field must lie inside.
 POINTER_ATTRIBUTES_BYTES = 256
 LOOKUPS = ("device_types", "platforms", "dtypes", "platform_version")
@@ -1069,7 +1118,7 @@ def _int_map(where, entry, key, names, low, high, distinct=False):
 def _runtime(where, e):
     """platforms[i].runtime: libraries, the symbol table and the runtime's enum values."""
     _check_keys(where, e, ("libraries", "symbols", "memcpy_kinds", "flags", "streams", "pointer_attributes", "statuses"),
-                ("context", "kernels", "address_range"))
+                ("context", "kernels", "address_range", "toolkit"))
     libraries = _str_list(where, e, "libraries")
     if not libraries:
         where.fail("key 'libraries' must name at least one library")
@@ -1135,10 +1184,18 @@ def _runtime(where, e):
                                e["kernels"]) if "kernels" in e else None
     address_range = _runtime_address_range(_Where(where.source, "%s.address_range" % where.section, None, where.name),
                                            e["address_range"]) if "address_range" in e else None
+    toolkit = _runtime_toolkit(_Where(where.source, "%s.toolkit" % where.section, None, where.name),
+                               e["toolkit"]) if "toolkit" in e else None
     return Runtime(libraries, symbols, memcpy_kinds, flags, streams,
                    PointerAttributes(offsets["device_offset"], offsets["device_pointer_offset"],
                                      offsets.get("managed_offset"), layouts), statuses, context, kernels,
-                   address_range)
+                   address_range, toolkit)
+
+
+def _runtime_toolkit(where, e):
+    """platforms[i].runtime.toolkit: the dlmap_config.h macros of the toolkit runtime's directory and soname."""
+    _check_keys(where, e, ("libdir", "soname"))
+    return RuntimeToolkit(*(_str(where, e, key, pattern=_IDENT, what="a C macro") for key in ("libdir", "soname")))
 
 
 def _runtime_address_range(where, e):

@@ -185,19 +185,68 @@ PyObject *dlmap_py_import(void *managed, bool versioned, const dlmap_import_requ
   return dlmap_py_import_or_leave(managed, versioned, request, via, NULL);
 }
 
+/* The producer's flags an array keeps: only a known major version makes a versioned tensor's `flags` trustworthy
+ * (dlmap_import_versioned rejects the others). */
+static void producer_flags(const void *managed, bool versioned, bool *padded, bool *producer_copied) {
+  *padded = *producer_copied = false;
+  if (!versioned) return;
+  const struct DLManagedTensorVersioned *t = (const struct DLManagedTensorVersioned *)managed;
+  const dlmap_version version = {t->version.major, t->version.minor};
+  if (dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED) {
+    *padded = (t->flags & DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0;
+    *producer_copied = (t->flags & DLMAP_FLAG_IS_COPIED) != 0;
+  }
+}
+
+/* The import through a stand-in: without the GIL where it touches a GPU. Refused with `left`: import released the
+ * stand-in, never the producer's tensor, which is left to its owner (*left true). */
+static int32_t import_through_stand_in(deferred_tensor *deferred, bool gpu, bool versioned,
+                                       const dlmap_import_request *request, dlmap_py_array *self, bool *left,
+                                       dlmap_error *err) {
+  int32_t status;
+  deferred->importing = true;
+  if (gpu) {
+    Py_BEGIN_ALLOW_THREADS
+    status = import_managed(&deferred->stand_in, versioned, request, &self->imported, err);
+    Py_END_ALLOW_THREADS
+  } else {
+    status = import_managed_held(&deferred->stand_in, versioned, request, &self->imported, err);
+  }
+  deferred->importing = false;
+  if (status != DLMAP_OK && left != NULL) {
+    *left = true;
+    if (deferred->release_pending) free(deferred);
+  } else if (deferred->release_pending) {
+    deferred_finish(deferred);
+  }
+  return status;
+}
+
+/* The buffer protocol's shape and byte strides of the imported tensor (inline where they fit); false without memory. */
+static bool fill_buffer_dims(dlmap_py_array *self) {
+  const DLTensor *t = &self->imported.tensor;
+  if (t->ndim <= 0) return true;
+  self->buffer_dims = 2 * (size_t)t->ndim <= sizeof self->inline_dims / sizeof self->inline_dims[0]
+                          ? self->inline_dims
+                          : (Py_ssize_t *)PyMem_Malloc(2 * (size_t)t->ndim * sizeof(Py_ssize_t));
+  if (self->buffer_dims == NULL) return false;
+  const Py_ssize_t itemsize = (Py_ssize_t)((t->dtype.bits * (uint32_t)t->dtype.lanes) / 8);
+  for (int32_t i = 0; i < t->ndim; i++) {
+    self->buffer_dims[i] = (Py_ssize_t)t->shape[i];
+    /* Import checks the strides of dimensions that step (extent > 1 in a tensor with elements); any other stride
+     * addresses nothing and may be huge: where its byte stride does not fit, 0 says the same. */
+    int64_t byte_stride;
+    if (__builtin_mul_overflow(t->strides[i], (int64_t)itemsize, &byte_stride)) byte_stride = 0;
+    self->buffer_dims[t->ndim + i] = (Py_ssize_t)byte_stride;
+  }
+  return true;
+}
+
 PyObject *dlmap_py_import_or_leave(void *managed, bool versioned, const dlmap_import_request *request, const char *via,
                                    bool *left) {
   adopt_loaded_runtimes();
-  bool padded = false, producer_copied = false;
-  if (versioned) {
-    /* Only a known major version makes `flags` trustworthy; dlmap_import_versioned rejects the others. */
-    const struct DLManagedTensorVersioned *t = (const struct DLManagedTensorVersioned *)managed;
-    const dlmap_version version = {t->version.major, t->version.minor};
-    if (dlmap_version_struct(version) == DLMAP_STRUCT_VERSIONED) {
-      padded = (t->flags & DLMAP_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0;
-      producer_copied = (t->flags & DLMAP_FLAG_IS_COPIED) != 0;
-    }
-  }
+  bool padded, producer_copied;
+  producer_flags(managed, versioned, &padded, &producer_copied);
   dlmap_py_array *self = (dlmap_py_array *)dlmap_py_array_type.tp_alloc(&dlmap_py_array_type, 0);
   /* Import in place: the imported struct must not move once its strides may point into it. GPU work (runtime
    * start-up, copies, stream synchronisation) runs without the GIL, through a stand-in (without memory for one, with
@@ -214,55 +263,22 @@ PyObject *dlmap_py_import_or_leave(void *managed, bool versioned, const dlmap_im
     return NULL;
   }
   dlmap_error err;
-  int32_t status;
-  if (deferred != NULL) {
-    deferred->importing = true;
-    if (gpu) {
-      Py_BEGIN_ALLOW_THREADS
-      status = import_managed(&deferred->stand_in, versioned, request, &self->imported, &err);
-      Py_END_ALLOW_THREADS
-    } else {
-      status = import_managed_held(&deferred->stand_in, versioned, request, &self->imported, &err);
-    }
-    deferred->importing = false;
-    /* Refused: import released the stand-in, never the producer's tensor, which is left to its owner. */
-    if (status != DLMAP_OK && left != NULL) {
-      *left = true;
-      if (deferred->release_pending) free(deferred);
-    } else if (deferred->release_pending) {
-      deferred_finish(deferred);
-    }
-  } else {
-    status = import_managed_held(managed, versioned, request, &self->imported, &err);
-  }
+  const int32_t status = deferred != NULL
+                             ? import_through_stand_in(deferred, gpu, versioned, request, self, left, &err)
+                             : import_managed_held(managed, versioned, request, &self->imported, &err);
   if (status != DLMAP_OK) {
     memset(&self->imported, 0, sizeof self->imported);
     Py_DECREF(self);
     return dlmap_py_raise(&err);
   }
-  const DLTensor *t = &self->imported.tensor;
   self->read_only = self->imported.read_only;
   self->source_read_only = self->imported.read_only;
   self->subbyte_padded = padded;
   self->producer_copied = producer_copied;
   self->via = via;
-  if (t->ndim > 0) {
-    self->buffer_dims = 2 * (size_t)t->ndim <= sizeof self->inline_dims / sizeof self->inline_dims[0]
-                            ? self->inline_dims
-                            : (Py_ssize_t *)PyMem_Malloc(2 * (size_t)t->ndim * sizeof(Py_ssize_t));
-    if (self->buffer_dims == NULL) {
-      Py_DECREF(self);
-      return PyErr_NoMemory();
-    }
-    const Py_ssize_t itemsize = (Py_ssize_t)((t->dtype.bits * (uint32_t)t->dtype.lanes) / 8);
-    for (int32_t i = 0; i < t->ndim; i++) {
-      self->buffer_dims[i] = (Py_ssize_t)t->shape[i];
-      /* Import checks the strides of dimensions that step (extent > 1 in a tensor with elements); any other stride
-       * addresses nothing and may be huge: where its byte stride does not fit, 0 says the same. */
-      int64_t byte_stride;
-      if (__builtin_mul_overflow(t->strides[i], (int64_t)itemsize, &byte_stride)) byte_stride = 0;
-      self->buffer_dims[t->ndim + i] = (Py_ssize_t)byte_stride;
-    }
+  if (!fill_buffer_dims(self)) {
+    Py_DECREF(self);
+    return PyErr_NoMemory();
   }
   return (PyObject *)self;
 }

@@ -185,40 +185,30 @@ static expectation expect(const dlmap_check_request *r, const dlmap_check_source
   return e;
 }
 
-static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_view *a, dlmap_struct_kind wanted,
-                         const baseline *base) {
+/* The versioned struct's version against max_version; false when its major is one the checker cannot read (then only
+ * the deleter may be touched). */
+static bool judge_version(checker *c, const dlmap_check_request *r, const answer_view *a, dlmap_struct_kind wanted) {
+  if (a->kind != DLMAP_STRUCT_VERSIONED) return true;
+  if (dlmap_version_struct(a->version) != DLMAP_STRUCT_VERSIONED) {
+    report(c, "P-version", "version %u.%u is not one the versioned struct covers", (unsigned)a->version.major,
+           (unsigned)a->version.minor);
+    return false;
+  }
+  /* A newer minor than max_version is the standard's recommended answer for a max_version of the producer's own
+   * major (DLPack changes the struct only with the major): only a newer major is reported. */
+  if ((!r->has_max_version && wanted != DLMAP_STRUCT_VERSIONED) ||
+      (r->has_max_version && a->version.major > r->max_version.major)) {
+    report(c, "P-version", "a versioned %u.%u tensor for this max_version", (unsigned)a->version.major,
+           (unsigned)a->version.minor);
+  }
+  return true;
+}
+
+/* copy=True / copy=False against the IS_COPIED flag and the data's address, and a read-only source's shared data
+ * against the READ_ONLY flag. */
+static void judge_copy(checker *c, const dlmap_check_request *r, const answer_view *a, const baseline *base) {
   const dlmap_profile_info *profile = dlmap_profile_current();
   const DLTensor *t = a->t;
-  dlmap_error err;
-  if (a->kind == DLMAP_STRUCT_VERSIONED) {
-    if (dlmap_version_struct(a->version) != DLMAP_STRUCT_VERSIONED) {
-      report(c, "P-version", "version %u.%u is not one the versioned struct covers", (unsigned)a->version.major,
-             (unsigned)a->version.minor);
-      return; /* a major the checker cannot read: only the deleter may be touched */
-    }
-    /* A newer minor than max_version is the standard's recommended answer for a max_version of the producer's own
-     * major (DLPack changes the struct only with the major): only a newer major is reported. */
-    if ((!r->has_max_version && wanted != DLMAP_STRUCT_VERSIONED) ||
-        (r->has_max_version && a->version.major > r->max_version.major)) {
-      report(c, "P-version", "a versioned %u.%u tensor for this max_version", (unsigned)a->version.major,
-             (unsigned)a->version.minor);
-    }
-  }
-  if (wanted != DLMAP_STRUCT_NONE && wanted != a->kind) {
-    report(c, "P-struct", "the profile gives the %s struct", wanted == DLMAP_STRUCT_LEGACY ? "legacy" : "versioned");
-  }
-  if (a->kind == DLMAP_STRUCT_VERSIONED || profile->gating == DLMAP_GATING_STRICT) {
-    dlmap_version at = a->kind == DLMAP_STRUCT_VERSIONED ? a->version : dlmap__legacy_newest();
-    if (dlmap_check_representable(t->device.device_type, t->dtype, a->flags, at, &err) != DLMAP_OK) {
-      report(c, "P-values", "%s", err.message);
-    }
-  }
-  int32_t want_type = r->has_dl_device ? r->dl_device_type : c->source->device_type;
-  int32_t want_id = r->has_dl_device ? r->dl_device_id : c->source->device_id;
-  if ((int32_t)t->device.device_type != want_type || t->device.device_id != want_id) {
-    report(c, "P-device", "expected %s:%d", dlmap_device_type_name(want_type) ? dlmap_device_type_name(want_type)
-                                                                               : "?", (int)want_id);
-  }
   bool copied_flag = (a->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
   bool same_place = base->known && base->address != 0 && base->device.device_type == t->device.device_type &&
                     base->device.device_id == t->device.device_id;
@@ -241,12 +231,92 @@ static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_
       report(c, "P-read-only", "a legacy tensor, which cannot say read-only");
     }
   }
+}
+
+static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_view *a, dlmap_struct_kind wanted,
+                         const baseline *base) {
+  const dlmap_profile_info *profile = dlmap_profile_current();
+  const DLTensor *t = a->t;
+  dlmap_error err;
+  if (!judge_version(c, r, a, wanted)) return;
+  if (wanted != DLMAP_STRUCT_NONE && wanted != a->kind) {
+    report(c, "P-struct", "the profile gives the %s struct", wanted == DLMAP_STRUCT_LEGACY ? "legacy" : "versioned");
+  }
+  if (a->kind == DLMAP_STRUCT_VERSIONED || profile->gating == DLMAP_GATING_STRICT) {
+    dlmap_version at = a->kind == DLMAP_STRUCT_VERSIONED ? a->version : dlmap__legacy_newest();
+    if (dlmap_check_representable(t->device.device_type, t->dtype, a->flags, at, &err) != DLMAP_OK) {
+      report(c, "P-values", "%s", err.message);
+    }
+  }
+  int32_t want_type = r->has_dl_device ? r->dl_device_type : c->source->device_type;
+  int32_t want_id = r->has_dl_device ? r->dl_device_id : c->source->device_id;
+  if ((int32_t)t->device.device_type != want_type || t->device.device_id != want_id) {
+    report(c, "P-device", "expected %s:%d", dlmap_device_type_name(want_type) ? dlmap_device_type_name(want_type)
+                                                                               : "?", (int)want_id);
+  }
+  judge_copy(c, r, a, base);
   if (base->known) {
     bool same = t->ndim == base->ndim && t->dtype.code == base->dtype.code && t->dtype.bits == base->dtype.bits &&
                 t->dtype.lanes == base->dtype.lanes;
     for (int32_t i = 0; same && i < t->ndim && i < 16; i++) same = t->shape != NULL && t->shape[i] == base->shape[i];
     if (!same) report(c, "P-consistent", "shape or dtype differs from the plain export's");
   }
+}
+
+/* The answer's tensor as the judges read it (a->tensor false: none). */
+static void view_answer(const dlmap_check_answer *answer, answer_view *a) {
+  memset(a, 0, sizeof *a);
+  if (answer->legacy != NULL) {
+    a->tensor = true;
+    a->kind = DLMAP_STRUCT_LEGACY;
+    a->t = &answer->legacy->dl_tensor;
+  } else if (answer->versioned != NULL) {
+    a->tensor = true;
+    a->kind = DLMAP_STRUCT_VERSIONED;
+    a->version.major = answer->versioned->version.major;
+    a->version.minor = answer->versioned->version.minor;
+    a->flags = answer->versioned->flags;
+    a->t = &answer->versioned->dl_tensor;
+  }
+}
+
+/* c->got: what came back, for the rows' text; a->address too where the tensor is readable. */
+static void describe_answer(checker *c, const dlmap_check_answer *answer, answer_view *a, bool readable) {
+  if (readable) {
+    a->address = (uintptr_t)a->t->data + (uintptr_t)a->t->byte_offset;
+    const char *device = dlmap_device_type_name(a->t->device.device_type);
+    snprintf(c->got, sizeof c->got, "%s %u.%u %s:%d flags 0x%llx",
+             a->kind == DLMAP_STRUCT_LEGACY ? "legacy" : "versioned", (unsigned)a->version.major,
+             (unsigned)a->version.minor, device != NULL ? device : "?", (int)a->t->device.device_id,
+             (unsigned long long)a->flags);
+  } else if (a->tensor) {
+    snprintf(c->got, sizeof c->got, "versioned %u.%u flags 0x%llx", (unsigned)a->version.major,
+             (unsigned)a->version.minor, (unsigned long long)a->flags);
+  } else {
+    snprintf(c->got, sizeof c->got, "%s", answer->error_kind ? answer->error_kind : "nothing");
+  }
+}
+
+/* An answer without a tensor: the error kind against the ones the profile's rules call for. */
+static void judge_error(checker *c, const expectation *e, const char *error_kind) {
+  bool matches = false;
+  for (size_t i = 0; i < e->n; i++) matches = matches || strcmp(kind_of(e->codes[i]), error_kind) == 0;
+  if (e->n == 0) {
+    report(c, "P-raised", "no rule calls for an error");
+  } else if (!matches) {
+    report(c, "P-error-kind", "the profile gives %s", kind_of(e->codes[0]));
+  }
+}
+
+/* The plain export's facts, where its tensor is readable and its shape can be kept. */
+static void remember_base(baseline *base, const answer_view *a) {
+  if (a->t->ndim < 0 || a->t->ndim > 16 || (a->t->ndim != 0 && a->t->shape == NULL)) return;
+  base->known = true;
+  base->address = a->address;
+  base->device = a->t->device;
+  base->dtype = a->t->dtype;
+  base->ndim = a->t->ndim;
+  for (int32_t i = 0; i < a->t->ndim; i++) base->shape[i] = a->t->shape[i];
 }
 
 /* Sends one request, judges the answer, runs the deleter once; fills `base` from the plain export. */
@@ -257,59 +327,22 @@ static void check_one(checker *c, dlmap_check_export_fn fn, void *context, const
   dlmap_struct_kind wanted;
   expectation e = expect(r, c->source, &wanted);
   memset(&answer, 0, sizeof answer);
-  memset(&a, 0, sizeof a);
   describe_request(r, c->sent, sizeof c->sent);
   fn(context, r, &answer);
-  if (answer.legacy != NULL) {
-    a.tensor = true;
-    a.kind = DLMAP_STRUCT_LEGACY;
-    a.t = &answer.legacy->dl_tensor;
-  } else if (answer.versioned != NULL) {
-    a.tensor = true;
-    a.kind = DLMAP_STRUCT_VERSIONED;
-    a.version.major = answer.versioned->version.major;
-    a.version.minor = answer.versioned->version.minor;
-    a.flags = answer.versioned->flags;
-    a.t = &answer.versioned->dl_tensor;
-  }
+  view_answer(&answer, &a);
   /* A versioned tensor of a major this library cannot read may be only the ABI-stable head (version, manager_ctx,
    * deleter, flags): nothing past it (data, offset, device) is read before the major is known to be readable. */
   bool readable = a.tensor && (a.kind == DLMAP_STRUCT_LEGACY ||
                                dlmap_version_struct(a.version) == DLMAP_STRUCT_VERSIONED);
-  if (readable) {
-    a.address = (uintptr_t)a.t->data + (uintptr_t)a.t->byte_offset;
-    snprintf(c->got, sizeof c->got, "%s %u.%u %s:%d flags 0x%llx", a.kind == DLMAP_STRUCT_LEGACY ? "legacy" : "versioned",
-             (unsigned)a.version.major, (unsigned)a.version.minor,
-             dlmap_device_type_name(a.t->device.device_type) ? dlmap_device_type_name(a.t->device.device_type) : "?",
-             (int)a.t->device.device_id, (unsigned long long)a.flags);
-  } else if (a.tensor) {
-    snprintf(c->got, sizeof c->got, "versioned %u.%u flags 0x%llx", (unsigned)a.version.major,
-             (unsigned)a.version.minor, (unsigned long long)a.flags);
-  } else {
-    snprintf(c->got, sizeof c->got, "%s", answer.error_kind ? answer.error_kind : "nothing");
-  }
-
+  describe_answer(c, &answer, &a, readable);
   if ((answer.legacy != NULL && answer.versioned != NULL) || (!a.tensor && answer.error_kind == NULL) ||
       (a.tensor && answer.error_kind != NULL)) {
     report(c, "P-answer", "expected exactly one tensor or an error kind");
   } else if (!a.tensor) {
-    bool matches = false;
-    for (size_t i = 0; i < e.n; i++) matches = matches || strcmp(kind_of(e.codes[i]), answer.error_kind) == 0;
-    if (e.n == 0) {
-      report(c, "P-raised", "no rule calls for an error");
-    } else if (!matches) {
-      report(c, "P-error-kind", "the profile gives %s", kind_of(e.codes[0]));
-    }
+    judge_error(c, &e, answer.error_kind);
   } else {
     if (e.must_fail) report(c, "P-no-error", "expected %s", kind_of(e.codes[0]));
-    if (readable && is_base && a.t->ndim >= 0 && a.t->ndim <= 16 && (a.t->ndim == 0 || a.t->shape != NULL)) {
-      base->known = true;
-      base->address = a.address;
-      base->device = a.t->device;
-      base->dtype = a.t->dtype;
-      base->ndim = a.t->ndim;
-      for (int32_t i = 0; i < a.t->ndim; i++) base->shape[i] = a.t->shape[i];
-    }
+    if (readable && is_base) remember_base(base, &a);
     judge_tensor(c, r, &a, wanted, base);
   }
   /* The checker owns every tensor it was given: one deleter run each. */
@@ -333,6 +366,80 @@ static int32_t other_device(int32_t own) {
   return -1;
 }
 
+/* One session of requests to the producer: each is numbered P01, P02, … in the order sent. */
+typedef struct session {
+  checker c;
+  baseline base;
+  dlmap_check_export_fn fn;
+  void *context;
+  size_t sent;
+} session;
+
+static void send_request(session *s, const dlmap_check_request *r) {
+  snprintf(s->c.id, sizeof s->c.id, "P%02u", (unsigned)++s->sent);
+  check_one(&s->c, s->fn, s->context, r, &s->base, s->sent == 1);
+}
+
+/* Every max_version × dl_device × copy: max_version None, (0, 8), (1, 0), current, a future minor and the next major;
+ * dl_device None, the source's own and another (where the spec has one); copy None, False, True (the Python checker's
+ * order, which the row ids follow). The first, all None, is the plain export. */
+static void send_version_rows(session *s) {
+  const dlmap_check_source *source = s->c.source;
+  dlmap_version current = dlmap_version_current();
+  dlmap_version versions[] = {{0, 0}, {0, 8}, {1, 0}, current, {current.major, 99}, {current.major + 1, 0}};
+  static const dlmap_copy_mode kCopies[] = {DLMAP_COPY_IF_NEEDED, DLMAP_COPY_NEVER, DLMAP_COPY_ALWAYS};
+  int32_t other = other_device(source->device_type);
+  for (size_t v = 0; v < sizeof versions / sizeof versions[0]; v++) {
+    for (int dev = 0; dev < 3; dev++) {
+      if (dev == 2 && other < 0) continue;
+      for (size_t copy = 0; copy < sizeof kCopies / sizeof kCopies[0]; copy++) {
+        dlmap_check_request r;
+        memset(&r, 0, sizeof r);
+        r.has_max_version = v != 0;
+        r.max_version = versions[v];
+        r.has_dl_device = dev != 0;
+        r.dl_device_type = dev == 1 ? source->device_type : other;
+        r.dl_device_id = dev == 1 ? source->device_id : 0;
+        r.copy = kCopies[copy];
+        send_request(s, &r);
+      }
+    }
+  }
+}
+
+/* The newest listed version the profile refuses, when it refuses any. */
+static void send_refused_row(session *s) {
+  dlmap_version refused = {0, 0};
+  dlmap_struct_kind kind;
+  bool any_refused = false;
+  const dlmap_version_info *listed;
+  for (size_t i = 0; (listed = dlmap_version_at(i)) != NULL; i++) {
+    if (dlmap_profile_struct_lookup(true, listed->version, &kind, NULL) != DLMAP_OK) {
+      refused = listed->version;
+      any_refused = true;
+    }
+  }
+  if (!any_refused) return;
+  dlmap_check_request r;
+  memset(&r, 0, sizeof r);
+  r.has_max_version = true;
+  r.max_version = refused;
+  r.copy = DLMAP_COPY_IF_NEEDED;
+  send_request(s, &r);
+}
+
+/* Stream values: -2 (below every convention) … 3 (the first handle above CUDA's and ROCm's named values). */
+static void send_stream_rows(session *s) {
+  for (int64_t stream = -2; stream <= 3; stream++) {
+    dlmap_check_request r;
+    memset(&r, 0, sizeof r);
+    r.copy = DLMAP_COPY_IF_NEEDED;
+    r.has_stream = true;
+    r.stream = stream;
+    send_request(s, &r);
+  }
+}
+
 int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_check_source *source,
                            dlmap_check_row *rows, size_t capacity, size_t *count, size_t *requests, dlmap_error *err) {
   if (fn == NULL || source == NULL || count == NULL) {
@@ -344,67 +451,17 @@ int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_
       DLMAP_OK) {
     return DLMAP_ERR_INVALID_ARGUMENT;
   }
-  source = &source_fields;
-  checker c;
-  baseline base;
-  dlmap_check_request r;
-  size_t sent = 0;
-  memset(&c, 0, sizeof c);
-  memset(&base, 0, sizeof base);
-  c.source = source;
-  c.rows = rows;
-  c.capacity = rows != NULL ? capacity : 0;
-  dlmap_version current = dlmap_version_current();
-  /* max_version: None, (0, 8), (1, 0), current, a future minor and the next major (as the Python checker). */
-  dlmap_version versions[] = {{0, 0}, {0, 8}, {1, 0}, current, {current.major, 99}, {current.major + 1, 0}};
-  int32_t other = other_device(source->device_type);
-  for (size_t v = 0; v < sizeof versions / sizeof versions[0]; v++) {
-    for (int dev = 0; dev < 3; dev++) {
-      if (dev == 2 && other < 0) continue;
-      /* copy: None, False, True (the Python checker's order, which the row ids follow). */
-      static const dlmap_copy_mode kCopies[] = {DLMAP_COPY_IF_NEEDED, DLMAP_COPY_NEVER, DLMAP_COPY_ALWAYS};
-      for (size_t copy = 0; copy < sizeof kCopies / sizeof kCopies[0]; copy++) {
-        memset(&r, 0, sizeof r);
-        r.has_max_version = v != 0;
-        r.max_version = versions[v];
-        r.has_dl_device = dev != 0;
-        r.dl_device_type = dev == 1 ? source->device_type : other;
-        r.dl_device_id = dev == 1 ? source->device_id : 0;
-        r.copy = kCopies[copy];
-        snprintf(c.id, sizeof c.id, "P%02u", (unsigned)++sent);
-        check_one(&c, fn, context, &r, &base, sent == 1);
-      }
-    }
-  }
-  /* The newest listed version the profile refuses, when it refuses any. */
-  dlmap_version refused = {0, 0};
-  dlmap_struct_kind kind;
-  bool any_refused = false;
-  const dlmap_version_info *listed;
-  for (size_t i = 0; (listed = dlmap_version_at(i)) != NULL; i++) {
-    if (dlmap_profile_struct_lookup(true, listed->version, &kind, NULL) != DLMAP_OK) {
-      refused = listed->version;
-      any_refused = true;
-    }
-  }
-  if (any_refused) {
-    memset(&r, 0, sizeof r);
-    r.has_max_version = true;
-    r.max_version = refused;
-    r.copy = DLMAP_COPY_IF_NEEDED;
-    snprintf(c.id, sizeof c.id, "P%02u", (unsigned)++sent);
-    check_one(&c, fn, context, &r, &base, false);
-  }
-  /* Stream values: -2 (below every convention) … 3 (the first handle above CUDA's and ROCm's named values). */
-  for (int64_t stream = -2; stream <= 3; stream++) {
-    memset(&r, 0, sizeof r);
-    r.copy = DLMAP_COPY_IF_NEEDED;
-    r.has_stream = true;
-    r.stream = stream;
-    snprintf(c.id, sizeof c.id, "P%02u", (unsigned)++sent);
-    check_one(&c, fn, context, &r, &base, false);
-  }
-  *count = c.count;
-  if (requests != NULL) *requests = sent;
+  session s;
+  memset(&s, 0, sizeof s);
+  s.c.source = &source_fields;
+  s.c.rows = rows;
+  s.c.capacity = rows != NULL ? capacity : 0;
+  s.fn = fn;
+  s.context = context;
+  send_version_rows(&s);
+  send_refused_row(&s);
+  send_stream_rows(&s);
+  *count = s.c.count;
+  if (requests != NULL) *requests = s.sent;
   return DLMAP_OK;
 }

@@ -35,6 +35,14 @@ static inline int32_t dlmap__invalid_argument(dlmap_error *err, const char *argu
   return dlmap_raise_invalid_argument(err, argument, reason);
 }
 
+/* The spec's platform rows, indexed by the platform's value (src/platform_table.c), and the row of a platform, NULL out
+ * of range: what dlmap_platform_find returns, for the GPU backend, which sits below the public platform functions
+ * (src/platforms.c) and never calls them. Inline: the exchange paths look platforms up on every call. */
+extern const dlmap_platform_info dlmap__platforms[DLMAP_PLATFORM_COUNT];
+static inline const dlmap_platform_info *dlmap__platform_info(dlmap_platform platform) {
+  return (unsigned)platform < (unsigned)DLMAP_PLATFORM_COUNT ? &dlmap__platforms[platform] : NULL;
+}
+
 /* A caller's struct, read by its struct_size (DLMAP__STRUCT_READ): src/struct_size.h. */
 #include "src/struct_size.h"
 

@@ -8,4 +8,7 @@
  * text[0, len), or -1 when none does. */
 int dlmap__platform_from_words(const char *text, size_t len);
 
+/* The platform (a dlmap_platform) whose spec name or alias is exactly name[0, len), or -1 when none is. */
+int dlmap__platform_from_name(const char *name, size_t len);
+
 #endif /* DLMAP_SRC_NAME_LOOKUP_H_ */

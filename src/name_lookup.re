@@ -78,11 +78,9 @@ bool dlmap_device_type_parse(const char *name, size_t len, int32_t *out) {
   return true;
 }
 
-bool dlmap_platform_parse(const char *name, size_t len, dlmap_platform *out) {
+int dlmap__platform_from_name(const char *name, size_t len) {
   int64_t value;
-  if (name == NULL || !match_platform(name, name + len, &value)) return false;
-  *out = (dlmap_platform)value;
-  return true;
+  return name != NULL && match_platform(name, name + len, &value) ? (int)value : -1;
 }
 
 bool dlmap_dtype_parse(const char *name, size_t len, DLDataType *out) {

@@ -1,43 +1,28 @@
-/* dlmap core — platforms from the spec: their info, and which platform a runtime's platform_version
- * string names (the words are matched by the generated re2c scanner in name_lookup.re). */
+/* dlmap core — every public dlmap_platform_* function: the spec's platform info, which platform a name or a runtime's
+ * platform_version string names (the generated re2c scanner in name_lookup.re), and whether this build and machine
+ * can serve a platform. A GPU platform's vendor runtime is loaded by the GPU backend (dlopen; libraries and entry
+ * points from the spec) and the vendor's own error text is the reason when it cannot start, so one build runs on
+ * machines with or without a driver. The backend sits below this file: it reads the platform rows through
+ * dlmap__platform_info (platform_table.c) and never calls these functions. */
+#include <dlfcn.h>
 #include <string.h>
 
-#include "src/internal.h"
+#include "src/backends/gpu.h"
+#include "src/backends/gpu_kernels.h"
 #include "src/name_lookup.h"
 
-#define DLMAP_PLATFORM(ENUM, aliases, words, libraries, ...)                 \
-  static const char *const kAliases_##ENUM[] = {DLMAP_UNPAREN aliases NULL}; \
-  static const char *const kWords_##ENUM[] = {DLMAP_UNPAREN words NULL};     \
-  static const char *const kLibraries_##ENUM[] = {DLMAP_UNPAREN libraries NULL};
-#include "src/generated/platforms.inc"
-#undef DLMAP_PLATFORM
-
-/* Indexed by the platform's public value (spec `value:`), not by its place in the list. */
-static const dlmap_platform_info kPlatforms[DLMAP_PLATFORM_COUNT] = {
-#define DLMAP_PLATFORM(ENUM, aliases_, words_, libraries_, name_, BACKEND, doc_, device_count, error_string, ...) \
-  [DLMAP_PLATFORM_##ENUM] = {                                                                                \
-      .platform = DLMAP_PLATFORM_##ENUM,                                                                     \
-      .name = name_,                                                                                         \
-      .backend = DLMAP_BACKEND_##BACKEND,                                                                    \
-      .doc = doc_,                                                                                           \
-      .aliases = kAliases_##ENUM,                                                                            \
-      .version_words = kWords_##ENUM,                                                                        \
-      .libraries = kLibraries_##ENUM,                                                                        \
-      .device_count_symbol = device_count,                                                                   \
-      .error_string_symbol = error_string,                                                                   \
-  },
-#include "src/generated/platforms.inc"
-#undef DLMAP_PLATFORM
-};
-
-const dlmap_platform_info *dlmap_platform_find(dlmap_platform platform) {
-  if ((unsigned)platform >= (unsigned)DLMAP_PLATFORM_COUNT) return NULL;
-  return &kPlatforms[platform];
-}
+const dlmap_platform_info *dlmap_platform_find(dlmap_platform platform) { return dlmap__platform_info(platform); }
 
 const char *dlmap_platform_name(dlmap_platform platform) {
-  const dlmap_platform_info *info = dlmap_platform_find(platform);
+  const dlmap_platform_info *info = dlmap__platform_info(platform);
   return info != NULL ? info->name : NULL;
+}
+
+bool dlmap_platform_parse(const char *name, size_t len, dlmap_platform *out) {
+  const int found = dlmap__platform_from_name(name, len);
+  if (found < 0) return false;
+  *out = (dlmap_platform)found;
+  return true;
 }
 
 int32_t dlmap_platform_lookup_by_version(const char *platform_version, dlmap_platform *out, dlmap_error *err) {
@@ -49,4 +34,57 @@ int32_t dlmap_platform_lookup_by_version(const char *platform_version, dlmap_pla
     }
   }
   return dlmap_raise_unknown_gpu_platform(err, platform_version);
+}
+
+static void set_reason(dlmap_platform_status *out, const char *text) {
+  dlmap__writer w;
+  dlmap__writer_init(&w, out->reason, sizeof out->reason);
+  dlmap__put_str(&w, text);
+  dlmap__writer_finish(&w);
+}
+
+void dlmap_platform_probe(dlmap_platform platform, dlmap_platform_status *out) {
+  const dlmap_platform_info *info = dlmap__platform_info(platform);
+  memset(out, 0, sizeof *out);
+  if (info == NULL) {
+    set_reason(out, "not a platform of this build's spec");
+  } else if (info->backend == DLMAP_BACKEND_CPU) {
+    out->built = out->available = true;
+    out->device_count = 1;
+  } else if (info->backend == DLMAP_BACKEND_NONE) {
+    set_reason(out, "no dlmap backend serves this platform");
+  } else {
+    dlmap__gpu_probe(platform, out);
+  }
+}
+
+void dlmap_platform_adopt_loaded(void) {
+  for (int p = 0; p < (int)DLMAP_PLATFORM_COUNT; p++) {
+    const dlmap_platform_info *info = dlmap__platform_info((dlmap_platform)p);
+    if (info == NULL || info->backend != DLMAP_BACKEND_GPU || dlmap__gpu_loaded((dlmap_platform)p) != NULL) continue;
+    for (const char *const *lib = info->libraries; lib != NULL && *lib != NULL; lib++) {
+      void *handle = dlopen(*lib, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+      if (handle == NULL) continue;
+      dlclose(handle); /* the process holds its own reference: the library stays */
+      char reason[256];
+      (void)dlmap__gpu_load((dlmap_platform)p, NULL, reason, sizeof reason); /* tries the loaded names first */
+      break;
+    }
+  }
+}
+
+const char *dlmap_platform_runtime_symbol_at(dlmap_platform platform, size_t index, const char **op) {
+  return dlmap__gpu_runtime_symbol_at(platform, index, op);
+}
+
+size_t dlmap_platform_kernels(dlmap_platform platform, char *text, size_t cap) {
+  return dlmap__kernels_status(platform, text, cap);
+}
+
+bool dlmap_platform_kernels_load(dlmap_platform platform, int32_t device_id) {
+  return dlmap__gpu_kernels_load(platform, device_id);
+}
+
+size_t dlmap_platform_driver(dlmap_platform platform, char *text, size_t cap) {
+  return dlmap__kernels_driver(platform, text, cap);
 }

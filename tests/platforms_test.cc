@@ -1,4 +1,4 @@
-// Tests of src/platforms.c and src/platform_probe.c: platform info from the spec, and probing whether a platform can be served here.
+// Tests of src/platforms.c (every public dlmap_platform_* function): platform info from the spec, and probing whether a platform can be served here.
 #include <algorithm>
 #include <climits>
 #include <cstdint>

@@ -74,6 +74,15 @@ def rows(text):
     return lines
 
 
+# The rows of the schema's C signatures (codegen/spec.py *_SIGNATURES): the same in every spec's file.
+SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(")
+
+
+def spec_rows(text):
+    """rows(text) without the signature rows: what the spec's own entries made."""
+    return [r for r in rows(text) if not r.startswith(SIGNATURE_ROWS)]
+
+
 def row_signatures(text):
     """{macro: columns} from the signature comments at the top of an emitted X-macro list, read as plain text."""
     comment = []
@@ -253,6 +262,12 @@ class MinimalSpecFiles(unittest.TestCase):
         self.assertTrue(text.startswith(C_HEADER), text)
         self.assertEqual(rows(text), expected)
 
+    def assertSpecRows(self, function, expected):
+        """assertRows without the rows of the schema's C signatures, which every spec's file has."""
+        text = function(self.spec)
+        self.assertTrue(text.startswith(C_HEADER), text)
+        self.assertEqual(spec_rows(text), expected)
+
     def test_versions(self):
         self.assertRows(emit.emit_versions, [
             'DLMAP_VERSION(0, 9, LEGACY, "Old.", _)',
@@ -273,7 +288,7 @@ class MinimalSpecFiles(unittest.TestCase):
         ])
 
     def test_runtime_symbols_in_op_order(self):
-        self.assertRows(emit.emit_runtime_symbols, [
+        self.assertSpecRows(emit.emit_runtime_symbols, [
             'DLMAP_RUNTIME_SYMBOL(GPU, DEVICE_COUNT, "gpuCount", _)',
             'DLMAP_RUNTIME_SYMBOL(GPU, ERROR_STRING, "gpuError", _)',
             'DLMAP_RUNTIME_SYMBOL(GPU, GET_LAST_ERROR, "gpuLastError", _)',
@@ -341,7 +356,7 @@ class MinimalSpecFiles(unittest.TestCase):
         self.spec.platforms[1].runtime = None
         for function in (emit.emit_runtime_symbols, emit.emit_runtime_values, emit.emit_runtime_streams,
                          emit.emit_runtime_memory_types, emit.emit_runtime_contexts, emit.emit_runtime_kernels):
-            self.assertEqual(rows(function(self.spec)), [])
+            self.assertEqual(spec_rows(function(self.spec)), [])
 
     def test_memory_kinds(self):
         self.assertRows(emit.emit_memory_kinds, [
@@ -614,6 +629,21 @@ class DefaultSpecRows(unittest.TestCase):
                        '"cuda", GPU, "NVIDIA GPUs through the CUDA runtime.", '
                        '"cudaGetDeviceCount", "cudaGetErrorString", _)')
 
+    def test_entry_point_signatures(self):
+        """The C signatures of the runtime's, the module API's and the compiler's ops come from spec.py's tables
+        alone, one row per op in the schema's order, ahead of the spec's rows that name symbols for them."""
+        spec_ = default_spec()
+        for text, macro, table in ((emit.emit_runtime_symbols(spec_), "DLMAP_RUNTIME_OP", spec.RUNTIME_SIGNATURES),
+                                   (emit.emit_runtime_kernels(spec_), "DLMAP_KERNEL_OP", spec.KERNEL_SIGNATURES),
+                                   (emit.emit_runtime_kernels(spec_), "DLMAP_KERNEL_COMPILER_OP",
+                                    spec.KERNEL_COMPILER_SIGNATURES)):
+            ops = [r for r in rows(text) if r.startswith(macro + "(")]
+            self.assertEqual(ops, ["%s(%s, %s, %s, (%s), _)" % (macro, op.upper(), op, returns, parameters)
+                                   for op, returns, parameters in table])
+        self.assertIn("DLMAP_RUNTIME_OP(ERROR_STRING, error_string, const char *, (int error), _)",
+                      rows(emit.emit_runtime_symbols(spec_)))
+        self.assertEqual(spec.RUNTIME_SYMBOLS, tuple(op for op, _, _ in spec.RUNTIME_SIGNATURES))
+
     def test_runtime_rows_of_cuda_and_rocm(self):
         spec_ = default_spec()
         self.assertIn('DLMAP_RUNTIME_SYMBOL(CUDA, STREAM_WAIT_EVENT, "cudaStreamWaitEvent", _)',
@@ -631,7 +661,10 @@ class DefaultSpecRows(unittest.TestCase):
             'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent", '
             '"cuDevicePrimaryCtxRetain", _)',
             'DLMAP_RUNTIME_ADDRESS_RANGE(CUDA, "libcuda.so.1", "cuMemGetAddressRange_v2", _)',
+            # the toolkit path's dlmap_config.h macros: bare identifiers, expanded where gpu.c includes the list
+            'DLMAP_RUNTIME_TOOLKIT(CUDA, DLMAP_CUDA_LIBDIR, DLMAP_CUDART_SONAME, _)',
             'DLMAP_RUNTIME_ADDRESS_RANGE(ROCM, NULL, "hipMemGetAddressRange", _)',
+            'DLMAP_RUNTIME_TOOLKIT(ROCM, DLMAP_ROCM_LIBDIR, DLMAP_AMDHIP_SONAME, _)',
         ])
         kernel_rows = rows(emit.emit_runtime_kernels(spec_))
         # the context-lost statuses of both platforms' module APIs (CUDA's and HIP's enums agree on them)
@@ -646,14 +679,15 @@ class DefaultSpecRows(unittest.TestCase):
         self.assertEqual(ptx_rows[-1], 'DLMAP_RUNTIME_KERNEL_DRIVER_ISA(CUDA, "13.0", 13000, 90, "9.0", _)')
         cuda = [p for p in spec_.platforms if p.name == "cuda"][0]
         self.assertEqual(len(ptx_rows), 1 + len(cuda.runtime.kernels.ptx_floor.driver_isa))
-        self.assertEqual([r for r in kernel_rows if "MODULE_LOST" not in r and r not in ptx_rows], [
+        self.assertEqual([r for r in kernel_rows
+                          if "MODULE_LOST" not in r and r not in ptx_rows and not r.startswith(SIGNATURE_ROWS)], [
             'DLMAP_RUNTIME_KERNELS(CUDA, "libcuda.so.1", "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel", '
             'true, _)',
             'DLMAP_RUNTIME_KERNELS(ROCM, NULL, "hipModuleLoadData", "hipModuleGetFunction", "hipModuleLaunchKernel", '
             'false, _)',
             'DLMAP_RUNTIME_KERNEL_COMPILER(ROCM, ("libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so.5", '
-            '"libhiprtc.so", ), "hiprtcCreateProgram", "hiprtcCompileProgram", "hiprtcGetCodeSize", "hiprtcGetCode", '
-            '"hiprtcDestroyProgram", "hiprtcGetProgramLogSize", "hiprtcGetProgramLog", _)',
+            '"libhiprtc.so", ), ("hiprtcCreateProgram", "hiprtcCompileProgram", "hiprtcGetCodeSize", "hiprtcGetCode", '
+            '"hiprtcDestroyProgram", "hiprtcGetProgramLogSize", "hiprtcGetProgramLog", ), _)',
         ])
         self.assertEqual(rows(emit.emit_runtime_streams(spec_)), [
             "DLMAP_RUNTIME_STREAM(CUDA, LEGACY_DEFAULT, 1, _)",

@@ -1,8 +1,9 @@
 # dlmap codegen tests — kernel_artifact_test: the PTX the library embeds against the spec's floor (issue 55).
 """The strided-copy kernels' PTX, as the build embeds it (kKernelPtx of the generated strided_copy_image.inc) and as
 committed, checked against spec/platforms.yaml's runtime.kernels.ptx read with plain PyYAML: its .version and .target
-never above the floor, the same 15 entry points, ptxas assembling it for every target the spec lists (where ptxas is
-installed; elsewhere SKIP with the reason), and the fake runtime's fixtures stating the spec's floor and table.
+never above the floor, the entry points strided_copy_params.h lists, ptxas assembling it for every target the spec
+lists (where ptxas is installed; elsewhere SKIP with the reason), and the fake runtime's fixtures stating the spec's
+floor and table.
 
 Under Bazel:  bazel test //codegen/tests:kernel_artifact_test
 """
@@ -23,8 +24,23 @@ FIXTURES = ("tests/gpu/fake_cuda.yaml", "tests/gpu/fake_missing_kernels.yaml")
 # Pinned by issue 55: every CUDA 12 and 13 driver (ISA 8.0 and up) must load the kernels, on these GPUs at least.
 MOST_ISA = (8, 0)
 REQUIRED_TARGETS = ("sm_75", "sm_90", "sm_120")
-ENTRY_POINTS = sorted("dlmap_%s_u%d" % (shape, unit) for shape in ("gather32", "gather", "transpose")
-                      for unit in (1, 2, 4, 8, 16))
+
+
+def entry_points():
+    """The kernels strided_copy_params.h lists (DLMAP_KERNEL_SHAPES × DLMAP_KERNEL_UNITS), which the source defines and
+    the backend asks the module API for: dlmap_<shape>_<unit>, sorted."""
+    with open(os.path.join(KERNELS, "strided_copy_params.h"), encoding="utf-8") as f:
+        text = f.read()
+
+    def listed(macro, item):
+        body = re.search(r"#define %s\(X, \.\.\.\)((?:.*\\\n)*.*)" % macro, text).group(1)
+        return re.findall(item, body)
+    shapes = listed("DLMAP_KERNEL_SHAPES", r"X\([A-Z0-9_]+,\s*(\w+),")
+    units = listed("DLMAP_KERNEL_UNITS", r"X\((\w+),")
+    return sorted("dlmap_%s_%s" % (shape, unit) for shape in shapes for unit in units)
+
+
+ENTRY_POINTS = entry_points()
 
 
 def version(text):

@@ -605,6 +605,18 @@ class PlatformRules(SpecTestCase):
         self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.symbols"), "launch_kernel",
                             "unknown key 'launch_kernel'")
 
+    def test_runtime_toolkit_macro_not_an_identifier(self):
+        runtime, where = self.runtime()
+        runtime["toolkit"] = {"libdir": "/usr/local/cuda/lib64", "soname": "DLMAP_CUDART_SONAME"}
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.toolkit"), "libdir",
+                            "'/usr/local/cuda/lib64' is not a C macro")
+
+    def test_runtime_toolkit_unknown_key(self):
+        runtime, where = self.runtime("rocm")
+        runtime["toolkit"] = {"libdir": "DLMAP_ROCM_LIBDIR", "soname": "DLMAP_AMDHIP_SONAME", "path": "X"}
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.toolkit"), "path",
+                            "unknown key 'path'")
+
     def test_runtime_symbol_used_for_two_ops(self):
         runtime, where = self.runtime()
         runtime["symbols"]["free_host"] = "cudaFree"

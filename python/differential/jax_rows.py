@@ -56,7 +56,6 @@ Run: python3 jax_rows.py   (prints every row's outcome against the installed JAX
 """
 
 import builtins
-import collections
 import ctypes as C
 import os
 import re
@@ -64,20 +63,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import capsules as cap  # noqa: E402
+import row_harness  # noqa: E402
 
-Row = collections.namedtuple("Row", "id what run")
-ROWS = []
-
-
-class NotApplicable(Exception):
-    """The adapter cannot make this row's input here (no GPU)."""
-
-
-def row(rid, what):
-    def deco(fn):
-        ROWS.append(Row(rid, what, fn))
-        return fn
-    return deco
+ROWS, row = row_harness.registry()
+NotApplicable = row_harness.NotApplicable  # e.g. a row that needs a GPU where JAX has none
 
 
 def builtin_kind(exc):
@@ -477,12 +466,7 @@ ADAPTER = JaxAdapter  # the real system these rows describe (differential_test.p
 
 
 def main():
-    lib = JaxAdapter()
-    reason = lib.skip_reason()
-    print("# jax %s, python %s" % (lib.version, sys.version.split()[0]))
-    for r in ROWS:
-        print("%-24s %s" % (r.id, ("skip", reason) if reason else run_row(r, lib)))
-    return 0
+    return row_harness.print_rows(JaxAdapter(), ROWS, run_row)
 
 
 if __name__ == "__main__":

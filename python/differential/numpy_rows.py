@@ -22,27 +22,16 @@ Crafted producers (capsules.py) are library-neutral and shared by every adapter.
 Run: python3 numpy_rows.py   (prints every row's outcome against the installed NumPy)
 """
 
-import collections
 import gc
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import capsules as cap  # noqa: E402
+import row_harness  # noqa: E402
 
-Row = collections.namedtuple("Row", "id what run")
-ROWS = []
-
-
-class NotApplicable(Exception):
-    """The adapter cannot make this row's input (e.g. a byte-swapped array in a library without one)."""
-
-
-def row(rid, what):
-    def deco(fn):
-        ROWS.append(Row(rid, what, fn))
-        return fn
-    return deco
+ROWS, row = row_harness.registry()
+NotApplicable = row_harness.NotApplicable  # e.g. a byte-swapped array in a library without one
 
 
 def outcome(fn):
@@ -693,15 +682,7 @@ class NumpyAdapter:
 
 
 def main(lib):
-    print("# %s %s, %s, %d rows" % (lib.name, lib.version, sys.version.split()[0], len(ROWS)))
-    skip = lib.skip_reason()
-    tally = collections.Counter()
-    for r in ROWS:
-        got = ("skip", skip) if skip else r.run(lib)
-        tally[got[0]] += 1
-        print("%-7s %s" % (r.id, ("SKIP: " + skip) if skip else got))
-    print("# summary: " + ", ".join("%s %d" % kv for kv in sorted(tally.items())))
-    return 0
+    return row_harness.print_rows(lib, ROWS, lambda r, lib_: r.run(lib_))
 
 
 ADAPTER = NumpyAdapter  # the real system these rows describe (differential_test.py)

@@ -16,37 +16,12 @@
 
 /* ---- the spec's rows ------------------------------------------------------------------------------- */
 
-/* The ops of the spec's symbol table (codegen/spec.py RUNTIME_SYMBOLS) and the C signature each is called
- * with (spec/platforms.yaml documents them). Each returns the runtime's error enum (0: success) unless
- * its return type says otherwise. */
-#define GPU_OPS(X)                                                                                         \
-  X(DEVICE_COUNT, device_count, int, (int *count))                                                         \
-  X(ERROR_STRING, error_string, const char *, (int error))                                                 \
-  X(GET_LAST_ERROR, get_last_error, int, (void))                                                           \
-  X(RUNTIME_VERSION, runtime_version, int, (int *version))                                                 \
-  X(GET_DEVICE, get_device, int, (int *device))                                                            \
-  X(SET_DEVICE, set_device, int, (int device))                                                             \
-  X(MALLOC, malloc, int, (void **ptr, size_t bytes))                                                       \
-  X(FREE, free, int, (void *ptr))                                                                          \
-  X(MALLOC_HOST, malloc_host, int, (void **ptr, size_t bytes, unsigned flags))                             \
-  X(FREE_HOST, free_host, int, (void *ptr))                                                                \
-  X(MALLOC_MANAGED, malloc_managed, int, (void **ptr, size_t bytes, unsigned flags))                       \
-  X(MEMCPY_ASYNC, memcpy_async, int, (void *dst, const void *src, size_t bytes, int kind, void *stream))   \
-  X(MEMCPY_2D_ASYNC, memcpy_2d_async, int,                                                                 \
-    (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, int kind,      \
-     void *stream))                                                                                        \
-  X(MEMSET_ASYNC, memset_async, int, (void *dst, int value, size_t bytes, void *stream))                   \
-  X(EVENT_CREATE, event_create, int, (void **event, unsigned flags))                                       \
-  X(EVENT_RECORD, event_record, int, (void *event, void *stream))                                          \
-  X(EVENT_DESTROY, event_destroy, int, (void *event))                                                      \
-  X(STREAM_WAIT_EVENT, stream_wait_event, int, (void *stream, void *event, unsigned flags))                \
-  X(STREAM_SYNCHRONIZE, stream_synchronize, int, (void *stream))                                           \
-  X(POINTER_ATTRIBUTES, pointer_attributes, int, (void *attributes, const void *ptr))
-
+/* The ops of the spec's symbol table, each with the C signature it is called with (codegen/spec.py
+ * RUNTIME_SIGNATURES, generated as runtime_symbols.inc's DLMAP_RUNTIME_OP rows). Each returns the runtime's error
+ * enum (0: success) unless its return type says otherwise. */
 enum {
-#define X(OP, op, R, ARGS) GPU_OP_##OP,
-  GPU_OPS(X)
-#undef X
+#define DLMAP_RUNTIME_OP(OP, ...) GPU_OP_##OP,
+#include "src/generated/runtime_symbols.inc"
   GPU_OP_COUNT
 };
 
@@ -152,13 +127,26 @@ static const address_range_row kAddressRanges[] = {
 #undef DLMAP_RUNTIME_ADDRESS_RANGE
     {DLMAP_PLATFORM_COUNT, NULL, NULL}};
 
+/* Where the build's host detection put each platform's toolkit runtime (spec: runtime.toolkit names the macros of
+ * dlmap_config.h): its directory, "" when it found none, and the path of the runtime in it. */
+typedef struct toolkit_row {
+  dlmap_platform platform;
+  const char *libdir, *path;
+} toolkit_row;
+
+static const toolkit_row kToolkits[] = {
+#define DLMAP_RUNTIME_TOOLKIT(PLATFORM, LIBDIR, SONAME, ...) \
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .libdir = LIBDIR, .path = LIBDIR "/" SONAME},
+#include "src/generated/runtime_contexts.inc"
+#undef DLMAP_RUNTIME_TOOLKIT
+    {DLMAP_PLATFORM_COUNT, NULL, NULL}};
+
 static const char *const kOpNames[] = {
-#define X(OP, op, R, ARGS) #op,
-    GPU_OPS(X)
-#undef X
+#define DLMAP_RUNTIME_OP(OP, op, ...) #op,
+#include "src/generated/runtime_symbols.inc"
 };
 
-const char *dlmap_platform_runtime_symbol_at(dlmap_platform platform, size_t index, const char **op) {
+const char *dlmap__gpu_runtime_symbol_at(dlmap_platform platform, size_t index, const char **op) {
   for (const symbol_row *row = kSymbols; row->symbol != NULL; row++) {
     if (row->platform != platform) continue;
     if (index-- == 0) {
@@ -175,9 +163,8 @@ const char *dlmap_platform_runtime_symbol_at(dlmap_platform platform, size_t ind
 /* ---- the loaded runtime ---------------------------------------------------------------------------- */
 
 typedef struct gpu_ops {
-#define X(OP, op, R, ARGS) R(*op) ARGS;
-  GPU_OPS(X)
-#undef X
+#define DLMAP_RUNTIME_OP(OP, op, R, ARGS, ...) R(*op) ARGS;
+#include "src/generated/runtime_symbols.inc"
 } gpu_ops;
 
 struct dlmap__gpu {
@@ -221,12 +208,11 @@ static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void set_op(gpu_ops *call, int op, void *address) {
   switch (op) {
-#define X(OP, op, R, ARGS)                   \
-  case GPU_OP_##OP:                          \
+#define DLMAP_RUNTIME_OP(OP, op, ...)            \
+  case GPU_OP_##OP:                              \
     memcpy(&call->op, &address, sizeof address); \
     break;
-    GPU_OPS(X)
-#undef X
+#include "src/generated/runtime_symbols.inc"
     default:
       break;
   }
@@ -244,9 +230,10 @@ static void write3(char *buf, size_t cap, const char *a, const char *b, const ch
 /* The runtime library of the toolkit this build found at configure time (an absolute path), or "" when it found
  * none: one more candidate after the spec's library names, for machines whose ld.so.cache does not list it. The
  * backend itself needs no toolkit: it loads the runtime with dlopen over the spec's symbol table. */
-static const char *toolkit_runtime(const char *name) {
-  if (strcmp(name, "cuda") == 0) return DLMAP_CUDA_LIBDIR[0] != '\0' ? DLMAP_CUDA_LIBDIR "/" DLMAP_CUDART_SONAME : "";
-  if (strcmp(name, "rocm") == 0) return DLMAP_ROCM_LIBDIR[0] != '\0' ? DLMAP_ROCM_LIBDIR "/" DLMAP_AMDHIP_SONAME : "";
+static const char *toolkit_runtime(dlmap_platform platform) {
+  for (const toolkit_row *row = kToolkits; row->libdir != NULL; row++) {
+    if (row->platform == platform) return row->libdir[0] != '\0' ? row->path : "";
+  }
   return "";
 }
 
@@ -367,6 +354,103 @@ static bool loaded_in_process(const char *soname) {
  * depends on ld.so.cache), then the toolkit path found at configure time. */
 #define GPU_MAX_CANDIDATES 64
 
+typedef struct candidates {
+  const char *names[GPU_MAX_CANDIDATES];
+  int modes[GPU_MAX_CANDIDATES], count;
+} candidates;
+
+/* The candidates of a load: with search, every name (loaded ones first) and the toolkit path; without (a search already
+ * found none), only the names the process has loaded since. */
+static void list_candidates(dlmap_platform platform, const dlmap_platform_info *info, bool search, candidates *out) {
+  const char *absolute = search ? toolkit_runtime(platform) : "";
+  int n = 0;
+  for (int pass = 0; pass < (search ? 2 : 1); pass++) {
+    for (const char *const *lib = info->libraries; *lib != NULL && n < GPU_MAX_CANDIDATES - 1; lib++) {
+      if (!search && !loaded_in_process(*lib)) continue;
+      out->names[n] = *lib;
+      out->modes[n++] = RTLD_NOW | RTLD_LOCAL | (pass == 0 ? RTLD_NOLOAD : 0);
+    }
+  }
+  const size_t length = strlen(absolute);
+  if (length > 1 && absolute[0] == '/' && absolute[length - 1] != '/') {
+    out->names[n] = absolute;
+    out->modes[n++] = RTLD_NOW | RTLD_LOCAL;
+  }
+  out->count = n;
+}
+
+/* What a load learned from the candidates it tried: the handles (a library under two names is tried once), the first
+ * that loaded but could not start (kept as the fallback), the first dlopen failure and the first library that lacked
+ * a symbol. */
+typedef struct load_attempt {
+  void *tried[GPU_MAX_CANDIDATES];
+  int tried_count;
+  bool have_fallback;
+  dlmap__gpu fallback;
+  char why[200], lacks[160];
+} load_attempt;
+
+/* One opened library: 1 when it started (gpu is complete), -1 when the driver's context entry points failed (reason
+ * written), 0 to go on with the next candidate. */
+static int try_library(dlmap_platform platform, void *handle, dlmap__gpu *gpu, load_attempt *attempt, char *reason,
+                       size_t cap) {
+  memset(gpu, 0, sizeof *gpu);
+  gpu->platform = platform;
+  gpu->name = dlmap__platform_info(platform)->name;
+  gpu->library = handle;
+  char missing[160];
+  if (!resolve_symbols(platform, handle, gpu, missing, sizeof missing)) {
+    /* Nothing of it ran, so it can be closed again (a runtime that ran cannot: it registers exit handlers). */
+    dlclose(handle);
+    if (attempt->lacks[0] == '\0') write3(attempt->lacks, sizeof attempt->lacks, missing, NULL, NULL);
+    return 0;
+  }
+  /* Runtimes enumerate devices once, when they start, so the count and its status are asked once: later
+   * probes cost nothing and do not create the per-thread state HIP leaks on every thread that calls it. */
+  gpu->devices = 0; /* runtimes do not always write the count on error */
+  gpu->devices_status = gpu->call.device_count(&gpu->devices);
+  if (gpu->devices_status != 0) {
+    gpu->call.get_last_error();
+    gpu->devices = 0;
+  }
+  if (gpu->devices_status != 0 || gpu->devices <= 0) {
+    if (!attempt->have_fallback) {
+      read_tables(platform, gpu);
+      attempt->fallback = *gpu;
+      attempt->have_fallback = true;
+    }
+    return 0; /* it stays loaded: it ran */
+  }
+  if (!resolve_context(platform, gpu, missing, sizeof missing)) {
+    write3(reason, cap, missing, NULL, NULL);
+    return -1;
+  }
+  resolve_address_range(platform, gpu);
+  read_tables(platform, gpu);
+  return 1;
+}
+
+/* Opens a candidate: the handle, or NULL when it does not load or is a library already tried. */
+static void *open_candidate(const candidates *list, int i, load_attempt *attempt) {
+  void *handle = dlopen(list->names[i], list->modes[i]);
+  if (handle == NULL) {
+    const char *error = dlerror();
+    if (attempt->why[0] == '\0' && !(list->modes[i] & RTLD_NOLOAD)) {
+      write3(attempt->why, sizeof attempt->why, "cannot load the runtime: ", error != NULL ? error : list->names[i],
+             NULL);
+    }
+    return NULL;
+  }
+  for (int j = 0; j < attempt->tried_count; j++) {
+    if (attempt->tried[j] == handle) { /* another name of a library already tried: drop the extra reference */
+      dlclose(handle);
+      return NULL;
+    }
+  }
+  attempt->tried[attempt->tried_count++] = handle;
+  return handle;
+}
+
 /* Fills gpu (under g_load_lock) from the first candidate that loads, has every symbol and starts: its device count
  * succeeds with at least one device. A runtime that loads but cannot start (a CUDA 13 runtime on an older driver
  * returns 35; no device: 100) gives way to the next candidate, so a framework's older libcudart still serves; when
@@ -374,92 +458,34 @@ static bool loaded_in_process(const char *soname) {
  * the reason) when no candidate loads. */
 static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason, size_t cap, bool search,
                          bool *none_found) {
-  const dlmap_platform_info *info = dlmap_platform_find(platform);
-  const char *absolute = search ? toolkit_runtime(info->name) : "";
-  const char *names[GPU_MAX_CANDIDATES];
-  int modes[GPU_MAX_CANDIDATES], n = 0;
-  for (int pass = 0; pass < (search ? 2 : 1); pass++) {
-    for (const char *const *lib = info->libraries; *lib != NULL && n < GPU_MAX_CANDIDATES - 1; lib++) {
-      if (!search && !loaded_in_process(*lib)) continue;
-      names[n] = *lib;
-      modes[n++] = RTLD_NOW | RTLD_LOCAL | (pass == 0 ? RTLD_NOLOAD : 0);
-    }
+  candidates list;
+  list_candidates(platform, dlmap__platform_info(platform), search, &list);
+  load_attempt attempt;
+  attempt.tried_count = 0;
+  attempt.have_fallback = false;
+  attempt.why[0] = attempt.lacks[0] = '\0';
+  for (int i = 0; i < list.count; i++) {
+    void *handle = open_candidate(&list, i, &attempt);
+    if (handle == NULL) continue;
+    const int started = try_library(platform, handle, gpu, &attempt, reason, cap);
+    if (started != 0) return started > 0;
   }
-  const size_t length = strlen(absolute);
-  if (length > 1 && absolute[0] == '/' && absolute[length - 1] != '/') {
-    names[n] = absolute;
-    modes[n++] = RTLD_NOW | RTLD_LOCAL;
-  }
-
-  void *tried[GPU_MAX_CANDIDATES];
-  int tried_count = 0;
-  bool have_fallback = false;
-  dlmap__gpu fallback;
-  char why[200] = "", lacks[160] = ""; /* the first dlopen failure; the first library that lacked a symbol */
-  for (int i = 0; i < n; i++) {
-    void *handle = dlopen(names[i], modes[i]);
-    if (handle == NULL) {
-      const char *error = dlerror();
-      if (why[0] == '\0' && !(modes[i] & RTLD_NOLOAD)) {
-        write3(why, sizeof why, "cannot load the runtime: ", error != NULL ? error : names[i], NULL);
-      }
-      continue;
-    }
-    bool seen = false;
-    for (int j = 0; j < tried_count && !seen; j++) seen = tried[j] == handle;
-    if (seen) { /* another name of a library already tried: drop the extra reference */
-      dlclose(handle);
-      continue;
-    }
-    tried[tried_count++] = handle;
-    memset(gpu, 0, sizeof *gpu);
-    gpu->platform = platform;
-    gpu->name = info->name;
-    gpu->library = handle;
-    char missing[160];
-    if (!resolve_symbols(platform, handle, gpu, missing, sizeof missing)) {
-      /* Nothing of it ran, so it can be closed again (a runtime that ran cannot: it registers exit handlers). */
-      dlclose(handle);
-      if (lacks[0] == '\0') write3(lacks, sizeof lacks, missing, NULL, NULL);
-      continue;
-    }
-    /* Runtimes enumerate devices once, when they start, so the count and its status are asked once: later
-     * probes cost nothing and do not create the per-thread state HIP leaks on every thread that calls it. */
-    gpu->devices = 0; /* runtimes do not always write the count on error */
-    gpu->devices_status = gpu->call.device_count(&gpu->devices);
-    if (gpu->devices_status != 0) {
-      gpu->call.get_last_error();
-      gpu->devices = 0;
-    }
-    if (gpu->devices_status != 0 || gpu->devices <= 0) {
-      if (!have_fallback) {
-        read_tables(platform, gpu);
-        fallback = *gpu;
-        have_fallback = true;
-      }
-      continue; /* it stays loaded: it ran */
-    }
-    if (!resolve_context(platform, gpu, missing, sizeof missing)) {
-      write3(reason, cap, missing, NULL, NULL);
-      return false;
-    }
-    resolve_address_range(platform, gpu);
-    read_tables(platform, gpu);
+  if (attempt.have_fallback) {
+    *gpu = attempt.fallback;
     return true;
   }
-  if (have_fallback) {
-    *gpu = fallback;
-    return true;
-  }
-  *none_found = tried_count == 0;
+  *none_found = attempt.tried_count == 0;
   /* A library that loaded but lacks an entry point says more than one that is not installed. */
-  write3(reason, cap, lacks[0] != '\0' ? lacks : why[0] != '\0' ? why : "cannot load the runtime: no library to try",
+  write3(reason, cap,
+         attempt.lacks[0] != '\0' ? attempt.lacks
+         : attempt.why[0] != '\0' ? attempt.why
+                                   : "cannot load the runtime: no library to try",
          NULL, NULL);
   return false;
 }
 
 const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *reason, size_t cap) {
-  const dlmap_platform_info *info = dlmap_platform_find(platform);
+  const dlmap_platform_info *info = dlmap__platform_info(platform);
   /* Every platform whose spec entry describes a runtime is built: nothing of the vendor's is needed to build. */
   const bool has_support = info != NULL && info->device_count_symbol != NULL;
   if (built != NULL) *built = has_support;
@@ -507,7 +533,30 @@ const char *dlmap__gpu_error_text(const dlmap__gpu *gpu, int status) {
 
 bool dlmap__gpu_started(const dlmap__gpu *gpu) { return gpu->devices_status == 0 && gpu->devices > 0; }
 
-const char *dlmap__gpu_device_count_symbol(const dlmap__gpu *gpu) { return gpu->symbol[GPU_OP_DEVICE_COUNT]; }
+void dlmap__gpu_probe(dlmap_platform platform, dlmap_platform_status *out) {
+  memset(out, 0, sizeof *out);
+  /* The runtime is loaded once (library, every symbol of the spec's table, the device count). */
+  const dlmap__gpu *gpu = dlmap__gpu_load(platform, &out->built, out->reason, sizeof out->reason);
+  if (gpu == NULL) return;
+  if (gpu->devices_status != 0) {
+    dlmap__writer w;
+    dlmap__writer_init(&w, out->reason, sizeof out->reason);
+    dlmap__put_str(&w, dlmap__gpu_error_text(gpu, gpu->devices_status));
+    dlmap__put_str(&w, " (");
+    dlmap__put_str(&w, gpu->symbol[GPU_OP_DEVICE_COUNT]);
+    dlmap__put_str(&w, " returned ");
+    dlmap__put_int(&w, gpu->devices_status);
+    dlmap__put_str(&w, ")");
+    dlmap__writer_finish(&w);
+    return;
+  }
+  if (gpu->devices <= 0) {
+    write3(out->reason, sizeof out->reason, "the runtime reports no devices", NULL, NULL);
+    return;
+  }
+  out->available = true;
+  out->device_count = gpu->devices;
+}
 
 /* ---- errors ---------------------------------------------------------------------------------------- */
 
@@ -548,11 +597,11 @@ static int32_t driver_failed(const dlmap__gpu *gpu, const char *symbol, int stat
 
 int32_t dlmap__gpu_acquire(const dlmap_device_info *device, const dlmap__gpu **out, dlmap_error *err) {
   dlmap_platform_status status;
-  dlmap_platform_probe(device->platform, &status);
+  dlmap__gpu_probe(device->platform, &status);
   const dlmap__gpu *gpu = status.available ? dlmap__gpu_loaded(device->platform) : NULL;
   if (gpu == NULL) {
     return dlmap_raise_platform_unavailable(err, device->name, device->value,
-                                            dlmap_platform_find(device->platform)->name,
+                                            dlmap__platform_info(device->platform)->name,
                                             status.available ? "the runtime is not loaded" : status.reason);
   }
   *out = gpu;
@@ -879,9 +928,9 @@ static bool launch_kernel(const dlmap__gpu *gpu, const dlmap__kernel_plan *plan,
   return false;
 }
 
-bool dlmap_platform_kernels_load(dlmap_platform platform, int32_t device_id) {
+bool dlmap__gpu_kernels_load(dlmap_platform platform, int32_t device_id) {
   dlmap_platform_status status;
-  dlmap_platform_probe(platform, &status);
+  dlmap__gpu_probe(platform, &status);
   const dlmap__gpu *gpu = status.available ? dlmap__gpu_loaded(platform) : NULL;
   device_scope scope;
   if (gpu == NULL || device_id < 0 || device_id >= gpu->devices || enter_device(gpu, device_id, &scope, NULL) != DLMAP_OK) {

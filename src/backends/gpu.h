@@ -32,8 +32,16 @@ const char *dlmap__gpu_last_failure(void);
 /* The vendor's text for a status of its runtime ("CUDA driver version is insufficient …"); never NULL. */
 const char *dlmap__gpu_error_text(const dlmap__gpu *gpu, int status);
 
-/* The symbol the spec names for the device_count op (for messages). */
-const char *dlmap__gpu_device_count_symbol(const dlmap__gpu *gpu);
+/* What dlmap_platform_probe reports for a platform the GPU backend serves (out is cleared first): built, and available
+ * with the device count, or the reason it is not (the vendor's text and the device_count symbol's status where the
+ * runtime loaded but cannot start). dlmap_platform_probe answers the other backends itself. */
+void dlmap__gpu_probe(dlmap_platform platform, dlmap_platform_status *out);
+
+/* dlmap_platform_kernels_load: loads the strided-copy kernels on the device as the first layout copy would. */
+bool dlmap__gpu_kernels_load(dlmap_platform platform, int32_t device_id);
+
+/* dlmap_platform_runtime_symbol_at: the index-th entry point of the spec's runtime table for the platform. */
+const char *dlmap__gpu_runtime_symbol_at(dlmap_platform platform, size_t index, const char **op);
 
 /* The runtime serving `device`'s platform, started with at least one device. Error: platform_unavailable
  * with the probe's reason (the vendor's text where there is one). */

@@ -112,7 +112,7 @@ static void describe(dlmap__writer *w, dlmap_platform platform, const ptx_floor 
     if (r->driver_version <= version) at = r;
     if (oldest_loading == NULL && r->isa >= floor->isa) oldest_loading = r;
   }
-  const char *name = dlmap_platform_find(platform)->name;
+  const char *name = dlmap__platform_info(platform)->name;
   dlmap__put_str(w, "driver ");
   dlmap__put_int(w, version);
   if (at == NULL) {
@@ -145,7 +145,7 @@ static void describe(dlmap__writer *w, dlmap_platform platform, const ptx_floor 
   }
 }
 
-size_t dlmap_platform_driver(dlmap_platform platform, char *text, size_t cap) {
+size_t dlmap__kernels_driver(dlmap_platform platform, char *text, size_t cap) {
   dlmap__writer w;
   dlmap__writer_init(&w, text, cap);
   const ptx_floor *floor = (unsigned)platform < (unsigned)DLMAP_PLATFORM_COUNT ? floor_of(platform) : NULL;

@@ -78,14 +78,19 @@ bool dlmap__kernel_plan_copy(const void *src, void *dst, const dlmap__copy_layou
   return true;
 }
 
-#define KERNEL_UNITS 5
+#define KERNEL_ONE_UNIT(...) +1
+#define KERNEL_UNITS (0 DLMAP_KERNEL_UNITS(KERNEL_ONE_UNIT, ~))
 #define KERNEL_COUNT (DLMAP__KERNEL_SHAPE_COUNT * KERNEL_UNITS)
+_Static_assert(KERNEL_UNITS == 5, "a plan's unit_log2 (0…4: 1…16 bytes) indexes the kernels' units");
 
-/* The kernels of strided_copy.cu, by shape then unit. */
+/* The kernels of strided_copy.cu, by shape then unit, named from strided_copy_params.h's lists as the source names
+ * them: dlmap_<shape>_<unit>. */
 static const char *const kKernelNames[KERNEL_COUNT] = {
-    "dlmap_gather32_u1",  "dlmap_gather32_u2",  "dlmap_gather32_u4",  "dlmap_gather32_u8",  "dlmap_gather32_u16",
-    "dlmap_gather_u1",    "dlmap_gather_u2",    "dlmap_gather_u4",    "dlmap_gather_u8",    "dlmap_gather_u16",
-    "dlmap_transpose_u1", "dlmap_transpose_u2", "dlmap_transpose_u4", "dlmap_transpose_u8", "dlmap_transpose_u16",
+#define KERNEL_NAME(unit, T, shape) "dlmap_" #shape "_" #unit,
+#define KERNEL_NAMES_OF_SHAPE(SHAPE, shape, ...) DLMAP_KERNEL_UNITS(KERNEL_NAME, shape)
+    DLMAP_KERNEL_SHAPES(KERNEL_NAMES_OF_SHAPE, ~)
+#undef KERNEL_NAMES_OF_SHAPE
+#undef KERNEL_NAME
 };
 
 static int kernel_index(const dlmap__kernel_plan *plan) { return (int)plan->shape * KERNEL_UNITS + plan->unit_log2; }
@@ -130,8 +135,13 @@ static bool module_lost(dlmap_platform platform, int status) {
   return false;
 }
 
-/* The runtime compiler's entry points, in the order of the spec's KERNEL_COMPILER_OPS. */
-enum { CC_CREATE, CC_COMPILE, CC_CODE_SIZE, CC_CODE, CC_DESTROY, CC_LOG_SIZE, CC_LOG, CC_OPS };
+/* The runtime compiler's entry points, in the order of every compiler row's symbols (the generated
+ * DLMAP_KERNEL_COMPILER_OP rows: codegen/spec.py KERNEL_COMPILER_SIGNATURES). */
+enum {
+#define DLMAP_KERNEL_COMPILER_OP(OP, ...) CC_##OP,
+#include "src/generated/runtime_kernels.inc"
+  CC_OPS
+};
 
 typedef struct compiler_row {
   dlmap_platform platform;
@@ -140,26 +150,26 @@ typedef struct compiler_row {
 } compiler_row;
 
 static const compiler_row kCompilers[] = {
-#define DLMAP_RUNTIME_KERNEL_COMPILER(PLATFORM, libraries_, create, compile, size, code, destroy, log_size, log, ...) \
-  {.platform = DLMAP_PLATFORM_##PLATFORM,                                                                             \
-   .libraries = kCompilerLibraries_##PLATFORM,                                                                        \
-   .symbols = {create, compile, size, code, destroy, log_size, log}},
+#define DLMAP_RUNTIME_KERNEL_COMPILER(PLATFORM, libraries_, symbols_, ...) \
+  {.platform = DLMAP_PLATFORM_##PLATFORM,                                  \
+   .libraries = kCompilerLibraries_##PLATFORM,                             \
+   .symbols = {DLMAP_UNPAREN symbols_}},
 #include "src/generated/runtime_kernels.inc"
     {DLMAP_PLATFORM_COUNT, NULL, {NULL}}};
 
 /* ---- the loaded state ----------------------------------------------------------------------------------------- */
 
-typedef int (*load_fn)(void **module, const void *image);
-typedef int (*function_fn)(void **function, void *module, const char *name);
-typedef int (*launch_fn)(void *function, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
-                         unsigned block_y, unsigned block_z, unsigned shared_bytes, void *stream, void **params,
-                         void **extra);
-typedef int (*create_fn)(void **program, const char *source, const char *name, int headers,
-                         const char *const *header_texts, const char *const *header_names);
-typedef int (*compile_fn)(void *program, int options, const char *const *option_texts);
-typedef int (*size_fn)(void *program, size_t *bytes);
-typedef int (*text_fn)(void *program, char *out);
-typedef int (*destroy_fn)(void **program);
+/* The module API's and the compiler's entry points, as the generated signatures type them (codegen/spec.py
+ * KERNEL_SIGNATURES, KERNEL_COMPILER_SIGNATURES): module_load_data_fn, …, create_program_fn, …, log_fn. */
+#define DLMAP_KERNEL_OP(OP, op, R, ARGS, ...) typedef R(*op##_fn) ARGS;
+#define DLMAP_KERNEL_COMPILER_OP(OP, op, R, ARGS, ...) typedef R(*op##_fn) ARGS;
+#include "src/generated/runtime_kernels.inc"
+
+/* A runtime compiler's entry points, resolved. */
+typedef struct compiler_api {
+#define DLMAP_KERNEL_COMPILER_OP(OP, op, ...) op##_fn op;
+#include "src/generated/runtime_kernels.inc"
+} compiler_api;
 
 /* The code images loaded so far: one per context (or device), each with every kernel's function, or the reason it
  * could not load (not retried: the driver or compiler gives the same answer again). An image whose kernels launched
@@ -181,9 +191,9 @@ typedef struct kernel_image {
 
 typedef struct kernel_state {
   int resolved; /* 0: not yet; 1: the module API resolved; -1: unusable (status says why) */
-  load_fn load;
-  function_fn function;
-  launch_fn launch;
+  module_load_data_fn load;
+  module_get_function_fn function;
+  launch_kernel_fn launch;
   kernel_image images[KERNEL_MAX_IMAGES];
   int image_count;
   int reloads; /* images loaded again after a launch failure */
@@ -272,23 +282,27 @@ static void put_failure(dlmap__writer *w, const char *symbol, int status) {
   dlmap__put_str(w, ")");
 }
 
-/* Builds the kernel source with the platform's runtime compiler for the current device; the image (malloc'ed) or
- * NULL with the reason written to w. */
-static char *compile_source(const compiler_row *row, dlmap__writer *w) {
+/* Opens the first of the compiler's libraries that loads; NULL with the reason written to w. */
+static void *open_compiler(const compiler_row *row, const char **library, dlmap__writer *w) {
   void *handle = NULL;
-  const char *library = NULL;
   char first_error[160] = ""; /* dlerror's text of the first name that did not load (its buffer is reused) */
   for (const char *const *name = row->libraries; *name != NULL && handle == NULL; name++) {
     handle = dlopen(*name, RTLD_NOW | RTLD_LOCAL);
-    library = *name;
+    *library = *name;
     const char *error = handle == NULL ? dlerror() : NULL;
     if (error != NULL && first_error[0] == '\0') copy_text(first_error, sizeof first_error, error);
   }
   if (handle == NULL) {
     dlmap__put_str(w, "no runtime compiler: ");
     dlmap__put_str(w, first_error[0] != '\0' ? first_error : "no library to try");
-    return NULL;
   }
+  return handle;
+}
+
+/* Resolves every entry point of the compiler row in handle; false with the one it lacks written to w (the library is
+ * kept loaded: closing a library that may have run is not safe). */
+static bool resolve_compiler(const compiler_row *row, void *handle, const char *library, compiler_api *api,
+                             dlmap__writer *w) {
   void *address[CC_OPS];
   for (int op = 0; op < CC_OPS; op++) {
     address[op] = dlsym(handle, row->symbols[op]);
@@ -296,55 +310,65 @@ static char *compile_source(const compiler_row *row, dlmap__writer *w) {
       dlmap__put_str(w, library);
       dlmap__put_str(w, " lacks ");
       dlmap__put_str(w, row->symbols[op]);
-      return NULL; /* kept loaded: closing a library that may have run is not safe */
+      return false;
     }
   }
-  create_fn create;
-  compile_fn compile;
-  size_fn code_size, log_size;
-  text_fn code, log;
-  destroy_fn destroy;
-  memcpy(&create, &address[CC_CREATE], sizeof create);
-  memcpy(&compile, &address[CC_COMPILE], sizeof compile);
-  memcpy(&code_size, &address[CC_CODE_SIZE], sizeof code_size);
-  memcpy(&code, &address[CC_CODE], sizeof code);
-  memcpy(&destroy, &address[CC_DESTROY], sizeof destroy);
-  memcpy(&log_size, &address[CC_LOG_SIZE], sizeof log_size);
-  memcpy(&log, &address[CC_LOG], sizeof log);
+#define DLMAP_KERNEL_COMPILER_OP(OP, op, ...) memcpy(&api->op, &address[CC_##OP], sizeof api->op);
+#include "src/generated/runtime_kernels.inc"
+  return true;
+}
 
+/* The compiler's first words on why a compile failed, after its failure. */
+static void put_compile_log(const compiler_api *api, void *program, dlmap__writer *w) {
+  size_t bytes = 0;
+  if (api->log_size(program, &bytes) == 0 && bytes > 1) {
+    char *text = (char *)malloc(bytes);
+    if (text != NULL && api->log(program, text) == 0) {
+      text[bytes - 1] = '\0';
+      dlmap__put_str(w, ": ");
+      dlmap__put_str(w, text);
+    }
+    free(text);
+  }
+}
+
+/* Compiles the kernel source with a resolved compiler: the image (malloc'ed), or NULL with the reason written to w. */
+static char *build_image(const compiler_row *row, const compiler_api *api, dlmap__writer *w) {
   const char *header_texts[] = {(const char *)kKernelHeader};
   const char *header_names[] = {kKernelHeaderName};
   void *program = NULL;
-  int status = create(&program, (const char *)kKernelSource, "strided_copy.cu", 1, header_texts, header_names);
+  int status = api->create_program(&program, (const char *)kKernelSource, "strided_copy.cu", 1, header_texts,
+                                   header_names);
   if (status != 0) {
-    put_failure(w, row->symbols[CC_CREATE], status);
+    put_failure(w, row->symbols[CC_CREATE_PROGRAM], status);
     return NULL;
   }
   char *image = NULL;
-  status = compile(program, 0, NULL);
   size_t bytes = 0;
-  if (status != 0) {
-    put_failure(w, row->symbols[CC_COMPILE], status);
-    /* The compiler's first words on why. */
-    if (log_size(program, &bytes) == 0 && bytes > 1) {
-      char *text = (char *)malloc(bytes);
-      if (text != NULL && log(program, text) == 0) {
-        text[bytes - 1] = '\0';
-        dlmap__put_str(w, ": ");
-        dlmap__put_str(w, text);
-      }
-      free(text);
-    }
-  } else if ((status = code_size(program, &bytes)) != 0 || bytes == 0) {
+  if ((status = api->compile_program(program, 0, NULL)) != 0) {
+    put_failure(w, row->symbols[CC_COMPILE_PROGRAM], status);
+    put_compile_log(api, program, w);
+  } else if ((status = api->code_size(program, &bytes)) != 0 || bytes == 0) {
     put_failure(w, row->symbols[CC_CODE_SIZE], status);
   } else if ((image = (char *)malloc(bytes)) == NULL) {
     dlmap__put_str(w, "out of memory for the compiled kernels");
-  } else if ((status = code(program, image)) != 0) {
+  } else if ((status = api->code(program, image)) != 0) {
     put_failure(w, row->symbols[CC_CODE], status);
     free(image);
     image = NULL;
   }
-  destroy(&program);
+  api->destroy_program(&program);
+  return image;
+}
+
+/* Builds the kernel source with the platform's runtime compiler for the current device; the image (malloc'ed) or
+ * NULL with the reason written to w. */
+static char *compile_source(const compiler_row *row, dlmap__writer *w) {
+  const char *library = NULL;
+  void *handle = open_compiler(row, &library, w);
+  compiler_api api;
+  if (handle == NULL || !resolve_compiler(row, handle, library, &api, w)) return NULL;
+  char *image = build_image(row, &api, w);
   if (image != NULL) {
     dlmap__put_str(w, "built by ");
     dlmap__put_str(w, library);
@@ -442,7 +466,7 @@ bool dlmap__kernels_prepare(dlmap_platform platform, void *runtime_library, void
 }
 
 /* Launches the planned copy's kernel with the grid and block it was built for: the module API's status. */
-static int launch_planned(launch_fn launch, void *function, const dlmap__kernel_plan *plan, void *stream) {
+static int launch_planned(launch_kernel_fn launch, void *function, const dlmap__kernel_plan *plan, void *stream) {
   const int64_t count = plan->params.count;
   unsigned grid, block_x = DLMAP_KERNEL_BLOCK, block_y = 1;
   if (plan->shape == DLMAP__KERNEL_TRANSPOSE) {
@@ -479,7 +503,7 @@ int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *
       return -1;
     }
     const bool launched_before = image->launched;
-    launch_fn launch = state->launch;
+    launch_kernel_fn launch = state->launch;
     pthread_mutex_unlock(&g_kernel_lock);
 
     const int status = launch_planned(launch, function, plan, stream);
@@ -508,7 +532,7 @@ int dlmap__kernels_launch(dlmap_platform platform, void *runtime_library, void *
   }
 }
 
-size_t dlmap_platform_kernels(dlmap_platform platform, char *text, size_t cap) {
+size_t dlmap__kernels_status(dlmap_platform platform, char *text, size_t cap) {
   const char *status = "none: the spec names no kernels for this platform";
   char copy[sizeof g_states[0].status];
   if ((unsigned)platform < (unsigned)DLMAP_PLATFORM_COUNT && kernels_of(platform) != NULL) {

@@ -9,11 +9,11 @@
 #include "src/internal.h"
 #include "src/layout.h"
 
-/* Which kernel runs a plan. */
+/* Which kernel runs a plan: the shapes of strided_copy_params.h's DLMAP_KERNEL_SHAPES (GATHER32, GATHER, TRANSPOSE). */
 typedef enum dlmap__kernel_shape {
-  DLMAP__KERNEL_GATHER32,  /* any layout, fewer than 2^31 units */
-  DLMAP__KERNEL_GATHER,    /* any layout */
-  DLMAP__KERNEL_TRANSPOSE, /* a plane (or planes) read along the destination's outer dimension */
+#define DLMAP__KERNEL_SHAPE(SHAPE, ...) DLMAP__KERNEL_##SHAPE,
+  DLMAP_KERNEL_SHAPES(DLMAP__KERNEL_SHAPE, ~)
+#undef DLMAP__KERNEL_SHAPE
   DLMAP__KERNEL_SHAPE_COUNT
 } dlmap__kernel_shape;
 
@@ -45,5 +45,11 @@ bool dlmap__kernels_in_runtime(dlmap_platform platform);
 
 /* Loads the kernels for `key` as the first launch would, launching nothing; true when they are usable. */
 bool dlmap__kernels_prepare(dlmap_platform platform, void *runtime_library, void *key);
+
+/* dlmap_platform_kernels: how the platform's kernels loaded and how long it took, or why not (gpu_kernels.c). */
+size_t dlmap__kernels_status(dlmap_platform platform, char *text, size_t cap);
+
+/* dlmap_platform_driver: the driver's release and whether it JIT-compiles the kernels' PTX (gpu_driver.c). */
+size_t dlmap__kernels_driver(dlmap_platform platform, char *text, size_t cap);
 
 #endif /* DLMAP_SRC_BACKENDS_GPU_KERNELS_H_ */

@@ -30,7 +30,7 @@ static int g_fail_code;
 /* Modules and functions live as long as the process, as a driver keeps them: each is chained to the ones made before
  * (under g_lock), so a module dlmap loads again after fake_gpu_kernels_remake_contexts is not a leak. */
 typedef struct fake_module {
-  const char *text; /* the PTX, or the compiler's build (the kernel source after the magic) */
+  const char *text; /* the PTX, or the compiler's build (the parameter header and kernel source after the magic) */
   int built;
   struct fake_module *older;
 } fake_module;
@@ -151,8 +151,9 @@ int fakeModuleLoadData(void **module, const void *image) {
   return 0;
 }
 
-/* Whether the module defines the kernel: the PTX's entry, or (a build) the source's DLMAP_KERNELS(uN, …) line of
- * that unit, which defines all three shapes of it. */
+/* Whether the module defines the kernel dlmap_<shape>_<unit>: the PTX's entry, or (a build: the parameter header, then
+ * the source) the source expanding the header's lists of kernels and the header listing both the shape
+ * (X(SHAPE, shape, …)) and the unit (X(unit, …)). */
 static int defines(const fake_module *m, const char *name) {
   char needle[64];
   if (!m->built) {
@@ -162,10 +163,15 @@ static int defines(const fake_module *m, const char *name) {
     return strstr(m->text, needle) != NULL;
   }
   const char *unit = strrchr(name, '_');
-  if (unit == NULL) return 0;
-  strcpy(needle, "DLMAP_KERNELS(");
+  if (strncmp(name, "dlmap_", 6) != 0 || unit == NULL || unit - name - 6 > 20) return 0;
+  if (strstr(m->text, "DLMAP_KERNEL_UNITS(DLMAP_KERNELS_OF_UNIT") == NULL) return 0;
+  strcpy(needle, ", ");
+  strncat(needle, name + 6, (size_t)(unit - name - 6));
+  strcat(needle, ", ");
+  if (strstr(m->text, needle) == NULL) return 0;
+  strcpy(needle, "X(");
   strncat(needle, unit + 1, 8);
-  strcat(needle, ",");
+  strcat(needle, ", ");
   return strstr(m->text, needle) != NULL;
 }
 
@@ -277,10 +283,11 @@ int fakeLaunchKernel(void *function, unsigned grid_x, unsigned grid_y, unsigned 
   return 0;
 }
 
-/* ---- the runtime compiler (NVRTC's, HIPRTC's entry points): its "build" is the source after a magic line ------------------------- */
+/* ---- the runtime compiler (NVRTC's, HIPRTC's entry points): its "build" is the header and source after a magic line */
 
 typedef struct fake_program {
   char *source;
+  char *header;     /* the text supplied for the source's one include, or NULL */
   int header_given; /* the source's one include was supplied by name */
   char *built;
   const char *log;
@@ -297,9 +304,10 @@ int fakertcCreateProgram(void **program, const char *source, const char *name, i
   fake_program *p = (fake_program *)calloc(1, sizeof *p);
   if (p == NULL) return FAKE_OUT_OF_MEMORY;
   p->source = strdup(source);
-  for (int i = 0; i < headers; i++) {
-    p->header_given |= strcmp(header_names[i], "strided_copy_params.h") == 0 &&
-                       strstr(header_texts[i], "typedef struct dlmap_copy_params") != NULL;
+  for (int i = 0; i < headers && !p->header_given; i++) {
+    p->header_given = strcmp(header_names[i], "strided_copy_params.h") == 0 &&
+                      strstr(header_texts[i], "typedef struct dlmap_copy_params") != NULL;
+    if (p->header_given) p->header = strdup(header_texts[i]);
   }
   *program = p;
   return 0;
@@ -326,10 +334,13 @@ int fakertcCompileProgram(void *program, int options, const char *const *option_
   pthread_mutex_lock(&g_lock);
   snprintf(version, sizeof version, ".version %d.%d\n", g_compiler_isa / 10, g_compiler_isa % 10);
   pthread_mutex_unlock(&g_lock);
-  p->built = (char *)malloc(strlen(FAKE_BUILT_MAGIC) + strlen(version) + strlen(p->source) + 1);
+  if (p->header == NULL) return FAKE_OUT_OF_MEMORY;
+  /* The build: what the compiler read, the header where the source includes it. */
+  p->built = (char *)malloc(strlen(FAKE_BUILT_MAGIC) + strlen(version) + strlen(p->header) + strlen(p->source) + 1);
   if (p->built == NULL) return FAKE_OUT_OF_MEMORY;
   strcpy(p->built, FAKE_BUILT_MAGIC);
   strcat(p->built, version);
+  strcat(p->built, p->header);
   strcat(p->built, p->source);
   return 0;
 }
@@ -351,6 +362,7 @@ int fakertcGetCode(void *program, char *image) {
 int fakertcDestroyProgram(void **program) {
   fake_program *p = (fake_program *)*program;
   free(p->source);
+  free(p->header);
   free(p->built);
   free(p);
   *program = NULL;

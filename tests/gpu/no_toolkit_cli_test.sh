@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# dlmap GPU tests — `dlmap devices` from a build without any GPU toolkit (tests/gpu/no_toolkit/dlmap_config.h):
+# dlmap GPU tests — `dlmap devices` from a build without any GPU toolkit (third_party/toolchains/no_toolkit/dlmap_config.h):
 # cuda and rocm are built, so each is available or says the vendor's (or the loader's) reason, never "not served".
 set -euo pipefail
 out=$("$1" devices)

@@ -1,7 +1,7 @@
 // dlmap GPU tests — the library as built on a machine without a CUDA toolkit or HIP runtime headers (config from
-// tests/gpu/no_toolkit/dlmap_config.h): the GPU backend is built all the same, because it loads the vendor runtime
-// with dlopen over the spec's symbol table, and finds an installed runtime (a framework's own libcudart, say) by the
-// spec's library names alone.
+// third_party/toolchains/no_toolkit/dlmap_config.h): the GPU backend is built all the same, because it loads the vendor
+// runtime with dlopen over the spec's symbol table, and finds an installed runtime (a framework's own libcudart, say) by
+// the spec's library names alone.
 #include <dlfcn.h>
 
 #include <iostream>

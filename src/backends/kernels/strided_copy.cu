@@ -3,7 +3,8 @@
 // Debian's clang compiles it into the committed PTX (strided_copy.ptx, codegen/kernel_ptx.py), HIPRTC at first use. It
 // includes nothing but its parameter block: the runtime compilers see no system header.
 //
-// Kernels, each taking one dlmap_copy_params by value, per unit size (u1, u2, u4, u8, u16 bytes):
+// Kernels, each taking one dlmap_copy_params by value, per unit size (u1, u2, u4, u8, u16 bytes), as
+// strided_copy_params.h lists them (DLMAP_KERNEL_SHAPES × DLMAP_KERNEL_UNITS):
 //   dlmap_gather32_uN   any layout, 32-bit indices (count < 2^31): one thread per destination unit, source offset
 //                       from the index's mixed-radix digits; broadcast (stride 0) and negative strides included
 //   dlmap_gather_uN     the same with 64-bit indices
@@ -68,16 +69,17 @@ __device__ __forceinline__ void transpose(const dlmap_copy_params &p) {
   }
 }
 
-#define DLMAP_KERNELS(NAME, T)                                                                        \
-  extern "C" __global__ void __launch_bounds__(DLMAP_KERNEL_BLOCK)                                    \
-      dlmap_gather32_##NAME(const dlmap_copy_params p) { gather<T, unsigned int>(p); }                \
-  extern "C" __global__ void __launch_bounds__(DLMAP_KERNEL_BLOCK)                                    \
-      dlmap_gather_##NAME(const dlmap_copy_params p) { gather<T, unsigned long long>(p); }            \
-  extern "C" __global__ void __launch_bounds__(DLMAP_KERNEL_TILE * DLMAP_KERNEL_TILE_ROWS)            \
-      dlmap_transpose_##NAME(const dlmap_copy_params p) { transpose<T>(p); }
+// The kernels of strided_copy_params.h's lists (shape × unit), each running its shape's function for its unit.
+template <typename T>
+__device__ __forceinline__ void run_gather32(const dlmap_copy_params &p) { gather<T, unsigned int>(p); }
+template <typename T>
+__device__ __forceinline__ void run_gather(const dlmap_copy_params &p) { gather<T, unsigned long long>(p); }
+template <typename T>
+__device__ __forceinline__ void run_transpose(const dlmap_copy_params &p) { transpose<T>(p); }
 
-DLMAP_KERNELS(u1, unsigned char)
-DLMAP_KERNELS(u2, unsigned short)
-DLMAP_KERNELS(u4, unsigned int)
-DLMAP_KERNELS(u8, unsigned long long)
-DLMAP_KERNELS(u16, dlmap_u128)
+#define DLMAP_KERNEL(SHAPE, shape, threads, unit, T)                                                           \
+  extern "C" __global__ void __launch_bounds__(threads) dlmap_##shape##_##unit(const dlmap_copy_params p) { \
+    run_##shape<T>(p);                                                                                         \
+  }
+#define DLMAP_KERNELS_OF_UNIT(unit, T, ...) DLMAP_KERNEL_SHAPES(DLMAP_KERNEL, unit, T)
+DLMAP_KERNEL_UNITS(DLMAP_KERNELS_OF_UNIT, ~)

@@ -27,4 +27,23 @@ typedef struct dlmap_copy_params {
 #define DLMAP_KERNEL_TILE 32
 #define DLMAP_KERNEL_TILE_ROWS 8
 
+/* The kernels: one per shape and unit, named dlmap_<shape>_<unit> ("dlmap_transpose_u4"). This is the one list of
+ * them: strided_copy.cu defines its kernels from it, the backend (gpu_kernels.c) its shapes and the names it asks the
+ * module API for. Each X(...) takes the caller's extra arguments last.
+ *   A shape: its enumerator suffix (DLMAP__KERNEL_<SHAPE>), its name, its threads per block:
+ *     gather32   any layout, fewer than 2^31 units (32-bit indices)
+ *     gather     any layout (64-bit indices)
+ *     transpose  a plane (or planes) read along the destination's outer dimension, through shared-memory tiles
+ *   A unit, by size (1 << its index bytes): its name and the type the kernel source moves it as. */
+#define DLMAP_KERNEL_SHAPES(X, ...)                                                 \
+  X(GATHER32, gather32, DLMAP_KERNEL_BLOCK, __VA_ARGS__)                           \
+  X(GATHER, gather, DLMAP_KERNEL_BLOCK, __VA_ARGS__)                               \
+  X(TRANSPOSE, transpose, DLMAP_KERNEL_TILE * DLMAP_KERNEL_TILE_ROWS, __VA_ARGS__)
+#define DLMAP_KERNEL_UNITS(X, ...)          \
+  X(u1, unsigned char, __VA_ARGS__)         \
+  X(u2, unsigned short, __VA_ARGS__)        \
+  X(u4, unsigned int, __VA_ARGS__)          \
+  X(u8, unsigned long long, __VA_ARGS__)    \
+  X(u16, dlmap_u128, __VA_ARGS__)
+
 #endif /* DLMAP_SRC_BACKENDS_KERNELS_STRIDED_COPY_PARAMS_H_ */
