@@ -36,26 +36,17 @@ int32_t dlmap_platform_lookup_by_version(const char *platform_version, dlmap_pla
   return dlmap_raise_unknown_gpu_platform(err, platform_version);
 }
 
-static void set_reason(dlmap_platform_status *out, const char *text) {
-  dlmap__writer w;
-  dlmap__writer_init(&w, out->reason, sizeof out->reason);
-  dlmap__put_str(&w, text);
-  dlmap__writer_finish(&w);
-}
-
+/* The CPU serves itself; every other platform is the GPU backend's to answer, which also gives the reason for a
+ * platform no backend serves (dlmap__gpu_load), so that its exchanges and this probe say the same. */
 void dlmap_platform_probe(dlmap_platform platform, dlmap_platform_status *out) {
   const dlmap_platform_info *info = dlmap__platform_info(platform);
-  memset(out, 0, sizeof *out);
-  if (info == NULL) {
-    set_reason(out, "not a platform of this build's spec");
-  } else if (info->backend == DLMAP_BACKEND_CPU) {
+  if (info != NULL && info->backend == DLMAP_BACKEND_CPU) {
+    memset(out, 0, sizeof *out);
     out->built = out->available = true;
     out->device_count = 1;
-  } else if (info->backend == DLMAP_BACKEND_NONE) {
-    set_reason(out, "no dlmap backend serves this platform");
-  } else {
-    dlmap__gpu_probe(platform, out);
+    return;
   }
+  dlmap__gpu_probe(platform, out);
 }
 
 void dlmap_platform_adopt_loaded(void) {

@@ -487,10 +487,13 @@ static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason,
 const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *reason, size_t cap) {
   const dlmap_platform_info *info = dlmap__platform_info(platform);
   /* Every platform whose spec entry describes a runtime is built: nothing of the vendor's is needed to build. */
-  const bool has_support = info != NULL && info->device_count_symbol != NULL;
+  const bool has_support = info != NULL && info->backend == DLMAP_BACKEND_GPU && info->device_count_symbol != NULL;
   if (built != NULL) *built = has_support;
   if (!has_support) {
-    write3(reason, cap, info == NULL ? "not a platform of this build's spec" : "the spec describes no runtime for this platform",
+    write3(reason, cap,
+           info == NULL                          ? "not a platform of this build's spec"
+           : info->backend != DLMAP_BACKEND_GPU ? "no dlmap backend serves this platform"
+                                                 : "the spec describes no runtime for this platform",
            NULL, NULL);
     return NULL;
   }

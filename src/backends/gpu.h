@@ -32,9 +32,10 @@ const char *dlmap__gpu_last_failure(void);
 /* The vendor's text for a status of its runtime ("CUDA driver version is insufficient …"); never NULL. */
 const char *dlmap__gpu_error_text(const dlmap__gpu *gpu, int status);
 
-/* What dlmap_platform_probe reports for a platform the GPU backend serves (out is cleared first): built, and available
+/* What dlmap_platform_probe reports for any platform but the CPU (out is cleared first): built, and available
  * with the device count, or the reason it is not (the vendor's text and the device_count symbol's status where the
- * runtime loaded but cannot start). dlmap_platform_probe answers the other backends itself. */
+ * runtime loaded but cannot start). dlmap_platform_probe answers the CPU itself; a
+ * platform outside the spec or served by no backend gets its reason here. */
 void dlmap__gpu_probe(dlmap_platform platform, dlmap_platform_status *out);
 
 /* dlmap_platform_kernels_load: loads the strided-copy kernels on the device as the first layout copy would. */
