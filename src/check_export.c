@@ -407,6 +407,14 @@ static void send_version_rows(session *s) {
   }
 }
 
+/* A request with nothing set but copy=None's meaning (DLMAP_COPY_IF_NEEDED), for the rows that vary one argument. */
+static dlmap_check_request if_needed_request(void) {
+  dlmap_check_request r;
+  memset(&r, 0, sizeof r);
+  r.copy = DLMAP_COPY_IF_NEEDED;
+  return r;
+}
+
 /* The newest listed version the profile refuses, when it refuses any. */
 static void send_refused_row(session *s) {
   dlmap_version refused = {0, 0};
@@ -420,20 +428,16 @@ static void send_refused_row(session *s) {
     }
   }
   if (!any_refused) return;
-  dlmap_check_request r;
-  memset(&r, 0, sizeof r);
+  dlmap_check_request r = if_needed_request();
   r.has_max_version = true;
   r.max_version = refused;
-  r.copy = DLMAP_COPY_IF_NEEDED;
   send_request(s, &r);
 }
 
 /* Stream values: -2 (below every convention) … 3 (the first handle above CUDA's and ROCm's named values). */
 static void send_stream_rows(session *s) {
   for (int64_t stream = -2; stream <= 3; stream++) {
-    dlmap_check_request r;
-    memset(&r, 0, sizeof r);
-    r.copy = DLMAP_COPY_IF_NEEDED;
+    dlmap_check_request r = if_needed_request();
     r.has_stream = true;
     r.stream = stream;
     send_request(s, &r);

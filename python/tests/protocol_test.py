@@ -45,6 +45,19 @@ def float_buffer(n):
     return array.array("f", [float(i) for i in range(n)])
 
 
+class PlainDlpack:
+    """A __dlpack__ that is a callable object taking no max_version (issue 58's remembered types): a versioned call
+    fails binding its __call__ before any of its code runs. With fail set, its plain call raises another TypeError."""
+
+    def __init__(self, producer, fail=False):
+        self.producer, self.fail = producer, fail
+
+    def __call__(self, stream=None):
+        if self.fail:
+            raise TypeError("not a tensor today")
+        return self.producer.__dlpack__(stream=stream)
+
+
 class EmptyTest(DlmapTestCase):
     def test_defaults(self):
         a = dlmap.empty((2, 3))
@@ -703,19 +716,12 @@ class FromDlpackTest(DlmapTestCase):
         # A __dlpack__ that is a callable object, not a function: a versioned call fails binding its __call__ before
         # any of its code runs, so the refusal is the type's. It is remembered per type (issue 58): later imports call
         # it plainly, and assigning the class's __dlpack__ (its version tag changes) has it asked versioned again.
-        class Plain:
-            def __init__(self, producer):
-                self.producer = producer
-
-            def __call__(self, stream=None):
-                return self.producer.__dlpack__(stream=stream)
-
         class Legacy:
             def __dlpack_device__(self):
                 return (1, 0)
 
         inner = Producer(float_buffer(3), (2, 32, 1), (3,))
-        Legacy.__dlpack__ = Plain(inner)
+        Legacy.__dlpack__ = PlainDlpack(inner)
         before = sys.getrefcount(Legacy)
         for _ in range(3):
             self.assertEqual(dlmap.from_dlpack(Legacy()).via, "dltensor")
@@ -730,18 +736,9 @@ class FromDlpackTest(DlmapTestCase):
     def test_remembered_types_other_type_errors_and_churn(self):
         # A remembered type's plain call that raises another TypeError propagates it and forgets the type; many
         # distinct types keep the table bounded, and an evicted class is freed (no reference kept).
-        class Plain:
-            def __init__(self, producer, fail=False):
-                self.producer, self.fail = producer, fail
-
-            def __call__(self, stream=None):
-                if self.fail:
-                    raise TypeError("not a tensor today")
-                return self.producer.__dlpack__(stream=stream)
-
         def legacy_class():
             class Legacy:
-                __dlpack__ = Plain(Producer(float_buffer(3), (2, 32, 1), (3,)))
+                __dlpack__ = PlainDlpack(Producer(float_buffer(3), (2, 32, 1), (3,)))
 
                 def __dlpack_device__(self):
                     return (1, 0)
@@ -769,12 +766,8 @@ class FromDlpackTest(DlmapTestCase):
         # A subclass is a type of its own (asked, then remembered itself); an instance whose own __dlpack__ takes
         # max_version gets the versioned call although its class is remembered; a callable that starts taking
         # max_version without the class changing is asked versioned again within producers.c's bound (1024 calls).
-        class Plain:
-            def __init__(self, producer):
-                self.producer = producer
-
-            def __call__(self, stream=None):
-                return self.producer.__dlpack__(stream=stream)
+        class Plain(PlainDlpack):  # its own class: the test below replaces its __call__
+            pass
 
         class Legacy:
             __dlpack__ = Plain(Producer(float_buffer(3), (2, 32, 1), (3,)))
