@@ -130,6 +130,20 @@ static inline PyThreadState *dlmap_py_deleters_begin(void) {
 static inline void dlmap_py_deleters_end(PyThreadState *before) { dlmap_py_attached_here = before; }
 #endif
 
+/* A type's version tag, or 0 when it has no valid one (the exchange-API cache and the remembered legacy producers are
+ * valid while it holds). From CPython 3.13 the flag is never set (a tag of 0 is the invalid one, and a modified type
+ * gets 0): reading the flag there made every call miss the cache. */
+static inline unsigned int dlmap_py_type_version_tag(const PyTypeObject *type) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return type->tp_version_tag;
+#elif defined(Py_TPFLAGS_VALID_VERSION_TAG)
+  return (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0 ? type->tp_version_tag : 0;
+#else
+  (void)type;
+  return 0;
+#endif
+}
+
 /* dlmap_managed_tensor_delete, from dlmap code that holds the GIL (bracketed as above). */
 void dlmap_py_delete_managed(void *managed, bool versioned);
 

@@ -154,21 +154,9 @@ static struct {
 } api_cache[DLMAP_PY_API_CACHE];
 static unsigned api_cache_next;
 
-#ifdef Py_TPFLAGS_VALID_VERSION_TAG
-/* The type's version tag, or 0 when it has no valid one. From CPython 3.13 the flag is never set (a tag of 0 is the
- * invalid one, and a modified type gets 0): reading the flag there made every call miss the cache and walk the MRO. */
-static unsigned int version_tag(const PyTypeObject *type) {
-#if PY_VERSION_HEX >= 0x030D0000
-  return type->tp_version_tag;
-#else
-  return (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0 ? type->tp_version_tag : 0;
-#endif
-}
-#endif
-
 const DLPackExchangeAPI *dlmap_py_find_exchange_api(PyTypeObject *type) {
 #ifdef Py_TPFLAGS_VALID_VERSION_TAG
-  const unsigned int tag = version_tag(type);
+  const unsigned int tag = dlmap_py_type_version_tag(type);
   if (tag != 0) {
     for (unsigned i = 0; i < DLMAP_PY_API_CACHE; i++) {
       if (api_cache[i].type == type && api_cache[i].tag == tag) return api_cache[i].api;
@@ -176,7 +164,7 @@ const DLPackExchangeAPI *dlmap_py_find_exchange_api(PyTypeObject *type) {
   }
   Py_INCREF(type);
   const DLPackExchangeAPI *api = find_exchange_api(type);
-  if (tag != 0 && version_tag(type) == tag) {
+  if (tag != 0 && dlmap_py_type_version_tag(type) == tag) {
     const unsigned slot = api_cache_next++ % DLMAP_PY_API_CACHE;
     api_cache[slot].type = type;
     api_cache[slot].tag = tag;

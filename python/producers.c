@@ -86,18 +86,6 @@ static struct {
 } legacy_types[DLMAP_PY_LEGACY_TYPES];
 static unsigned legacy_types_next;
 
-/* The type's version tag, or 0 when it has none that is valid (never remembered then). */
-static unsigned int legacy_version_tag(const PyTypeObject *type) {
-#if PY_VERSION_HEX >= 0x030D0000
-  return type->tp_version_tag;
-#elif defined(Py_TPFLAGS_VALID_VERSION_TAG)
-  return (type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG) != 0 ? type->tp_version_tag : 0;
-#else
-  (void)type;
-  return 0;
-#endif
-}
-
 /* Whether `method` is what x's type's __dlpack__ makes for x: the type's descriptor itself (self == x), a bound
  * method of the type's function, a C method bound to x from the type's method descriptor, or the type's callable
  * attribute itself where it is no descriptor. The type is held while it is looked up (a lookup can run Python
@@ -142,7 +130,7 @@ static void legacy_clear(int i) {
 bool dlmap_py_legacy_only(PyObject *x, PyObject *method, PyObject *self) {
   const int i = legacy_slot(Py_TYPE(x));
   if (i < 0) return false;
-  const unsigned int tag = legacy_version_tag(Py_TYPE(x));
+  const unsigned int tag = dlmap_py_type_version_tag(Py_TYPE(x));
   if (tag == 0 || tag != legacy_types[i].tag || ++legacy_types[i].calls > DLMAP_PY_LEGACY_REASK) {
     legacy_clear(i); /* the type changed, or its time is up: asked versioned again */
     return false;
@@ -175,7 +163,7 @@ void dlmap_py_remember_legacy_only(PyObject *x, PyObject *method, PyObject *self
   PyErr_Fetch(&kind, &value, &traceback); /* the TypeError, put aside while its text is read and types looked up */
   const bool remember = refusal_is_the_types(type, value, traceback) && Py_TYPE(x) == type &&
                         method_is_the_types(x, method, self);
-  const unsigned int tag = legacy_version_tag(type);
+  const unsigned int tag = dlmap_py_type_version_tag(type);
   const int found = legacy_slot(type);
   if (remember && tag != 0 && found < 0) {
     const int slot = (int)(legacy_types_next++ % DLMAP_PY_LEGACY_TYPES);
