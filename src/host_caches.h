@@ -12,8 +12,7 @@ typedef struct dlmap__host_caches {
   int64_t l1d;      /* one core's L1 data cache: the transpose tile's working set */
   int64_t l2;       /* one core's L2 */
   int64_t l3_share; /* the last-level cache over the online CPUs, capped (a VM may report one the size of its RAM) */
-  int64_t stream_lines_from; /* whole 64-byte lines streamed (nothing read for ownership): past L2 */
-  int64_t stream_from;       /* any streaming store (16 or 32 bytes, or a row copy): past the L3 share */
+  int64_t stream_from; /* streaming stores from this destination size: the L3 share */
 } dlmap__host_caches;
 
 /* The bounds: a size the CPU did not report (≤ 0) or reported out of range is replaced or clamped, so that a VM's
@@ -24,9 +23,9 @@ dlmap__host_caches dlmap__host_caches_bound(int64_t l1d_read, int64_t l2_read, i
 /* The host's, read once (sysconf, which glibc answers from cpuid leaf 4 or 0x8000001D), bounded. */
 const dlmap__host_caches *dlmap__host_caches_read(void);
 
-/* Whether a copy writing destination_bytes in all should stream its stores: whole_lines where each streaming
- * store fills a 64-byte line. */
-bool dlmap__stream_destination(const dlmap__host_caches *caches, int64_t destination_bytes, bool whole_lines);
+/* Whether a copy writing destination_bytes in all should stream its stores: where the destination would not stay
+ * in this core's share of the last-level cache anyway. */
+bool dlmap__stream_destination(const dlmap__host_caches *caches, int64_t destination_bytes);
 
 /* The sizes read and the thresholds, as one line of text ("L1d 32 KiB, L2 1024 KiB, ..."), for bench/. Returns
  * what snprintf returns. */

@@ -76,7 +76,7 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer) {
  *   strided otherwise     an element loop typed by size (SSE2 shuffles for a step of two 4- or 8-byte elements,
  *                         AVX and AVX-512 permutes for 4-byte ones).
  * Large destinations leave the tiles, the step-2 gathers, the AVX-512 transpose and long contiguous runs through
- * non-temporal stores (copy_streaming below: thresholds from the caches the CPU reports, src/host_caches.c).
+ * non-temporal stores (streams() below: the threshold from the caches the CPU reports, src/host_caches.c).
  * Offsets are tracked as integers from src (an intermediate position may lie outside the buffer); every step
  * fits: the extent check bounded (extent - 1) × stride × bits. bench/ measures each path against memcpy. */
 
@@ -90,26 +90,18 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer) {
 #define DLMAP_HAVE_AVX_PATHS 1
 #endif
 
-/* Which streaming (non-temporal) stores a copy uses, decided once per copy from its whole destination against the
- * caches the CPU reports (src/host_caches.c), never per row: a destination that would not stay in cache anyway
- * skips the read for ownership and leaves the cache to the source.
- *   lines  the AVX-512 paths (the transposed plane of 4-byte elements and the step-2 gather), each store a whole
- *          64-byte line: from L2's size (bench/, an AMD EPYC (Zen 5) VM, L2 1 MiB, against memcpy in the same run:
- *          step2 1 MiB 0.64× with plain stores, 0.71-0.73× streamed);
- *   any    the tiles' 16-byte stores, the AVX step-2 gather's 32-byte ones and long contiguous rows: past the L3
- *          share, capped at 8 MiB (bench/: step2 16/256 MiB about 0.5× → 0.65-0.7× memcpy; transposed 16/256 MiB
- *          about +25%; rows at 256 MiB on an Intel Xeon VM 0.56× with one memcpy per row, whose own streaming
- *          threshold is per call). */
-typedef struct copy_streaming {
-  bool lines;
-  bool any;
-} copy_streaming;
-
-static copy_streaming streaming_for(int64_t destination_bytes) {
-  const dlmap__host_caches *caches = dlmap__host_caches_read();
-  const copy_streaming s = {dlmap__stream_destination(caches, destination_bytes, true),
-                            dlmap__stream_destination(caches, destination_bytes, false)};
-  return s;
+/* Whether a copy streams its stores (non-temporal: no read for ownership, the cache left to the source), decided
+ * once per copy from its whole destination against this core's share of the last-level cache (src/host_caches.c),
+ * never per row or plane: a destination that fits the share stays in cache for whoever reads it next, a larger one
+ * would be evicted anyway. Every streaming store takes this one threshold: the AVX-512 transpose's and step-2
+ * gather's whole lines, the tiles' 16-byte stores, the AVX gather's 32-byte ones and long contiguous rows (bench/:
+ * step2 16/256 MiB about 0.5× → 0.65-0.7× memcpy; rows at 256 MiB on an Intel Xeon VM 0.56× with one memcpy per
+ * row, whose own streaming threshold is per call). Whole lines once streamed from L2's size (an AMD EPYC (Zen 5) VM:
+ * step2 1 MiB 0.64× plain, 0.71-0.73× streamed); on an AMD EPYC (Zen 4) VM, 1 MiB streamed cost more than it saved
+ * (transposed 0.39-0.40× → 0.50-0.52×, step2 0.47-0.56× → 0.61-0.67× plain; a 4 MiB transpose 0.36-0.41× →
+ * 0.40-0.46×, 9 MiB 0.96-1.33× streamed against 0.36-0.78× plain). */
+static bool streams(int64_t destination_bytes) {
+  return dlmap__stream_destination(dlmap__host_caches_read(), destination_bytes);
 }
 
 #ifdef DLMAP_HAVE_AVX_PATHS
@@ -210,9 +202,9 @@ __attribute__((target("avx"))) static void tile_blocks_8_avx(char *tile, int64_t
 }
 
 /* A step of two 4-byte elements: 8 out per two 32-byte loads (the lanes paired, then the even elements picked).
- * The loads stop before the last element's gap (j + 9 <= count). Where the copy streams (copy_streaming.any) and
- * the destination is 32-byte aligned, they are written with 32-byte non-temporal stores (16-byte ones measured no gain). Returns how many
- * elements it copied. */
+ * The loads stop before the last element's gap (j + 9 <= count). Where the copy streams (streams()) and
+ * the destination is 32-byte aligned, they are written with 32-byte non-temporal stores (16-byte ones measured no
+ * gain). Returns how many elements it copied. */
 __attribute__((target("avx"))) static int64_t gather_step2_4_avx(char *out, const char *in, int64_t count,
                                                                    bool streamed) {
   int64_t j = 0;
@@ -233,8 +225,8 @@ __attribute__((target("avx"))) static int64_t gather_step2_4_avx(char *out, cons
 }
 
 /* A step of two 4-byte elements with AVX-512: 16 out per two 64-byte loads and one two-source permute (the even
- * elements), each store a whole destination line. Streamed (copy_streaming.lines) where the destination is
- * 64-byte aligned, the source then prefetched 4 KiB ahead (non-temporal hint: bench/, 16 MiB, 0.64-0.75× → 0.71-0.83×
+ * elements), each store a whole destination line. Streamed (streams()) where the destination is 64-byte aligned,
+ * the source then prefetched 4 KiB ahead (non-temporal hint: bench/, 16 MiB, 0.64-0.75× → 0.71-0.83×
  * memcpy). The loads stop before the last element's gap (j + 17 <= count). Returns how many it copied. */
 __attribute__((target("avx512f"))) static int64_t gather_step2_4_avx512(char *out, const char *in, int64_t count,
                                                                          bool streamed) {
@@ -360,8 +352,8 @@ static inline void copy_element(char *dst, const char *src, size_t n) {
 
 /* count elements, step bytes apart in the source, to consecutive destination elements. */
 static void copy_strided_run(char *out, const char *in, int64_t step, int64_t count, size_t element_bytes,
-                             const copy_streaming *streaming) {
-  (void)streaming; /* used by the SIMD step-2 gathers only */
+                             bool streamed) {
+  (void)streamed; /* used by the SIMD step-2 gathers only */
   int64_t j = 0;
   if (step == 0) { /* a broadcast: one element, then the filled part doubled */
     const size_t total = (size_t)count * element_bytes;
@@ -377,11 +369,11 @@ static void copy_strided_run(char *out, const char *in, int64_t step, int64_t co
   if (element_bytes == 4 && step == 8) {
 #ifdef DLMAP_HAVE_AVX_PATHS
     if (use_avx512()) {
-      j = gather_step2_4_avx512(out, in, count, streaming->lines);
+      j = gather_step2_4_avx512(out, in, count, streamed);
       in += j * 8, out += j * 4;
     }
     if (use_avx()) {
-      const int64_t done = gather_step2_4_avx(out, in, count - j, streaming->any);
+      const int64_t done = gather_step2_4_avx(out, in, count - j, streamed);
       j += done, in += done * 8, out += done * 4;
     }
 #endif
@@ -454,13 +446,13 @@ __attribute__((target("avx"))) static void stream_lines_avx(char *out, const cha
 }
 #endif
 
-/* One contiguous run of bytes. In a copy that streams (copy_streaming.any), a long run's whole destination lines go
+/* One contiguous run of bytes. In a copy that streams (streams()), a long run's whole destination lines go
  * through non-temporal stores: glibc's memcpy decides streaming per call (about 3/4 of the LLC share), so a 256 MiB
  * crop copied as 32 KiB rows was written through the cache, reading every destination line for ownership first
  * (bench/, an Intel Xeon VM: rows 256 MiB 0.56× memcpy). */
-static void copy_run(char *out, const char *in, size_t bytes, const copy_streaming *streaming) {
+static void copy_run(char *out, const char *in, size_t bytes, bool streamed) {
 #if defined(__SSE2__)
-  if (streaming->any && bytes >= DLMAP_STREAM_RUN_BYTES) {
+  if (streamed && bytes >= DLMAP_STREAM_RUN_BYTES) {
     const size_t head = (64 - (uintptr_t)out % 64) % 64, lines = (bytes - head) / 64;
     memcpy(out, in, head);
     char *o = out + head;
@@ -478,7 +470,7 @@ static void copy_run(char *out, const char *in, size_t bytes, const copy_streami
     return;
   }
 #endif
-  (void)streaming;
+  (void)streamed;
 #ifdef DLMAP_HAVE_AVX_PATHS
   if (bytes >= DLMAP_LOOP_RUN_BYTES && use_avx512()) {
     copy_lines_avx512(out, in, bytes);
@@ -598,16 +590,16 @@ static void copy_one_tile(const copy_plane *p, const copy_tile *t, int64_t r0, i
 #ifdef DLMAP_HAVE_AVX_PATHS
 /* A plane of 4-byte elements whose rows are adjacent in the source (row_step 4), straight into the destination (no
  * tile), then the edges (rows and cols past the multiples of the block) one element at a time. With AVX-512, any
- * size: 16×16 blocks in prefetched 128-element tiles (transpose_tiles_4_avx512), streamed (copy_streaming.lines)
- * where destination lines are 64-byte aligned. With AVX only, where the copy does not stream: 8×8 blocks over 16×16
+ * size: 16×16 blocks in prefetched 128-element tiles (transpose_tiles_4_avx512), streamed (streams()) where
+ * destination lines are 64-byte aligned. With AVX only, where the copy does not stream: 8×8 blocks over 16×16
  * squares; in cache the tile's second pass costs more than the L1 conflicts it avoids (bench/, an AMD EPYC (Zen 4)
  * VM: 64 KiB 0.35× → 0.50-0.56× memcpy, 1 MiB 0.32-0.41× → 0.47-0.49×); streamed, the tile with streaming stores
  * stays there (the direct 8×8 walk, streamed or not, measured 2-2.5× slower). */
-static void copy_plane_direct_4(const copy_plane *p, bool avx512, bool stream_lines) {
+static void copy_plane_direct_4(const copy_plane *p, bool avx512, bool streamed) {
   const int64_t block = avx512 ? 16 : 8, rows = p->rows, cols = p->cols, dst_row = p->dst_row;
   const int64_t rows_b = rows & ~(block - 1), cols_b = cols & ~(block - 1);
   if (avx512) {
-    const bool stream = stream_lines && (uintptr_t)p->out % 64 == 0 && dst_row % 64 == 0;
+    const bool stream = streamed && (uintptr_t)p->out % 64 == 0 && dst_row % 64 == 0;
     transpose_tiles_4_avx512(p->out, dst_row, p->in, p->col_step, rows_b, cols_b, stream);
   } else {
     transpose_direct_4_avx(p->out, dst_row, p->in, p->col_step, rows_b, cols_b);
@@ -625,19 +617,19 @@ static void copy_plane_direct_4(const copy_plane *p, bool avx512, bool stream_li
  * once). Copying straight from source to destination instead leaves the tile's lines to fight over the same L1
  * sets when the steps are powers of two (2.5× memcpy's L1 misses at 16 MiB, 1.03× this way: bench/). The tile is
  * half the L1 data cache the CPU reports (at most its 16 KiB buffer), so the source lines it reads stay beside it. */
-static void copy_plane_tiled(const copy_plane *p, const copy_streaming *streaming) {
+static void copy_plane_tiled(const copy_plane *p, bool streamed) {
   enum { TILE_COLS = DLMAP_TILE_COLS };
   const int64_t esize = p->esize;
   if (esize > DLMAP_TILE_BYTES / TILE_COLS) { /* large elements: each one is a sizeable memcpy already */
     for (int64_t r = 0; r < p->rows; r++) {
       copy_strided_run(p->out + r * p->dst_row, p->in + r * p->row_step, p->col_step, p->cols, (size_t)esize,
-                       streaming);
+                       streamed);
     }
     return;
   }
 #ifdef DLMAP_HAVE_AVX_PATHS
-  if (esize == 4 && p->row_step == 4 && (use_avx512() || (!streaming->any && use_avx()))) {
-    copy_plane_direct_4(p, use_avx512(), streaming->lines);
+  if (esize == 4 && p->row_step == 4 && (use_avx512() || (!streamed && use_avx()))) {
+    copy_plane_direct_4(p, use_avx512(), streamed);
     return;
   }
 #endif
@@ -646,12 +638,12 @@ static void copy_plane_tiled(const copy_plane *p, const copy_streaming *streamin
   copy_tile t = {buffer, TILE_COLS * esize, 0, false};
   t.tile_rows = (half_l1 < DLMAP_TILE_BYTES ? half_l1 : DLMAP_TILE_BYTES) / t.pitch;
   if (t.tile_rows == 0) t.tile_rows = 1; /* the largest elements' pitch is the whole buffer */
-  t.stream = streaming->any && (uintptr_t)p->out % 16 == 0 && p->dst_row % 16 == 0 && t.pitch % 16 == 0;
+  t.stream = streamed && (uintptr_t)p->out % 16 == 0 && p->dst_row % 16 == 0 && t.pitch % 16 == 0;
   /* A large plane goes band by band, each band column block by column block: a band is 8 tile heights, a 4 KiB page
    * of each source column where the rows are adjacent, so one page serves 8 tiles in a row where each tile took a
    * new page per column (bench/, 256 MiB: 0.40× → 0.46× memcpy; the hardware prefetchers follow the columns down,
    * where prefetching the next tile's lines measured slower). In cache a band is one tile height. */
-  const int64_t band = streaming->any ? 8 * t.tile_rows : t.tile_rows;
+  const int64_t band = streamed ? 8 * t.tile_rows : t.tile_rows;
   for (int64_t b0 = 0; b0 < p->rows; b0 += band) {
     const int64_t b1 = p->rows - b0 < band ? p->rows : b0 + band;
     for (int64_t c0 = 0; c0 < p->cols; c0 += TILE_COLS) {
@@ -680,10 +672,10 @@ static int32_t least_step_dim(const copy_dim *dims, int32_t inner) {
 
 /* One plane: its rows along the dimension across, its columns along the inner one. */
 static void copy_tiles(char *out, const char *in, const copy_dim *across, const copy_dim *inner, int64_t esize,
-                       const copy_streaming *streaming) {
+                       bool streamed) {
   const copy_plane plane = {out, in, across->extent, inner->extent, across->src_step, inner->src_step,
                             across->dst_step, esize};
-  copy_plane_tiled(&plane, streaming);
+  copy_plane_tiled(&plane, streamed);
 }
 
 void dlmap__copy_to_compact(void *dst, const void *src, const dlmap__copy_layout *layout) {
@@ -708,20 +700,20 @@ void dlmap__copy_to_compact(void *dst, const void *src, const dlmap__copy_layout
   }
   int64_t index[DLMAP_MAX_NDIM] = {0};
   int64_t src_offset = 0, dst_offset = 0;
-  const copy_streaming streaming = streaming_for((int64_t)layout->count * esize);
+  const bool streamed = streams((int64_t)layout->count * esize);
   const char *base = (const char *)src;
   char *out = (char *)dst;
   for (;;) {
     switch (kind) {
       case RUNS:
-        copy_run(out + dst_offset, base + src_offset, (size_t)(dims[inner].extent * esize), &streaming);
+        copy_run(out + dst_offset, base + src_offset, (size_t)(dims[inner].extent * esize), streamed);
         break;
       case STRIDED:
         copy_strided_run(out + dst_offset, base + src_offset, dims[inner].src_step, dims[inner].extent, element_bytes,
-                         &streaming);
+                         streamed);
         break;
       case TILES:
-        copy_tiles(out + dst_offset, base + src_offset, &dims[across], &dims[inner], esize, &streaming);
+        copy_tiles(out + dst_offset, base + src_offset, &dims[across], &dims[inner], esize, streamed);
         break;
     }
     int32_t d = m - 1;

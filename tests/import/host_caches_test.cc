@@ -19,7 +19,6 @@ TEST(HostCaches, PlausibleSizesAreKept) {
   EXPECT_EQ(32 * kKiB, c.l1d);
   EXPECT_EQ(1 * kMiB, c.l2);
   EXPECT_EQ(4 * kMiB, c.l3_share);
-  EXPECT_EQ(1 * kMiB, c.stream_lines_from);
   EXPECT_EQ(4 * kMiB, c.stream_from);
 }
 
@@ -28,10 +27,9 @@ TEST(HostCaches, AnLlcTheSizeOfRamStillStreamsLargeCopies) {
   for (int64_t l3 : {480 * kMiB, 320 * kMiB, int64_t{1} << 40}) {
     const dlmap__host_caches c = dlmap__host_caches_bound(48 * kKiB, 2 * kMiB, l3, 2);
     EXPECT_LE(c.l3_share, 8 * kMiB) << l3;
-    EXPECT_TRUE(dlmap__stream_destination(&c, 256 * kMiB, false)) << l3;
-    EXPECT_TRUE(dlmap__stream_destination(&c, 16 * kMiB, false)) << l3;
-    EXPECT_TRUE(dlmap__stream_destination(&c, 2 * kMiB, true)) << l3;
-    EXPECT_FALSE(dlmap__stream_destination(&c, 1 * kMiB, true)) << l3;  // fits the 2 MiB L2
+    EXPECT_TRUE(dlmap__stream_destination(&c, 256 * kMiB)) << l3;
+    EXPECT_TRUE(dlmap__stream_destination(&c, 16 * kMiB)) << l3;
+    EXPECT_FALSE(dlmap__stream_destination(&c, 2 * kMiB)) << l3;  // fits the share: stays in cache
   }
 }
 
@@ -45,10 +43,8 @@ TEST(HostCaches, NonsenseSizesAreBounded) {
     EXPECT_LE(c.l2, 4 * kMiB) << bad;
     EXPECT_GE(c.l3_share, c.l2) << bad;
     EXPECT_LE(c.l3_share, 8 * kMiB) << bad;
-    EXPECT_FALSE(dlmap__stream_destination(&c, 64 * kKiB, true)) << bad;  // a small copy stays in cache
-    EXPECT_FALSE(dlmap__stream_destination(&c, 64 * kKiB, false)) << bad;
-    EXPECT_TRUE(dlmap__stream_destination(&c, 256 * kMiB, true)) << bad;  // a huge one streams
-    EXPECT_TRUE(dlmap__stream_destination(&c, 256 * kMiB, false)) << bad;
+    EXPECT_FALSE(dlmap__stream_destination(&c, 64 * kKiB)) << bad;  // a small copy stays in cache
+    EXPECT_TRUE(dlmap__stream_destination(&c, 256 * kMiB)) << bad;  // a huge one streams
   }
 }
 
@@ -56,8 +52,8 @@ TEST(HostCaches, TheShareIsAtLeastL2) {
   // Many CPUs over a small L3: the share never drops below the private L2 (that would stream what L2 holds).
   const dlmap__host_caches c = dlmap__host_caches_bound(32 * kKiB, 2 * kMiB, 16 * kMiB, 64);
   EXPECT_EQ(2 * kMiB, c.l3_share);
-  EXPECT_FALSE(dlmap__stream_destination(&c, 2 * kMiB - 1, false));
-  EXPECT_TRUE(dlmap__stream_destination(&c, 2 * kMiB, false));
+  EXPECT_FALSE(dlmap__stream_destination(&c, 2 * kMiB - 1));
+  EXPECT_TRUE(dlmap__stream_destination(&c, 2 * kMiB));
 }
 
 TEST(HostCaches, TheHostsOwnAreReadOnceAndBounded) {

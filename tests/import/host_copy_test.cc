@@ -158,10 +158,10 @@ TEST(HostCopy, SizeOneDimensionsAndFusedRuns) {
 
 }  // namespace
 
-// Destinations of 1 MiB and more (src/memory.c's DLMAP_STREAM512_BYTES) leave the AVX-512 transpose and step-2 gather
-// through non-temporal stores, and the transpose's 128-element tiles prefetch the next tile: extents that end tiles,
+// Destinations of about 1 MiB, which stay in cache (below the L3 share: src/host_caches.c): the AVX-512 transpose's
+// 128-element tiles prefetch the next tile, and the step-2 gather runs to its last elements: extents that end tiles,
 // 16×16 blocks and the gather's last elements short, the last tile row and column partial.
-TEST(HostCopy, MebibyteDestinationsStreamed) {
+TEST(HostCopy, MebibyteDestinations) {
   for (size_t esize : {size_t{4}, size_t{8}}) {
     const int64_t rows = static_cast<int64_t>((1u << 20) / esize / 700) + 37, cols = 700;  // > 1 MiB out
     CheckCopy({Name("mib_transposed_odd", esize, {rows, cols - 9}), esize, {rows, cols - 9}, {1, rows}});
@@ -172,9 +172,9 @@ TEST(HostCopy, MebibyteDestinationsStreamed) {
   }
 }
 
-// Destinations of 8 MiB and more (src/memory.c's DLMAP_STREAM_BYTES) leave the tiles and the step-2 gather through
-// non-temporal stores (the tiles where destination rows are 16-byte multiples), and the tiles prefetch the next
-// tile's source lines: extents that end tiles, SIMD blocks and the gather's last elements short.
+// Destinations past the L3 share (at most 8 MiB: src/host_caches.c) leave the AVX-512 transpose, the tiles and the
+// step-2 gathers through non-temporal stores (the tiles where destination rows are 16-byte multiples): extents that
+// end tiles, SIMD blocks and the gather's last elements short.
 TEST(HostCopy, LargeDestinationsStreamed) {
   for (size_t esize : {size_t{1}, size_t{4}, size_t{8}}) {
     const int64_t rows = static_cast<int64_t>((8u << 20) / esize / 1040) + 3, cols = 1040;  // > 8 MiB out
