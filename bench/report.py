@@ -152,6 +152,20 @@ def summary_row(target, measured, threshold, ok):
     summary.append((target, measured, threshold, "n/a" if ok is None else ("MET" if ok else "**NOT MET**")))
 
 
+def torch_floor(prow, pir):
+    """PyTorch's two protocol methods over NumPy's whole exchange of the same tensor, in Ir where all three ran under
+    callgrind, else best-round ns; None without PyTorch. NumPy never calls __dlpack_device__, so where these two
+    alone exceed the torch row's limit, no consumer that asks the device first (dlmap, JAX) can meet it."""
+    parts = ["python/torch.Tensor.__dlpack_device__()", "python/torch.Tensor.__dlpack__(stream=None)"]
+    ref = "python/np.from_dlpack(torch.Tensor)"
+    if all(pir.get(n) is not None for n in parts + [ref]):
+        return "Ir %s" % fmt_ratio(ratio(sum(pir[n] for n in parts), pir[ref]))
+    values = [prow.get(n, {}).get("min_ns") for n in parts + [ref]]
+    if any(v is None for v in values):
+        return None
+    return "ns %s (best rounds)" % fmt_ratio(ratio(values[0] + values[1], values[2]))
+
+
 def verdict(r, limit, below=True):
     if r is None:
         return "n/a"
@@ -470,6 +484,11 @@ def main():
                             if ir_r is not None else "%s (best of rounds; %s per round, %s per run)" % (
                                 fmt_ratio(r), spread, run_spread))
                 summary_row("Python `%s` ≤ %g× `%s`" % (call, limit, ref), measured, "≤ %g×" % limit, ok)
+        floor = torch_floor(prow, pir)
+        if floor is not None:
+            summary.append(("(Python: PyTorch's own `__dlpack_device__()` + `__dlpack__(stream=None)` ÷ "
+                            "`np.from_dlpack(torch.Tensor)`, the least any consumer that asks the device first pays: "
+                            "the protocol, JAX and the Array API standard ask it; NumPy does not)", floor, "—", "(row)"))
         w("")
     elif args.python:
         w("### Python per call\n\nNot run: %s\n" % args.python)
