@@ -167,16 +167,14 @@ __attribute__((target("avx"))) static void tile_blocks_4_avx(char *tile, int64_t
 }
 
 /* A plane of 4-byte elements whose rows and cols are multiples of 8, transposed straight into the destination (no
- * tile): 8×8 blocks over 16×16 squares, the destination's rows outer, so that each square writes whole 64-byte
- * destination lines. */
+ * tile): 8×8 blocks along bands of 16 destination rows, the band's columns outer, so that two neighbouring blocks
+ * write whole 64-byte destination lines. One call per band: a call per 16×16 square cost its spills each time
+ * (bench/, an AMD EPYC (Zen 4) VM with the AVX paths, 1 MiB: 0.55-0.56× → 0.59× memcpy). */
 __attribute__((target("avx"))) static void transpose_direct_4_avx(char *out, int64_t dst_row, const char *in,
                                                                   int64_t col_step, int64_t rows, int64_t cols) {
   for (int64_t rb = 0; rb < rows; rb += 16) {
     const int64_t tr = rows - rb < 16 ? rows - rb : 16;
-    for (int64_t cb = 0; cb < cols; cb += 16) {
-      const int64_t tc = cols - cb < 16 ? cols - cb : 16;
-      tile_blocks_4_avx(out + rb * dst_row + cb * 4, dst_row, in + rb * 4 + cb * col_step, col_step, tr, tc);
-    }
+    tile_blocks_4_avx(out + rb * dst_row, dst_row, in + rb * 4, col_step, tr, cols);
   }
 }
 
@@ -615,10 +613,10 @@ static void copy_one_tile(const copy_plane *p, const copy_tile *t, int64_t r0, i
 /* A plane of 4-byte elements whose rows are adjacent in the source (row_step 4), straight into the destination (no
  * tile), then the edges (rows and cols past the multiples of the block) one element at a time. With AVX-512, any
  * size: 16×16 blocks in prefetched 128-element tiles (transpose_tiles_4_avx512), streamed (streams()) where
- * destination lines are 64-byte aligned. With AVX only, where the copy does not stream: 8×8 blocks over 16×16
- * squares; in cache the tile's second pass costs more than the L1 conflicts it avoids (bench/, an AMD EPYC (Zen 4)
- * VM: 64 KiB 0.35× → 0.50-0.56× memcpy, 1 MiB 0.32-0.41× → 0.47-0.49×); streamed, the tile with streaming stores
- * stays there (the direct 8×8 walk, streamed or not, measured 2-2.5× slower). */
+ * destination lines are 64-byte aligned. With AVX only, where the copy does not stream: 8×8 blocks along 16-row
+ * bands (transpose_direct_4_avx); in cache the tile's second pass costs more than the L1 conflicts it avoids
+ * (bench/, an AMD EPYC (Zen 4) VM: 64 KiB 0.35× → 0.50-0.56× memcpy, 1 MiB 0.32-0.41× → 0.47-0.49×); streamed, the
+ * tile with streaming stores stays there (the direct 8×8 walk, streamed or not, measured 2-2.5× slower). */
 static void copy_plane_direct_4(const copy_plane *p, bool avx512, bool streamed) {
   const int64_t block = avx512 ? 16 : 8, rows = p->rows, cols = p->cols, dst_row = p->dst_row;
   const int64_t rows_b = rows & ~(block - 1), cols_b = cols & ~(block - 1);
