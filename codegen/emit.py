@@ -11,8 +11,8 @@ import itertools
 import textwrap
 
 from names import enumerator, status_enumerator, upper_snake
-from spec import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, KERNEL_SIGNATURES, RUNTIME_SIGNATURES,
-                  placeholder_style)
+from spec import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, KERNEL_SIGNATURES,
+                  RUNTIME_ADDRESS_RANGE_SIGNATURE, RUNTIME_CONTEXT_SIGNATURES, RUNTIME_SIGNATURES, placeholder_style)
 from spec_kernel_ptx import isa_tenths
 from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, STYLE_MARKERS
 import profile_device_claims
@@ -292,6 +292,9 @@ def emit_runtime_streams(spec):
                                     if p.runtime for meaning, handle in p.runtime.streams.items()))
 
 
+DRIVER_OP = Row("DLMAP_DRIVER_OP", "OP op R ARGS",
+                "The driver's context ops (codegen/spec.py RUNTIME_CONTEXT_SIGNATURES) and its address-range op, with "
+                "the C signature each is called with.")
 RUNTIME_CONTEXT = Row("DLMAP_RUNTIME_CONTEXT", "PLATFORM library get_current set_current retain_primary",
                       "The driver's context entry points of the GPU platforms whose runtime names them.")
 RUNTIME_ADDRESS_RANGE = Row("DLMAP_RUNTIME_ADDRESS_RANGE", "PLATFORM library symbol",
@@ -315,8 +318,9 @@ def emit_runtime_contexts(spec):
                                         c_string(r.symbol))
         if t:
             yield RUNTIME_TOOLKIT(p.name.upper(), t.libdir, t.soname)
-    return _list(spec, [RUNTIME_CONTEXT, RUNTIME_ADDRESS_RANGE, RUNTIME_TOOLKIT],
-                 (row for p in spec.platforms if p.runtime for row in rows(p)))
+    driver_ops = _signature_rows(DRIVER_OP, RUNTIME_CONTEXT_SIGNATURES + (RUNTIME_ADDRESS_RANGE_SIGNATURE,))
+    return _list(spec, [DRIVER_OP, RUNTIME_CONTEXT, RUNTIME_ADDRESS_RANGE, RUNTIME_TOOLKIT],
+                 itertools.chain(driver_ops, (row for p in spec.platforms if p.runtime for row in rows(p))))
 
 
 RUNTIME_KERNELS = Row("DLMAP_RUNTIME_KERNELS", "PLATFORM library module_load_data module_get_function launch_kernel ptx",

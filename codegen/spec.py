@@ -353,8 +353,16 @@ DEFAULT_STREAMS = ("legacy_default", "per_thread_default", "default")
 # Values of the runtime's error enum the backend gives a meaning to: invalid_value is what pointer_attributes
 # returns for memory the runtime does not know (CUDA before 11, HIP 5); every other failure is an error.
 RUNTIME_STATUSES = ("invalid_value",)
-# The driver's context entry points (runtime.context), each returning the driver's error enum (0: success).
-RUNTIME_CONTEXT_OPS = ("get_current", "set_current", "retain_primary")
+# The driver's context entry points (runtime.context) and its address-range entry point (runtime.address_range), with
+# the C signature each is called with, each returning the driver's error enum (0: success): the generator emits them as
+# runtime_contexts.inc's DLMAP_DRIVER_OP rows, from which src/backends/gpu.c declares its function pointers.
+RUNTIME_CONTEXT_SIGNATURES = (
+    ("get_current", "int", "void **context"),
+    ("set_current", "int", "void *context"),
+    ("retain_primary", "int", "void **context, int device"),
+)
+RUNTIME_CONTEXT_OPS = tuple(op for op, _, _ in RUNTIME_CONTEXT_SIGNATURES)
+RUNTIME_ADDRESS_RANGE_SIGNATURE = ("address_range", "int", "void **base, size_t *bytes, const void *pointer")
 # The module API the strided-copy kernels are loaded and launched through (runtime.kernels), each returning the
 # library's error enum (0: success), and the runtime compiler's entry points (runtime.kernels.compiler), each
 # returning the compiler's status enum (0: success), with their C signatures: the generator emits them as

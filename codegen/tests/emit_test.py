@@ -75,7 +75,7 @@ def rows(text):
 
 
 # The rows of the schema's C signatures (codegen/spec.py *_SIGNATURES): the same in every spec's file.
-SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(")
+SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(", "DLMAP_DRIVER_OP(")
 
 
 def spec_rows(text):
@@ -337,13 +337,13 @@ class MinimalSpecFiles(unittest.TestCase):
         ])
 
     def test_runtime_contexts(self):
-        self.assertRows(emit.emit_runtime_contexts, [
+        self.assertSpecRows(emit.emit_runtime_contexts, [
             'DLMAP_RUNTIME_CONTEXT(GPU, "libgpudriver.so.1", "gpuCtxGet", "gpuCtxSet", "gpuCtxRetain", _)',
         ])
 
     def test_runtime_without_context_gives_no_context_row(self):
         self.spec.platforms[1].runtime.context = None
-        self.assertEqual(rows(emit.emit_runtime_contexts(self.spec)), [])
+        self.assertEqual(spec_rows(emit.emit_runtime_contexts(self.spec)), [])
 
     def test_runtime_memory_types_oldest_layout_first(self):
         self.assertRows(emit.emit_runtime_memory_types, [
@@ -630,10 +630,13 @@ class DefaultSpecRows(unittest.TestCase):
                        '"cudaGetDeviceCount", "cudaGetErrorString", _)')
 
     def test_entry_point_signatures(self):
-        """The C signatures of the runtime's, the module API's and the compiler's ops come from spec.py's tables
-        alone, one row per op in the schema's order, ahead of the spec's rows that name symbols for them."""
+        """The C signatures of the runtime's, the driver's, the module API's and the compiler's ops come from
+        spec.py's tables alone, one row per op in the schema's order, ahead of the spec's rows that name symbols for
+        them."""
         spec_ = default_spec()
+        driver = spec.RUNTIME_CONTEXT_SIGNATURES + (spec.RUNTIME_ADDRESS_RANGE_SIGNATURE,)
         for text, macro, table in ((emit.emit_runtime_symbols(spec_), "DLMAP_RUNTIME_OP", spec.RUNTIME_SIGNATURES),
+                                   (emit.emit_runtime_contexts(spec_), "DLMAP_DRIVER_OP", driver),
                                    (emit.emit_runtime_kernels(spec_), "DLMAP_KERNEL_OP", spec.KERNEL_SIGNATURES),
                                    (emit.emit_runtime_kernels(spec_), "DLMAP_KERNEL_COMPILER_OP",
                                     spec.KERNEL_COMPILER_SIGNATURES)):
@@ -643,6 +646,7 @@ class DefaultSpecRows(unittest.TestCase):
         self.assertIn("DLMAP_RUNTIME_OP(ERROR_STRING, error_string, const char *, (int error), _)",
                       rows(emit.emit_runtime_symbols(spec_)))
         self.assertEqual(spec.RUNTIME_SYMBOLS, tuple(op for op, _, _ in spec.RUNTIME_SIGNATURES))
+        self.assertEqual(spec.RUNTIME_CONTEXT_OPS, tuple(op for op, _, _ in spec.RUNTIME_CONTEXT_SIGNATURES))
 
     def test_runtime_rows_of_cuda_and_rocm(self):
         spec_ = default_spec()
@@ -657,7 +661,7 @@ class DefaultSpecRows(unittest.TestCase):
         # cudaErrorInvalidValue and hipErrorInvalidValue: unregistered memory for pointer_attributes
         self.assertIn("DLMAP_RUNTIME_VALUE(CUDA, STATUS_INVALID_VALUE, 1, _)", rows(emit.emit_runtime_values(spec_)))
         self.assertIn("DLMAP_RUNTIME_VALUE(ROCM, STATUS_INVALID_VALUE, 1, _)", rows(emit.emit_runtime_values(spec_)))
-        self.assertEqual(rows(emit.emit_runtime_contexts(spec_)), [
+        self.assertEqual(spec_rows(emit.emit_runtime_contexts(spec_)), [
             'DLMAP_RUNTIME_CONTEXT(CUDA, "libcuda.so.1", "cuCtxGetCurrent", "cuCtxSetCurrent", '
             '"cuDevicePrimaryCtxRetain", _)',
             'DLMAP_RUNTIME_ADDRESS_RANGE(CUDA, "libcuda.so.1", "cuMemGetAddressRange_v2", _)',

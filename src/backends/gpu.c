@@ -167,6 +167,13 @@ typedef struct gpu_ops {
 #include "src/generated/runtime_symbols.inc"
 } gpu_ops;
 
+/* The driver's entry points beside the runtime's (codegen/spec.py RUNTIME_CONTEXT_SIGNATURES and
+ * RUNTIME_ADDRESS_RANGE_SIGNATURE). */
+typedef struct driver_ops {
+#define DLMAP_DRIVER_OP(OP, op, R, ARGS, ...) R(*op) ARGS;
+#include "src/generated/runtime_contexts.inc"
+} driver_ops;
+
 struct dlmap__gpu {
   dlmap_platform platform;
   const char *name;
@@ -180,13 +187,10 @@ struct dlmap__gpu {
   int devices, devices_status; /* device_count's answer when the runtime was loaded */
   bool has_layout;      /* a pointer-attributes layout applies to this runtime version */
   int64_t layout;       /* its from_version */
-  /* The driver's per-thread context (spec: runtime.context; NULL where the spec names none). */
-  int (*context_get)(void **context);
-  int (*context_set)(void *context);
-  int (*context_retain_primary)(void **context, int device);
+  /* The driver's per-thread context (spec: runtime.context; NULL where the spec names none) and the allocation holding
+   * an address (spec: runtime.address_range; NULL where it names none or the library lacks it). */
+  driver_ops driver;
   const char *context_set_symbol, *context_retain_symbol; /* for messages */
-  /* The allocation holding an address (spec: runtime.address_range; NULL where it names none or the library lacks it). */
-  int (*address_range)(void **base, size_t *bytes, const void *pointer);
 };
 
 /* A failed load is tried again by a later call (the failure may have been transient, such as an allocation inside
@@ -278,9 +282,9 @@ static bool resolve_context(dlmap_platform platform, dlmap__gpu *gpu, char *reas
       dlclose(handle);
       return false;
     }
-    memcpy(&gpu->context_get, &get, sizeof get);
-    memcpy(&gpu->context_set, &set, sizeof set);
-    memcpy(&gpu->context_retain_primary, &retain, sizeof retain);
+    memcpy(&gpu->driver.get_current, &get, sizeof get);
+    memcpy(&gpu->driver.set_current, &set, sizeof set);
+    memcpy(&gpu->driver.retain_primary, &retain, sizeof retain);
     gpu->context_set_symbol = row->set_current;
     gpu->context_retain_symbol = row->retain_primary;
   }
@@ -298,7 +302,7 @@ static void resolve_address_range(dlmap_platform platform, dlmap__gpu *gpu) {
       if (handle == NULL) handle = dlopen(row->library, RTLD_NOW | RTLD_LOCAL);
     }
     void *address = handle != NULL ? dlsym(handle, row->symbol) : NULL;
-    if (address != NULL) memcpy(&gpu->address_range, &address, sizeof address);
+    if (address != NULL) memcpy(&gpu->driver.address_range, &address, sizeof address);
   }
 }
 
@@ -638,9 +642,9 @@ static int32_t switch_device(const dlmap__gpu *gpu, device_scope *scope, int32_t
   if (device < 0 || device == scope->current) return DLMAP_OK;
   if (scope->driver) {
     void *primary = NULL;
-    int status = gpu->context_retain_primary(&primary, device);
+    int status = gpu->driver.retain_primary(&primary, device);
     if (status != 0) return driver_failed(gpu, gpu->context_retain_symbol, status, err);
-    status = gpu->context_set(primary);
+    status = gpu->driver.set_current(primary);
     if (status != 0) return driver_failed(gpu, gpu->context_set_symbol, status, err);
   } else {
     const int status = gpu->call.set_device(device);
@@ -654,7 +658,7 @@ static int32_t switch_device(const dlmap__gpu *gpu, device_scope *scope, int32_t
 static int32_t enter_device(const dlmap__gpu *gpu, int32_t device, device_scope *scope, dlmap_error *err) {
   scope->context = NULL;
   /* A failed query leaves the runtime's way (set_device), as before the driver's entry points were used. */
-  scope->driver = gpu->context_get != NULL && gpu->context_get(&scope->context) == 0;
+  scope->driver = gpu->driver.get_current != NULL && gpu->driver.get_current(&scope->context) == 0;
   const int status = gpu->call.get_device(&scope->saved);
   if (status != 0) return call_failed(gpu, GPU_OP_GET_DEVICE, status, err);
   scope->current = scope->saved;
@@ -665,7 +669,7 @@ static int32_t enter_device(const dlmap__gpu *gpu, int32_t device, device_scope 
  * runtime calls made one current without a switch), or its device. */
 static void leave_device(const dlmap__gpu *gpu, const device_scope *scope) {
   if (scope->driver) {
-    if (scope->context == NULL || scope->current != scope->saved) gpu->context_set(scope->context);
+    if (scope->context == NULL || scope->current != scope->saved) gpu->driver.set_current(scope->context);
   } else if (scope->current != scope->saved) {
     gpu->call.set_device(scope->saved);
   }
@@ -732,7 +736,7 @@ int32_t dlmap__gpu_locate(const dlmap__gpu *gpu, const void *pointer, int32_t de
 static bool same_allocation(const dlmap__gpu *gpu, const void *lo, const void *hi, bool *known) {
   void *base = NULL;
   size_t bytes = 0;
-  *known = gpu->address_range != NULL && gpu->address_range(&base, &bytes, lo) == 0 && base != NULL;
+  *known = gpu->driver.address_range != NULL && gpu->driver.address_range(&base, &bytes, lo) == 0 && base != NULL;
   return *known && (uintptr_t)hi >= (uintptr_t)base && (uintptr_t)hi - (uintptr_t)base < bytes;
 }
 
@@ -909,7 +913,7 @@ static bool kernel_reachable(const dlmap__gpu_end *end, int32_t device) {
  * entry points, else the device. False when there is none (no context for the module API to load into). */
 static bool kernel_key(const dlmap__gpu *gpu, void **key) {
   *key = NULL;
-  if (gpu->context_get != NULL) return gpu->context_get(key) == 0 && *key != NULL;
+  if (gpu->driver.get_current != NULL) return gpu->driver.get_current(key) == 0 && *key != NULL;
   int device;
   if (gpu->call.get_device(&device) != 0) {
     gpu->call.get_last_error();
@@ -942,9 +946,9 @@ bool dlmap__gpu_kernels_load(dlmap_platform platform, int32_t device_id) {
   /* A thread that never used the device has no context yet: its primary one, as the runtime would make current
    * (leave_device gives the thread none back). */
   void *key, *primary = NULL;
-  if (!kernel_key(gpu, &key) && gpu->context_retain_primary != NULL &&
-      gpu->context_retain_primary(&primary, device_id) == 0) {
-    gpu->context_set(primary);
+  if (!kernel_key(gpu, &key) && gpu->driver.retain_primary != NULL &&
+      gpu->driver.retain_primary(&primary, device_id) == 0) {
+    gpu->driver.set_current(primary);
   }
   const bool usable = kernel_key(gpu, &key) && dlmap__kernels_prepare(platform, gpu->library, key);
   leave_device(gpu, &scope);
