@@ -37,7 +37,6 @@ dlmap__host_caches dlmap__host_caches_bound(int64_t l1d_read, int64_t l2_read, i
   /* No L3 reported: the cap (the copy streams only what would not fit a typical share anyway). At least L2: a
    * share below the private cache would stream what L2 holds. */
   c.l3_share = clamp_or(l3_read > 0 ? l3_read / cpus : 0, c.l2, DLMAP_L3_SHARE_MAX, DLMAP_L3_SHARE_MAX);
-  c.stream_from = c.l3_share;
   return c;
 }
 
@@ -55,15 +54,15 @@ const dlmap__host_caches *dlmap__host_caches_read(void) {
 }
 
 bool dlmap__stream_destination(const dlmap__host_caches *caches, int64_t destination_bytes) {
-  return destination_bytes >= caches->stream_from;
+  return destination_bytes >= caches->l3_share;
 }
 
 int dlmap__host_caches_describe(char *text, size_t capacity) {
   const dlmap__host_caches *c = dlmap__host_caches_read();
   return snprintf(text, capacity,
                   "read L1d %ld KiB, L2 %ld KiB, L3 %ld KiB over %ld CPUs; bounded L1d %lld KiB, L2 %lld KiB, "
-                  "L3 share %lld KiB; streaming stores from %lld KiB",
+                  "L3 share %lld KiB; streaming stores from the L3 share",
                   sysconf(_SC_LEVEL1_DCACHE_SIZE) / KiB, sysconf(_SC_LEVEL2_CACHE_SIZE) / KiB,
                   sysconf(_SC_LEVEL3_CACHE_SIZE) / KiB, sysconf(_SC_NPROCESSORS_ONLN), (long long)(c->l1d / KiB),
-                  (long long)(c->l2 / KiB), (long long)(c->l3_share / KiB), (long long)(c->stream_from / KiB));
+                  (long long)(c->l2 / KiB), (long long)(c->l3_share / KiB));
 }

@@ -11,8 +11,8 @@
 typedef struct dlmap__host_caches {
   int64_t l1d;      /* one core's L1 data cache: the transpose tile's working set */
   int64_t l2;       /* one core's L2 */
-  int64_t l3_share; /* the last-level cache over the online CPUs, capped (a VM may report one the size of its RAM) */
-  int64_t stream_from; /* streaming stores from this destination size: the L3 share */
+  int64_t l3_share; /* the last-level cache over the online CPUs, capped (a VM may report one the size of its RAM);
+                     * copies whose destination reaches it stream their stores */
 } dlmap__host_caches;
 
 /* The bounds: a size the CPU did not report (≤ 0) or reported out of range is replaced or clamped, so that a VM's

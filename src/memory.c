@@ -296,8 +296,7 @@ enum { DLMAP_TILE512 = 128 }; /* the AVX-512 transpose's tile edge, in elements 
 
 /* The next tile's source lines, prefetched 16 per block while a tile is copied. */
 typedef struct next_tile {
-  const char *first; /* its first source line */
-  int64_t col_step;  /* bytes between its source rows */
+  const char *first; /* its first source line (its source rows are the copy's col_step apart) */
   int64_t per_row;   /* lines a source row */
   int64_t rows;      /* source rows (0: no next tile) */
   int64_t row, line; /* the next line to prefetch */
@@ -310,11 +309,11 @@ __attribute__((target("avx512f"), noinline)) static void block_row_4_avx512(char
                                                                            int64_t col_step, int64_t blocks,
                                                                            bool stream, next_tile *next) {
   const char *first = next->first;
-  const int64_t step = next->col_step, per_row = next->per_row, rows = next->rows;
+  const int64_t per_row = next->per_row, rows = next->rows;
   int64_t row = next->row, line = next->line;
   for (int64_t b = 0; b < blocks; b++, d += 64, s += 16 * col_step) {
     for (int k = 0; k < 16 && row < rows; k++) {
-      _mm_prefetch(first + line * 64 + row * step, _MM_HINT_T1);
+      _mm_prefetch(first + line * 64 + row * col_step, _MM_HINT_T1);
       if (++line == per_row) line = 0, row++;
     }
     block16_4_avx512(d, dst_row, s, col_step, stream);
@@ -342,7 +341,7 @@ __attribute__((target("avx512f"))) static void transpose_tiles_4_avx512(char *ou
       /* The next tile: its source rows are destination columns ntc.., its lines hold destination rows ntr... */
       const int64_t ntr = tc + T < cols ? tr : tr + T, ntc = tc + T < cols ? tc + T : 0;
       const int64_t per_row = ntr < rows ? ((rows - ntr < T ? rows - ntr : T) / 16) : 0;
-      next_tile next = {in + ntr * 4 + ntc * col_step, col_step, per_row, 0, 0, 0};
+      next_tile next = {in + ntr * 4 + ntc * col_step, per_row, 0, 0, 0};
       next.rows = per_row > 0 ? (cols - ntc < T ? cols - ntc : T) : 0;
       for (int64_t r = tr; r < tr + th; r += 16) {
         block_row_4_avx512(out + r * dst_row + tc * 4, dst_row, in + r * 4 + tc * col_step, col_step, tw / 16, stream,

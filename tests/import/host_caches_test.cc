@@ -19,7 +19,8 @@ TEST(HostCaches, PlausibleSizesAreKept) {
   EXPECT_EQ(32 * kKiB, c.l1d);
   EXPECT_EQ(1 * kMiB, c.l2);
   EXPECT_EQ(4 * kMiB, c.l3_share);
-  EXPECT_EQ(4 * kMiB, c.stream_from);
+  EXPECT_TRUE(dlmap__stream_destination(&c, 4 * kMiB));
+  EXPECT_FALSE(dlmap__stream_destination(&c, 4 * kMiB - 1));
 }
 
 TEST(HostCaches, AnLlcTheSizeOfRamStillStreamsLargeCopies) {
@@ -61,7 +62,7 @@ TEST(HostCaches, TheHostsOwnAreReadOnceAndBounded) {
   ASSERT_NE(nullptr, c);
   EXPECT_EQ(c, dlmap__host_caches_read());
   EXPECT_GE(c->l2, 256 * kKiB);
-  EXPECT_LE(c->stream_from, 8 * kMiB);
+  EXPECT_LE(c->l3_share, 8 * kMiB);
   char text[512];
   EXPECT_GT(dlmap__host_caches_describe(text, sizeof text), 0);
   EXPECT_NE(nullptr, std::strstr(text, "L2"));
