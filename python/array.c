@@ -497,6 +497,7 @@ int dlmap_py_array_export(dlmap_py_array *self, const dlmap_export_request *requ
     }
   }
   const dlmap_export_plan *plan = once_read_only ? NULL : plan_for(self, request);
+  dlmap_py_note_exporter();
   Py_INCREF(self); /* the export's reference, dropped by its deleter */
   dlmap_py_count_export(1);
   if (plan == NULL) return export_unplanned(self, request, once_read_only, out);

@@ -120,7 +120,17 @@ void dlmap_py_release_owner(void *owner);
 #if PY_VERSION_HEX >= 0x030C0000
 static inline PyThreadState *dlmap_py_deleters_begin(void) { return NULL; }
 static inline void dlmap_py_deleters_end(PyThreadState *before) { (void)before; }
+static inline void dlmap_py_note_exporter(void) {}
 #else
+/* Called with the GIL held by every export that hands a deleter out (a capsule, the C exchange API): on Python 3.11 it
+ * notes the attached thread state when it is not the thread's first (a sub-interpreter's), so that a consumer that
+ * runs the deleter later on this thread, holding that GIL, is recognised (issue 65: NumPy's from_dlpack inside a
+ * sub-interpreter deadlocked). The note is forgotten when that thread state is cleared (capsule.c). */
+void dlmap_py_note_exporter_slow(PyThreadState *current);
+static inline void dlmap_py_note_exporter(void) {
+  PyThreadState *current = _PyThreadState_UncheckedGet();
+  if (current != PyGILState_GetThisThreadState()) dlmap_py_note_exporter_slow(current);
+}
 extern _Thread_local PyThreadState *dlmap_py_attached_here;
 static inline PyThreadState *dlmap_py_deleters_begin(void) {
   PyThreadState *before = dlmap_py_attached_here;

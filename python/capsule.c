@@ -1,5 +1,6 @@
 /* dlmap Python binding — DLPack capsules as the protocol states them ("dltensor" / "dltensor_versioned", renamed
  * "used_…" by the consumer), their destructors, and the release of Python owners from any thread. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "python/binding.h"
@@ -18,6 +19,41 @@ static int interpreter_finalizing(void) {
  * inside a sub-interpreter too. */
 #if PY_VERSION_HEX < 0x030C0000
 _Thread_local PyThreadState *dlmap_py_attached_here;
+
+/* The thread state this thread last exported under (dlmap_py_note_exporter), valid while the epoch it was noted in is
+ * the current one. Every noted thread state carries a guard in its dict; the guard dies when the thread state is
+ * cleared (always before it is freed) and starts a new epoch, so that a freed thread state whose address another
+ * thread's new one reuses is never taken for this thread's. */
+static _Thread_local PyThreadState *noted_exporter;
+static _Thread_local unsigned long noted_epoch;
+static _Atomic unsigned long exporter_epoch = 1;
+
+static const char kExporterGuard[] = "dlmap exporter note";
+
+static void end_exporter_epoch(PyObject *guard) {
+  (void)guard;
+  atomic_fetch_add(&exporter_epoch, 1);
+}
+
+void dlmap_py_note_exporter_slow(PyThreadState *current) {
+  if (current == noted_exporter && noted_epoch == atomic_load(&exporter_epoch)) return;
+  PyObject *dict = PyThreadState_GetDict(); /* the attached thread state's, never NULL while one is attached */
+  if (dict == NULL) return;
+  /* The epoch is read before the guard exists: a guard dying meanwhile ends it, and the note is then simply stale. */
+  unsigned long epoch = atomic_load(&exporter_epoch);
+  PyObject *guard = PyDict_GetItemString(dict, kExporterGuard); /* borrowed; already there when noted before */
+  if (guard == NULL) {
+    guard = PyCapsule_New((void *)kExporterGuard, kExporterGuard, end_exporter_epoch);
+    int failed = guard == NULL || PyDict_SetItemString(dict, kExporterGuard, guard) < 0;
+    Py_XDECREF(guard);
+    if (failed) { /* no memory: no note (the release then takes the GIL's slow path) */
+      PyErr_Clear();
+      return;
+    }
+  }
+  noted_exporter = current;
+  noted_epoch = epoch;
+}
 #endif
 
 static PyThreadState *attached_thread_state(void) {
@@ -28,13 +64,15 @@ static PyThreadState *attached_thread_state(void) {
 #else
   /* 3.11: the runtime's current thread state is the one of whichever thread holds the GIL (one GIL for all
    * interpreters). It is this thread's when it is the thread's first (PyGILState's) or the one dlmap's own code noted
-   * while holding the GIL (dlmap_py_deleters_begin); either stays current while this thread looks, as only this
-   * thread can detach it. Any other belongs to a thread that may free it at any moment: it is compared, never read. */
+   * while holding the GIL (dlmap_py_deleters_begin), or the one it last exported under while its epoch lasts
+   * (dlmap_py_note_exporter); each stays current while this thread looks, as only this thread can detach it. Any
+   * other belongs to a thread that may free it at any moment: it is compared, never read. */
   PyThreadState *current = _PyThreadState_UncheckedGet();
   if (current == NULL) return NULL;
   /* PyGILState's first: it answers the common case (the thread's first thread state, whoever deletes the tensor)
    * with one pthread_getspecific, where the module's own thread-local costs a __tls_get_addr call besides (bench/) */
-  return current == PyGILState_GetThisThreadState() || current == dlmap_py_attached_here ? current : NULL;
+  if (current == PyGILState_GetThisThreadState() || current == dlmap_py_attached_here) return current;
+  return current == noted_exporter && noted_epoch == atomic_load(&exporter_epoch) ? current : NULL;
 #endif
 }
 

@@ -1,5 +1,5 @@
-# dlmap Python binding tests — the binding's GPU paths over the fake CUDA runtime of tests/gpu (host memory posing as
-# device memory, every runtime call checked; //python:fake_gpu/dlmap.so): copies between device and host memory in
+# dlmap Python binding tests — the binding's GPU paths over the fake CUDA runtime of tests/gpu (device memory the host
+# cannot touch, every runtime call checked; //python:fake_gpu/dlmap.so): copies between device and host memory in
 # both directions, the GIL released around GPU work, and producer deleters that still run with the GIL.
 import array
 import ctypes
@@ -15,6 +15,7 @@ fake = ctypes.CDLL("libdlmap_fake_gpu.so")
 fake.fakeMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
 fake.fakeFree.argtypes = [ctypes.c_void_p]
 fake.fake_gpu_stream_calls.argtypes = [ctypes.c_void_p]
+fake.fake_gpu_poke.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
 
 
 def device_floats(values):
@@ -23,7 +24,10 @@ def device_floats(values):
     if fake.fakeMalloc(ctypes.byref(pointer), 4 * len(values)) != 0:
         raise RuntimeError("fakeMalloc failed")
     host = array.array("f", values)
-    ctypes.memmove(pointer.value, host.buffer_info()[0], 4 * len(values))
+    # The fake's device memory is sealed (a host store through it faults, as on a GPU): its bytes are written through
+    # the fake's own view.
+    if fake.fake_gpu_poke(pointer.value, host.buffer_info()[0], 4 * len(values)) != 0:
+        raise RuntimeError("fake_gpu_poke failed")
     return pointer.value
 
 

@@ -222,6 +222,57 @@ class SubinterpreterTest(DlmapTestCase):
         # The kept capsule: its export block and its array's data; dropped, the block is freed, the array left alone.
         self.assertEqual(out, "inside 0 0\nended 2 1\norphan dropped 1 0\n")
 
+    def test_consumer_deletes_in_a_subinterpreter_holding_the_gil(self):
+        # Issue 65: a consumer that runs a dlmap export's deleter itself, holding the GIL, inside a sub-interpreter
+        # (NumPy's from_dlpack, or C code) hung on Python 3.11: the release took the sub-interpreter's thread state,
+        # neither the thread's first nor one dlmap's own code had noted, for another thread's, and waited for the GIL
+        # its own thread held. Arrays made in the sub-interpreter and in the main one, each through NumPy and through a
+        # C consumer (ctypes' PYFUNCTYPE keeps the GIL across the call); every allocation and export returned.
+        rc, out, err = testing.run_child("""
+            import ctypes, sys
+            import dlmap, testing
+            run, how = testing.subinterpreter_runner()
+            if run is None:
+                print("SKIP:", how)
+                sys.exit(0)
+            base = dlmap._stats()
+            made_in_main = dlmap.empty(6)
+            run(f'''
+                import ctypes, warnings
+                warnings.simplefilter("ignore")  # NumPy 1.x warns that it does not support sub-interpreters
+                import numpy
+                import dlmap
+
+                def c_consumer(array):
+                    capsule = array.__dlpack__(max_version=(1, 0))
+                    get = ctypes.pythonapi.PyCapsule_GetPointer
+                    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+                    managed = get(capsule, b"dltensor_versioned")
+                    rename = ctypes.pythonapi.PyCapsule_SetName
+                    rename.argtypes = [ctypes.py_object, ctypes.c_char_p]
+                    rename(capsule, b"used_dltensor_versioned")  # consumed: the capsule no longer owns it
+                    deleter = ctypes.c_void_p.from_address(managed + 16).value  # DLManagedTensorVersioned.deleter
+                    ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(deleter)(managed)  # run holding the GIL
+
+                main = ctypes.cast({id(made_in_main)}, ctypes.py_object).value
+                for make in (lambda: dlmap.empty(3), lambda: main):
+                    n = numpy.from_dlpack(make())
+                    del n
+                    c_consumer(make())
+                del main
+                print("inside", dlmap._stats()["live_exports"] - {base["live_exports"]}, flush=True)
+            ''')
+            del made_in_main
+            now = dlmap._stats()
+            print("ended", now["live_allocations"] - base["live_allocations"],
+                  now["live_exports"] - base["live_exports"], flush=True)
+        """, timeout=60)
+        if out.startswith("SKIP:"):
+            print(f"\n{self.id()}: {out.strip()}", file=sys.stderr)
+            self.skipTest(out.strip())
+        self.assertEqual((rc, err), (0, ""), out)
+        self.assertEqual(out, "inside 0\nended 0 0\n")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -2,8 +2,8 @@
 // streams: a seeded scheduler runs whichever stream may run, so the check meets every interleaving a fast GPU can
 // produce. A check that reports races where dlmap ordered everything correctly (issue 18, defect 5) costs a device run;
 // so does one that crashes when an export fails (defect 6).
-#include <cstring>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -56,16 +56,13 @@ check_device FakeDevice() {
   d.legacy_stream = reinterpret_cast<void *>(1);
   d.alloc = fakeMalloc;
   d.release = fakeFree;
+  // The fake's device memory is sealed (the host faults on it, as on a GPU): the check's own host-side reads and
+  // writes go through the fake's controls, and its "kernels" reach the memory through the fake's views.
   d.zero = [](void *p, size_t bytes) {
-    const int rc = fake_gpu_synchronize_all();
-    std::memset(p, 0, bytes);  // fake device memory is host memory
-    return rc;
+    const std::vector<char> zeros(bytes, 0);
+    return fake_gpu_poke(p, zeros.data(), bytes);
   };
-  d.to_host = [](void *dst, const void *src, size_t bytes) {
-    const int rc = fake_gpu_synchronize_all();
-    std::memcpy(dst, src, bytes);
-    return rc;
-  };
+  d.to_host = [](void *dst, const void *src, size_t bytes) { return fake_gpu_peek(dst, src, bytes); };
   d.stream_create = [](void **s) {
     *s = fake_gpu_stream_create();
     return *s != nullptr ? 0 : static_cast<int>(FAKE_OUT_OF_MEMORY);
@@ -81,12 +78,13 @@ check_device FakeDevice() {
   d.stream_wait_event = [](void *s, void *e) { return fakeStreamWaitEvent(s, e, 0); };
   d.event_destroy = fakeEventDestroy;
   d.slow_fill = [](unsigned *buf, size_t n, unsigned value, void *stream) {
-    const FillArgs args = {buf, n, value};
+    const FillArgs args = {static_cast<unsigned *>(fake_gpu_kernel_view(buf, n * sizeof *buf)), n, value};
     return fake_gpu_launch(stream, Fill, &args, sizeof args);
   };
   d.count_mismatches = [](const unsigned *buf, size_t n, unsigned value, unsigned long long *mismatches,
                           void *stream) {
-    const CountArgs args = {buf, n, value, mismatches};
+    const CountArgs args = {static_cast<const unsigned *>(fake_gpu_kernel_view(buf, n * sizeof *buf)), n, value,
+                            static_cast<unsigned long long *>(fake_gpu_kernel_view(mismatches, sizeof *mismatches))};
     return fake_gpu_launch(stream, Count, &args, sizeof args);
   };
   d.error_text = fakeGetErrorString;

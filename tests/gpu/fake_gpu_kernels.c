@@ -266,6 +266,12 @@ int fakeLaunchKernel(void *function, unsigned grid_x, unsigned grid_y, unsigned 
   if (j == NULL) return FAKE_OUT_OF_MEMORY;
   j->p = *p;
   j->unit = f->unit;
+  /* The kernel reads and writes the device's memory through the fake's read-write views, as a GPU reaches its own
+   * memory: its host thread never touches the sealed addresses. The range checked above is the one translated (the
+   * source's lowest byte, where negative strides start it below src). */
+  const long long low = lo * (long long)f->unit;
+  j->p.src = (const char *)fake_gpu_kernel_view((const char *)p->src + low, (size_t)(hi - lo + 1) * f->unit) - low;
+  j->p.dst = fake_gpu_kernel_view(p->dst, (size_t)count * f->unit);
   const int rc = fake_gpu_launch(stream, run_copy, &j, sizeof j);
   if (rc != 0) {
     free(j);

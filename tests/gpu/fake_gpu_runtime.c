@@ -1,9 +1,14 @@
-/* dlmap GPU tests — the fake vendor runtime behind tests/gpu/fake_cuda.yaml: host memory that the fake
- * calls "device", "pinned" or "managed", with the checks a real runtime makes, a count of every call, per-thread
- * contexts and devices, and streams whose work can be deferred and run in a scheduler's order. */
+/* dlmap GPU tests — the fake vendor runtime behind tests/gpu/fake_cuda.yaml: memory that the fake calls "device",
+ * "pinned" or "managed", with the checks a real runtime makes, a count of every call, per-thread contexts and devices,
+ * and streams whose work can be deferred and run in a scheduler's order. Device memory is sealed (issue 63): the
+ * address handed out is a PROT_NONE view of a memfd, so a host load or store through it faults as it would on a GPU;
+ * the fake's own copies, memsets and kernels reach the bytes through a second, read-write view of the same file. */
+#define _GNU_SOURCE /* memfd_create */
 #include "tests/gpu/fake_gpu_runtime.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,8 +21,10 @@
 #define FAKE_STREAM_MAGIC 0x5354524d
 
 typedef struct allocation {
-  char *base;
+  char *base;  /* the address handed out: sealed (PROT_NONE) for device memory */
+  char *view;  /* where the fake itself reads and writes the bytes: base, or device memory's read-write view */
   size_t size;
+  size_t mapped; /* device memory: the bytes each view maps (whole pages); 0 for malloc'd pinned and managed memory */
   int type;   /* FAKE_DEVICE, FAKE_HOST (pinned) or FAKE_MANAGED */
   int device;
 } allocation;
@@ -203,6 +210,14 @@ static allocation *find(const void *p, size_t n, int *overrun) {
   return NULL;
 }
 
+/* Where the fake itself reaches p: the read-write view of the device allocation holding it, else p (pinned, managed
+ * and host memory are the host's). */
+static char *view_of(const void *p) {
+  int overrun;
+  const allocation *a = find(p, 0, &overrun);
+  return a != NULL ? a->view + ((const char *)p - a->base) : (char *)(uintptr_t)p;
+}
+
 static int type_of(const void *p, size_t n, int *overrun) {
   const allocation *a = find(p, n, overrun);
   return a != NULL ? a->type : FAKE_UNREGISTERED;
@@ -281,10 +296,12 @@ static int ready(const stream *s) {
 
 static void execute(stream *s) {
   const op *o = &s->ops[s->head];
-  if (o->kind == OP_COPY) {
-    for (size_t row = 0; row < o->height; row++) memmove(o->dst + row * o->dpitch, o->src + row * o->spitch, o->width);
+  if (o->kind == OP_COPY) { /* each row through the views of the allocations it was checked against */
+    for (size_t row = 0; row < o->height; row++) {
+      memmove(view_of(o->dst + row * o->dpitch), view_of(o->src + row * o->spitch), o->width);
+    }
   } else if (o->kind == OP_SET) {
-    memset(o->dst, o->value, o->width);
+    memset(view_of(o->dst), o->value, o->width);
   } else if (o->kind == OP_KERNEL) {
     op copy = *o; /* the kernel may not touch the queue, but its argument must outlive the slot */
     copy.fn(copy.arg);
@@ -398,6 +415,35 @@ int fake_gpu_memory_type(const void *p, size_t n, int *device) {
   if (device != NULL) *device = a != NULL ? a->device : -1;
   pthread_mutex_unlock(&g_lock);
   return type;
+}
+
+void *fake_gpu_kernel_view(const void *p, size_t n) {
+  pthread_mutex_lock(&g_lock);
+  int overrun;
+  const allocation *a = find(p, n, &overrun);
+  void *view = a == NULL || overrun ? NULL : a->view + ((const char *)p - a->base);
+  pthread_mutex_unlock(&g_lock);
+  return view;
+}
+
+int fake_gpu_peek(void *dst, const void *src, size_t n) {
+  void *from = fake_gpu_kernel_view(src, n);
+  if (from == NULL) return FAKE_INVALID_VALUE;
+  pthread_mutex_lock(&g_lock);
+  run(-1); /* what queued work writes is there first, as after a device synchronisation */
+  memcpy(dst, from, n);
+  pthread_mutex_unlock(&g_lock);
+  return 0;
+}
+
+int fake_gpu_poke(void *dst, const void *src, size_t n) {
+  void *to = fake_gpu_kernel_view(dst, n);
+  if (to == NULL) return FAKE_INVALID_VALUE;
+  pthread_mutex_lock(&g_lock);
+  run(-1);
+  memcpy(to, src, n);
+  pthread_mutex_unlock(&g_lock);
+  return 0;
 }
 
 void fake_gpu_fail_next(const char *op, int code) {
@@ -619,6 +665,43 @@ int fakeDevicePrimaryCtxRetain(void **context, int device) {
   return rc;
 }
 
+/* Device memory: one memfd mapped twice, the address handed out PROT_NONE and the fake's view read-write (the
+ * descriptor is closed at once: the mappings keep the file). 0, or -1 without memory or descriptors.
+ * DLMAP_FAKE_GPU_UNSEALED=1 leaves the address handed out readable and writable, as the fake was before issue 63: only
+ * planted_host_read_test sets it, to show what a host read of device memory did then (nothing visible). */
+static int map_sealed(size_t bytes, char **sealed, char **view, size_t *mapped) {
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  *mapped = (bytes + page - 1) / page * page;
+  if (*mapped == 0) *mapped = page;
+  const int fd = memfd_create("fake-gpu-device-memory", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  void *s = MAP_FAILED, *v = MAP_FAILED;
+  if (ftruncate(fd, (off_t)*mapped) == 0) {
+    const char *unsealed = getenv("DLMAP_FAKE_GPU_UNSEALED");
+    const int prot = unsealed != NULL && strcmp(unsealed, "1") == 0 ? PROT_READ | PROT_WRITE : PROT_NONE;
+    s = mmap(NULL, *mapped, prot, MAP_SHARED, fd, 0);
+    v = mmap(NULL, *mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  close(fd);
+  if (s == MAP_FAILED || v == MAP_FAILED) {
+    if (s != MAP_FAILED) munmap(s, *mapped);
+    if (v != MAP_FAILED) munmap(v, *mapped);
+    return -1;
+  }
+  *sealed = (char *)s;
+  *view = (char *)v;
+  return 0;
+}
+
+static void unmap(allocation *a) {
+  if (a->mapped == 0) {
+    free(a->base);
+    return;
+  }
+  munmap(a->base, a->mapped);
+  munmap(a->view, a->mapped);
+}
+
 static int allocate(void **ptr, size_t bytes, int type) {
   pthread_mutex_lock(&g_lock);
   need_context();
@@ -630,10 +713,16 @@ static int allocate(void **ptr, size_t bytes, int type) {
   rc = FAKE_OUT_OF_MEMORY;
   for (int i = 0; i < FAKE_MAX_ALLOCATIONS; i++) {
     if (g_allocations[i].base != NULL) continue;
-    char *base = (char *)malloc(bytes ? bytes : 1);
-    if (base == NULL) break;
-    memset(base, 0xCD, bytes); /* fresh device memory is not zero */
-    g_allocations[i] = (allocation){base, bytes, type, current_device()};
+    char *base, *view;
+    size_t mapped = 0;
+    if (type == FAKE_DEVICE) {
+      if (map_sealed(bytes, &base, &view, &mapped) != 0) break;
+    } else {
+      base = view = (char *)malloc(bytes ? bytes : 1);
+      if (base == NULL) break;
+    }
+    memset(view, 0xCD, bytes); /* fresh device memory is not zero */
+    g_allocations[i] = (allocation){base, view, bytes, mapped, type, current_device()};
     *ptr = base;
     g_stats.allocations++;
     g_stats.live++;
@@ -655,7 +744,7 @@ static int release(void *ptr, int pinned) {
     if (a->base != (char *)ptr || (a->type == FAKE_HOST) != pinned) continue;
     if (in_flight(a->base, a->size ? a->size : 1)) g_stats.freed_in_flight++;
     run(-1); /* so that the queued work does not touch freed memory: the count above is the finding */
-    free(a->base);
+    unmap(a);
     memset(a, 0, sizeof *a);
     g_stats.frees++;
     g_stats.live--;

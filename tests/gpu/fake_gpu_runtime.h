@@ -122,6 +122,17 @@ int fake_gpu_host_to_device_copies(void);
  * (not the fake's), or -1 when it runs past the allocation it starts in; *device (may be NULL) its device. Not a call. */
 int fake_gpu_memory_type(const void *p, size_t n, int *device);
 
+/* Device memory is sealed: the addresses the fake's malloc hands out are PROT_NONE, and a host load or store through
+ * them faults (SIGSEGV), as on a GPU. Pinned and managed memory stay host memory. These controls, which are not entry
+ * points and count no call, let a test read or write the bytes of any of the fake's allocations, [p, p + n) inside
+ * one, after finishing queued work (as after a device synchronisation): 0, or FAKE_INVALID_VALUE for memory that is
+ * not the fake's. */
+int fake_gpu_peek(void *dst, const void *src, size_t n);
+int fake_gpu_poke(void *dst, const void *src, size_t n);
+/* Where the fake itself (its kernel emulation) reaches [p, p + n) of one of its allocations: the read-write view of
+ * device memory, p itself for pinned and managed memory; NULL for memory not the fake's or a range leaving it. */
+void *fake_gpu_kernel_view(const void *p, size_t n);
+
 /* ---- the module API and runtime compiler (fake_gpu_kernels.c): the strided-copy kernels over host memory ---------- */
 
 typedef struct fake_gpu_kernel_stats {
@@ -157,6 +168,17 @@ void fake_gpu_kernels_remake_contexts(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
+
+#include <vector>
+
+/* count values of type T at a device address of the fake's, read through its view (a host read of the address itself
+ * faults); empty when the range is not inside one of the fake's allocations. */
+template <typename T = unsigned char>
+std::vector<T> fake_gpu_values(const void *device, size_t count) {
+  std::vector<T> out(count);
+  if (fake_gpu_peek(out.data(), device, count * sizeof(T)) != 0) out.clear();
+  return out;
+}
 #endif
 
 #endif /* DLMAP_TESTS_GPU_FAKE_GPU_RUNTIME_H_ */

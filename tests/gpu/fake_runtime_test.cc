@@ -668,7 +668,8 @@ TEST_F(FakeRuntime, ABroadcastOfOneRepeatedByteIsFilledOnTheDevice) {
       EXPECT_EQ(stats->legacy_copies, 0) << what << ": on the legacy default stream";
       EXPECT_EQ(stats->legacy_syncs, 0) << what;
       const size_t element_bytes = c.dtype.bits / 8;
-      const unsigned char *bytes = static_cast<const unsigned char *>(out.legacy->dl_tensor.data);
+      const std::vector<unsigned char> bytes = fake_gpu_values(out.legacy->dl_tensor.data, 12 * element_bytes);
+      ASSERT_EQ(bytes.size(), 12 * element_bytes) << what;
       for (int64_t i = 0; i < 12; i++) {
         const int64_t at = (i / 4) * c.strides[0] + (i % 4) * c.strides[1];  // the source element, in elements
         for (size_t b = 0; b < element_bytes; b++) {
@@ -751,8 +752,8 @@ TEST_F(FakeRuntime, ManySliceDeviceCopiesStayOnTheDevice) {
       EXPECT_EQ(stats->kinds[2], 1) << what << ": staged";
     }
     EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 0) << what;
-    const float *copied = static_cast<const float *>(out.legacy->dl_tensor.data);
-    EXPECT_EQ(std::vector<float>(copied, copied + count), Expected(data.data(), c.shape, c.strides)) << what;
+    EXPECT_EQ(fake_gpu_values<float>(out.legacy->dl_tensor.data, count), Expected(data.data(), c.shape, c.strides))
+        << what;
     out.legacy->deleter(out.legacy);
     device->deleter(device);
   }

@@ -6,7 +6,6 @@
 //   KERNELS_SOURCE    fake_source_kernels.yaml: no PTX, the module API in the runtime itself (HIP's shape)
 //   KERNELS_MISSING   fake_missing_kernels.yaml: a module API without one of its entry points
 #include <atomic>
-#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
@@ -130,9 +129,8 @@ class Kernels : public ::testing::Test {
     view.producer_stream = producer_;
     ASSERT_EQ(dlmap_export(&view, &request, &out, &err), DLMAP_OK) << c.what << ": " << err.message;
     ASSERT_EQ(fake_gpu_synchronize_all(), 0);
-    const unsigned char *copied = static_cast<const unsigned char *>(out.legacy->dl_tensor.data);
     const std::vector<unsigned char> want = Expected(bytes.data() + c.first, c.shape, c.strides, element_bytes);
-    EXPECT_EQ(std::vector<unsigned char>(copied, copied + want.size()), want) << c.what;
+    EXPECT_EQ(fake_gpu_values(out.legacy->dl_tensor.data, want.size()), want) << c.what;
     out.legacy->deleter(out.legacy);
     buffer->deleter(buffer);
   }
@@ -213,9 +211,9 @@ TEST_F(Kernels, TheLaunchRunsOnTheCopysStream) {
     ASSERT_EQ(fake_gpu_synchronize_all(), 0);
     EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 1);
     EXPECT_EQ(fake_gpu_kernel_get_stats()->last_stream, reinterpret_cast<void *>(stream));
-    const unsigned char *copied = static_cast<const unsigned char *>(copy.tensor.data) + copy.tensor.byte_offset;
     const std::vector<unsigned char> want_bytes = Expected(bytes.data(), kTransposed.shape, kTransposed.strides, 4);
-    EXPECT_EQ(std::vector<unsigned char>(copied, copied + want_bytes.size()), want_bytes);
+    EXPECT_EQ(fake_gpu_values(static_cast<const char *>(copy.tensor.data) + copy.tensor.byte_offset, want_bytes.size()),
+              want_bytes);
     dlmap_imported_release(&copy);
   }
   buffer->deleter(buffer);
@@ -316,8 +314,7 @@ TEST_F(Kernels, ThreadsCopyingAtOnceShareOneReload) {
           wrong++;
           continue;
         }
-        const unsigned char *copied = static_cast<const unsigned char *>(out.legacy->dl_tensor.data);
-        wrong += std::memcmp(copied, want.data(), want.size()) != 0;
+        wrong += fake_gpu_values(out.legacy->dl_tensor.data, want.size()) != want;
         out.legacy->deleter(out.legacy);
       }
     });
