@@ -46,7 +46,7 @@ void dlmap_py_note_exporter_slow(PyThreadState *current) {
     guard = PyCapsule_New((void *)kExporterGuard, kExporterGuard, end_exporter_epoch);
     int failed = guard == NULL || PyDict_SetItemString(dict, kExporterGuard, guard) < 0;
     Py_XDECREF(guard);
-    if (failed) { /* no memory: no note (the release then takes the GIL's slow path) */
+    if (failed) { /* no memory: no note, and a deleter run holding this GIL may then wait for it, as before */
       PyErr_Clear();
       return;
     }

@@ -226,8 +226,9 @@ class SubinterpreterTest(DlmapTestCase):
         # Issue 65: a consumer that runs a dlmap export's deleter itself, holding the GIL, inside a sub-interpreter
         # (NumPy's from_dlpack, or C code) hung on Python 3.11: the release took the sub-interpreter's thread state,
         # neither the thread's first nor one dlmap's own code had noted, for another thread's, and waited for the GIL
-        # its own thread held. Arrays made in the sub-interpreter and in the main one, each through NumPy and through a
-        # C consumer (ctypes' PYFUNCTYPE keeps the GIL across the call); every allocation and export returned.
+        # its own thread held. Arrays made in the sub-interpreter and in the main one, each through a C consumer
+        # (ctypes' PYFUNCTYPE keeps the GIL across the call) and through NumPy where NumPy imports in a
+        # sub-interpreter (only there: NumPy loads into one interpreter per process); every export returned.
         rc, out, err = testing.run_child("""
             import ctypes, sys
             import dlmap, testing
@@ -239,9 +240,13 @@ class SubinterpreterTest(DlmapTestCase):
             made_in_main = dlmap.empty(6)
             run(f'''
                 import ctypes, warnings
-                warnings.simplefilter("ignore")  # NumPy 1.x warns that it does not support sub-interpreters
-                import numpy
+                warnings.simplefilter("ignore")  # NumPy warns that it does not support sub-interpreters
                 import dlmap
+                try:
+                    import numpy
+                except ImportError as e:
+                    numpy = None
+                    print("numpy cannot run in a sub-interpreter here:", e, flush=True)
 
                 def c_consumer(array):
                     capsule = array.__dlpack__(max_version=(1, 0))
@@ -256,9 +261,10 @@ class SubinterpreterTest(DlmapTestCase):
 
                 main = ctypes.cast({id(made_in_main)}, ctypes.py_object).value
                 for make in (lambda: dlmap.empty(3), lambda: main):
-                    n = numpy.from_dlpack(make())
-                    del n
                     c_consumer(make())
+                    if numpy is not None:
+                        n = numpy.from_dlpack(make())
+                        del n
                 del main
                 print("inside", dlmap._stats()["live_exports"] - {base["live_exports"]}, flush=True)
             ''')
@@ -271,8 +277,10 @@ class SubinterpreterTest(DlmapTestCase):
             print(f"\n{self.id()}: {out.strip()}", file=sys.stderr)
             self.skipTest(out.strip())
         self.assertEqual((rc, err), (0, ""), out)
-        self.assertEqual(out, "inside 0\nended 0 0\n")
-
+        lines = out.splitlines()
+        if lines[0].startswith("numpy cannot run"):  # the C consumer still ran; said, not skipped silently
+            print(f"\n{self.id()}: {lines.pop(0)}; the C consumer's cases ran", file=sys.stderr)
+        self.assertEqual(lines, ["inside 0", "ended 0 0"])
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -1,5 +1,5 @@
 /* dlmap GPU tests — a fake vendor runtime (libdlmap_fake_gpu.so): the entry points of the spec's runtime
- * table over host memory, checking what a real runtime checks (memcpy kinds against where memory lives,
+ * table over memory of its own (device memory sealed from the host, see fake_gpu_peek), checking what a real runtime checks (memcpy kinds against where memory lives,
  * bounds of its allocations, events recorded on the current device) and counting every call, so the GPU
  * backend's copies and stream protocol run and are verified on machines without a GPU.
  *
@@ -133,7 +133,7 @@ int fake_gpu_poke(void *dst, const void *src, size_t n);
  * device memory, p itself for pinned and managed memory; NULL for memory not the fake's or a range leaving it. */
 void *fake_gpu_kernel_view(const void *p, size_t n);
 
-/* ---- the module API and runtime compiler (fake_gpu_kernels.c): the strided-copy kernels over host memory ---------- */
+/* ---- the module API and runtime compiler (fake_gpu_kernels.c): the strided-copy kernels run on host threads ------ */
 
 typedef struct fake_gpu_kernel_stats {
   int ptx_loads;        /* module_load_data given the committed PTX (accepted or not) */
