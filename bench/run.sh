@@ -3,11 +3,16 @@
 #
 # usage: bench/run.sh [--smoke] [--update-md [--section NAME]] [--no-callgrind] [--no-python] [-- extra Google Benchmark flags]
 #   (default)     the full run: 5 repetitions of every benchmark (medians), callgrind counts, Python, the report
-#   --smoke       CI: build, run each benchmark once briefly (never timed, nothing compared), check the report
+#   --smoke       CI: build, run each benchmark once briefly (never timed, nothing compared), count a few calls of each
+#                 under callgrind where valgrind is installed, check the report
 #   --update-md   also replace the generated part of BENCHMARKS.md (between its bench:begin/end markers)
 #   --section N   with --update-md: write between BENCHMARKS.md's markers for N instead (another machine or stack,
 #                 e.g. debian-testing; added at the end the first time), leaving the main tables as they are
-# Results go to $DLMAP_BENCH_OUT (default: a new directory under /tmp), printed at the end.
+# Results go to $DLMAP_BENCH_OUT (default: a new directory under /tmp), printed at the end. $DLMAP_BENCH_VALGRIND
+# names the valgrind to count with (default valgrind; bench/callgrind_sigill_test.sh gives one that dies on a step).
+# A counting step that cannot run here (valgrind killed by SIGILL on an instruction it cannot emulate, or failing
+# otherwise) leaves its columns empty with the reason printed; the report is still written and its other verdicts
+# stand.
 # Needs libbenchmark-dev; libtorch-dev (the peer), python3-numpy with python3-dev (the Python benchmark) and
 # valgrind (instruction counts) are used when installed.
 set -eu
@@ -32,6 +37,30 @@ while [ $# -gt 0 ]; do
 done
 out="${DLMAP_BENCH_OUT:-$(mktemp -d /tmp/dlmap-bench.XXXXXX)}"
 mkdir -p "$out"
+valgrind=${DLMAP_BENCH_VALGRIND:-valgrind}
+command -v "$valgrind" >/dev/null || valgrind=""
+# Counts the full run takes per case; the smoke run takes a few, to check that each counting step and its report work.
+counts=20000 python_counts=5000 copy_filter='^copy/.*/(1|16|256)MiB$'
+[ "$smoke" = 1 ] && counts=10 python_counts=10 copy_filter='^copy/(memcpy|compact)/1MiB$'
+
+# counted STEP DIR ARGS...: valgrind --tool=callgrind ARGS, its stderr in DIR/valgrind.log (stdout is the caller's;
+# DIR exists). 0; or, where it failed, the reason on stderr (the STEP's columns stay empty) and 1: the run goes on.
+counted() {
+  step=$1
+  dir=$2
+  shift 2
+  rm -f "$dir"/cg.out*
+  status=0
+  "$valgrind" --tool=callgrind "$@" 2> "$dir/valgrind.log" || status=$?
+  [ "$status" -eq 0 ] && return 0
+  case $status in
+    132) why="was killed by SIGILL (an instruction valgrind cannot emulate on this CPU)" ;;
+    *) why="exited $status" ;;
+  esac
+  echo "bench/run.sh: no instruction counts for $step: callgrind $why; its columns are left empty, the other" \
+    "verdicts stand (the end of $dir/valgrind.log: $(tail -n 1 "$dir/valgrind.log"))" >&2
+  return 1
+}
 
 # ---- build (the same configuration as any -c opt build: the flags are recorded below)
 targets="//bench:exchange_bench //bench:exchange_bench_nopeer"
@@ -83,21 +112,21 @@ fi
 cg_args=""
 if [ "$smoke" = 1 ]; then
   "$bin/exchange_bench_nopeer" --count_instructions=10 > "$out/count_smoke.tsv"  # the count mode works
-elif [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
-  mkdir -p "$out/callgrind"
-  rm -f "$out/callgrind"/cg.out*
-  valgrind --tool=callgrind --callgrind-out-file="$out/callgrind/cg.out" \
-    "$bin/exchange_bench_nopeer" --count_instructions=20000 > "$out/callgrind/cases.tsv" 2> "$out/callgrind/valgrind.log"
-  cg_args="--callgrind $out/callgrind"
+fi
+if [ "$callgrind" = 1 ] && [ -n "$valgrind" ]; then
+  mkdir -p "$out/callgrind" "$out/copy_callgrind"
+  if counted "the C calls" "$out/callgrind" --callgrind-out-file="$out/callgrind/cg.out" \
+    "$bin/exchange_bench_nopeer" --count_instructions=$counts > "$out/callgrind/cases.tsv"; then
+    cg_args="--callgrind $out/callgrind"
+  fi
   # The copies' cache behaviour at 1, 16 and 256 MiB (simulated caches: why a strided copy is slower than memcpy).
-  mkdir -p "$out/copy_callgrind"
-  rm -f "$out/copy_callgrind"/cg.out*
   # L1 as detected (48 KiB, 12-way here); the last level as a model, 32 MiB 16-way: this VM reports a 508 MiB
   # direct-mapped L3, which valgrind would otherwise simulate.
-  valgrind --tool=callgrind --cache-sim=yes --LL=33554432,16,64 --callgrind-out-file="$out/copy_callgrind/cg.out" \
-    "$bin/exchange_bench_nopeer" --count_instructions=1 --count_copies --count_filter='^copy/.*/(1|16|256)MiB$' \
-    > "$out/copy_callgrind/cases.tsv" 2> "$out/copy_callgrind/valgrind.log"
-  cg_args="$cg_args --copy-callgrind $out/copy_callgrind"
+  if counted "the copies' cache simulation" "$out/copy_callgrind" --cache-sim=yes --LL=33554432,16,64 \
+    --callgrind-out-file="$out/copy_callgrind/cg.out" "$bin/exchange_bench_nopeer" --count_instructions=1 \
+    --count_copies --count_filter="$copy_filter" > "$out/copy_callgrind/cases.tsv"; then
+    cg_args="$cg_args --copy-callgrind $out/copy_callgrind"
+  fi
 elif [ "$callgrind" = 1 ]; then
   # Said, not skipped silently: without valgrind the report has no instruction counts (and a bench binary built before
   # valgrind's headers were installed cannot count: `bazel clean` after installing it).
@@ -116,14 +145,15 @@ if [ "$python" = 1 ]; then
     python_bench --repeat 7 --min-time 0.2 --out "$out/python-2.json"
     python_bench --repeat 7 --min-time 0.2 --out "$out/python-3.json"
     py_args="--python-runs $out/python-2.json,$out/python-3.json"
-    if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
-      mkdir -p "$out/python_callgrind"
-      rm -f "$out/python_callgrind"/cg.out*
-      PYTHONPATH="$(cd "$bin/../python/array_api" && pwd)" PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1 \
-        valgrind --tool=callgrind --dump-before=sched_yield --callgrind-out-file="$out/python_callgrind/cg.out" \
-        /usr/bin/python3 bench/python_bench.py --callgrind 5000 > "$out/python_callgrind/cases.json" 2> "$out/python_callgrind/valgrind.log"
-      py_args="$py_args --python-callgrind $out/python_callgrind"
-    fi
+  fi
+  if [ "$callgrind" = 1 ] && [ -n "$valgrind" ] && (
+    export PYTHONPATH="$(cd "$bin/../python/array_api" && pwd)" PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1
+    mkdir -p "$out/python_callgrind"
+    counted "the Python calls" "$out/python_callgrind" --dump-before=sched_yield \
+      --callgrind-out-file="$out/python_callgrind/cg.out" /usr/bin/python3 bench/python_bench.py \
+      --callgrind $python_counts > "$out/python_callgrind/cases.json"
+  ); then
+    py_args="$py_args --python-callgrind $out/python_callgrind"
   fi
   py_args="--python $out/python.json $py_args"
 fi
