@@ -17,7 +17,6 @@ import profile_import_gates
 import profile_device_claims
 import profile_models
 
-GATINGS = ("strict", "known")
 LEGACY_READ_ONLY = ("refuse", "drop")
 STREAM_POLICIES = ("validate", "pass_through", "none_only")
 OWN_TYPE = ("accept", "listed")
@@ -283,7 +282,8 @@ def load_profile(source, body, spec, helpers, origins=None):
     profile = Profile(name, h._str(where, body, "doc"), models, source, devices,
                       h._choice(dw, export["dl_device"], "own_type", OWN_TYPE),
                       h._choice(dw, export["dl_device"], "falsy_type", FALSY_TYPE), absent, ranges,
-                      h._choice(h._Where(source, "profile.export"), export, "version_gating", GATINGS),
+                      h._choice(h._Where(source, "profile.export"), export, "version_gating",
+                                profile_import_gates.VERSION_GATINGS),
                       h._choice(h._Where(source, "profile.export"), export, "legacy_read_only", LEGACY_READ_ONLY),
                       h._choice(h._Where(source, "profile.export"), export, "stream", STREAM_POLICIES),
                       rules, otherwise, h._choice(w, imp, "request", REQUESTS),

@@ -4,25 +4,33 @@
 
 #include "src/internal.h"
 
-/* 0.2.0 callers wrote sizeof (the same fields, plus tail padding); from 0.3.0 on DLMAP_STRUCT_SIZE of the last
- * field. The macro lists both for a struct whose 0.2.0 layout ends at `last`. */
-#define LAYOUTS_SINCE_0_2(type, last)                                                          \
-  static const dlmap__layout kLayouts_##type[] = {                                             \
-      {DLMAP__SIZEOF_LAYOUT(DLMAP_STRUCT_SIZE(type, last), _Alignof(type)), DLMAP_STRUCT_SIZE(type, last)}, \
-      {DLMAP_STRUCT_SIZE(type, last), DLMAP_STRUCT_SIZE(type, last)},                          \
-  };                                                                                           \
+/* Each struct's size is the header's DLMAP_*_STRUCT_SIZE (named once, beside the struct, by its last field), and a
+ * compile-time check ties it to the struct: only tail padding may follow it, so a field appended without moving the
+ * macro to it fails the build (unless it fits the old tail padding; tests/abi pins every size by hand). 0.2.0 callers
+ * wrote sizeof (the same fields, plus tail padding); from 0.3.0 on DLMAP_STRUCT_SIZE of the last field.
+ * LAYOUTS_SINCE_0_2 lists both for a struct whose 0.2.0 layout ends where `size` does. */
+#define CHECK_STRUCT_SIZE(type, size) \
+  _Static_assert(sizeof(type) - (size) < _Alignof(type), #size " does not reach the last field of " #type)
+
+#define LAYOUTS_SINCE_0_2(type, size)                                                                                \
+  CHECK_STRUCT_SIZE(type, size);                                                                                     \
+  static const dlmap__layout kLayouts_##type[] = {                                                                   \
+      {DLMAP__SIZEOF_LAYOUT(size, _Alignof(type)), size},                                                            \
+      {size, size},                                                                                                  \
+  };                                                                                                                 \
   const dlmap__layouts dlmap__layouts_##type = {kLayouts_##type, sizeof kLayouts_##type / sizeof kLayouts_##type[0]}
 
 /* A struct that had no struct_size before 0.3.0: one layout. */
-#define LAYOUTS_SINCE_0_3(type, last)                                                                             \
-  static const dlmap__layout kLayouts_##type[] = {{DLMAP_STRUCT_SIZE(type, last), DLMAP_STRUCT_SIZE(type, last)}}; \
+#define LAYOUTS_SINCE_0_3(type, size)                            \
+  CHECK_STRUCT_SIZE(type, size);                                 \
+  static const dlmap__layout kLayouts_##type[] = {{size, size}}; \
   const dlmap__layouts dlmap__layouts_##type = {kLayouts_##type, 1}
 
-LAYOUTS_SINCE_0_2(dlmap_array, num_shards);
-LAYOUTS_SINCE_0_2(dlmap_export_request, defer_stream_sync);
-LAYOUTS_SINCE_0_2(dlmap_import_request, num_shards);
-LAYOUTS_SINCE_0_2(dlmap_check_source, read_only);
-LAYOUTS_SINCE_0_3(dlmap_device_query, local_hardware_id);
+LAYOUTS_SINCE_0_2(dlmap_array, DLMAP_ARRAY_STRUCT_SIZE);
+LAYOUTS_SINCE_0_2(dlmap_export_request, DLMAP_EXPORT_REQUEST_STRUCT_SIZE);
+LAYOUTS_SINCE_0_2(dlmap_import_request, DLMAP_IMPORT_REQUEST_STRUCT_SIZE);
+LAYOUTS_SINCE_0_2(dlmap_check_source, DLMAP_CHECK_SOURCE_STRUCT_SIZE);
+LAYOUTS_SINCE_0_3(dlmap_device_query, DLMAP_DEVICE_QUERY_STRUCT_SIZE);
 
 int32_t dlmap__struct_read_or_raise(const void *caller, void *copy, size_t copy_size, const dlmap__layouts *known,
                                     const char *argument, const char *reason, dlmap_error *err) {

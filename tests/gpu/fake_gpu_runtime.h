@@ -1,7 +1,8 @@
 /* dlmap GPU tests — a fake vendor runtime (libdlmap_fake_gpu.so): the entry points of the spec's runtime
- * table over memory of its own (device memory sealed from the host, see fake_gpu_peek), checking what a real runtime checks (memcpy kinds against where memory lives,
- * bounds of its allocations, events recorded on the current device) and counting every call, so the GPU
- * backend's copies and stream protocol run and are verified on machines without a GPU.
+ * table over memory of its own (device memory sealed from the host: see fake_gpu_peek), checking what a real
+ * runtime checks (memcpy kinds against where memory lives, bounds of its allocations, events recorded on the
+ * current device) and counting every call, so the GPU backend's copies and stream protocol run and are verified
+ * on machines without a GPU.
  *
  * What it models of CUDA 12+: a current context per thread (none until set_device or the first call that needs
  * one, which initialises the primary context of the thread's runtime device) and, apart from it, the runtime's
