@@ -11,8 +11,9 @@ import itertools
 import textwrap
 
 from names import enumerator, status_enumerator, upper_snake
-from spec import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, KERNEL_SIGNATURES,
-                  RUNTIME_ADDRESS_RANGE_SIGNATURE, RUNTIME_CONTEXT_SIGNATURES, RUNTIME_SIGNATURES, placeholder_style)
+from spec import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, KERNEL_SIGNATURES, MEMCPY_KINDS,
+                  RUNTIME_ADDRESS_RANGE_SIGNATURE, RUNTIME_CONTEXT_SIGNATURES, RUNTIME_FLAGS, RUNTIME_SIGNATURES,
+                  RUNTIME_STATUSES, placeholder_style)
 from spec_kernel_ptx import isa_tenths
 from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, STYLE_MARKERS
 import profile_device_claims
@@ -264,9 +265,16 @@ def emit_runtime_symbols(spec):
                                                                      symbols))
 
 
+RUNTIME_VALUE_NAME = Row("DLMAP_RUNTIME_VALUE_NAME", "NAME",
+                         "Every NAME a DLMAP_RUNTIME_VALUE row may have (codegen/spec.py MEMCPY_KINDS, RUNTIME_FLAGS, "
+                         "RUNTIME_STATUSES and the pointer attributes' offsets): the backend's enum of them.")
 RUNTIME_VALUE = Row("DLMAP_RUNTIME_VALUE", "PLATFORM NAME value",
                     "The runtime's enum values and struct offsets. NAME: MEMCPY_<KIND>, FLAG_<FLAG>, STATUS_<STATUS>, "
                     "DEVICE_OFFSET, DEVICE_POINTER_OFFSET, MANAGED_OFFSET (only when given).")
+RUNTIME_VALUE_NAMES = tuple(["MEMCPY_" + kind.upper() for kind in MEMCPY_KINDS] +
+                            ["FLAG_" + flag.upper() for flag in RUNTIME_FLAGS] +
+                            ["STATUS_" + status.upper() for status in RUNTIME_STATUSES] +
+                            ["DEVICE_OFFSET", "DEVICE_POINTER_OFFSET", "MANAGED_OFFSET"])
 
 
 def emit_runtime_values(spec):
@@ -279,8 +287,10 @@ def emit_runtime_values(spec):
         yield "DEVICE_POINTER_OFFSET", pointer.device_pointer_offset
         if pointer.managed_offset is not None:
             yield "MANAGED_OFFSET", pointer.managed_offset
-    return _list(spec, [RUNTIME_VALUE], (RUNTIME_VALUE(p.name.upper(), name, value)
-                                   for p in spec.platforms if p.runtime for name, value in values(p.runtime)))
+    names = (RUNTIME_VALUE_NAME(name) for name in RUNTIME_VALUE_NAMES)
+    rows = (RUNTIME_VALUE(p.name.upper(), name, value)
+            for p in spec.platforms if p.runtime for name, value in values(p.runtime))
+    return _list(spec, [RUNTIME_VALUE_NAME, RUNTIME_VALUE], itertools.chain(names, rows))
 
 
 RUNTIME_STREAM = Row("DLMAP_RUNTIME_STREAM", "PLATFORM MEANING handle",

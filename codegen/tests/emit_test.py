@@ -74,8 +74,9 @@ def rows(text):
     return lines
 
 
-# The rows of the schema's C signatures (codegen/spec.py *_SIGNATURES): the same in every spec's file.
-SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(", "DLMAP_DRIVER_OP(")
+# The rows of the schema's C signatures (codegen/spec.py *_SIGNATURES) and value names: the same in every spec's file.
+SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(", "DLMAP_DRIVER_OP(",
+                  "DLMAP_RUNTIME_VALUE_NAME(")
 
 
 def spec_rows(text):
@@ -311,8 +312,16 @@ class MinimalSpecFiles(unittest.TestCase):
             'DLMAP_RUNTIME_SYMBOL(GPU, POINTER_ATTRIBUTES, "gpuPointerInfo", _)',
         ])
 
+    def test_runtime_value_names_are_the_schemas(self):
+        # The backend's enum of value names (gpu.c) comes from these rows: every name the schema can give, whatever
+        # the spec sets, so a value the spec adds to a platform's runtime table has its enumerator.
+        names = [r for r in rows(emit.emit_runtime_values(self.spec)) if r.startswith("DLMAP_RUNTIME_VALUE_NAME(")]
+        self.assertEqual(names, ["DLMAP_RUNTIME_VALUE_NAME(%s, _)" % n for n in emit.RUNTIME_VALUE_NAMES])
+        self.assertIn("DLMAP_RUNTIME_VALUE_NAME(STATUS_INVALID_VALUE, _)", names)
+        self.assertIn("DLMAP_RUNTIME_VALUE_NAME(MANAGED_OFFSET, _)", names)
+
     def test_runtime_values(self):
-        self.assertRows(emit.emit_runtime_values, [
+        self.assertSpecRows(emit.emit_runtime_values, [
             "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_HOST_TO_DEVICE, 10, _)",
             "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_DEVICE_TO_HOST, 11, _)",
             "DLMAP_RUNTIME_VALUE(GPU, MEMCPY_DEVICE_TO_DEVICE, 12, _)",
@@ -328,7 +337,7 @@ class MinimalSpecFiles(unittest.TestCase):
 
     def test_runtime_values_without_managed_offset(self):
         self.spec.platforms[1].runtime.pointer_attributes.managed_offset = None
-        self.assertNotIn("MANAGED_OFFSET", "\n".join(rows(emit.emit_runtime_values(self.spec))))
+        self.assertNotIn("MANAGED_OFFSET", "\n".join(spec_rows(emit.emit_runtime_values(self.spec))))
 
     def test_runtime_streams_in_meaning_order(self):
         self.assertRows(emit.emit_runtime_streams, [

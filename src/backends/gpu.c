@@ -25,19 +25,11 @@ enum {
   GPU_OP_COUNT
 };
 
-/* Values of the runtime (spec: memcpy_kinds, flags, pointer_attributes offsets). */
+/* Values of the runtime (spec: memcpy_kinds, flags, statuses, pointer_attributes offsets), named as the generator lists
+ * them (runtime_values.inc's DLMAP_RUNTIME_VALUE_NAME rows). */
 enum {
-  GPU_VALUE_MEMCPY_HOST_TO_DEVICE,
-  GPU_VALUE_MEMCPY_DEVICE_TO_HOST,
-  GPU_VALUE_MEMCPY_DEVICE_TO_DEVICE,
-  GPU_VALUE_MEMCPY_DEFAULT,
-  GPU_VALUE_FLAG_EVENT_DISABLE_TIMING,
-  GPU_VALUE_FLAG_MALLOC_HOST,
-  GPU_VALUE_FLAG_MALLOC_MANAGED,
-  GPU_VALUE_DEVICE_OFFSET,
-  GPU_VALUE_DEVICE_POINTER_OFFSET,
-  GPU_VALUE_MANAGED_OFFSET,
-  GPU_VALUE_STATUS_INVALID_VALUE,
+#define DLMAP_RUNTIME_VALUE_NAME(NAME, ...) GPU_VALUE_##NAME,
+#include "src/generated/runtime_values.inc"
   GPU_VALUE_COUNT
 };
 
