@@ -15,7 +15,7 @@ from spec import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, K
                   RUNTIME_ADDRESS_RANGE_SIGNATURE, RUNTIME_CONTEXT_SIGNATURES, RUNTIME_FLAGS, RUNTIME_SIGNATURES,
                   RUNTIME_STATUSES, placeholder_style)
 from spec_kernel_ptx import isa_tenths
-from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, STYLE_MARKERS
+from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, PLAIN_MARKER, STYLE_MARKERS
 import profile_device_claims
 
 def _c_header(spec):
@@ -90,7 +90,7 @@ def compiled_message(spec, error):
             text += part
         else:
             name, style = placeholder_style(part)
-            text += (STYLE_MARKERS[style] if style else "\x01") + chr(index[name] + 1)
+            text += (STYLE_MARKERS[style] if style else PLAIN_MARKER) + chr(index[name] + 1)
     return text
 
 
@@ -474,12 +474,17 @@ def emit_exception_kinds(spec):
                                     for k in spec.exception_kinds))
 
 
+STYLE_MARKER = Row("DLMAP_STYLE_MARKER", "STYLE byte",
+                   "The byte before a placeholder's index in a compiled template: PLAIN, or the placeholder's style "
+                   "(codegen/spec_profile.py PLAIN_MARKER, STYLE_MARKERS); the same in every spec's file.")
 PLACEHOLDER = Row("DLMAP_PLACEHOLDER", "ENUM name TYPE doc", "One row per placeholder, in dlmap_placeholder order.")
 
 
 def emit_placeholders(spec):
-    return _list(spec, [PLACEHOLDER], (PLACEHOLDER(p.name.upper(), c_string(p.name), p.type.upper(), c_string(p.doc))
-                                 for p in spec.placeholders))
+    markers = (STYLE_MARKER(style.upper(), ord(byte))
+               for style, byte in itertools.chain((("plain", PLAIN_MARKER),), STYLE_MARKERS.items()))
+    rows = (PLACEHOLDER(p.name.upper(), c_string(p.name), p.type.upper(), c_string(p.doc)) for p in spec.placeholders)
+    return _list(spec, [STYLE_MARKER, PLACEHOLDER], itertools.chain(markers, rows))
 
 
 ERROR = Row("DLMAP_ERROR", "ENUM code id KIND template compiled args_mask meaning when fix",

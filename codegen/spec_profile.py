@@ -39,7 +39,9 @@ MEMORY_REPORTED = {"host_pinned": ("host_pinned", "host"), "other": ("device", "
 # A device: {device:tuple} → (2, 0) (its numbers), {device:text} → the profile's device_texts entry for its type.
 STYLES = {"tuple": ("version", "device"), "packed": ("ints",), "major": ("version",), "s": ("int",), "was": ("int",),
           "text": ("device",)}
-# The marker byte codegen writes before a styled placeholder's index (src/errors.c reads it): byte 1 is unstyled.
+# The marker byte codegen writes before a placeholder's index in a compiled template: PLAIN_MARKER unstyled, else its
+# style's. src/errors.c reads them from the generated DLMAP_STYLE_MARKER rows (placeholders.inc), never by value.
+PLAIN_MARKER = "\x01"
 STYLE_MARKERS = {"tuple": "\x02", "packed": "\x02", "major": "\x03", "s": "\x04", "was": "\x05", "text": "\x06"}
 # import's optional keys (issue 27), and the words of import.ask.retry: a TypeError from the versioned __dlpack__
 # call gets a plain retry always, or only when dl_device and copy are both None (NumPy).

@@ -64,8 +64,8 @@ typedef struct placeholder_row {
   dlmap_arg_type type;
 } placeholder_row;
 
-/* Indexed by the placeholder's public value (spec `value:`), which is also its bit in an error's args_mask and the
- * byte after 1 or 2 in a compiled template. */
+/* Indexed by the placeholder's public value (spec `value:`), which is also its bit in an error's args_mask and, plus
+ * one, the byte after a marker in a compiled template. */
 static const placeholder_row kPlaceholders[DLMAP_ARG_COUNT] = {
 #define DLMAP_PLACEHOLDER(ENUM, name_, TYPE, ...) [DLMAP_ARG_##ENUM] = {.name = name_, .type = DLMAP_ARG_TYPE_##TYPE},
 #include "src/generated/placeholders.inc"
@@ -131,13 +131,27 @@ bool dlmap_placeholder_type(dlmap_placeholder name, dlmap_arg_type *out) {
   return true;
 }
 
-/* marker: the template's byte before the index. 2: the placeholder carries its type's style (a version as "(0, 5)",
- * ints without spaces); 3: a version's major only ({version:major} prints 2); 4 and 5: an int's plural words alone
- * ({takes:s}: "s" unless 1; {given:was}: "was" for 1, else "were"); 6: a device's profile text ({device:text}). */
+/* The bytes that mark a placeholder in a compiled template, as the generator writes them (placeholders.inc's
+ * DLMAP_STYLE_MARKER rows). A marker is the template's byte before the index: MARKER_PLAIN, or the placeholder's style:
+ * MARKER_TUPLE / MARKER_PACKED its type's style (a version as "(0, 5)", ints without spaces); MARKER_MAJOR a version's
+ * major only ({version:major} prints 2); MARKER_S and MARKER_WAS an int's plural words alone ({takes:s}: "s" unless
+ * 1; {given:was}: "was" for 1, else "were"); MARKER_TEXT a device's profile text ({device:text}). */
+enum {
+#define DLMAP_STYLE_MARKER(STYLE, byte, ...) MARKER_##STYLE = byte,
+#include "src/generated/placeholders.inc"
+#undef DLMAP_STYLE_MARKER
+};
+
+static const char kMarkers[] = {
+#define DLMAP_STYLE_MARKER(STYLE, byte, ...) (char)(byte),
+#include "src/generated/placeholders.inc"
+#undef DLMAP_STYLE_MARKER
+    '\0'};
+
 /* A device: (kDLCUDA, 0); styled ({device:tuple}) its numbers, (2, 0); {device:text} the profile's device_texts entry
  * for its type with {id} replaced by the id, where the profile has one (else the first form). */
 static void put_device(dlmap__writer *w, DLDevice device, char marker) {
-  const char *text = marker == '\006' ? dlmap_profile_device_text((int32_t)device.device_type) : NULL;
+  const char *text = marker == MARKER_TEXT ? dlmap_profile_device_text((int32_t)device.device_type) : NULL;
   if (text != NULL) {
     for (const char *id; (id = strstr(text, "{id}")) != NULL; text = id + 4) {
       dlmap__put_bytes(w, text, (size_t)(id - text));
@@ -147,7 +161,7 @@ static void put_device(dlmap__writer *w, DLDevice device, char marker) {
     return;
   }
   dlmap__put_str(w, "(");
-  if (marker == '\002') {
+  if (marker == MARKER_TUPLE) {
     dlmap__put_int(w, (int64_t)device.device_type);
   } else {
     dlmap__put_str(w, dlmap_device_type_name((int32_t)device.device_type));
@@ -158,14 +172,14 @@ static void put_device(dlmap__writer *w, DLDevice device, char marker) {
 }
 
 static void put_arg(dlmap__writer *w, const dlmap_arg *arg, char marker) {
-  const bool styled = marker == '\002';
-  if ((marker == '\004' || marker == '\005') && arg->type == DLMAP_ARG_TYPE_INT) {
+  const bool styled = marker == MARKER_TUPLE || marker == MARKER_PACKED;
+  if ((marker == MARKER_S || marker == MARKER_WAS) && arg->type == DLMAP_ARG_TYPE_INT) {
     const bool one = arg->value.i == 1;
-    if (marker == '\005') dlmap__put_str(w, one ? "was" : "were");
-    if (marker == '\004' && !one) dlmap__put_bytes(w, "s", 1);
+    if (marker == MARKER_WAS) dlmap__put_str(w, one ? "was" : "were");
+    if (marker == MARKER_S && !one) dlmap__put_bytes(w, "s", 1);
     return;
   }
-  if (marker == '\003' && arg->type == DLMAP_ARG_TYPE_VERSION) {
+  if (marker == MARKER_MAJOR && arg->type == DLMAP_ARG_TYPE_VERSION) {
     dlmap__put_uint(w, arg->value.v.major);
     return;
   }
@@ -223,7 +237,7 @@ size_t dlmap_error_format(char *buf, size_t cap, int32_t code, const dlmap_arg *
     return dlmap__writer_finish(&w);
   }
   for (const char *p = kCompiled[index]; *p != '\0' && !w.truncated;) {
-    const char *mark = strpbrk(p, "\001\002\003\004\005\006");
+    const char *mark = strpbrk(p, kMarkers);
     if (mark == NULL) {
       dlmap__put_str(&w, p);
       break;

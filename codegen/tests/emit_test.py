@@ -76,7 +76,7 @@ def rows(text):
 
 # The rows of the schema's C signatures (codegen/spec.py *_SIGNATURES) and value names: the same in every spec's file.
 SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(", "DLMAP_DRIVER_OP(",
-                  "DLMAP_RUNTIME_VALUE_NAME(")
+                  "DLMAP_RUNTIME_VALUE_NAME(", "DLMAP_STYLE_MARKER(")
 
 
 def spec_rows(text):
@@ -411,8 +411,16 @@ class MinimalSpecFiles(unittest.TestCase):
             'DLMAP_EXCEPTION_KIND(NOT_IMPLEMENTED_ERROR, "NotImplementedError", "Not yet.", _)',
         ])
 
+    def test_style_markers(self):
+        # src/errors.c reads the marker bytes from these rows: one per style, and PLAIN first.
+        markers = [r for r in rows(emit.emit_placeholders(self.spec)) if r.startswith("DLMAP_STYLE_MARKER(")]
+        self.assertEqual(markers[0], "DLMAP_STYLE_MARKER(PLAIN, 1, _)")
+        self.assertIn("DLMAP_STYLE_MARKER(TUPLE, 2, _)", markers)
+        self.assertIn("DLMAP_STYLE_MARKER(TEXT, 6, _)", markers)
+        self.assertEqual(len(markers), 1 + len(emit.STYLE_MARKERS))
+
     def test_placeholders(self):
-        self.assertRows(emit.emit_placeholders, [
+        self.assertSpecRows(emit.emit_placeholders, [
             'DLMAP_PLACEHOLDER(WHAT, "what", STR, "A thing.", _)',
             'DLMAP_PLACEHOLDER(NUMBER, "number", INT, "A number.", _)',
             'DLMAP_PLACEHOLDER(VERSION, "version", VERSION, "A version.", _)',
