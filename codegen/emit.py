@@ -449,13 +449,12 @@ def emit_dtype_widths(spec):
         for c in spec.dtype_codes for w in c.widths))
 
 
-VERSION = Row("DLMAP_VERSION", "major minor STRUCT note null_scalar_shape",
-              "One row per DLPack version, oldest first; null_scalar_shape: a 0-d tensor's shape may be NULL.")
+VERSION = Row("DLMAP_VERSION", "major minor STRUCT note", "One row per DLPack version, oldest first.")
 
 
 def emit_versions(spec):
-    return _list(spec, [VERSION], (VERSION(v.version.major, v.version.minor, v.struct.upper(), c_string(v.note),
-                                           c_bool(v.null_scalar_shape)) for v in spec.versions))
+    return _list(spec, [VERSION], (VERSION(v.version.major, v.version.minor, v.struct.upper(), c_string(v.note))
+                             for v in spec.versions))
 
 
 FLAG = Row("DLMAP_FLAG_ROW", "NAME bit major minor doc", "One row per DLManagedTensorVersioned.flags bit.")

@@ -71,7 +71,6 @@ class VersionInfo:
     version: Version
     struct: str
     note: str
-    null_scalar_shape: bool = False  # a 0-d tensor's shape may be NULL (allows: null_scalar_shape here or earlier)
 
 
 @dataclass
@@ -404,7 +403,6 @@ PUBLIC_VALUES = {"platforms": "dlmap_platform", "memory_kinds": "dlmap_memory_ki
                  "stream_conventions": "dlmap_stream_convention", "exception_kinds": "dlmap_error_kind",
                  "placeholders": "dlmap_placeholder"}
 TENSOR_RULES = ("non_null_strides",)  # versions[].requires
-TENSOR_PERMISSIONS = ("null_scalar_shape",)  # versions[].allows
 # exchange_api.producer_states: how the consumer reads a state on the producer object, and what it does when it holds.
 PRODUCER_STATE_READS = ("value", "call")
 PRODUCER_STATE_ACTIONS = ("ask_producer", "refuse")
@@ -739,23 +737,15 @@ def _load_versions(lists):
     """versions: oldest first, each with the struct it uses."""
     versions = []
     for where, e in _entries(lists, "versions"):
-        _check_keys(where, e, ("version", "struct", "note"), ("requires", "allows"))
+        _check_keys(where, e, ("version", "struct", "note"), ("requires",))
         version = _version(where, e, "version")
         # Tensor rules a release introduces; only the conformance checker (python/check) reads them.
         for rule in _str_list(where, e, "requires"):
             if rule not in TENSOR_RULES:
                 where.fail("key 'requires': unknown rule '%s' (known: %s)" % (rule, ", ".join(TENSOR_RULES)))
-        # Permissions a release introduces, kept by every later one; export stamps only what its version allows.
-        allows = _str_list(where, e, "allows")
-        for permission in allows:
-            if permission not in TENSOR_PERMISSIONS:
-                where.fail("key 'allows': unknown permission '%s' (known: %s)"
-                           % (permission, ", ".join(TENSOR_PERMISSIONS)))
         if versions and version <= versions[-1].version:
             where.fail("versions must be listed oldest first; %s follows %s" % (version, versions[-1].version))
-        null_scalar_shape = "null_scalar_shape" in allows or bool(versions and versions[-1].null_scalar_shape)
-        versions.append(VersionInfo(version, _choice(where, e, "struct", STRUCTS), _str(where, e, "note"),
-                                    null_scalar_shape))
+        versions.append(VersionInfo(version, _choice(where, e, "struct", STRUCTS), _str(where, e, "note")))
     return versions
 
 

@@ -261,16 +261,8 @@ static int32_t allocate(const dlmap_array *array, const dlmap_export_request *re
   return DLMAP_OK;
 }
 
-/* Where a 0-d tensor's shape and strides point (issue 65): both at the block's zero-length dims under export.scalar_dims
- * empty; else both NULL where the stamped version allows a NULL shape (DLPack 1.3), and before it the shape at the
- * dims and the strides NULL (every version lets a 0-d tensor's strides be NULL). An n-d tensor sets both. */
-static bool sets_shape(int32_t ndim, dlmap_version version) {
-  return ndim > 0 || dlmap_profile_current()->scalar_dims_empty || !dlmap__version_allows_null_scalar_shape(version);
-}
-
-static bool sets_strides(int32_t ndim) { return ndim > 0 || dlmap_profile_current()->scalar_dims_empty; }
-
-/* The tensor's shape, strides (compact for a copy; never NULL for ndim > 0, DLPack 1.2) and device (0-d: above). */
+/* The tensor's shape, strides (compact for a copy; never NULL for ndim > 0, DLPack 1.2) and device. A 0-d tensor's
+ * shape and strides are NULL, or under export.scalar_dims empty both point to the block's zero-length dims. */
 static DLTensor *describe(const dlmap_array *array, const export_plan *plan, export_block *block) {
   DLTensor *tensor =
       plan->structure == DLMAP_STRUCT_LEGACY ? &block->tensor.legacy.dl_tensor : &block->tensor.versioned.dl_tensor;
@@ -284,9 +276,10 @@ static DLTensor *describe(const dlmap_array *array, const export_plan *plan, exp
       dlmap__compact_strides(ndim, shape, strides);
     }
   }
+  const bool dims = ndim > 0 || dlmap_profile_current()->scalar_dims_empty;
   tensor->ndim = ndim;
-  tensor->shape = sets_shape(ndim, plan->version) ? shape : NULL;
-  tensor->strides = sets_strides(ndim) ? strides : NULL;
+  tensor->shape = dims ? shape : NULL;
+  tensor->strides = dims ? strides : NULL;
   tensor->dtype = array->dtype;
   tensor->device.device_type = (DLDeviceType)plan->target->value;
   tensor->device.device_id = dlmap__on_host(plan->target) ? 0 : plan->target_id;
@@ -379,7 +372,7 @@ struct dlmap_export_plan {
   export_block *image;          /* a fast plan's block as describe() and hand_out() leave it, inside this allocation */
   size_t tensor_offset;         /* where in the block the DLTensor is, and the managed tensor's manager_ctx (by the */
   size_t context_offset;        /* struct the request negotiated) */
-  bool shape_set, strides_set;  /* the tensor's shape, its strides point into the block (sets_shape, sets_strides) */
+  bool dims_set;                /* the tensor's shape and strides point into the block (ndim > 0 or scalar_dims) */
   int64_t dims[];               /* shape[ndim] then strides[ndim] (when the template has strides) */
 };
 
@@ -426,8 +419,7 @@ static void plan_fill(dlmap_export_plan *p, const dlmap_array *array, const dlma
                             : offsetof(export_block, tensor.versioned.dl_tensor);
   p->context_offset = legacy ? offsetof(export_block, tensor.legacy.manager_ctx)
                              : offsetof(export_block, tensor.versioned.manager_ctx);
-  p->shape_set = sets_shape(array->ndim, steps->version);
-  p->strides_set = sets_strides(array->ndim);
+  p->dims_set = ndim > 0 || dlmap_profile_current()->scalar_dims_empty;
   if (ndim > 0) memcpy(p->dims, array->shape, ndim * sizeof(int64_t));
   p->array.shape = ndim > 0 ? p->dims : NULL;
   if (array->strides != NULL && ndim > 0) {
@@ -472,9 +464,10 @@ static inline __attribute__((always_inline)) int32_t export_from_image(const dlm
   void *const context = block;
   memcpy((char *)block + plan->context_offset, &context, sizeof context);
   DLTensor *tensor = (DLTensor *)(void *)((char *)block + plan->tensor_offset);
-  /* the image's pointers are the template's */
-  if (plan->shape_set) tensor->shape = block->dims;
-  if (plan->strides_set) tensor->strides = block->dims + plan->array.ndim;
+  if (plan->dims_set) { /* the image's pointers are the template's */
+    tensor->shape = block->dims;
+    tensor->strides = block->dims + plan->array.ndim;
+  }
   tensor->data = data;
   block->owner = owner;
   block->release = release;

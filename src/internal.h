@@ -76,10 +76,6 @@ static inline bool dlmap__version_le(dlmap_version a, dlmap_version b) {
   return a.major < b.major || (a.major == b.major && a.minor <= b.minor);
 }
 
-/* Whether a tensor stamped with version v may carry a NULL shape at ndim 0: the newest listed version at or below v
- * allows it (versions.yaml `allows: [null_scalar_shape]`, kept by every later release). */
-bool dlmap__version_allows_null_scalar_shape(dlmap_version v);
-
 /* dlmap_check_representable for a device already looked up and a dtype already validated (export and import
  * have done both, so they skip the second lookup and validation). */
 int32_t dlmap__check_in_version(const dlmap_device_info *device, DLDataType dtype, uint64_t flags, dlmap_version v,

@@ -64,15 +64,6 @@ const char *dlmap_version_string(void) {
       DLMAP_VERSION_PATCH);
 }
 
-bool dlmap__version_allows_null_scalar_shape(dlmap_version v) {
-  bool allowed = false;
-#define DLMAP_VERSION(major, minor, STRUCT, note, null_scalar_shape, ...) \
-  if (dlmap__version_le(dlmap__version(major, minor), v)) allowed = null_scalar_shape;
-#include "src/generated/versions.inc"
-#undef DLMAP_VERSION
-  return allowed;
-}
-
 const dlmap_version_info *dlmap_version_at(size_t index) {
   return index < sizeof kVersions / sizeof kVersions[0] ? &kVersions[index] : NULL;
 }

@@ -422,12 +422,6 @@ class VersionRules(SpecTestCase):
         self.assertRejected("versions.yaml", "versions[%d] (0.3)" % (i + 1), "versions",
                             "listed oldest first; 0.3 follows 0.4")
 
-    def test_unknown_permission(self):
-        i, e, where = self.find("versions.yaml", "versions", "1.3")
-        e["allows"] = ["null_scalar_shape", "null_data"]
-        self.assertRejected("versions.yaml", where, "allows",
-                            "key 'allows': unknown permission 'null_data' (known: null_scalar_shape)")
-
     def current(self):
         """abi.current as the YAML says it, and the next minor (never listed)."""
         current = self.docs["versions.yaml"]["abi"]["current"]

