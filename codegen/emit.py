@@ -12,7 +12,7 @@ import textwrap
 
 from names import enumerator, status_enumerator, upper_snake
 from spec import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, KERNEL_SIGNATURES, MEMCPY_KINDS,
-                  RUNTIME_ADDRESS_RANGE_SIGNATURE, RUNTIME_CONTEXT_SIGNATURES, RUNTIME_FLAGS, RUNTIME_SIGNATURES,
+                  RUNTIME_ADDRESS_RANGE_SIGNATURE, STREAM_ALLOCATOR_SIGNATURES, RUNTIME_CONTEXT_SIGNATURES, RUNTIME_FLAGS, RUNTIME_SIGNATURES,
                   RUNTIME_STATUSES, placeholder_style)
 from spec_kernel_ptx import isa_tenths
 from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, PLAIN_MARKER, STYLE_MARKERS
@@ -312,6 +312,14 @@ RUNTIME_ADDRESS_RANGE = Row("DLMAP_RUNTIME_ADDRESS_RANGE", "PLATFORM library sym
                             "runtime names one: library (NULL: the runtime's own) and symbol.")
 
 
+STREAM_ALLOCATOR_OP = Row("DLMAP_STREAM_ALLOCATOR_OP", "OP op R ARGS",
+                          "The stream-ordered allocator's ops (codegen/spec.py STREAM_ALLOCATOR_SIGNATURES) with the C "
+                          "signature each is called with.")
+RUNTIME_STREAM_ALLOCATOR = Row("DLMAP_RUNTIME_STREAM_ALLOCATOR",
+                               "PLATFORM malloc_async free_async from_version not_supported",
+                               "The runtime's stream-ordered allocator, of the GPU platforms whose runtime names one: "
+                               "its entry points in the runtime's library, the oldest runtime version that has them, "
+                               "and the status malloc_async returns on a device without a pool.")
 RUNTIME_TOOLKIT = Row("DLMAP_RUNTIME_TOOLKIT", "PLATFORM LIBDIR SONAME",
                       "Where the host detection records the GPU platform's toolkit runtime (runtime.toolkit): the "
                       "dlmap_config.h string macros of its library directory (\"\": none found) and soname.")
@@ -328,9 +336,15 @@ def emit_runtime_contexts(spec):
                                         c_string(r.symbol))
         if t:
             yield RUNTIME_TOOLKIT(p.name.upper(), t.libdir, t.soname)
+        a = p.runtime.stream_allocator
+        if a:
+            yield RUNTIME_STREAM_ALLOCATOR(p.name.upper(), c_string(a.malloc_async), c_string(a.free_async),
+                                           a.from_version, a.not_supported)
     driver_ops = _signature_rows(DRIVER_OP, RUNTIME_CONTEXT_SIGNATURES + (RUNTIME_ADDRESS_RANGE_SIGNATURE,))
-    return _list(spec, [DRIVER_OP, RUNTIME_CONTEXT, RUNTIME_ADDRESS_RANGE, RUNTIME_TOOLKIT],
-                 itertools.chain(driver_ops, (row for p in spec.platforms if p.runtime for row in rows(p))))
+    allocator_ops = _signature_rows(STREAM_ALLOCATOR_OP, STREAM_ALLOCATOR_SIGNATURES)
+    return _list(spec, [DRIVER_OP, STREAM_ALLOCATOR_OP, RUNTIME_CONTEXT, RUNTIME_ADDRESS_RANGE,
+                        RUNTIME_STREAM_ALLOCATOR, RUNTIME_TOOLKIT],
+                 itertools.chain(driver_ops, allocator_ops, (row for p in spec.platforms if p.runtime for row in rows(p))))
 
 
 RUNTIME_KERNELS = Row("DLMAP_RUNTIME_KERNELS", "PLATFORM library module_load_data module_get_function launch_kernel ptx",

@@ -150,6 +150,18 @@ class RuntimeAddressRange:
 
 
 @dataclass
+class RuntimeStreamAllocator:
+    """The runtime's stream-ordered allocator (optional): device memory for a copy is taken from the device's pool on
+    the stream the copy is ordered on, and given back on the stream its holder named, so that neither call waits for
+    the device. Runtimes older than from_version (runtime_version's value), or libraries lacking the symbols, fall back
+    to the synchronous malloc/free."""
+    malloc_async: str           # f(void **pointer, size_t bytes, void *stream)
+    free_async: str             # f(void *pointer, void *stream)
+    from_version: int           # the oldest runtime_version that has both
+    not_supported: int          # what malloc_async returns on a device without a pool: the synchronous pair serves it
+
+
+@dataclass
 class RuntimeKernels:
     """How the GPU backend loads and launches its strided-copy kernels (src/backends/kernels/): a module API that
     takes a code image (PTX or a compiled object), and where the image comes from."""
@@ -174,6 +186,7 @@ class Runtime:
     kernels: Optional["RuntimeKernels"] = None
     address_range: Optional["RuntimeAddressRange"] = None
     toolkit: Optional["RuntimeToolkit"] = None
+    stream_allocator: Optional["RuntimeStreamAllocator"] = None
 
     @property
     def device_count(self):
@@ -363,6 +376,13 @@ RUNTIME_CONTEXT_SIGNATURES = (
 )
 RUNTIME_CONTEXT_OPS = tuple(op for op, _, _ in RUNTIME_CONTEXT_SIGNATURES)
 RUNTIME_ADDRESS_RANGE_SIGNATURE = ("address_range", "int", "void **base, size_t *bytes, const void *pointer")
+# The runtime's stream-ordered allocator (runtime.stream_allocator), in the runtime's own library, each returning the
+# runtime's error enum: runtime_contexts.inc's DLMAP_STREAM_ALLOCATOR_OP rows.
+STREAM_ALLOCATOR_SIGNATURES = (
+    ("malloc_async", "int", "void **pointer, size_t bytes, void *stream"),
+    ("free_async", "int", "void *pointer, void *stream"),
+)
+STREAM_ALLOCATOR_OPS = tuple(op for op, _, _ in STREAM_ALLOCATOR_SIGNATURES)
 # The module API the strided-copy kernels are loaded and launched through (runtime.kernels), each returning the
 # library's error enum (0: success), and the runtime compiler's entry points (runtime.kernels.compiler), each
 # returning the compiler's status enum (0: success), with their C signatures: the generator emits them as
@@ -1126,7 +1146,7 @@ def _int_map(where, entry, key, names, low, high, distinct=False):
 def _runtime(where, e):
     """platforms[i].runtime: libraries, the symbol table and the runtime's enum values."""
     _check_keys(where, e, ("libraries", "symbols", "memcpy_kinds", "flags", "streams", "pointer_attributes", "statuses"),
-                ("context", "kernels", "address_range", "toolkit"))
+                ("context", "kernels", "address_range", "toolkit", "stream_allocator"))
     libraries = _str_list(where, e, "libraries")
     if not libraries:
         where.fail("key 'libraries' must name at least one library")
@@ -1194,10 +1214,28 @@ def _runtime(where, e):
                                            e["address_range"]) if "address_range" in e else None
     toolkit = _runtime_toolkit(_Where(where.source, "%s.toolkit" % where.section, None, where.name),
                                e["toolkit"]) if "toolkit" in e else None
+    stream_allocator = _runtime_stream_allocator(
+        _Where(where.source, "%s.stream_allocator" % where.section, None, where.name),
+        e["stream_allocator"], symbols) if "stream_allocator" in e else None
     return Runtime(libraries, symbols, memcpy_kinds, flags, streams,
                    PointerAttributes(offsets["device_offset"], offsets["device_pointer_offset"],
                                      offsets.get("managed_offset"), layouts), statuses, context, kernels,
-                   address_range, toolkit)
+                   address_range, toolkit, stream_allocator)
+
+
+def _runtime_stream_allocator(where, e, symbols):
+    """platforms[i].runtime.stream_allocator: the two entry points and the oldest runtime version that has them."""
+    if not isinstance(e, dict):
+        where.fail("must be a mapping {malloc_async, free_async, from_version}, got %s" % _type_name(e))
+    _check_keys(where, e, STREAM_ALLOCATOR_OPS + ("from_version", "not_supported"))
+    ops = _symbol_table(where, {op: e[op] for op in STREAM_ALLOCATOR_OPS}, STREAM_ALLOCATOR_OPS)
+    for op, symbol in ops.items():
+        if symbol in symbols.values():
+            where.fail("key '%s': symbol %s is already a runtime op; the stream-ordered pair needs its own entry points"
+                       % (op, symbol))
+    return RuntimeStreamAllocator(ops["malloc_async"], ops["free_async"],
+                                  _int(where, e, "from_version", 0, 2**31 - 1),
+                                  _int(where, e, "not_supported", 1, 2**31 - 1))
 
 
 def _runtime_toolkit(where, e):

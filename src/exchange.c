@@ -72,11 +72,12 @@ int32_t dlmap__copy_compact(const dlmap__transfer *t, const void *first, const d
                             dlmap_stream_meaning meaning, int64_t stream, void *host_buffer, dlmap__copy_result *out,
                             dlmap_error *err) {
   out->gpu_copy = NULL;
+  out->pooled = false;
   out->data = host_buffer;
   int32_t status = DLMAP_OK;
   const char *step = "Allocating the copy's memory";
   if (dlmap__transfer_gpu_destination(t)) {
-    status = dlmap__transfer_allocate(t, (size_t)layout->bytes, &out->gpu_copy, err);
+    status = dlmap__transfer_allocate(t, (size_t)layout->bytes, &out->gpu_copy, &out->pooled, err);
     if (status != DLMAP_OK) return copy_failed(t, status, step, layout, err);
     out->data = out->gpu_copy;
   }
@@ -89,7 +90,7 @@ int32_t dlmap__copy_compact(const dlmap__transfer *t, const void *first, const d
     }
   }
   if (status != DLMAP_OK && out->gpu_copy != NULL) {
-    dlmap__transfer_release(t, out->gpu_copy);
+    dlmap__transfer_release(t, out->gpu_copy, out->pooled);
     out->gpu_copy = NULL;
   }
   return status != DLMAP_OK ? copy_failed(t, status, step, layout, err) : DLMAP_OK;

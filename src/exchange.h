@@ -31,6 +31,7 @@ int32_t dlmap__check_copyable(const dlmap__extent *extent, int32_t ndim, const i
 typedef struct dlmap__copy_result {
   void *data;
   void *gpu_copy;
+  bool pooled; /* gpu_copy came from the runtime's stream-ordered pool (dlmap__gpu_release's `pooled`) */
 } dlmap__copy_result;
 
 /* The copy of a tensor of `layout` whose first element is at `first` into a fresh compact buffer, then the stream

@@ -11,12 +11,15 @@
 #include "src/transfer.h"
 
 /* A copy in GPU-runtime memory (device, pinned, managed) that a block owns: the runtime that allocated it, which
- * memory it is, and the device it was allocated on (freed with that device current). */
+ * memory it is, the device it was allocated on (freed with that device current), whether it came from the
+ * stream-ordered pool, and the consumer's stream, where a pooled copy is freed (dlmap__release_stream). */
 typedef struct gpu_copy_record {
   void *memory;
   const dlmap__gpu *gpu;
   dlmap_memory_kind kind;
   int32_t device;
+  bool pooled;
+  void *release_stream;
 } gpu_copy_record;
 
 /* One allocation per export. The managed tensor comes first, so the deleter's argument is the block. The fixed part
@@ -40,7 +43,10 @@ _Static_assert(offsetof(export_block, dims) <= 128, "an export block's fixed par
 
 static void release_block(export_block *block) {
   const gpu_copy_record *gpu_copy = block->gpu_copy;
-  if (gpu_copy != NULL) dlmap__gpu_release(gpu_copy->gpu, gpu_copy->kind, gpu_copy->device, gpu_copy->memory);
+  if (gpu_copy != NULL) {
+    dlmap__gpu_release(gpu_copy->gpu, gpu_copy->kind, gpu_copy->device, gpu_copy->memory, gpu_copy->pooled,
+                       gpu_copy->release_stream);
+  }
   if (block->release != NULL) block->release(block->owner);
   block->free_block(block->allocator_ctx, block);
 }
@@ -302,8 +308,12 @@ __attribute__((noinline)) static int32_t copy(const dlmap_array *array, const dl
   if (status != DLMAP_OK) return status;
   if (copied.gpu_copy != NULL) { /* allocate() left room for its record after the header */
     gpu_copy_record *record = (gpu_copy_record *)(void *)((char *)block + header);
-    *record =
-        (gpu_copy_record){copied.gpu_copy, plan->transfer.dst_gpu, plan->transfer.dst.kind, plan->transfer.dst.device};
+    *record = (gpu_copy_record){copied.gpu_copy,
+                                plan->transfer.dst_gpu,
+                                plan->transfer.dst.kind,
+                                plan->transfer.dst.device,
+                                copied.pooled,
+                                dlmap__release_stream(plan->target->platform, plan->stream, request->stream)};
     block->gpu_copy = record;
   }
   tensor->data = copied.data;

@@ -330,6 +330,9 @@ static int32_t copy_out(const producer *p, const dlmap_import_request *request, 
   out->gpu_copy_ = copied.gpu_copy;
   out->gpu_platform_ = (int32_t)destination->platform;
   out->gpu_memory_ = (int32_t)destination->memory;
+  /* its holder, the caller, uses it on the stream it named (NULL: the null stream), where a pooled copy is freed */
+  out->gpu_pooled_ = copied.pooled;
+  out->gpu_release_stream_ = request->consumer_stream;
   out->allocator_ = *dlmap__allocator_or_default(request->allocator);
   out->copy_ = block;
   out->copied = true;
@@ -678,7 +681,7 @@ __attribute__((noinline)) static void release_copies(const dlmap_imported *impor
   if (imported->gpu_copy_ != NULL) {
     dlmap__gpu_release(dlmap__gpu_loaded((dlmap_platform)imported->gpu_platform_),
                        (dlmap_memory_kind)imported->gpu_memory_, imported->tensor.device.device_id,
-                       imported->gpu_copy_);
+                       imported->gpu_copy_, imported->gpu_pooled_, imported->gpu_release_stream_);
   }
   if (imported->copy_ != NULL) dlmap__release(&imported->allocator_, imported->copy_);
 }

@@ -79,3 +79,16 @@ bool dlmap_platform_kernels_load(dlmap_platform platform, int32_t device_id) {
 size_t dlmap_platform_driver(dlmap_platform platform, char *text, size_t cap) {
   return dlmap__kernels_driver(platform, text, cap);
 }
+
+size_t dlmap_platform_allocator(dlmap_platform platform, char *text, size_t cap) {
+  const dlmap_platform_info *info = dlmap_platform_find(platform);
+  const bool gpu_platform = info != NULL && info->backend == DLMAP_BACKEND_GPU;
+  const dlmap__gpu *gpu = gpu_platform ? dlmap__gpu_loaded(platform) : NULL;
+  const char *allocator = gpu != NULL ? dlmap__gpu_allocator(gpu) : ""; /* "" until the runtime started */
+  dlmap__writer w;
+  dlmap__writer_init(&w, text, cap);
+  dlmap__put_str(&w, allocator[0] != '\0' ? allocator
+                     : gpu_platform        ? "none: the runtime is not loaded and started"
+                                           : "none: the platform has no GPU runtime");
+  return dlmap__writer_finish(&w);
+}

@@ -91,12 +91,31 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
   return DLMAP_OK;
 }
 
-int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, void **out, dlmap_error *err) {
-  return dlmap__gpu_allocate(t->dst_gpu, t->dst.kind, t->dst.device, bytes, out, err);
+/* The stream the destination's memory is taken on: the copy's, where the runtime that copies runs it on a stream of
+ * the destination's device; else none (a copy between two devices runs on the source's stream, and a host copy into
+ * pinned or managed memory on no stream), and the synchronous allocator serves. */
+static void *allocation_stream(const dlmap__transfer *t) {
+  return t->gpu == t->dst_gpu && t->device == t->dst.device ? t->stream : DLMAP__GPU_NO_STREAM;
 }
 
-void dlmap__transfer_release(const dlmap__transfer *t, void *pointer) {
-  dlmap__gpu_release(t->dst_gpu, t->dst.kind, t->dst.device, pointer);
+int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, void **out, bool *pooled, dlmap_error *err) {
+  return dlmap__gpu_allocate(t->dst_gpu, t->dst.kind, t->dst.device, bytes, allocation_stream(t), out, pooled, err);
+}
+
+void dlmap__transfer_release(const dlmap__transfer *t, void *pointer, bool pooled) {
+  dlmap__gpu_release(t->dst_gpu, t->dst.kind, t->dst.device, pointer, pooled, allocation_stream(t));
+}
+
+void *dlmap__release_stream(dlmap_platform platform, dlmap_stream_meaning meaning, int64_t stream) {
+  void *handle = DLMAP__GPU_NO_STREAM;
+  if (meaning == DLMAP_STREAM_HANDLE) return (void *)(intptr_t)stream;
+  /* A per-thread default stream is the exporting thread's, not the deleter's: the legacy default stream, with which
+   * every blocking stream (per-thread ones among them) synchronises, orders the free after it from any thread. */
+  if (meaning == DLMAP_STREAM_PER_THREAD_DEFAULT) meaning = DLMAP_STREAM_LEGACY_DEFAULT;
+  if (meaning == DLMAP_STREAM_LEGACY_DEFAULT || meaning == DLMAP_STREAM_DEFAULT) {
+    if (!dlmap__gpu_default_stream(platform, meaning, &handle)) handle = DLMAP__GPU_NO_STREAM;
+  }
+  return handle;
 }
 
 /* After a failed copy or finish: waits on the host until nothing this transfer enqueued is still running, so the

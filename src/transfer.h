@@ -31,10 +31,18 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
  * the caller's allocator. */
 static inline bool dlmap__transfer_gpu_destination(const dlmap__transfer *t) { return t->dst_gpu != NULL; }
 
-/* bytes of destination memory from the runtime (dst_gpu); the caller frees it with dlmap__transfer_release.
- * Errors: backend_call_failed. */
-int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, void **out, dlmap_error *err);
-void dlmap__transfer_release(const dlmap__transfer *t, void *pointer);
+/* bytes of destination memory from the runtime (dst_gpu): from its stream-ordered pool on the copy's stream where the
+ * copy runs on the destination's device (*pooled), else from its synchronous allocator. The caller owns it: given back
+ * by dlmap__transfer_release where the copy failed (on the copy's stream), else by dlmap__gpu_release on the stream its
+ * holder uses it on (dlmap__release_stream). Errors: backend_call_failed. */
+int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, void **out, bool *pooled, dlmap_error *err);
+void dlmap__transfer_release(const dlmap__transfer *t, void *pointer, bool pooled);
+
+/* The stream a copy's holder uses it on, where its release is ordered, for a consumer stream of `meaning` (the
+ * protocol's `stream` where that is a handle): the handle; the legacy default stream for a per-thread one (another
+ * thread may release it); the platform's default handles as the spec gives them; DLMAP__GPU_NO_STREAM for host_sync
+ * and no_sync, where the consumer orders its own work on streams dlmap is never told about. */
+void *dlmap__release_stream(dlmap_platform platform, dlmap_stream_meaning meaning, int64_t stream);
 
 /* Copies the tensor of `layout` at src (its first element) into compact dst. On error nothing it enqueued is still
  * running (it waited), so dst may be freed and the source given back. Errors: backend_call_failed, out_of_memory. */

@@ -77,6 +77,11 @@ int cli_devices(int argc, char **argv) {
     if (status[p].built && strncmp(driver, "none:", 5) != 0) printf("  %-8s %-12s %s\n", "", "", driver);
     /* Where it serves, the platform's strided-copy kernels (if the spec gives it any), loaded now on device 0: how and
      * how fast (the first-use cost), or why layout copies take the memcpy path. */
+    if (status[p].available && platform->backend == DLMAP_BACKEND_GPU) { /* where device copies take their memory */
+      char allocator[240];
+      dlmap_platform_allocator((dlmap_platform)p, allocator, sizeof allocator);
+      printf("  %-8s %-12s allocator %s\n", "", "", allocator);
+    }
     char kernels[400];
     dlmap_platform_kernels((dlmap_platform)p, kernels, sizeof kernels);
     if (!status[p].available || strncmp(kernels, "none:", 5) == 0) continue;

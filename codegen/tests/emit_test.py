@@ -75,7 +75,7 @@ def rows(text):
 
 
 # The rows of the schema's C signatures (codegen/spec.py *_SIGNATURES) and value names: the same in every spec's file.
-SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(", "DLMAP_DRIVER_OP(",
+SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(", "DLMAP_DRIVER_OP(", "DLMAP_STREAM_ALLOCATOR_OP(",
                   "DLMAP_RUNTIME_VALUE_NAME(", "DLMAP_STYLE_MARKER(")
 
 
@@ -654,6 +654,8 @@ class DefaultSpecRows(unittest.TestCase):
         driver = spec.RUNTIME_CONTEXT_SIGNATURES + (spec.RUNTIME_ADDRESS_RANGE_SIGNATURE,)
         for text, macro, table in ((emit.emit_runtime_symbols(spec_), "DLMAP_RUNTIME_OP", spec.RUNTIME_SIGNATURES),
                                    (emit.emit_runtime_contexts(spec_), "DLMAP_DRIVER_OP", driver),
+                                   (emit.emit_runtime_contexts(spec_), "DLMAP_STREAM_ALLOCATOR_OP",
+                                    spec.STREAM_ALLOCATOR_SIGNATURES),
                                    (emit.emit_runtime_kernels(spec_), "DLMAP_KERNEL_OP", spec.KERNEL_SIGNATURES),
                                    (emit.emit_runtime_kernels(spec_), "DLMAP_KERNEL_COMPILER_OP",
                                     spec.KERNEL_COMPILER_SIGNATURES)):
@@ -684,8 +686,11 @@ class DefaultSpecRows(unittest.TestCase):
             'DLMAP_RUNTIME_ADDRESS_RANGE(CUDA, "libcuda.so.1", "cuMemGetAddressRange_v2", _)',
             # the toolkit path's dlmap_config.h macros: bare identifiers, expanded where gpu.c includes the list
             'DLMAP_RUNTIME_TOOLKIT(CUDA, DLMAP_CUDA_LIBDIR, DLMAP_CUDART_SONAME, _)',
+            # the stream-ordered allocators and the releases that brought them (issue 64)
+            'DLMAP_RUNTIME_STREAM_ALLOCATOR(CUDA, "cudaMallocAsync", "cudaFreeAsync", 11020, 801, _)',
             'DLMAP_RUNTIME_ADDRESS_RANGE(ROCM, NULL, "hipMemGetAddressRange", _)',
             'DLMAP_RUNTIME_TOOLKIT(ROCM, DLMAP_ROCM_LIBDIR, DLMAP_AMDHIP_SONAME, _)',
+            'DLMAP_RUNTIME_STREAM_ALLOCATOR(ROCM, "hipMallocAsync", "hipFreeAsync", 50200000, 801, _)',
         ])
         kernel_rows = rows(emit.emit_runtime_kernels(spec_))
         # the context-lost statuses of both platforms' module APIs (CUDA's and HIP's enums agree on them)

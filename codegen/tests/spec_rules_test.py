@@ -682,6 +682,24 @@ class PlatformRules(SpecTestCase):
         del runtime["kernels"]
         self.assertLoads()
 
+    def test_runtime_stream_allocator_is_optional(self):
+        runtime, _ = self.runtime()
+        del runtime["stream_allocator"]
+        self.assertLoads()
+
+    def test_runtime_stream_allocator_needs_its_own_entry_points(self):
+        runtime, where = self.runtime()
+        runtime["stream_allocator"]["free_async"] = runtime["symbols"]["free"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.stream_allocator"), "free_async",
+                            "symbol %s is already a runtime op; the stream-ordered pair needs its own entry points"
+                            % runtime["symbols"]["free"])
+
+    def test_runtime_stream_allocator_needs_its_release_floor(self):
+        runtime, where = self.runtime()
+        del runtime["stream_allocator"]["from_version"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.stream_allocator"), "from_version",
+                            "missing key 'from_version'")
+
     def test_runtime_kernels_need_ptx_or_a_compiler(self):
         runtime, where = self.runtime("rocm")
         del runtime["kernels"]["compiler"]

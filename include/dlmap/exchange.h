@@ -255,6 +255,8 @@ typedef struct dlmap_imported {
   void *gpu_copy_;          /* a copy in GPU-runtime memory (device, pinned or managed), freed by that runtime */
   int32_t gpu_platform_;
   int32_t gpu_memory_;
+  bool gpu_pooled_;          /* from the runtime's stream-ordered pool: freed on gpu_release_stream_ */
+  void *gpu_release_stream_; /* the consumer's stream the copy was handed to */
   /* Last, and outside what import and release zero (512 bytes no one reads unless tensor.strides points here):
    * the strides dlmap fills in for a producer that sent none. */
   int64_t strides_[DLMAP_MAX_NDIM];

@@ -119,6 +119,22 @@ static const address_range_row kAddressRanges[] = {
 #undef DLMAP_RUNTIME_ADDRESS_RANGE
     {DLMAP_PLATFORM_COUNT, NULL, NULL}};
 
+/* The runtime's stream-ordered allocator (spec: runtime.stream_allocator), where the spec names one. */
+typedef struct stream_allocator_row {
+  dlmap_platform platform;
+  const char *malloc_async, *free_async;
+  int from_version;  /* the oldest runtime_version that has them */
+  int not_supported; /* malloc_async's status on a device without a pool */
+} stream_allocator_row;
+
+static const stream_allocator_row kStreamAllocators[] = {
+#define DLMAP_RUNTIME_STREAM_ALLOCATOR(PLATFORM, malloc_async_, free_async_, from_version_, not_supported_, ...) \
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .malloc_async = malloc_async_, .free_async = free_async_,                 \
+   .from_version = from_version_, .not_supported = not_supported_},
+#include "src/generated/runtime_contexts.inc"
+#undef DLMAP_RUNTIME_STREAM_ALLOCATOR
+    {DLMAP_PLATFORM_COUNT, NULL, NULL, 0, 0}};
+
 /* Where the build's host detection put each platform's toolkit runtime (spec: runtime.toolkit names the macros of
  * dlmap_config.h): its directory, "" when it found none, and the path of the runtime in it. */
 typedef struct toolkit_row {
@@ -166,6 +182,12 @@ typedef struct driver_ops {
 #include "src/generated/runtime_contexts.inc"
 } driver_ops;
 
+/* The stream-ordered allocator's entry points (codegen/spec.py STREAM_ALLOCATOR_SIGNATURES). */
+typedef struct stream_allocator_ops {
+#define DLMAP_STREAM_ALLOCATOR_OP(OP, op, R, ARGS, ...) R(*op) ARGS;
+#include "src/generated/runtime_contexts.inc"
+} stream_allocator_ops;
+
 struct dlmap__gpu {
   dlmap_platform platform;
   const char *name;
@@ -183,6 +205,13 @@ struct dlmap__gpu {
    * an address (spec: runtime.address_range; NULL where it names none or the library lacks it). */
   driver_ops driver;
   const char *context_set_symbol, *context_retain_symbol; /* for messages */
+  int runtime_version;  /* runtime_version's answer; -1 where it failed */
+  /* The stream-ordered pair where this runtime has it (NULL: device memory comes from malloc and goes back to free),
+   * and which allocator serves device copies and why (dlmap_platform_allocator). */
+  stream_allocator_ops pool;
+  const char *pool_symbols[2];
+  int pool_not_supported; /* malloc_async's status on a device without a pool */
+  char allocator[200];
 };
 
 /* A failed load is tried again by a later call (the failure may have been transient, such as an allocation inside
@@ -298,6 +327,56 @@ static void resolve_address_range(dlmap_platform platform, dlmap__gpu *gpu) {
   }
 }
 
+/* The stream-ordered allocator, once the runtime started and its version is known: used where the spec names one, the
+ * runtime is at least its release and has both symbols; gpu->allocator says which serves device copies and why. */
+static void resolve_stream_allocator(dlmap_platform platform, dlmap__gpu *gpu) {
+  const stream_allocator_row *row = kStreamAllocators;
+  while (row->platform != DLMAP_PLATFORM_COUNT && row->platform != platform) row++;
+  const bool named = row->platform != DLMAP_PLATFORM_COUNT;
+  const bool new_enough = named && gpu->runtime_version >= row->from_version;
+  void *alloc = named ? dlsym(gpu->library, row->malloc_async) : NULL;
+  void *release = named ? dlsym(gpu->library, row->free_async) : NULL;
+  dlmap__writer w;
+  dlmap__writer_init(&w, gpu->allocator, sizeof gpu->allocator);
+  if (new_enough && alloc != NULL && release != NULL) {
+    memcpy(&gpu->pool.malloc_async, &alloc, sizeof alloc);
+    memcpy(&gpu->pool.free_async, &release, sizeof release);
+    gpu->pool_symbols[0] = row->malloc_async;
+    gpu->pool_symbols[1] = row->free_async;
+    gpu->pool_not_supported = row->not_supported;
+    dlmap__put_str(&w, "stream-ordered: ");
+    dlmap__put_str(&w, row->malloc_async);
+    dlmap__put_str(&w, "/");
+    dlmap__put_str(&w, row->free_async);
+    dlmap__put_str(&w, " (runtime ");
+    dlmap__put_int(&w, gpu->runtime_version);
+    dlmap__put_str(&w, "; since ");
+    dlmap__put_int(&w, row->from_version);
+    dlmap__put_str(&w, ")");
+  } else {
+    dlmap__put_str(&w, "synchronous: ");
+    dlmap__put_str(&w, gpu->symbol[GPU_OP_MALLOC]);
+    dlmap__put_str(&w, "/");
+    dlmap__put_str(&w, gpu->symbol[GPU_OP_FREE]);
+    if (!named) {
+      dlmap__put_str(&w, " (the spec names no stream-ordered allocator for ");
+      dlmap__put_str(&w, gpu->name);
+    } else if (!new_enough) {
+      dlmap__put_str(&w, " (runtime ");
+      dlmap__put_int(&w, gpu->runtime_version);
+      dlmap__put_str(&w, " is older than ");
+      dlmap__put_int(&w, row->from_version);
+      dlmap__put_str(&w, ", which brought ");
+      dlmap__put_str(&w, row->malloc_async);
+    } else {
+      dlmap__put_str(&w, " (the runtime lacks ");
+      dlmap__put_str(&w, alloc == NULL ? row->malloc_async : row->free_async);
+    }
+    dlmap__put_str(&w, ")");
+  }
+  dlmap__writer_finish(&w);
+}
+
 /* The spec's values, stream handles and the pointer layout of the runtime's version. */
 static void read_tables(dlmap_platform platform, dlmap__gpu *gpu) {
   for (const value_row *row = kValues; row->platform != DLMAP_PLATFORM_COUNT; row++) {
@@ -312,7 +391,9 @@ static void read_tables(dlmap_platform platform, dlmap__gpu *gpu) {
   }
   /* The newest layout whose from_version the runtime's version reaches (rows are oldest first). */
   int version = 0;
+  gpu->runtime_version = -1;
   if (gpu->call.runtime_version(&version) == 0) {
+    gpu->runtime_version = version;
     for (const memory_type_row *row = kMemoryTypes; row->platform != DLMAP_PLATFORM_COUNT; row++) {
       if (row->platform == platform && row->from_version <= version) {
         gpu->has_layout = true;
@@ -423,6 +504,7 @@ static int try_library(dlmap_platform platform, void *handle, dlmap__gpu *gpu, l
   }
   resolve_address_range(platform, gpu);
   read_tables(platform, gpu);
+  resolve_stream_allocator(platform, gpu);
   return 1;
 }
 
@@ -569,7 +651,7 @@ const char *dlmap__gpu_last_failure(void) { return t_last_failure; }
  * runtime's last error so the framework's next check does not see dlmap's failure. Only after a failed runtime call:
  * the runtime keeps one last error per thread and each failure overwrites it, so the one read here is dlmap's own
  * (an earlier, unread one of the framework's was already gone); sticky errors stay whatever is read. */
-static int32_t call_failed(const dlmap__gpu *gpu, int op, int status, dlmap_error *err) {
+static int32_t named_call_failed(const dlmap__gpu *gpu, const char *symbol, int status, dlmap_error *err) {
   char *reason = t_last_failure;
   dlmap__writer w;
   dlmap__writer_init(&w, reason, sizeof t_last_failure);
@@ -579,7 +661,11 @@ static int32_t call_failed(const dlmap__gpu *gpu, int op, int status, dlmap_erro
   dlmap__put_str(&w, ")");
   dlmap__writer_finish(&w);
   gpu->call.get_last_error();
-  return dlmap_raise_backend_call_failed(err, gpu->name, gpu->symbol[op], reason);
+  return dlmap_raise_backend_call_failed(err, gpu->name, symbol, reason);
+}
+
+static int32_t call_failed(const dlmap__gpu *gpu, int op, int status, dlmap_error *err) {
+  return named_call_failed(gpu, gpu->symbol[op], status, err);
 }
 
 /* backend_call_failed for one of the driver's context entry points: the runtime's text does not describe the
@@ -767,41 +853,71 @@ int32_t dlmap__gpu_locate_span(const dlmap__gpu *gpu, const void *lo, const void
   return result;
 }
 
-int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, size_t bytes, void **out,
-                            dlmap_error *err) {
+/* Device memory from the stream-ordered pool on `stream`: 0, or the pool's status. A device without a pool answers
+ * not_supported: *fallback then says the synchronous malloc serves it instead. */
+static int pool_allocate(const dlmap__gpu *gpu, size_t bytes, void *stream, void **pointer, bool *fallback) {
+  const int status = gpu->pool.malloc_async(pointer, bytes, stream);
+  *fallback = status == gpu->pool_not_supported;
+  if (*fallback) gpu->call.get_last_error();
+  return status;
+}
+
+int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, size_t bytes, void *stream,
+                            void **out, bool *pooled, dlmap_error *err) {
   device_scope scope;
   int32_t result = enter_device(gpu, device, &scope, err);
   if (result != DLMAP_OK) return result;
   if (bytes == 0) bytes = 1;
   void *pointer = NULL;
-  int op, status;
-  if (kind == DLMAP_MEMORY_HOST_PINNED) {
-    op = GPU_OP_MALLOC_HOST;
+  int status = 0;
+  const char *call = NULL;
+  bool fallback = true;
+  *pooled = kind == DLMAP_MEMORY_DEVICE && stream != DLMAP__GPU_NO_STREAM && gpu->pool.malloc_async != NULL;
+  if (*pooled) {
+    call = gpu->pool_symbols[0];
+    status = pool_allocate(gpu, bytes, stream, &pointer, &fallback);
+    *pooled = status == 0;
+  }
+  if (!fallback) {
+    /* pooled, or the pool's own failure (out of memory) is the answer */
+  } else if (kind == DLMAP_MEMORY_HOST_PINNED) {
+    call = gpu->symbol[GPU_OP_MALLOC_HOST];
     status = gpu->call.malloc_host(&pointer, bytes, (unsigned)gpu->value[GPU_VALUE_FLAG_MALLOC_HOST]);
   } else if (kind == DLMAP_MEMORY_MANAGED) {
-    op = GPU_OP_MALLOC_MANAGED;
+    call = gpu->symbol[GPU_OP_MALLOC_MANAGED];
     status = gpu->call.malloc_managed(&pointer, bytes, (unsigned)gpu->value[GPU_VALUE_FLAG_MALLOC_MANAGED]);
   } else {
-    op = GPU_OP_MALLOC;
+    call = gpu->symbol[GPU_OP_MALLOC];
     status = gpu->call.malloc(&pointer, bytes);
   }
-  result = status != 0 ? call_failed(gpu, op, status, err) : DLMAP_OK;
+  result = status != 0 ? named_call_failed(gpu, call, status, err) : DLMAP_OK;
   leave_device(gpu, &scope);
   if (result == DLMAP_OK) *out = pointer;
   return result;
 }
 
-void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, void *pointer) {
+void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, void *pointer, bool pooled,
+                        void *stream) {
   if (gpu == NULL || pointer == NULL) return;
   /* On the memory's device: a deleter may run on a thread without a context, where the free would create one. */
   device_scope scope;
   /* A failed runtime call in enter_device cleared its own last error (call_failed); a failed driver call set none, so
    * nothing here may clear the runtime's last error: it may be the framework's, not yet read. */
   const bool entered = enter_device(gpu, device, &scope, NULL) == DLMAP_OK;
-  const int status = kind == DLMAP_MEMORY_HOST_PINNED ? gpu->call.free_host(pointer) : gpu->call.free(pointer);
-  if (status != 0) gpu->call.get_last_error();
+  int status = -1;
+  if (pooled && stream != DLMAP__GPU_NO_STREAM) {
+    /* Freed once the stream reaches this point: after all work its holder queued there, without a wait. */
+    status = gpu->pool.free_async(pointer, stream);
+    if (status != 0) gpu->call.get_last_error(); /* e.g. the stream is gone: the synchronous free is still right */
+  }
+  if (status != 0) {
+    status = kind == DLMAP_MEMORY_HOST_PINNED ? gpu->call.free_host(pointer) : gpu->call.free(pointer);
+    if (status != 0) gpu->call.get_last_error();
+  }
   if (entered) leave_device(gpu, &scope);
 }
+
+const char *dlmap__gpu_allocator(const dlmap__gpu *gpu) { return gpu->allocator; }
 
 int32_t dlmap__gpu_default_stream(dlmap_platform platform, dlmap_stream_meaning meaning, void **handle) {
   for (const stream_row *row = kStreams; row->platform != DLMAP_PLATFORM_COUNT; row++) {
@@ -969,9 +1085,9 @@ static int32_t kernel_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
   }
   const size_t bytes = (size_t)layout->bytes;
   void *compact = NULL;
-  if (gpu->call.malloc(&compact, bytes) != 0) { /* no room for the buffer: the other paths need none */
-    gpu->call.get_last_error();
-    return DLMAP_OK;
+  bool pooled;
+  if (dlmap__gpu_allocate(gpu, DLMAP_MEMORY_DEVICE, device, bytes, stream, &compact, &pooled, NULL) != DLMAP_OK) {
+    return DLMAP_OK; /* no room for the buffer: the other paths need none */
   }
   plan.params.dst = compact;
   int32_t result = DLMAP_OK;
@@ -980,13 +1096,15 @@ static int32_t kernel_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
     const dlmap__gpu_end from = {compact, DLMAP_MEMORY_DEVICE, device};
     int op = GPU_OP_MEMCPY_ASYNC;
     int status = gpu->call.memcpy_async(dst->data, compact, bytes, memcpy_kind(gpu, dst, &from), stream);
-    if (status == 0) {
-      op = GPU_OP_STREAM_SYNCHRONIZE; /* the buffer is freed below: the copy must be done */
+    if (status == 0 && !pooled) {
+      op = GPU_OP_STREAM_SYNCHRONIZE; /* the synchronous free below must not take the buffer from the copy */
       status = gpu->call.stream_synchronize(stream);
     }
     if (status != 0) result = call_failed(gpu, op, status, err);
   }
-  if (gpu->call.free(compact) != 0) gpu->call.get_last_error();
+  /* A pooled buffer goes back on the copy's stream, after the copy reads it, without a wait; the host waits for the
+   * stream anyway before it reads the copy (dlmap__transfer_finish: a host destination). */
+  dlmap__gpu_release(gpu, DLMAP_MEMORY_DEVICE, device, compact, pooled, stream);
   return result;
 }
 

@@ -84,14 +84,28 @@ int32_t dlmap__gpu_locate_span(const dlmap__gpu *gpu, const void *lo, const void
 extern int dlmap__gpu_runtimes_loaded;
 static inline bool dlmap__gpu_any_loaded(void) { return __atomic_load_n(&dlmap__gpu_runtimes_loaded, __ATOMIC_ACQUIRE) != 0; }
 
-/* bytes (at least 1 are allocated) of device memory on `device`, pinned host memory or managed memory, as
- * kind says. The caller owns *out and frees it with dlmap__gpu_release. Error: backend_call_failed. */
-int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, size_t bytes, void **out,
-                            dlmap_error *err);
+/* A stream argument of dlmap__gpu_allocate and dlmap__gpu_release that names no stream: the synchronous pair serves
+ * (no runtime stream handle is -1: they are addresses, or the spec's small default-stream constants). */
+#define DLMAP__GPU_NO_STREAM ((void *)(intptr_t)-1)
 
-/* Frees what dlmap__gpu_allocate returned for `device` (any thread, with that device current for the call;
- * failures are ignored: there is no one to tell). */
-void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, void *pointer);
+/* bytes (at least 1 are allocated) of device memory on `device`, pinned host memory or managed memory, as kind says.
+ * Device memory comes from the runtime's stream-ordered pool on `stream` (a stream of `device` the memory is first used
+ * on; *pooled true) where the runtime has one and a stream is named, else from the synchronous malloc (which may wait
+ * for the device). The caller owns *out and gives it back with dlmap__gpu_release. Error: backend_call_failed. */
+int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, size_t bytes, void *stream,
+                            void **out, bool *pooled, dlmap_error *err);
+
+/* Gives back what dlmap__gpu_allocate returned for `device` (any thread, with that device current for the call;
+ * failures are ignored: there is no one to tell). Pooled memory is freed on `stream`, once the device has run the work
+ * queued there before this call, without a wait; with no stream (DLMAP__GPU_NO_STREAM), or where that free fails (a
+ * stream destroyed since), the synchronous free, which waits for the device: the one order that is right whatever
+ * stream the holder used. */
+void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, void *pointer, bool pooled,
+                        void *stream);
+
+/* Which allocator serves the runtime's device copies, and why ("stream-ordered: cudaMallocAsync/cudaFreeAsync (runtime
+ * 12040; since 11020)", "synchronous: cudaMalloc/cudaFree (…)"): for dlmap_platform_allocator. */
+const char *dlmap__gpu_allocator(const dlmap__gpu *gpu);
 
 /* The handle the spec gives the platform's runtime for a default-stream meaning (legacy_default,
  * per_thread_default, default); 0 when it gives none. Needs no loaded runtime. */

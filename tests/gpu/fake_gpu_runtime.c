@@ -18,6 +18,8 @@
 #define FAKE_MAX_STREAMS 256
 #define FAKE_MAX_CONTEXTS 16 /* non-primary contexts (fake_gpu_context_create) */
 #define FAKE_EVENT_MAGIC 0x45564e54
+/* allocate()'s stream for cudaMallocAsync on the null stream (its NULL means the synchronous cudaMalloc) */
+#define FAKE_NULL_STREAM ((void *)(uintptr_t)-2)
 #define FAKE_STREAM_MAGIC 0x5354524d
 
 typedef struct allocation {
@@ -27,13 +29,17 @@ typedef struct allocation {
   size_t mapped; /* device memory: the bytes each view maps (whole pages); 0 for malloc'd pinned and managed memory */
   int type;   /* FAKE_DEVICE, FAKE_HOST (pinned) or FAKE_MANAGED */
   int device;
+  int freeing;  /* a stream-ordered free of it is queued */
+  int freed;    /* that free ran: the bytes are poisoned and kept mapped so that late accesses are seen (retired) */
+  uint64_t retired_at;
 } allocation;
 
 /* One queued op of a stream. */
-enum { OP_COPY, OP_KERNEL, OP_WAIT, OP_SET };
+enum { OP_COPY, OP_KERNEL, OP_WAIT, OP_SET, OP_FREE };
 typedef struct op {
   int kind;
-  char *dst; /* OP_COPY: height rows of width bytes, pitches apart; OP_SET: width bytes set to value */
+  char *dst; /* OP_COPY: height rows of width bytes, pitches apart; OP_SET: width bytes set to value; OP_FREE: the
+              * allocation a stream-ordered free gives back */
   int value;
   const char *src;
   size_t width, height, dpitch, spitch;
@@ -288,6 +294,50 @@ static int push(int index, const op *o) {
   return 0;
 }
 
+/* Whether a queued copy or memset reaches memory a stream-ordered free already took. */
+static int touches_freed(const op *o) {
+  int overrun;
+  for (size_t row = 0; row < (o->kind == OP_COPY ? o->height : 1); row++) {
+    const allocation *d = find(o->dst + row * o->dpitch, 0, &overrun);
+    const allocation *c = o->kind == OP_COPY ? find(o->src + row * o->spitch, 0, &overrun) : NULL;
+    if ((d != NULL && d->freed) || (c != NULL && c->freed)) return 1;
+  }
+  return 0;
+}
+
+/* The allocations stream-ordered frees took, kept mapped and poisoned so that late accesses are counted; beyond this
+ * many the oldest is unmapped. */
+#define FAKE_RETIRED_KEPT 64
+static uint64_t g_retirements;
+
+static void unmap(allocation *a);
+
+/* Runs a stream-ordered free: the memory is poisoned and retired (no longer live, no longer the runtime's to hand
+ * out by this address until it is unmapped). */
+static void retire(const char *base) {
+  allocation *oldest = NULL;
+  int retired = 0;
+  for (int i = 0; i < FAKE_MAX_ALLOCATIONS; i++) {
+    allocation *a = &g_allocations[i];
+    if (a->base == base && !a->freed) {
+      memset(a->view, 0xDD, a->size);
+      a->freed = 1;
+      a->retired_at = ++g_retirements;
+      g_stats.pool_frees_run++;
+      g_stats.frees++;
+      g_stats.live--;
+    }
+    if (a->base != NULL && a->freed) {
+      retired++;
+      if (oldest == NULL || a->retired_at < oldest->retired_at) oldest = a;
+    }
+  }
+  if (retired > FAKE_RETIRED_KEPT) {
+    unmap(oldest);
+    memset(oldest, 0, sizeof *oldest);
+  }
+}
+
 static int ready(const stream *s) {
   if (!s->used || s->count == 0) return 0;
   const op *o = &s->ops[s->head];
@@ -296,12 +346,16 @@ static int ready(const stream *s) {
 
 static void execute(stream *s) {
   const op *o = &s->ops[s->head];
-  if (o->kind == OP_COPY) { /* each row through the views of the allocations it was checked against */
+  if ((o->kind == OP_COPY || o->kind == OP_SET) && touches_freed(o)) {
+    g_stats.freed_accesses++; /* the finding; on a GPU it would read or write memory the pool handed out again */
+  } else if (o->kind == OP_COPY) { /* each row through the views of the allocations it was checked against */
     for (size_t row = 0; row < o->height; row++) {
       memmove(view_of(o->dst + row * o->dpitch), view_of(o->src + row * o->spitch), o->width);
     }
   } else if (o->kind == OP_SET) {
     memset(view_of(o->dst), o->value, o->width);
+  } else if (o->kind == OP_FREE) {
+    retire(o->dst);
   } else if (o->kind == OP_KERNEL) {
     op copy = *o; /* the kernel may not touch the queue, but its argument must outlive the slot */
     copy.fn(copy.arg);
@@ -549,7 +603,11 @@ int fake_gpu_synchronize_all(void) {
 
 int fake_gpu_pending(void) {
   pthread_mutex_lock(&g_lock);
-  const int n = pending_ops();
+  int n = 0;
+  for (int i = 0; i < FAKE_MAX_STREAMS; i++) {
+    const stream *s = &g_streams[i];
+    for (size_t k = 0; s->used && k < s->count; k++) n += s->ops[(s->head + k) % s->cap].kind != OP_FREE;
+  }
   pthread_mutex_unlock(&g_lock);
   return n;
 }
@@ -595,6 +653,7 @@ const char *fakeGetErrorString(int error) {
     case FAKE_INVALID_DEVICE: return "fake error 101: invalid device ordinal";
     case FAKE_INVALID_HANDLE: return "fake error 400: invalid resource handle";
     case FAKE_ILLEGAL_ADDRESS: return "fake error 700: an illegal memory access was encountered";
+    case FAKE_NOT_SUPPORTED: return "fake error 801: operation not supported";
     default: return "fake error: unknown";
   }
 }
@@ -702,10 +761,22 @@ static void unmap(allocation *a) {
   munmap(a->view, a->mapped);
 }
 
-static int allocate(void **ptr, size_t bytes, int type) {
+/* A call that synchronises the whole device on a real runtime (under g_lock). */
+static void note_device_sync(const char *what) {
+  g_stats.device_syncs++;
+  g_stats.last_device_sync = what;
+}
+
+static int allocate(void **ptr, size_t bytes, int type, void *stream_handle) {
   pthread_mutex_lock(&g_lock);
   need_context();
   int rc = injected("malloc");
+  if (rc == 0 && stream_handle != NULL) {
+    const int index = resolve(stream_handle == FAKE_NULL_STREAM ? NULL : stream_handle);
+    if (index < 0) rc = -index;
+  }
+  if (stream_handle == NULL) note_device_sync(type == FAKE_DEVICE ? "malloc" : type == FAKE_HOST ? "malloc_host"
+                                                                                                 : "malloc_managed");
   if (rc != 0) {
     pthread_mutex_unlock(&g_lock);
     return fail(rc);
@@ -722,7 +793,7 @@ static int allocate(void **ptr, size_t bytes, int type) {
       if (base == NULL) break;
     }
     memset(view, 0xCD, bytes); /* fresh device memory is not zero */
-    g_allocations[i] = (allocation){base, view, bytes, mapped, type, current_device()};
+    g_allocations[i] = (allocation){base, view, bytes, mapped, type, current_device(), 0, 0, 0};
     *ptr = base;
     g_stats.allocations++;
     g_stats.live++;
@@ -739,9 +810,14 @@ static int release(void *ptr, int pinned) {
   pthread_mutex_lock(&g_lock);
   need_context();
   int rc = FAKE_INVALID_VALUE;
+  note_device_sync(pinned ? "free_host" : "free");
   for (int i = 0; i < FAKE_MAX_ALLOCATIONS; i++) {
     allocation *a = &g_allocations[i];
     if (a->base != (char *)ptr || (a->type == FAKE_HOST) != pinned) continue;
+    if (a->freeing || a->freed) {
+      g_stats.double_frees++;
+      break;
+    }
     if (in_flight(a->base, a->size ? a->size : 1)) g_stats.freed_in_flight++;
     run(-1); /* so that the queued work does not touch freed memory: the count above is the finding */
     unmap(a);
@@ -758,7 +834,48 @@ static int release(void *ptr, int pinned) {
 
 int fakeMalloc(void **ptr, size_t bytes) {
   count_call();
-  return allocate(ptr, bytes, FAKE_DEVICE);
+  return allocate(ptr, bytes, FAKE_DEVICE, NULL);
+}
+
+/* cudaMallocAsync: device memory from the pool, usable by work queued on the stream from now on. A fresh mapping each
+ * time: reuse is modelled by what retire() keeps out of reach until the free's stream position has run. */
+int fakeMallocAsync(void **ptr, size_t bytes, void *stream_handle) {
+  count_call();
+  const int rc = allocate(ptr, bytes, FAKE_DEVICE, stream_handle != NULL ? stream_handle : FAKE_NULL_STREAM);
+  if (rc == 0) {
+    pthread_mutex_lock(&g_lock);
+    g_stats.pool_allocations++;
+    pthread_mutex_unlock(&g_lock);
+  }
+  return rc;
+}
+
+/* cudaFreeAsync: queued on the stream; the memory is freed (poisoned, retired) when the stream reaches it. */
+int fakeFreeAsync(void *ptr, void *stream_handle) {
+  count_call();
+  if (ptr == NULL) return 0;
+  pthread_mutex_lock(&g_lock);
+  need_context();
+  int rc = injected("free_async"), overrun;
+  allocation *a = rc == 0 ? find(ptr, 0, &overrun) : NULL;
+  if (rc == 0 && (a == NULL || a->base != (char *)ptr || a->type != FAKE_DEVICE)) rc = FAKE_INVALID_VALUE;
+  if (rc == 0 && (a->freeing || a->freed)) {
+    g_stats.double_frees++;
+    rc = FAKE_INVALID_VALUE;
+  }
+  if (rc == 0) {
+    op o;
+    memset(&o, 0, sizeof o);
+    o.kind = OP_FREE;
+    o.dst = a->base;
+    a->freeing = 1;
+    rc = enqueue(stream_handle, &o);
+    if (rc == 0) g_stats.pool_frees_queued++;
+    else a->freeing = 0;
+  }
+  if (rc != 0) fail(rc);
+  pthread_mutex_unlock(&g_lock);
+  return rc;
 }
 int fakeFree(void *ptr) {
   count_call();
@@ -767,7 +884,7 @@ int fakeFree(void *ptr) {
 int fakeHostAlloc(void **ptr, size_t bytes, unsigned flags) {
   count_call();
   if (flags != 1) return fail(FAKE_INVALID_VALUE); /* the spec's malloc_host flag (portable) */
-  return allocate(ptr, bytes, FAKE_HOST);
+  return allocate(ptr, bytes, FAKE_HOST, NULL);
 }
 int fakeFreeHost(void *ptr) {
   count_call();
@@ -776,7 +893,7 @@ int fakeFreeHost(void *ptr) {
 int fakeMallocManaged(void **ptr, size_t bytes, unsigned flags) {
   count_call();
   if (flags != 1) return fail(FAKE_INVALID_VALUE); /* attach global */
-  return allocate(ptr, bytes, FAKE_MANAGED);
+  return allocate(ptr, bytes, FAKE_MANAGED, NULL);
 }
 
 /* Whether a copy of kind between these memory types is what the runtime accepts. */

@@ -39,7 +39,8 @@ enum {
   FAKE_INVALID_CONTEXT = 201, /* the driver's CUDA_ERROR_INVALID_CONTEXT */
   FAKE_INVALID_HANDLE = 400,
   FAKE_NOT_FOUND = 500,       /* the driver's CUDA_ERROR_NOT_FOUND: no allocation holds the address */
-  FAKE_ILLEGAL_ADDRESS = 700
+  FAKE_ILLEGAL_ADDRESS = 700,
+  FAKE_NOT_SUPPORTED = 801    /* cudaErrorNotSupported: cudaMallocAsync on a device without a memory pool */
 };
 
 /* The most devices the fake models. */
@@ -67,13 +68,23 @@ typedef struct fake_gpu_stats {
   int invalid_streams;   /* calls refused because their stream handle names no stream */
   int range_calls;       /* the driver's cuMemGetAddressRange */
   int legacy_copies, legacy_syncs; /* copies and memsets enqueued on, and synchronisations of, the legacy default stream */
+  /* The stream-ordered pool (issue 64): malloc_async and free_async calls, and the frees that ran (a free runs when
+   * its stream reaches it; the memory is then poisoned with 0xDD and kept mapped, so that queued work that still
+   * reaches it is seen). */
+  int pool_allocations, pool_frees_queued, pool_frees_run;
+  int freed_accesses;    /* copies and memsets that ran on memory a stream-ordered free had already taken: skipped */
+  int double_frees;      /* free or free_async of memory already freed or queued to be */
+  /* Calls that synchronise the whole device on a real runtime (malloc, free, host and managed allocation and their
+   * frees): an exchange must make none on the stream-ordered path; last_device_sync names the entry point of the last. */
+  int device_syncs;
+  const char *last_device_sync;
 } fake_gpu_stats;
 
 /* Finishes queued work, forgets every count (allocations stay), leaves deferred mode, forgets which contexts exist
  * (as a fresh process would have none) and sets the device count the fake reports (0: no device). */
 void fake_gpu_reset(int device_count);
 const fake_gpu_stats *fake_gpu_get_stats(void);
-/* The next call of the named op ("malloc", "memcpy", "memset", "wait", "record", "sync", "attributes", and the driver's
+/* The next call of the named op ("malloc" (either allocator's device allocation), "free_async", "memcpy", "memset", "wait", "record", "sync", "attributes", and the driver's
  * "retain" and "range") fails with this code; "attributes" may fail with any code, InvalidValue or not. */
 void fake_gpu_fail_next(const char *op, int code);
 /* What cudaGetDevice answers the calling thread: its current context's device, else its runtime device. */
@@ -111,7 +122,8 @@ void *fake_gpu_stream_create(void);
 void fake_gpu_stream_destroy(void *stream);
 /* Runs every queued op; 0, or -1 when the queues cannot drain (a wait on an event that never completes). */
 int fake_gpu_synchronize_all(void);
-/* Ops queued and not yet run. */
+/* Work queued and not yet run that reads or writes memory (copies, memsets, kernels, waits): stream-ordered frees,
+ * which touch nothing, are not counted. */
 int fake_gpu_pending(void);
 /* The stream handle of the last memcpy, the memsets and the host-to-device copies since the last reset (for ctypes
  * callers, which do not read the stats struct). */

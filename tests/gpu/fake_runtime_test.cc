@@ -440,8 +440,9 @@ TEST_F(FakeRuntime, AFailedFinishFreesNothingACopyStillUses) {
   EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_STREAM_SYNC_FAILED);
   EXPECT_EQ(fake_gpu_pending(), 0) << "the caller owns its host data again while a copy still reads it";
   EXPECT_EQ(fake_gpu_get_stats()->freed_in_flight, 0) << "the destination was freed under a queued copy";
+  fake_gpu_set_deferred(0, 0); // runs the destination's stream-ordered free, queued after the copy
+  EXPECT_EQ(fake_gpu_get_stats()->freed_accesses, 0) << "the destination was freed before the copy ran";
   EXPECT_EQ(fake_gpu_get_stats()->live, live);
-  fake_gpu_set_deferred(0, 0);
 }
 
 TEST_F(FakeRuntime, AFailedImportSyncReleasesNothingACopyStillUses) {
