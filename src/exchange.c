@@ -71,15 +71,14 @@ static int32_t copy_failed(const dlmap__transfer *t, int32_t status, const char 
 int32_t dlmap__copy_compact(const dlmap__transfer *t, const void *first, const dlmap__copy_layout *layout,
                             dlmap_stream_meaning meaning, int64_t stream, void *host_buffer, dlmap__copy_result *out,
                             dlmap_error *err) {
-  out->gpu_copy = NULL;
-  out->pooled = false;
+  memset(&out->gpu_copy, 0, sizeof out->gpu_copy);
   out->data = host_buffer;
   int32_t status = DLMAP_OK;
   const char *step = "Allocating the copy's memory";
   if (dlmap__transfer_gpu_destination(t)) {
-    status = dlmap__transfer_allocate(t, (size_t)layout->bytes, &out->gpu_copy, &out->pooled, err);
+    status = dlmap__transfer_allocate(t, (size_t)layout->bytes, &out->gpu_copy, err);
     if (status != DLMAP_OK) return copy_failed(t, status, step, layout, err);
-    out->data = out->gpu_copy;
+    out->data = out->gpu_copy.memory;
   }
   if (layout->count > 0) { /* first may be NULL only without elements */
     step = "Copying the data";
@@ -89,9 +88,9 @@ int32_t dlmap__copy_compact(const dlmap__transfer *t, const void *first, const d
       status = dlmap__transfer_finish(t, false, meaning, stream, err);
     }
   }
-  if (status != DLMAP_OK && out->gpu_copy != NULL) {
-    dlmap__transfer_release(t, out->gpu_copy, out->pooled);
-    out->gpu_copy = NULL;
+  if (status != DLMAP_OK && out->gpu_copy.memory != NULL) {
+    dlmap__transfer_release(t, &out->gpu_copy);
+    out->gpu_copy.memory = NULL;
   }
   return status != DLMAP_OK ? copy_failed(t, status, step, layout, err) : DLMAP_OK;
 }

@@ -26,12 +26,12 @@ int32_t dlmap__check_storage(int32_t ndim, const int64_t *shape, const int64_t *
 int32_t dlmap__check_copyable(const dlmap__extent *extent, int32_t ndim, const int64_t *shape, const int64_t *strides,
                               dlmap_error *err);
 
-/* Where dlmap__copy_compact left the copy: data, the buffer used; gpu_copy, a new runtime allocation (the same
- * buffer) that the caller owns and frees with dlmap__transfer_release, or NULL where the copy is in host_buffer. */
+/* Where dlmap__copy_compact left the copy: data, the buffer used; gpu_copy, a new GPU buffer (memory: the same) that
+ * the caller owns and gives back with dlmap__gpu_release, or one whose memory is NULL where the copy is in
+ * host_buffer. */
 typedef struct dlmap__copy_result {
   void *data;
-  void *gpu_copy;
-  bool pooled; /* gpu_copy came from the runtime's stream-ordered pool (dlmap__gpu_release's `pooled`) */
+  dlmap__gpu_buffer gpu_copy;
 } dlmap__copy_result;
 
 /* The copy of a tensor of `layout` whose first element is at `first` into a fresh compact buffer, then the stream

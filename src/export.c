@@ -10,15 +10,11 @@
 #include "src/placement.h"
 #include "src/transfer.h"
 
-/* A copy in GPU-runtime memory (device, pinned, managed) that a block owns: the runtime that allocated it, which
- * memory it is, the device it was allocated on (freed with that device current), whether it came from the
- * stream-ordered pool, and the consumer's stream, where a pooled copy is freed (dlmap__release_stream). */
+/* A copy in GPU memory (device, pinned, managed) that a block owns: the runtime of its device, the buffer (where it
+ * came from and goes back to), and the consumer's stream, where it is released (dlmap__release_stream). */
 typedef struct gpu_copy_record {
-  void *memory;
   const dlmap__gpu *gpu;
-  dlmap_memory_kind kind;
-  int32_t device;
-  bool pooled;
+  dlmap__gpu_buffer buffer;
   void *release_stream;
 } gpu_copy_record;
 
@@ -43,10 +39,7 @@ _Static_assert(offsetof(export_block, dims) <= 128, "an export block's fixed par
 
 static void release_block(export_block *block) {
   const gpu_copy_record *gpu_copy = block->gpu_copy;
-  if (gpu_copy != NULL) {
-    dlmap__gpu_release(gpu_copy->gpu, gpu_copy->kind, gpu_copy->device, gpu_copy->memory, gpu_copy->pooled,
-                       gpu_copy->release_stream);
-  }
+  if (gpu_copy != NULL) dlmap__gpu_release(gpu_copy->gpu, &gpu_copy->buffer, gpu_copy->release_stream);
   if (block->release != NULL) block->release(block->owner);
   block->free_block(block->allocator_ctx, block);
 }
@@ -219,6 +212,7 @@ static int32_t place(const dlmap_array *array, const dlmap_export_request *reque
     const int32_t status = dlmap__transfer_plan(plan->source, array->device_id, array->producer_stream, plan->target,
                                                 plan->target_id, consumer_stream(request, plan), &plan->transfer, err);
     if (status != DLMAP_OK) return status;
+    dlmap__transfer_use(&plan->transfer, request->device_allocator);
     return dlmap__check_copyable(&plan->extent, array->ndim, array->shape, array->strides, err);
   }
   if (request->defer_stream_sync || !plan->source_on_gpu) return DLMAP_OK;
@@ -306,13 +300,9 @@ __attribute__((noinline)) static int32_t copy(const dlmap_array *array, const dl
   const int32_t status = dlmap__copy_compact(&plan->transfer, first, &layout, plan->stream, request->stream,
                                              (char *)block + header, &copied, err);
   if (status != DLMAP_OK) return status;
-  if (copied.gpu_copy != NULL) { /* allocate() left room for its record after the header */
+  if (copied.gpu_copy.memory != NULL) { /* allocate() left room for its record after the header */
     gpu_copy_record *record = (gpu_copy_record *)(void *)((char *)block + header);
-    *record = (gpu_copy_record){copied.gpu_copy,
-                                plan->transfer.dst_gpu,
-                                plan->transfer.dst.kind,
-                                plan->transfer.dst.device,
-                                copied.pooled,
+    *record = (gpu_copy_record){plan->transfer.dst_gpu, copied.gpu_copy,
                                 dlmap__release_stream(plan->target->platform, plan->stream, request->stream)};
     block->gpu_copy = record;
   }
@@ -373,8 +363,9 @@ static int32_t decide(const dlmap_array *array, const dlmap_export_request *requ
 
 struct dlmap_export_plan {
   dlmap_array array;            /* the template; shape and strides point into dims */
-  dlmap_export_request request; /* allocator points at `allocator` (or is NULL) */
+  dlmap_export_request request; /* allocator and device_allocator point at these copies (or are NULL) */
   dlmap_allocator allocator;
+  dlmap_device_allocator device_allocator;
   export_plan steps;            /* what negotiate … stamp decided */
   bool fast;                    /* a view the data pointer cannot change: planned exports copy the image */
   dlmap_exported out;           /* what a fast export reports (its tensor pointer set per call) */
@@ -420,6 +411,8 @@ static void plan_fill(dlmap_export_plan *p, const dlmap_array *array, const dlma
   p->request = *request;
   p->allocator = *dlmap__allocator_or_default(request->allocator);
   p->request.allocator = request->allocator != NULL ? &p->allocator : NULL;
+  if (request->device_allocator != NULL) p->device_allocator = *request->device_allocator;
+  p->request.device_allocator = request->device_allocator != NULL ? &p->device_allocator : NULL;
   p->steps = *steps;
   p->fast = steps_fast(steps, request);
   p->header = header;

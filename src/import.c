@@ -296,6 +296,7 @@ static int32_t copy_out(const producer *p, const dlmap_import_request *request, 
   dlmap__transfer transfer;
   int32_t status = dlmap__transfer_plan(plan->device, t->device.device_id, request->consumer_stream, destination, destination_id,
                                         request->consumer_stream, &transfer, err);
+  dlmap__transfer_use(&transfer, request->device_allocator);
   if (status == DLMAP_OK) status = dlmap__check_copyable(&plan->extent, t->ndim, t->shape, t->strides, err);
   if (status != DLMAP_OK) return fail(p, status);
   const uint64_t bytes = plan->extent.compact_bytes;
@@ -327,11 +328,13 @@ static int32_t copy_out(const producer *p, const dlmap_import_request *request, 
   out->tensor.byte_offset = 0;
   out->tensor.device.device_type = (DLDeviceType)destination->value; /* a host copy is plain host memory */
   out->tensor.device.device_id = destination_id;
-  out->gpu_copy_ = copied.gpu_copy;
+  out->gpu_copy_ = copied.gpu_copy.memory;
   out->gpu_platform_ = (int32_t)destination->platform;
   out->gpu_memory_ = (int32_t)destination->memory;
-  /* its holder, the caller, uses it on the stream it named (NULL: the null stream), where a pooled copy is freed */
-  out->gpu_pooled_ = copied.pooled;
+  out->gpu_source_ = (int32_t)copied.gpu_copy.source;
+  out->gpu_bytes_ = copied.gpu_copy.bytes;
+  out->gpu_allocator_ = copied.gpu_copy.framework;
+  /* its holder, the caller, uses it on the stream it named (NULL: the null stream), where it is released */
   out->gpu_release_stream_ = request->consumer_stream;
   out->allocator_ = *dlmap__allocator_or_default(request->allocator);
   out->copy_ = block;
@@ -417,8 +420,9 @@ static int32_t read_versioned(struct DLManagedTensorVersioned *tensor, producer 
  * expects; a planned import of a tensor that matches it field for field only rechecks its addresses. ---- */
 
 struct dlmap_import_plan {
-  dlmap_import_request request; /* allocator points at `allocator` (or is NULL) */
+  dlmap_import_request request; /* allocator and device_allocator point at these copies (or are NULL) */
   dlmap_allocator allocator;
+  dlmap_device_allocator device_allocator;
   import_plan steps;            /* what validate, check_memory and place decided (steps.first is per tensor) */
   bool fast;                    /* a view on the tensor's own device: planned imports copy the image */
   dlmap_imported image;         /* a fast plan's result for the description: start_out and hand_out_view wrote it */
@@ -446,6 +450,8 @@ static void plan_fill(dlmap_import_plan *q, const producer *p, const dlmap_impor
   q->request = *request;
   q->allocator = *dlmap__allocator_or_default(request->allocator);
   q->request.allocator = request->allocator != NULL ? &q->allocator : NULL;
+  if (request->device_allocator != NULL) q->device_allocator = *request->device_allocator;
+  q->request.device_allocator = request->device_allocator != NULL ? &q->device_allocator : NULL;
   q->steps = *steps;
   q->fast = !steps->copy && steps->placement.kind == DLMAP__PLACE_VIEW;
   q->direct = dlmap__direct_address(steps->device);
@@ -679,9 +685,15 @@ int32_t dlmap_import_legacy(DLManagedTensor *tensor, const dlmap_import_request 
  * release then saves no registers for these calls. */
 __attribute__((noinline)) static void release_copies(const dlmap_imported *imported) {
   if (imported->gpu_copy_ != NULL) {
-    dlmap__gpu_release(dlmap__gpu_loaded((dlmap_platform)imported->gpu_platform_),
-                       (dlmap_memory_kind)imported->gpu_memory_, imported->tensor.device.device_id,
-                       imported->gpu_copy_, imported->gpu_pooled_, imported->gpu_release_stream_);
+    const dlmap__gpu_buffer buffer = {imported->gpu_copy_,
+                                      imported->gpu_bytes_,
+                                      (dlmap_memory_kind)imported->gpu_memory_,
+                                      imported->tensor.device.device_id,
+                                      imported->tensor.device.device_type,
+                                      (dlmap__gpu_source)imported->gpu_source_,
+                                      imported->gpu_allocator_};
+    dlmap__gpu_release(dlmap__gpu_loaded((dlmap_platform)imported->gpu_platform_), &buffer,
+                       imported->gpu_release_stream_);
   }
   if (imported->copy_ != NULL) dlmap__release(&imported->allocator_, imported->copy_);
 }

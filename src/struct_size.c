@@ -20,6 +20,17 @@
   };                                                                                                                 \
   const dlmap__layouts dlmap__layouts_##type = {kLayouts_##type, sizeof kLayouts_##type / sizeof kLayouts_##type[0]}
 
+/* The same for a struct that gained fields since: `first` is where its fields ended then (the macro's old value),
+ * `size` where they end now. */
+#define LAYOUTS_SINCE_0_2_GROWN(type, first, size)                                                                   \
+  CHECK_STRUCT_SIZE(type, size);                                                                                     \
+  static const dlmap__layout kLayouts_##type[] = {                                                                   \
+      {DLMAP__SIZEOF_LAYOUT(first, _Alignof(type)), first},                                                          \
+      {first, first},                                                                                                \
+      {size, size},                                                                                                  \
+  };                                                                                                                 \
+  const dlmap__layouts dlmap__layouts_##type = {kLayouts_##type, sizeof kLayouts_##type / sizeof kLayouts_##type[0]}
+
 /* A struct that had no struct_size before 0.3.0: one layout. */
 #define LAYOUTS_SINCE_0_3(type, size)                            \
   CHECK_STRUCT_SIZE(type, size);                                 \
@@ -27,8 +38,11 @@
   const dlmap__layouts dlmap__layouts_##type = {kLayouts_##type, 1}
 
 LAYOUTS_SINCE_0_2(dlmap_array, DLMAP_ARRAY_STRUCT_SIZE);
-LAYOUTS_SINCE_0_2(dlmap_export_request, DLMAP_EXPORT_REQUEST_STRUCT_SIZE);
-LAYOUTS_SINCE_0_2(dlmap_import_request, DLMAP_IMPORT_REQUEST_STRUCT_SIZE);
+/* device_allocator appended to both requests (issue 64) */
+LAYOUTS_SINCE_0_2_GROWN(dlmap_export_request, DLMAP_STRUCT_SIZE(dlmap_export_request, defer_stream_sync),
+                        DLMAP_EXPORT_REQUEST_STRUCT_SIZE);
+LAYOUTS_SINCE_0_2_GROWN(dlmap_import_request, DLMAP_STRUCT_SIZE(dlmap_import_request, num_shards),
+                        DLMAP_IMPORT_REQUEST_STRUCT_SIZE);
 LAYOUTS_SINCE_0_2(dlmap_check_source, DLMAP_CHECK_SOURCE_STRUCT_SIZE);
 LAYOUTS_SINCE_0_3(dlmap_device_query, DLMAP_DEVICE_QUERY_STRUCT_SIZE);
 

@@ -49,8 +49,10 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
   const bool source_readable = dlmap_memory_kind_host_accessible(source->memory);
   out->src.kind = host_platform(source) ? DLMAP_MEMORY_HOST : source->memory;
   out->src.device = source_id;
+  out->src.device_type = source->value;
   out->dst.kind = host_platform(target) ? DLMAP_MEMORY_HOST : target->memory;
   out->dst.device = target_id;
+  out->dst.device_type = target->value;
   int32_t status;
   const dlmap__gpu *source_gpu = NULL;
   if (!source_readable && !gpu_platform(source)) {
@@ -98,12 +100,18 @@ static void *allocation_stream(const dlmap__transfer *t) {
   return t->gpu == t->dst_gpu && t->device == t->dst.device ? t->stream : DLMAP__GPU_NO_STREAM;
 }
 
-int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, void **out, bool *pooled, dlmap_error *err) {
-  return dlmap__gpu_allocate(t->dst_gpu, t->dst.kind, t->dst.device, bytes, allocation_stream(t), out, pooled, err);
+void dlmap__transfer_use(dlmap__transfer *t, const dlmap_device_allocator *framework) {
+  t->src.framework = t->dst.framework = framework;
 }
 
-void dlmap__transfer_release(const dlmap__transfer *t, void *pointer, bool pooled) {
-  dlmap__gpu_release(t->dst_gpu, t->dst.kind, t->dst.device, pointer, pooled, allocation_stream(t));
+int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, dlmap__gpu_buffer *out, dlmap_error *err) {
+  const dlmap__gpu_buffer want = {NULL, bytes, t->dst.kind, t->dst.device, t->dst.device_type, DLMAP__GPU_SYNCHRONOUS,
+                                  {NULL, NULL, NULL}};
+  return dlmap__gpu_allocate(t->dst_gpu, &want, allocation_stream(t), t->dst.framework, out, err);
+}
+
+void dlmap__transfer_release(const dlmap__transfer *t, const dlmap__gpu_buffer *buffer) {
+  dlmap__gpu_release(t->dst_gpu, buffer, allocation_stream(t));
 }
 
 void *dlmap__release_stream(dlmap_platform platform, dlmap_stream_meaning meaning, int64_t stream) {

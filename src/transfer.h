@@ -31,12 +31,17 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
  * the caller's allocator. */
 static inline bool dlmap__transfer_gpu_destination(const dlmap__transfer *t) { return t->dst_gpu != NULL; }
 
-/* bytes of destination memory from the runtime (dst_gpu): from its stream-ordered pool on the copy's stream where the
- * copy runs on the destination's device (*pooled), else from its synchronous allocator. The caller owns it: given back
- * by dlmap__transfer_release where the copy failed (on the copy's stream), else by dlmap__gpu_release on the stream its
- * holder uses it on (dlmap__release_stream). Errors: backend_call_failed. */
-int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, void **out, bool *pooled, dlmap_error *err);
-void dlmap__transfer_release(const dlmap__transfer *t, void *pointer, bool pooled);
+/* Device buffers of this transfer (the destination, a strided copy's compact buffer) come from the framework's
+ * allocator (NULL: the runtime's). */
+void dlmap__transfer_use(dlmap__transfer *t, const dlmap_device_allocator *framework);
+
+/* bytes of destination memory (dst_gpu's kind and device), on the copy's stream where the copy runs on the
+ * destination's device, else on none: from the framework's allocator, the runtime's stream-ordered pool or its
+ * synchronous allocator (dlmap__gpu_allocate). The caller owns it: given back by dlmap__transfer_release where the copy
+ * failed (on the copy's stream), else by dlmap__gpu_release on the stream its holder uses it on
+ * (dlmap__release_stream). Errors: backend_call_failed, out_of_memory. */
+int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, dlmap__gpu_buffer *out, dlmap_error *err);
+void dlmap__transfer_release(const dlmap__transfer *t, const dlmap__gpu_buffer *buffer);
 
 /* The stream a copy's holder uses it on, where its release is ordered, for a consumer stream of `meaning` (the
  * protocol's `stream` where that is a handle): the handle; the legacy default stream for a per-thread one (another

@@ -31,6 +31,28 @@ typedef struct dlmap_allocator {
  * allocations, say — rather than writing its own. */
 const dlmap_allocator *dlmap_allocator_default(void);
 
+/* The stream argument of a dlmap_device_allocator call that names no stream: the allocation must be usable on any
+ * stream at once, the release must not let the memory be reused before the device's queued work is done (the holder
+ * named no stream: the protocol's -1, a consumer that synchronises itself). No runtime stream handle is -1. */
+#define DLMAP_NO_STREAM ((void *)(intptr_t)-1)
+
+/* A framework's allocator for device memory (issue 64): PyTorch's caching allocator, XLA's device allocator, a
+ * stream-ordered pool. Where a request names one, every device buffer dlmap makes (a device copy, the compact buffer of
+ * a strided device-to-host copy) comes from allocate, and goes back to release exactly once. Pinned and managed memory
+ * still come from the runtime.
+ *   allocate: bytes (at least 1) on device device_id of device_type (a DLDeviceType value), first used by work dlmap
+ *             queues on `stream` (the runtime's cudaStream_t / hipStream_t of that device; DLMAP_NO_STREAM: any). NULL:
+ *             out of memory (the export or import then fails with out_of_memory, nothing leaked).
+ *   release:  gives back what allocate returned, with its bytes and device, once the work queued on `stream` before the
+ *             call has run: the stream the holder named to dlmap, DLMAP_NO_STREAM where it named none. Never blocks
+ *             in dlmap's name; may be called from any thread, with or without Python's GIL.
+ * dlmap copies the struct: it need not outlive the call that named it. */
+typedef struct dlmap_device_allocator {
+  void *(*allocate)(void *ctx, size_t bytes, int32_t device_type, int32_t device_id, void *stream);
+  void (*release)(void *ctx, void *pointer, size_t bytes, int32_t device_type, int32_t device_id, void *stream);
+  void *ctx;
+} dlmap_device_allocator;
+
 /* Alignment of every buffer dlmap allocates for data (copies). */
 #define DLMAP_DATA_ALIGNMENT 64
 
@@ -109,9 +131,10 @@ typedef struct dlmap_export_request {
   /* Check the stream but leave the consumer's wait to one dlmap_stream_wait_batch call over many exports
    * (out->stream says what it must do). Copies are still complete or ordered before the export returns. */
   bool defer_stream_sync;
+  const dlmap_device_allocator *device_allocator; /* device copies' memory; NULL: the runtime's (stream-ordered) */
 } dlmap_export_request;
 
-#define DLMAP_EXPORT_REQUEST_STRUCT_SIZE DLMAP_STRUCT_SIZE(dlmap_export_request, defer_stream_sync)
+#define DLMAP_EXPORT_REQUEST_STRUCT_SIZE DLMAP_STRUCT_SIZE(dlmap_export_request, device_allocator)
 
 /* max_version=None, dl_device=None, copy=None, stream=None, the default allocator. */
 static inline dlmap_export_request dlmap_export_request_default(void) {
@@ -228,9 +251,10 @@ typedef struct dlmap_import_request {
   /* Devices the result is to be placed on (JAX's from_dlpack device=Sharding): above 1 the import is refused
    * (from_dlpack_multi_device); 0 and 1 mean one device. */
   int32_t num_shards;
+  const dlmap_device_allocator *device_allocator; /* device copies' memory; NULL: the runtime's (stream-ordered) */
 } dlmap_import_request;
 
-#define DLMAP_IMPORT_REQUEST_STRUCT_SIZE DLMAP_STRUCT_SIZE(dlmap_import_request, num_shards)
+#define DLMAP_IMPORT_REQUEST_STRUCT_SIZE DLMAP_STRUCT_SIZE(dlmap_import_request, device_allocator)
 
 static inline dlmap_import_request dlmap_import_request_default(void) {
   dlmap_import_request request;
@@ -252,11 +276,13 @@ typedef struct dlmap_imported {
   bool versioned_;
   void *copy_;
   dlmap_allocator allocator_;
-  void *gpu_copy_;          /* a copy in GPU-runtime memory (device, pinned or managed), freed by that runtime */
+  void *gpu_copy_;          /* a copy in GPU memory (device, pinned or managed), given back where it came from: */
   int32_t gpu_platform_;
   int32_t gpu_memory_;
-  bool gpu_pooled_;          /* from the runtime's stream-ordered pool: freed on gpu_release_stream_ */
-  void *gpu_release_stream_; /* the consumer's stream the copy was handed to */
+  int32_t gpu_source_;       /* the runtime's synchronous allocator, its stream-ordered pool, or gpu_allocator_ */
+  size_t gpu_bytes_;
+  void *gpu_release_stream_; /* the consumer's stream the copy was handed to: where it is released */
+  dlmap_device_allocator gpu_allocator_;
   /* Last, and outside what import and release zero (512 bytes no one reads unless tensor.strides points here):
    * the strides dlmap fills in for a producer that sent none. */
   int64_t strides_[DLMAP_MAX_NDIM];

@@ -862,56 +862,68 @@ static int pool_allocate(const dlmap__gpu *gpu, size_t bytes, void *stream, void
   return status;
 }
 
-int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, size_t bytes, void *stream,
-                            void **out, bool *pooled, dlmap_error *err) {
+int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, const dlmap__gpu_buffer *want, void *stream,
+                            const dlmap_device_allocator *framework, dlmap__gpu_buffer *out, dlmap_error *err) {
+  *out = *want;
+  if (out->bytes == 0) out->bytes = 1;
+  out->memory = NULL;
+  out->source = DLMAP__GPU_SYNCHRONOUS;
+  if (want->kind == DLMAP_MEMORY_DEVICE && framework != NULL) { /* the framework's: no runtime call, no device */
+    out->source = DLMAP__GPU_FRAMEWORK;
+    out->framework = *framework;
+    out->memory = framework->allocate(framework->ctx, out->bytes, want->device_type, want->device, stream);
+    return out->memory != NULL ? DLMAP_OK : dlmap_raise_out_of_memory(err, out->bytes, "a device copy");
+  }
   device_scope scope;
-  int32_t result = enter_device(gpu, device, &scope, err);
+  int32_t result = enter_device(gpu, want->device, &scope, err);
   if (result != DLMAP_OK) return result;
-  if (bytes == 0) bytes = 1;
-  void *pointer = NULL;
   int status = 0;
   const char *call = NULL;
   bool fallback = true;
-  *pooled = kind == DLMAP_MEMORY_DEVICE && stream != DLMAP__GPU_NO_STREAM && gpu->pool.malloc_async != NULL;
-  if (*pooled) {
+  if (want->kind == DLMAP_MEMORY_DEVICE && stream != DLMAP__GPU_NO_STREAM && gpu->pool.malloc_async != NULL) {
     call = gpu->pool_symbols[0];
-    status = pool_allocate(gpu, bytes, stream, &pointer, &fallback);
-    *pooled = status == 0;
+    status = pool_allocate(gpu, out->bytes, stream, &out->memory, &fallback);
+    if (status == 0) out->source = DLMAP__GPU_POOL;
   }
   if (!fallback) {
     /* pooled, or the pool's own failure (out of memory) is the answer */
-  } else if (kind == DLMAP_MEMORY_HOST_PINNED) {
+  } else if (want->kind == DLMAP_MEMORY_HOST_PINNED) {
     call = gpu->symbol[GPU_OP_MALLOC_HOST];
-    status = gpu->call.malloc_host(&pointer, bytes, (unsigned)gpu->value[GPU_VALUE_FLAG_MALLOC_HOST]);
-  } else if (kind == DLMAP_MEMORY_MANAGED) {
+    status = gpu->call.malloc_host(&out->memory, out->bytes, (unsigned)gpu->value[GPU_VALUE_FLAG_MALLOC_HOST]);
+  } else if (want->kind == DLMAP_MEMORY_MANAGED) {
     call = gpu->symbol[GPU_OP_MALLOC_MANAGED];
-    status = gpu->call.malloc_managed(&pointer, bytes, (unsigned)gpu->value[GPU_VALUE_FLAG_MALLOC_MANAGED]);
+    status = gpu->call.malloc_managed(&out->memory, out->bytes, (unsigned)gpu->value[GPU_VALUE_FLAG_MALLOC_MANAGED]);
   } else {
     call = gpu->symbol[GPU_OP_MALLOC];
-    status = gpu->call.malloc(&pointer, bytes);
+    status = gpu->call.malloc(&out->memory, out->bytes);
   }
   result = status != 0 ? named_call_failed(gpu, call, status, err) : DLMAP_OK;
   leave_device(gpu, &scope);
-  if (result == DLMAP_OK) *out = pointer;
   return result;
 }
 
-void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, void *pointer, bool pooled,
-                        void *stream) {
-  if (gpu == NULL || pointer == NULL) return;
+void dlmap__gpu_release(const dlmap__gpu *gpu, const dlmap__gpu_buffer *buffer, void *stream) {
+  if (buffer->memory == NULL) return;
+  if (buffer->source == DLMAP__GPU_FRAMEWORK) {
+    const dlmap_device_allocator *framework = &buffer->framework;
+    framework->release(framework->ctx, buffer->memory, buffer->bytes, buffer->device_type, buffer->device, stream);
+    return;
+  }
+  if (gpu == NULL) return;
   /* On the memory's device: a deleter may run on a thread without a context, where the free would create one. */
   device_scope scope;
   /* A failed runtime call in enter_device cleared its own last error (call_failed); a failed driver call set none, so
    * nothing here may clear the runtime's last error: it may be the framework's, not yet read. */
-  const bool entered = enter_device(gpu, device, &scope, NULL) == DLMAP_OK;
+  const bool entered = enter_device(gpu, buffer->device, &scope, NULL) == DLMAP_OK;
   int status = -1;
-  if (pooled && stream != DLMAP__GPU_NO_STREAM) {
+  if (buffer->source == DLMAP__GPU_POOL && stream != DLMAP__GPU_NO_STREAM) {
     /* Freed once the stream reaches this point: after all work its holder queued there, without a wait. */
-    status = gpu->pool.free_async(pointer, stream);
+    status = gpu->pool.free_async(buffer->memory, stream);
     if (status != 0) gpu->call.get_last_error(); /* e.g. the stream is gone: the synchronous free is still right */
   }
   if (status != 0) {
-    status = kind == DLMAP_MEMORY_HOST_PINNED ? gpu->call.free_host(pointer) : gpu->call.free(pointer);
+    status = buffer->kind == DLMAP_MEMORY_HOST_PINNED ? gpu->call.free_host(buffer->memory)
+                                                      : gpu->call.free(buffer->memory);
     if (status != 0) gpu->call.get_last_error();
   }
   if (entered) leave_device(gpu, &scope);
@@ -970,7 +982,7 @@ static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
   if (!src_host) {
     staged = (char *)malloc(extent);
     if (staged == NULL) goto out_of_memory;
-    const dlmap__gpu_end host = {staged, DLMAP_MEMORY_HOST, src->device};
+    const dlmap__gpu_end host = {staged, DLMAP_MEMORY_HOST, src->device, DLMAP_DEVICE_CPU, NULL};
     status = gpu->call.memcpy_async(staged, first + lo, extent, memcpy_kind(gpu, &host, src), stream);
     if (status == 0) status = gpu->call.stream_synchronize(stream);
     if (status != 0) {
@@ -988,7 +1000,7 @@ static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
   if (packed == NULL) goto out_of_memory;
   dlmap__copy_to_compact(packed, first, layout);
   {
-    const dlmap__gpu_end host = {packed, DLMAP_MEMORY_HOST, dst->device};
+    const dlmap__gpu_end host = {packed, DLMAP_MEMORY_HOST, dst->device, DLMAP_DEVICE_CPU, NULL};
     status = gpu->call.memcpy_async(dst->data, packed, compact, memcpy_kind(gpu, dst, &host), stream);
     if (status == 0) status = gpu->call.stream_synchronize(stream);
     if (status != 0) result = call_failed(gpu, GPU_OP_MEMCPY_ASYNC, status, err);
@@ -1084,27 +1096,28 @@ static int32_t kernel_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
     return DLMAP_OK;
   }
   const size_t bytes = (size_t)layout->bytes;
-  void *compact = NULL;
-  bool pooled;
-  if (dlmap__gpu_allocate(gpu, DLMAP_MEMORY_DEVICE, device, bytes, stream, &compact, &pooled, NULL) != DLMAP_OK) {
+  const dlmap__gpu_buffer want = {NULL, bytes, DLMAP_MEMORY_DEVICE, device, src->device_type, DLMAP__GPU_SYNCHRONOUS,
+                                  {NULL, NULL, NULL}};
+  dlmap__gpu_buffer compact;
+  if (dlmap__gpu_allocate(gpu, &want, stream, src->framework, &compact, NULL) != DLMAP_OK) {
     return DLMAP_OK; /* no room for the buffer: the other paths need none */
   }
-  plan.params.dst = compact;
+  plan.params.dst = compact.memory;
   int32_t result = DLMAP_OK;
   if (launch_kernel(gpu, &plan, stream)) {
     *taken = true;
-    const dlmap__gpu_end from = {compact, DLMAP_MEMORY_DEVICE, device};
+    const dlmap__gpu_end from = {compact.memory, DLMAP_MEMORY_DEVICE, device, src->device_type, NULL};
     int op = GPU_OP_MEMCPY_ASYNC;
-    int status = gpu->call.memcpy_async(dst->data, compact, bytes, memcpy_kind(gpu, dst, &from), stream);
-    if (status == 0 && !pooled) {
+    int status = gpu->call.memcpy_async(dst->data, compact.memory, bytes, memcpy_kind(gpu, dst, &from), stream);
+    if (status == 0 && compact.source == DLMAP__GPU_SYNCHRONOUS) {
       op = GPU_OP_STREAM_SYNCHRONIZE; /* the synchronous free below must not take the buffer from the copy */
       status = gpu->call.stream_synchronize(stream);
     }
     if (status != 0) result = call_failed(gpu, op, status, err);
   }
-  /* A pooled buffer goes back on the copy's stream, after the copy reads it, without a wait; the host waits for the
-   * stream anyway before it reads the copy (dlmap__transfer_finish: a host destination). */
-  dlmap__gpu_release(gpu, DLMAP_MEMORY_DEVICE, device, compact, pooled, stream);
+  /* A pooled or framework buffer goes back on the copy's stream, after the copy reads it, without a wait; the host
+   * waits for the stream anyway before it reads the copy (dlmap__transfer_finish: a host destination). */
+  dlmap__gpu_release(gpu, &compact, stream);
   return result;
 }
 

@@ -84,24 +84,42 @@ int32_t dlmap__gpu_locate_span(const dlmap__gpu *gpu, const void *lo, const void
 extern int dlmap__gpu_runtimes_loaded;
 static inline bool dlmap__gpu_any_loaded(void) { return __atomic_load_n(&dlmap__gpu_runtimes_loaded, __ATOMIC_ACQUIRE) != 0; }
 
-/* A stream argument of dlmap__gpu_allocate and dlmap__gpu_release that names no stream: the synchronous pair serves
- * (no runtime stream handle is -1: they are addresses, or the spec's small default-stream constants). */
-#define DLMAP__GPU_NO_STREAM ((void *)(intptr_t)-1)
+/* A stream argument that names no stream (dlmap_device_allocator's DLMAP_NO_STREAM): the synchronous pair serves. */
+#define DLMAP__GPU_NO_STREAM DLMAP_NO_STREAM
 
-/* bytes (at least 1 are allocated) of device memory on `device`, pinned host memory or managed memory, as kind says.
- * Device memory comes from the runtime's stream-ordered pool on `stream` (a stream of `device` the memory is first used
- * on; *pooled true) where the runtime has one and a stream is named, else from the synchronous malloc (which may wait
- * for the device). The caller owns *out and gives it back with dlmap__gpu_release. Error: backend_call_failed. */
-int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, size_t bytes, void *stream,
-                            void **out, bool *pooled, dlmap_error *err);
+/* Where a GPU buffer came from, and so where it goes back. */
+typedef enum dlmap__gpu_source {
+  DLMAP__GPU_SYNCHRONOUS = 0, /* the runtime's malloc (or pinned, managed allocation): its free waits for the device */
+  DLMAP__GPU_POOL = 1,        /* the runtime's stream-ordered pool: freed on a stream, no wait */
+  DLMAP__GPU_FRAMEWORK = 2    /* the caller's dlmap_device_allocator */
+} dlmap__gpu_source;
 
-/* Gives back what dlmap__gpu_allocate returned for `device` (any thread, with that device current for the call;
- * failures are ignored: there is no one to tell). Pooled memory is freed on `stream`, once the device has run the work
- * queued there before this call, without a wait; with no stream (DLMAP__GPU_NO_STREAM), or where that free fails (a
- * stream destroyed since), the synchronous free, which waits for the device: the one order that is right whatever
- * stream the holder used. */
-void dlmap__gpu_release(const dlmap__gpu *gpu, dlmap_memory_kind kind, int32_t device, void *pointer, bool pooled,
-                        void *stream);
+/* A GPU buffer dlmap made, with what giving it back needs (the framework's allocator copied: the caller's struct need
+ * not outlive the request). */
+typedef struct dlmap__gpu_buffer {
+  void *memory;
+  size_t bytes;
+  dlmap_memory_kind kind;
+  int32_t device;
+  int32_t device_type;
+  dlmap__gpu_source source;
+  dlmap_device_allocator framework;
+} dlmap__gpu_buffer;
+
+/* bytes (at least 1 are allocated) of device memory on `device` (of device_type), pinned host memory or managed memory,
+ * as kind says, into *out. Device memory comes from `framework` where it is not NULL; else from the runtime's
+ * stream-ordered pool on `stream` (a stream of `device` the memory is first used on) where the runtime has one and a
+ * stream is named; else from the runtime's malloc. The caller owns it and gives it back with dlmap__gpu_release.
+ * Errors: backend_call_failed, out_of_memory (the framework's allocator returned NULL). */
+int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, const dlmap__gpu_buffer *want, void *stream,
+                            const dlmap_device_allocator *framework, dlmap__gpu_buffer *out, dlmap_error *err);
+
+/* Gives back what dlmap__gpu_allocate made (any thread, with its device current for the call; failures are ignored:
+ * there is no one to tell): to the framework's release with `stream`; to the pool on `stream`, once the device has run
+ * the work queued there before this call, without a wait; with no stream (DLMAP__GPU_NO_STREAM), or where the pool's
+ * free fails (a stream destroyed since), by the synchronous free, which waits for the device: the one order that is
+ * right whatever stream the holder used. */
+void dlmap__gpu_release(const dlmap__gpu *gpu, const dlmap__gpu_buffer *buffer, void *stream);
 
 /* Which allocator serves the runtime's device copies, and why ("stream-ordered: cudaMallocAsync/cudaFreeAsync (runtime
  * 12040; since 11020)", "synchronous: cudaMalloc/cudaFree (…)"): for dlmap_platform_allocator. */
@@ -120,6 +138,9 @@ typedef struct dlmap__gpu_end {
   void *data;              /* the first element */
   dlmap_memory_kind kind;
   int32_t device;
+  int32_t device_type;     /* the DLDeviceType of `device` */
+  const dlmap_device_allocator *framework; /* where a buffer dlmap makes on this end's device comes from (NULL: the
+                                            * runtime) */
 } dlmap__gpu_end;
 
 /* Copies a tensor of `layout` at src into compact row-major dst, enqueued on `stream` (a stream of `device`;

@@ -18,11 +18,11 @@ namespace {
 
 TEST(StructSize, MacrosAreTheEndOfTheLastField) {
   EXPECT_EQ(DLMAP_ARRAY_STRUCT_SIZE, FIELDS_END(dlmap_array, num_shards));
-  EXPECT_EQ(DLMAP_EXPORT_REQUEST_STRUCT_SIZE, FIELDS_END(dlmap_export_request, defer_stream_sync));
-  EXPECT_EQ(DLMAP_IMPORT_REQUEST_STRUCT_SIZE, FIELDS_END(dlmap_import_request, num_shards));
+  EXPECT_EQ(DLMAP_EXPORT_REQUEST_STRUCT_SIZE, FIELDS_END(dlmap_export_request, device_allocator));
+  EXPECT_EQ(DLMAP_IMPORT_REQUEST_STRUCT_SIZE, FIELDS_END(dlmap_import_request, device_allocator));
   EXPECT_EQ(DLMAP_DEVICE_QUERY_STRUCT_SIZE, FIELDS_END(dlmap_device_query, local_hardware_id));
   EXPECT_EQ(DLMAP_CHECK_SOURCE_STRUCT_SIZE, FIELDS_END(dlmap_check_source, read_only));
-  EXPECT_LT(DLMAP_EXPORT_REQUEST_STRUCT_SIZE, sizeof(dlmap_export_request)) << "sizeof counts the tail padding";
+  EXPECT_LT(DLMAP_ARRAY_STRUCT_SIZE, sizeof(dlmap_array)) << "sizeof counts the tail padding";
   EXPECT_EQ(dlmap_array_default().struct_size, DLMAP_ARRAY_STRUCT_SIZE);
   EXPECT_EQ(dlmap_export_request_default().struct_size, DLMAP_EXPORT_REQUEST_STRUCT_SIZE);
   EXPECT_EQ(dlmap_import_request_default().struct_size, DLMAP_IMPORT_REQUEST_STRUCT_SIZE);
@@ -63,15 +63,21 @@ int32_t RoundTrip(uint32_t array_size, uint32_t export_size, uint32_t import_siz
   return DLMAP_OK;
 }
 
-// Both sizes a caller may write today: this header's (the end of the last field) and 0.2.0's (sizeof, which its
-// _default() wrote; the same fields).
-TEST(StructSize, ThisHeadersSizeAndTheReleasedSizeofAreBothAccepted) {
+// Every size a caller may write today: this header's (the end of the last field), 0.2.0's (sizeof, which its
+// _default() wrote; the same fields) and, for the requests, the sizes before device_allocator was appended (issue 64):
+// the end of defer_stream_sync / num_shards, and 0.2.0's sizeof of that layout, which is where device_allocator begins.
+TEST(StructSize, ThisHeadersSizeAndTheReleasedSizesAreAllAccepted) {
   dlmap_error err;
-  EXPECT_EQ(RoundTrip(FIELDS_END(dlmap_array, num_shards), FIELDS_END(dlmap_export_request, defer_stream_sync),
-                      FIELDS_END(dlmap_import_request, num_shards), &err),
+  EXPECT_EQ(RoundTrip(FIELDS_END(dlmap_array, num_shards), FIELDS_END(dlmap_export_request, device_allocator),
+                      FIELDS_END(dlmap_import_request, device_allocator), &err),
             DLMAP_OK)
       << err.message;
-  EXPECT_EQ(RoundTrip(sizeof(dlmap_array), sizeof(dlmap_export_request), sizeof(dlmap_import_request), &err),
+  EXPECT_EQ(RoundTrip(sizeof(dlmap_array), FIELDS_END(dlmap_export_request, defer_stream_sync),
+                      FIELDS_END(dlmap_import_request, num_shards), &err),
+            DLMAP_OK)
+      << "a caller built before device_allocator: " << err.message;
+  EXPECT_EQ(RoundTrip(sizeof(dlmap_array), static_cast<uint32_t>(offsetof(dlmap_export_request, device_allocator)),
+                      static_cast<uint32_t>(offsetof(dlmap_import_request, device_allocator)), &err),
             DLMAP_OK)
       << "a caller built against 0.2.0: " << err.message;
 
@@ -129,12 +135,11 @@ struct export_request_next {
   int64_t stream;
   const dlmap_allocator *allocator;
   bool defer_stream_sync;
-  bool added;  // the field the future appends: it lies in today's tail padding
+  const dlmap_device_allocator *device_allocator;
+  bool added;  // the field the future appends
 };
-static_assert(offsetof(export_request_next, defer_stream_sync) == offsetof(dlmap_export_request, defer_stream_sync),
+static_assert(offsetof(export_request_next, device_allocator) == offsetof(dlmap_export_request, device_allocator),
               "the next layout starts with today's fields");
-static_assert(offsetof(export_request_next, added) < sizeof(dlmap_export_request),
-              "the appended bool lands in the tail padding 0.2.0's sizeof counted");
 
 dlmap__layouts NextLayouts(std::vector<dlmap__layout> *rows) {
   const dlmap__layouts &today = dlmap__layouts_dlmap_export_request;
@@ -146,9 +151,10 @@ dlmap__layouts NextLayouts(std::vector<dlmap__layout> *rows) {
 TEST(StructSize, ANewerLibraryReadsAnOlderCallersMissingFieldsAsZero) {
   std::vector<dlmap__layout> rows;
   const dlmap__layouts next = NextLayouts(&rows);
-  // Today's caller, as 0.2.0 (sizeof) and as this header (DLMAP_STRUCT_SIZE) write it, in memory whose bytes past
-  // its fields are garbage (a stack or a heap neighbour): the appended field must read as zero either way.
-  for (uint32_t size : {static_cast<uint32_t>(sizeof(dlmap_export_request)), DLMAP_EXPORT_REQUEST_STRUCT_SIZE}) {
+  // Today's caller, as 0.2.0 (sizeof of its layout) and as this header (DLMAP_STRUCT_SIZE) write it, in memory whose
+  // bytes past its fields are garbage (a stack or a heap neighbour): the appended field must read as zero either way.
+  for (uint32_t size : {static_cast<uint32_t>(offsetof(dlmap_export_request, device_allocator)),
+                        DLMAP_EXPORT_REQUEST_STRUCT_SIZE}) {
     unsigned char memory[sizeof(export_request_next) + 16];
     std::memset(memory, 0xAB, sizeof memory);
     dlmap_export_request caller = dlmap_export_request_default();
@@ -156,12 +162,16 @@ TEST(StructSize, ANewerLibraryReadsAnOlderCallersMissingFieldsAsZero) {
     caller.has_stream = true;
     caller.stream = 7;
     caller.defer_stream_sync = true;
+    if (size != DLMAP_EXPORT_REQUEST_STRUCT_SIZE) {  // past an older caller's fields: garbage, never read
+      caller.device_allocator = reinterpret_cast<const dlmap_device_allocator *>(uintptr_t{0xABAB});
+    }
     std::memcpy(memory, &caller, DLMAP_EXPORT_REQUEST_STRUCT_SIZE);  // only its fields: the rest stays garbage
     export_request_next read;
     std::memset(&read, 0xCD, sizeof read);
     ASSERT_TRUE(dlmap__struct_read(memory, &read, sizeof read, &next)) << size;
     EXPECT_FALSE(read.added) << size << ": a field past the caller's layout reads as zero";
     EXPECT_TRUE(read.has_stream && read.stream == 7 && read.defer_stream_sync) << size;
+    EXPECT_EQ(read.device_allocator, nullptr) << size;
   }
   // A caller of the next layout is read whole; a size between two layouts is refused.
   export_request_next newer;
