@@ -78,6 +78,7 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
   }
   out->device = source_id;
   out->stream = source_stream;
+  out->dst_stream = target_stream;
   if (source_readable && dlmap_memory_kind_host_accessible(out->dst.kind)) {
     out->source_gpu = source_gpu; /* a host copy, after the source's stream */
     return DLMAP_OK;
@@ -93,11 +94,12 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
   return DLMAP_OK;
 }
 
-/* The stream the destination's memory is taken on: the copy's, where the runtime that copies runs it on a stream of
- * the destination's device; else none (a copy between two devices runs on the source's stream, and a host copy into
- * pinned or managed memory on no stream), and the synchronous allocator serves. */
+/* The stream the destination's memory is taken on, a stream of its device: the copy's, where the copy runs on that
+ * device; the consumer's, where it runs on another device's stream (dlmap__transfer_allocate then orders the copy
+ * after the allocation); none for a host copy into pinned or managed memory (the synchronous allocator serves). */
 static void *allocation_stream(const dlmap__transfer *t) {
-  return t->gpu == t->dst_gpu && t->device == t->dst.device ? t->stream : DLMAP__GPU_NO_STREAM;
+  if (t->gpu != t->dst_gpu) return DLMAP__GPU_NO_STREAM;
+  return t->device == t->dst.device ? t->stream : t->dst_stream;
 }
 
 void dlmap__transfer_use(dlmap__transfer *t, const dlmap_device_allocator *framework) {
@@ -107,7 +109,14 @@ void dlmap__transfer_use(dlmap__transfer *t, const dlmap_device_allocator *frame
 int32_t dlmap__transfer_allocate(const dlmap__transfer *t, size_t bytes, dlmap__gpu_buffer *out, dlmap_error *err) {
   const dlmap__gpu_buffer want = {NULL, bytes, t->dst.kind, t->dst.device, t->dst.device_type, DLMAP__GPU_SYNCHRONOUS,
                                   {NULL, NULL, NULL}};
-  return dlmap__gpu_allocate(t->dst_gpu, &want, allocation_stream(t), t->dst.framework, out, err);
+  int32_t status = dlmap__gpu_allocate(t->dst_gpu, &want, allocation_stream(t), t->dst.framework, out, err);
+  if (status != DLMAP_OK || out->source == DLMAP__GPU_SYNCHRONOUS || t->device == t->dst.device) return status;
+  /* Taken on the destination's stream, written by the copy on the source device's: the copy waits for it there (an
+   * event, no host wait). */
+  status = dlmap__gpu_stream_wait(t->gpu, t->dst.device, t->dst_stream, t->device, DLMAP_STREAM_HANDLE,
+                                  (int64_t)(intptr_t)t->stream, err);
+  if (status != DLMAP_OK) dlmap__transfer_release(t, out);
+  return status;
 }
 
 void dlmap__transfer_release(const dlmap__transfer *t, const dlmap__gpu_buffer *buffer) {

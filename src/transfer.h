@@ -13,6 +13,7 @@ typedef struct dlmap__transfer {
   dlmap__gpu_end src, dst;   /* kinds and devices (data is filled per copy) */
   int32_t device;            /* the device whose stream runs the copy */
   void *stream;              /* that stream (NULL: its null stream) */
+  void *dst_stream;          /* the consumer's stream on the destination's device (NULL: its null stream) */
   const dlmap__gpu *source_gpu; /* source memory's runtime, when a host copy must first wait for it */
   DLDevice from, to;            /* the source and target devices, for messages */
 } dlmap__transfer;

@@ -870,8 +870,12 @@ int fakeFreeAsync(void *ptr, void *stream_handle) {
     o.dst = a->base;
     a->freeing = 1;
     rc = enqueue(stream_handle, &o);
-    if (rc == 0) g_stats.pool_frees_queued++;
-    else a->freeing = 0;
+    if (rc == 0) {
+      g_stats.pool_frees_queued++;
+      g_stats.last_free_async_stream = stream_handle;
+    } else {
+      a->freeing = 0;
+    }
   }
   if (rc != 0) fail(rc);
   pthread_mutex_unlock(&g_lock);

@@ -74,6 +74,7 @@ typedef struct fake_gpu_stats {
   int pool_allocations, pool_frees_queued, pool_frees_run;
   int freed_accesses;    /* copies and memsets that ran on memory a stream-ordered free had already taken: skipped */
   int double_frees;      /* free or free_async of memory already freed or queued to be */
+  void *last_free_async_stream; /* the stream the last free_async was queued on */
   /* Calls that synchronise the whole device on a real runtime (malloc, free, host and managed allocation and their
    * frees): an exchange must make none on the stream-ordered path; last_device_sync names the entry point of the last. */
   int device_syncs;
