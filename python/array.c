@@ -11,7 +11,8 @@
 /* ---- allocation ----------------------------------------------------------------------------------------------------- */
 
 int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, int32_t device_type,
-                                 int32_t device_id, dlmap_exported *out, dlmap_error *err) {
+                                 int32_t device_id, const dlmap_device_allocator *device_allocator,
+                                 dlmap_exported *out, dlmap_error *err) {
   /* dlmap allocates by exporting a copy (copy=True): the source is one zero element broadcast over the shape (all
    * strides 0), so the copy is a zero-filled compact tensor in one block that dlmap's deleter frees. Sub-byte and
    * very wide elements, which the strided copy does not serve, copy from a zeroed compact scratch buffer instead. */
@@ -53,6 +54,7 @@ int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType 
   request.dl_device_id = device_id;
   request.copy = DLMAP_COPY_ALWAYS;
   request.allocator = &dlmap_py_allocator;
+  request.device_allocator = device_allocator;
   const int32_t status = dlmap_export(&array, &request, out, err);
   free(scratch);
   /* A fresh tensor: nothing of the caller's was copied. */
@@ -263,14 +265,27 @@ PyObject *dlmap_py_import_or_leave(void *managed, bool versioned, const dlmap_im
     return NULL;
   }
   dlmap_error err;
+  /* Device copies take their memory from the framework's allocator where one is installed (a NULL request: the
+   * defaults, as dlmap reads them). */
+  dlmap_device_allocator storage;
+  const dlmap_device_allocator *taken = gpu ? dlmap_py_device_allocator_take(&storage) : NULL;
+  dlmap_import_request with;
+  if (taken != NULL) {
+    with = request != NULL ? *request : dlmap_import_request_default();
+    with.device_allocator = taken;
+    request = &with;
+  }
   const int32_t status = deferred != NULL
                              ? import_through_stand_in(deferred, gpu, versioned, request, self, left, &err)
                              : import_managed_held(managed, versioned, request, &self->imported, &err);
   if (status != DLMAP_OK) {
     memset(&self->imported, 0, sizeof self->imported);
     Py_DECREF(self);
-    return dlmap_py_raise(&err);
+    dlmap_py_raise(&err);
+    dlmap_py_device_allocator_done(taken);
+    return NULL;
   }
+  dlmap_py_device_allocator_done(taken);
   self->read_only = self->imported.read_only;
   self->source_read_only = self->imported.read_only;
   self->subbyte_padded = padded;
@@ -466,15 +481,21 @@ __attribute__((noinline)) static int export_unplanned(dlmap_py_array *self, cons
   const bool gpu = dlmap_py_gpu_device_type(array.device_type) ||
                    (request->has_dl_device && dlmap_py_gpu_device_type(request->dl_device_type));
   /* GPU work runs without the GIL: dlmap_export touches no Python state (the owner's release, which does, runs only
-   * from the exported tensor's deleter and takes the GIL itself). */
+   * from the exported tensor's deleter and takes the GIL itself; so does the framework's device allocator). */
   int32_t status;
   if (gpu) {
+    dlmap_export_request with = *request;
+    dlmap_device_allocator taken;
+    with.device_allocator = dlmap_py_device_allocator_take(&taken);
     Py_BEGIN_ALLOW_THREADS
-    status = dlmap_export(&array, request, out, &err);
+    status = dlmap_export(&array, &with, out, &err);
     Py_END_ALLOW_THREADS
-  } else {
-    status = dlmap_export(&array, request, out, &err);
+    const int failed = exported(self, status, &err);
+    dlmap_py_device_allocator_done(with.device_allocator);
+    if (failed < 0) return -1;
+    return 0;
   }
+  status = dlmap_export(&array, request, out, &err);
   if (exported(self, status, &err) < 0) return -1;
   if (!gpu && !once_read_only && repeatable_request(request)) key_record(self, &array, request);
   return 0;

@@ -100,7 +100,8 @@ bool dlmap_py_gpu_device_type(int32_t device_type);
  * shape, strides, data; 64-byte aligned data), in the struct the profile answers the current version with
  * (out->structure). Never touches Python state. */
 int32_t dlmap_py_allocate_tensor(int32_t ndim, const int64_t *shape, DLDataType dtype, int32_t device_type,
-                                 int32_t device_id, dlmap_exported *out, dlmap_error *err);
+                                 int32_t device_id, const dlmap_device_allocator *device_allocator,
+                                 dlmap_exported *out, dlmap_error *err);
 
 /* ---- capsules and owners ------------------------------------------------------------------------------------------ */
 
@@ -112,6 +113,23 @@ PyObject *dlmap_py_capsule_from_export(const dlmap_exported *exported);
  * array's own interpreter (taking its GIL when this thread does not hold it; leaks rather than touching a finalizing
  * or finished interpreter). */
 void dlmap_py_release_owner(void *owner);
+
+/* Runs fn(arg) holding the GIL of interp (whose id is interp_id) from any thread, in any state a deleter may run in:
+ * at once where this thread is attached to interp, else by attaching to it (detaching from another interpreter
+ * meanwhile); not at all where that interpreter is finalizing or gone, or after Py_Finalize (NumPy's rule: leak rather
+ * than crash). */
+void dlmap_py_run_in_interpreter(PyInterpreterState *interp, int64_t interp_id, void (*fn)(void *), void *arg);
+
+/* ---- the framework's device allocator (device_allocator.c) -------------------------------------------------------- */
+
+/* dlmap.set_device_allocator(allocate, release) / (None). */
+PyObject *dlmap_py_set_device_allocator(PyObject *module, PyObject *args);
+
+/* The installed device allocator for one exchange, in *storage (NULL where none is installed: the runtime's serves),
+ * held until dlmap_py_device_allocator_done, which the exchange calls with the GIL held once it returned (and raised,
+ * if it failed: an out_of_memory the allocator caused is then chained to what the allocator raised). */
+const dlmap_device_allocator *dlmap_py_device_allocator_take(dlmap_device_allocator *storage);
+void dlmap_py_device_allocator_done(const dlmap_device_allocator *taken);
 
 /* Brackets dlmap code that holds the GIL and may run the deleters of dlmap's own exports (a capsule's destructor, an
  * array's release, an import that refuses): on Python 3.11 the owner's release cannot otherwise tell, without reading

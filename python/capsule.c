@@ -90,33 +90,44 @@ static bool interpreter_alive(PyInterpreterState *interp, int64_t id) {
   return false;
 }
 
-/* Drops the reference from a thread that is not attached to the array's interpreter: attached to another one (its
- * thread state is detached meanwhile, releasing that interpreter's GIL, and attached again after) or to none. The
- * main interpreter is entered through the thread's own PyGILState thread state (as NumPy's deleters do); a
- * sub-interpreter through a thread state made for this release. An interpreter that is finalizing or gone is not
- * touched: the reference leaks (NumPy's rule). Out of line: the common release's frame stays small. */
-__attribute__((noinline)) static void release_elsewhere(dlmap_py_array *array, PyThreadState *attached) {
+/* Runs fn(arg) from a thread that is not attached to `interp`: attached to another one (its thread state is detached
+ * meanwhile, releasing that interpreter's GIL, and attached again after) or to none. The main interpreter is entered
+ * through the thread's own PyGILState thread state (as NumPy's deleters do); a sub-interpreter through a thread state
+ * made for this call. An interpreter that is finalizing or gone is not touched: fn does not run, and what it would
+ * have released leaks (NumPy's rule). Out of line: the common release's frame stays small. */
+__attribute__((noinline)) static void run_elsewhere(PyInterpreterState *interp, int64_t interp_id,
+                                                    PyThreadState *attached, void (*fn)(void *), void *arg) {
   PyInterpreterState *main_interp = PyInterpreterState_Main();
-  if (array->interp == main_interp ? interpreter_finalizing() : !interpreter_alive(array->interp, array->interp_id)) {
-    return;
-  }
+  if (interp == main_interp ? interpreter_finalizing() : !interpreter_alive(interp, interp_id)) return;
   PyThreadState *saved = attached != NULL ? PyEval_SaveThread() : NULL;
   PyThreadState *own = PyGILState_GetThisThreadState();
-  if (array->interp == main_interp && (own == NULL || PyThreadState_GetInterpreter(own) == main_interp)) {
+  if (interp == main_interp && (own == NULL || PyThreadState_GetInterpreter(own) == main_interp)) {
     PyGILState_STATE state = PyGILState_Ensure();
-    Py_DECREF((PyObject *)array);
+    fn(arg);
     PyGILState_Release(state);
   } else {
-    PyThreadState *borrowed = PyThreadState_New(array->interp);
+    PyThreadState *borrowed = PyThreadState_New(interp);
     if (borrowed != NULL) { /* without memory for a thread state: leak rather than use another interpreter's */
       PyEval_RestoreThread(borrowed);
-      Py_DECREF((PyObject *)array);
+      fn(arg);
       PyThreadState_Clear(borrowed);
       PyThreadState_DeleteCurrent();
     }
   }
   if (saved != NULL) PyEval_RestoreThread(saved);
 }
+
+void dlmap_py_run_in_interpreter(PyInterpreterState *interp, int64_t interp_id, void (*fn)(void *), void *arg) {
+  PyThreadState *attached = attached_thread_state(); /* NULL after Py_Finalize: no thread state is attached then */
+  if (attached != NULL && PyThreadState_GetInterpreter(attached) == interp) {
+    fn(arg);
+    return;
+  }
+  if (!Py_IsInitialized()) return; /* after Py_Finalize: leak rather than crash */
+  run_elsewhere(interp, interp_id, attached, fn, arg);
+}
+
+static void drop_reference(void *object) { Py_DECREF((PyObject *)object); }
 
 void dlmap_py_release_owner(void *owner) {
   dlmap_py_count_export(-1);
@@ -131,7 +142,7 @@ void dlmap_py_release_owner(void *owner) {
   }
   /* NumPy's rule: after Py_Finalize, or from another thread while it runs, leak rather than crash. */
   if (!Py_IsInitialized()) return;
-  release_elsewhere(array, attached);
+  run_elsewhere(array->interp, array->interp_id, attached, drop_reference, array);
 }
 
 /* The tensor of a capsule not renamed used_…: deleted, or, renamed to something else (nobody can know who owns it),

@@ -18,7 +18,8 @@ static int allocator(DLTensor *prototype, struct DLManagedTensorVersioned **out,
     /* Published only where the profile hands out versioned tensors (PyInit_dlmap), so this one is versioned. */
     dlmap_exported tensor;
     status = dlmap_py_allocate_tensor(prototype->ndim, prototype->shape, prototype->dtype,
-                                      (int32_t)prototype->device.device_type, prototype->device.device_id, &tensor, &err);
+                                      (int32_t)prototype->device.device_type, prototype->device.device_id,
+                                      NULL /* no GIL here to read the installed one: the runtime's */, &tensor, &err);
     if (status == DLMAP_OK) *out = tensor.versioned;
   }
   if (status == DLMAP_OK) return 0;

@@ -71,13 +71,18 @@ static PyObject *empty(PyObject *module, PyObject *args, PyObject *kwargs) {
   dlmap_error err;
   int32_t status;
   if (dlmap_py_gpu_device_type(device_type)) { /* allocating and filling GPU memory may block: without the GIL */
+    dlmap_device_allocator storage;
+    const dlmap_device_allocator *taken = dlmap_py_device_allocator_take(&storage);
     Py_BEGIN_ALLOW_THREADS
-    status = dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, &tensor, &err);
+    status = dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, taken, &tensor, &err);
     Py_END_ALLOW_THREADS
+    if (status != DLMAP_OK) dlmap_py_raise(&err);
+    dlmap_py_device_allocator_done(taken);
+    if (status != DLMAP_OK) return NULL;
   } else {
-    status = dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, &tensor, &err);
+    status = dlmap_py_allocate_tensor(ndim, shape, dtype, device_type, device_id, NULL, &tensor, &err);
+    if (status != DLMAP_OK) return dlmap_py_raise(&err);
   }
-  if (status != DLMAP_OK) return dlmap_py_raise(&err);
   const bool versioned = tensor.structure == DLMAP_STRUCT_VERSIONED;
   return dlmap_py_import(versioned ? (void *)tensor.versioned : (void *)tensor.legacy, versioned, NULL, "empty");
 }
@@ -676,6 +681,14 @@ static PyMethodDef module_methods[] = {
      "_check_rules()\n--\n\nThe conformance checker's producer rules, {id: text}, from the library's table "
      "(dlmap.check "
      "reads them from here)."},
+    {"set_device_allocator", dlmap_py_set_device_allocator, METH_VARARGS,
+     "set_device_allocator(allocate, release, /)\n--\n\n"
+     "Installs a framework's device allocator for every device buffer the module's exchanges make (device copies and "
+     "the compact buffers of strided device-to-host copies): allocate(nbytes, (device_type, device_id), stream) -> "
+     "address (0: out of memory) and release(pointer, stream), stream being the runtime's handle as an int (-1: none "
+     "named; release must then not let the memory be reused before the device's queued work is done). They may be "
+     "called on any thread. set_device_allocator(None) goes back to the runtime's stream-ordered allocator; buffers "
+     "always go back to the pair that made them. E.g. torch.cuda.caching_allocator_alloc / _delete."},
     {"platform_status", platform_status, METH_O,
      "platform_status(name, /)\n--\n\n"
      "Probes a platform (\"cpu\", \"cuda\", \"rocm\", …): {platform, built, available, device_count, reason}; reason "

@@ -40,6 +40,7 @@ const dlmap_allocator *dlmap_allocator_default(void);
  * stream-ordered pool. Where a request names one, every device buffer dlmap makes (a device copy, the compact buffer of
  * a strided device-to-host copy) comes from allocate, and goes back to release exactly once. Pinned and managed memory
  * still come from the runtime.
+ * Both are called with device_id current (the runtime's current device, as dlmap leaves it after the call).
  *   allocate: bytes (at least 1) on device device_id of device_type (a DLDeviceType value), first used by work dlmap
  *             queues on `stream` (the runtime's cudaStream_t / hipStream_t of that device; DLMAP_NO_STREAM: any). NULL:
  *             out of memory (the export or import then fails with out_of_memory, nothing leaked).

@@ -276,5 +276,103 @@ class HostileDeviceTest(DlmapTestCase):
         """ % (runtime, structs))
         self.assertEqual((rc, out, err), (0, "True ['liar']\n", ""))
 
+
+fake.fakeMallocAsync.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_void_p]
+fake.fakeFreeAsync.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+
+
+class Ledger:
+    """A framework's device allocator over the fake's pool (issue 64), keeping what dlmap took and gave back."""
+
+    def __init__(self, fail=None):
+        self.live, self.calls, self.fail = {}, [], fail
+
+    def allocate(self, nbytes, device, stream):
+        self.calls.append(("allocate", nbytes, device, stream))
+        if self.fail is not None:
+            return self.fail()
+        pointer = ctypes.c_void_p()
+        if fake.fakeMallocAsync(ctypes.byref(pointer), nbytes, None if stream == -1 else stream) != 0:
+            return 0
+        self.live[pointer.value] = nbytes
+        return pointer.value
+
+    def release(self, pointer, stream):
+        self.calls.append(("release", pointer, stream))
+        del self.live[pointer]  # a pointer it never made, or given back twice, raises (the unraisable hook reports it)
+        fake.fakeFreeAsync(pointer, None if stream == -1 else stream)
+
+    def count(self, what):
+        return sum(1 for call in self.calls if call[0] == what)
+
+
+class FrameworkDeviceAllocatorTest(DlmapTestCase):
+    def install(self, ledger):
+        dlmap.set_device_allocator(ledger.allocate, ledger.release)
+        self.addCleanup(dlmap.set_device_allocator, None)
+        return ledger
+
+    def test_every_device_buffer_comes_from_it_and_goes_back_once(self):
+        ledger = self.install(Ledger())
+        a = dlmap.empty((4, 4), device=(2, 0))  # one device buffer
+        b = dlmap.from_dlpack(a, device=(2, 1), copy=True)  # device 0 to device 1
+        c = a.__dlpack__(max_version=(1, 3), dl_device=(2, 0), copy=True, stream=-1)  # a capsule a consumer holds
+        data = device_floats([1.0, 2.0, 3.0, 4.0])
+        try:
+            p = Producer(None, (2, 32, 1), (2, 2), strides=(1, 2), device=(2, 0), data=data)
+            h = dlmap.from_dlpack(p, device=(1, 0))  # transposed to the host: compacted in a device buffer first
+            self.assertEqual(memoryview(h).tolist(), [[1.0, 3.0], [2.0, 4.0]])
+        finally:
+            fake.fakeFree(data)
+        self.assertGreaterEqual(ledger.count("allocate"), 3)
+        self.assertEqual(b.device, (2, 1))
+        self.assertEqual([call[2] for call in ledger.calls if call[0] == "allocate"][:2], [(2, 0), (2, 1)])
+        del a, b, c, h
+        self.assertEqual(ledger.live, {}, "every buffer given back")
+        self.assertEqual(ledger.count("release"), ledger.count("allocate"), "and exactly once")
+        self.assertIn(-1, [call[2] for call in ledger.calls if call[0] == "release"],
+                      "a holder that named no stream: the release says so with -1")
+
+    def test_a_failing_allocator_is_out_of_memory_with_its_cause(self):
+        def exhausted():
+            raise ValueError("the pool is exhausted")
+        for fail, cause in ((exhausted, ValueError), (lambda: 0, None), (lambda: "0x10", TypeError),
+                            (lambda: -8, OverflowError)):
+            ledger = self.install(Ledger(fail))
+            with self.assertRaises(MemoryError) as caught:
+                dlmap.empty((4,), device=(2, 0))
+            self.assertIn("a device copy", str(caught.exception))
+            self.assertIs(type(caught.exception.__cause__), cause) if cause else \
+                self.assertIsNone(caught.exception.__cause__)
+            self.assertEqual(ledger.count("release"), 0)
+
+    def test_buffers_go_back_to_the_pair_that_made_them(self):
+        first = self.install(Ledger())
+        a = dlmap.empty((8,), device=(2, 0))
+        second = self.install(Ledger())
+        dlmap.set_device_allocator(None)  # then the runtime's own
+        b = dlmap.empty((8,), device=(2, 0))
+        del a, b
+        self.assertEqual((first.count("allocate"), first.count("release"), first.live), (1, 1, {}))
+        self.assertEqual(second.calls, [])
+
+    def test_a_release_on_a_thread_without_the_gil(self):
+        ledger = self.install(Ledger())
+        a = dlmap.empty((8,), device=(2, 0))
+        capsule = a.__dlpack__(max_version=(1, 3), dl_device=(2, 1), copy=True)
+        tensor = testing.versioned_tensor(capsule)
+        testing.rename_capsule(capsule, b"used_dltensor_versioned")  # this test is the consumer now
+        testing.run_deleter(ctypes.pointer(tensor))  # ctypes releases the GIL around the call
+        self.assertEqual(ledger.count("release"), 1)
+        del a
+        self.assertEqual(ledger.live, {})
+
+    def test_arguments_are_checked(self):
+        with self.assertRaises(ValueError):
+            dlmap.set_device_allocator(print)
+        with self.assertRaises(ValueError):
+            dlmap.set_device_allocator(1, 2)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

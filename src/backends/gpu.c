@@ -868,15 +868,18 @@ int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, const dlmap__gpu_buffer *want
   if (out->bytes == 0) out->bytes = 1;
   out->memory = NULL;
   out->source = DLMAP__GPU_SYNCHRONOUS;
-  if (want->kind == DLMAP_MEMORY_DEVICE && framework != NULL) { /* the framework's: no runtime call, no device */
-    out->source = DLMAP__GPU_FRAMEWORK;
-    out->framework = *framework;
-    out->memory = framework->allocate(framework->ctx, out->bytes, want->device_type, want->device, stream);
-    return out->memory != NULL ? DLMAP_OK : dlmap_raise_out_of_memory(err, out->bytes, "a device copy");
-  }
+  /* On the memory's device: default-stream handles and the runtime's pools are the current device's, for the
+   * framework's allocator as for the runtime's. */
   device_scope scope;
   int32_t result = enter_device(gpu, want->device, &scope, err);
   if (result != DLMAP_OK) return result;
+  if (want->kind == DLMAP_MEMORY_DEVICE && framework != NULL) {
+    out->source = DLMAP__GPU_FRAMEWORK;
+    out->framework = *framework;
+    out->memory = framework->allocate(framework->ctx, out->bytes, want->device_type, want->device, stream);
+    leave_device(gpu, &scope);
+    return out->memory != NULL ? DLMAP_OK : dlmap_raise_out_of_memory(err, out->bytes, "a device copy");
+  }
   int status = 0;
   const char *call = NULL;
   bool fallback = true;
@@ -903,18 +906,19 @@ int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, const dlmap__gpu_buffer *want
 }
 
 void dlmap__gpu_release(const dlmap__gpu *gpu, const dlmap__gpu_buffer *buffer, void *stream) {
-  if (buffer->memory == NULL) return;
-  if (buffer->source == DLMAP__GPU_FRAMEWORK) {
-    const dlmap_device_allocator *framework = &buffer->framework;
-    framework->release(framework->ctx, buffer->memory, buffer->bytes, buffer->device_type, buffer->device, stream);
-    return;
-  }
-  if (gpu == NULL) return;
-  /* On the memory's device: a deleter may run on a thread without a context, where the free would create one. */
+  if (gpu == NULL || buffer->memory == NULL) return;
+  /* On the memory's device: a deleter may run on a thread without a context, where the free would create one, and a
+   * default-stream handle names the current device's stream. */
   device_scope scope;
   /* A failed runtime call in enter_device cleared its own last error (call_failed); a failed driver call set none, so
    * nothing here may clear the runtime's last error: it may be the framework's, not yet read. */
   const bool entered = enter_device(gpu, buffer->device, &scope, NULL) == DLMAP_OK;
+  if (buffer->source == DLMAP__GPU_FRAMEWORK) {
+    const dlmap_device_allocator *framework = &buffer->framework;
+    framework->release(framework->ctx, buffer->memory, buffer->bytes, buffer->device_type, buffer->device, stream);
+    if (entered) leave_device(gpu, &scope);
+    return;
+  }
   int status = -1;
   if (buffer->source == DLMAP__GPU_POOL && stream != DLMAP__GPU_NO_STREAM) {
     /* Freed once the stream reaches this point: after all work its holder queued there, without a wait. */
