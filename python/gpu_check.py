@@ -133,6 +133,14 @@ class Torch:
     def synchronize(self):
         self.t.cuda.synchronize()
 
+    def device_allocator(self):
+        """torch's caching allocator as dlmap.set_device_allocator takes it (issue 64): (nbytes, device, stream) -> int
+        and (pointer, stream); -1, no stream named, is torch's current stream of that device."""
+        cuda = self.t.cuda
+        return (lambda nbytes, device, stream: cuda.caching_allocator_alloc(nbytes, device[1],
+                                                                            None if stream == -1 else stream),
+                lambda pointer, stream: cuda.caching_allocator_delete(pointer))
+
     def delay(self):
         """Holds the current stream ~1 ms, so an unordered reader runs before the producer's next write."""
         if hasattr(self.t.cuda, "_sleep"):
@@ -360,6 +368,27 @@ def run_framework(dlmap, np, fw):
         a = hand_off(dlmap, fw, x, -1)
         assert a.data_ptr == fw.ptr(x)
         return f"via {a.via}"
+
+    @check(f"{fw.name}'s own allocator serves dlmap's device copies (set_device_allocator)")
+    def framework_allocator():
+        if not hasattr(fw, "device_allocator"):
+            raise Skip(f"{fw.name} publishes no allocator dlmap.set_device_allocator could install")
+        allocate, release = fw.device_allocator()
+        x = fw.make()
+        fw.synchronize()
+        before = fw.t.cuda.memory_allocated()
+        dlmap.set_device_allocator(allocate, release)
+        try:
+            a = dlmap.from_dlpack(x, copy=True)  # a device copy: its memory from the framework's pool
+            grown = fw.t.cuda.memory_allocated() - before
+            assert grown >= a.nbytes, f"the framework's pool grew by {grown} bytes for a {a.nbytes}-byte copy"
+            np.testing.assert_array_equal(fw.host(fw.from_dlpack(a)), fw.host(x))
+            del a
+            fw.synchronize()
+            assert fw.t.cuda.memory_allocated() == before, "the copy's memory did not go back to the framework"
+        finally:
+            dlmap.set_device_allocator(None)
+        return f"{grown} bytes from and back to {fw.name}'s pool"
 
     @check(f"dlmap -> {fw.name}, the consumer passes its stream")
     def consumer_with_stream():
