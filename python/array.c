@@ -286,6 +286,7 @@ PyObject *dlmap_py_import_or_leave(void *managed, bool versioned, const dlmap_im
     return NULL;
   }
   dlmap_py_device_allocator_done(taken);
+  self->producer_stream = request != NULL ? request->consumer_stream : NULL;
   self->read_only = self->imported.read_only;
   self->source_read_only = self->imported.read_only;
   self->subbyte_padded = padded;
@@ -430,6 +431,7 @@ static dlmap_array exported_array(dlmap_py_array *self) {
   array.strides = t->strides;
   array.read_only = self->read_only;
   array.subbyte_padded = self->subbyte_padded;
+  array.producer_stream = self->producer_stream;
   array.owner = self;
   array.release = dlmap_py_release_owner;
   return array;

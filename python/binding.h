@@ -48,6 +48,9 @@ typedef struct dlmap_py_array {
   bool subbyte_padded;     /* sub-byte elements are padded (IS_SUBBYTE_TYPE_PADDED) */
   bool producer_copied;    /* the producer's tensor said IS_COPIED: its memory is already a copy */
   const char *via;         /* how the array was made (static text): "empty", "dltensor", "dltensor_versioned", ... */
+  void *producer_stream;   /* the stream its GPU data is ordered on: the consumer stream it was imported on (a copy is
+                            * freed there; NULL: the null stream), which every export makes its consumer wait for and
+                            * every view's release makes wait for the consumer (issue 64) */
   Py_ssize_t *buffer_dims; /* ndim extents, then ndim byte strides, for the buffer protocol; NULL when ndim is 0 */
   PyObject *weakreflist;
   /* The interpreter the array was made in, by address and id (ids are never reused): a release from another thread

@@ -10,13 +10,21 @@
 #include "src/placement.h"
 #include "src/transfer.h"
 
-/* A copy in GPU memory (device, pinned, managed) that a block owns: the runtime of its device, the buffer (where it
- * came from and goes back to), and the consumer's stream, where it is released (dlmap__release_stream). */
-typedef struct gpu_copy_record {
+/* What a block's release does on a GPU (issue 64), kept after its dims:
+ * - a copy in GPU memory (device, pinned, managed) that the block owns: its buffer (where it came from and goes back
+ *   to), released on the consumer's stream (dlmap__release_stream);
+ * - a view of GPU memory whose consumer named a stream: the array's producer stream is made to wait for the work the
+ *   consumer queued there before the release, so that the producer's next write or stream-ordered free of the memory
+ *   (dlmap's own copies are freed on their holder's stream) cannot overtake it. Several consumers on several streams
+ *   each add their wait. */
+typedef struct gpu_record {
   const dlmap__gpu *gpu;
-  dlmap__gpu_buffer buffer;
-  void *release_stream;
-} gpu_copy_record;
+  void *release_stream;     /* the consumer's stream (a runtime handle) */
+  int32_t consumer_device;  /* the device whose stream release_stream is */
+  dlmap__gpu_buffer buffer; /* a copy's; memory NULL for a view */
+  int32_t device;           /* a view: the array's device, and its producer stream */
+  void *producer_stream;
+} gpu_record;
 
 /* One allocation per export. The managed tensor comes first, so the deleter's argument is the block. The fixed part
  * is kept within 128 bytes: with the dims of 8 dimensions a view's block is then 256 bytes, which a prepared export
@@ -31,15 +39,25 @@ typedef struct export_block {
   void *allocator_ctx;
   void *owner;
   void (*release)(void *owner);
-  gpu_copy_record *gpu_copy; /* after the dims, where the copy is in GPU-runtime memory; else NULL */
+  gpu_record *gpu;           /* after the dims, where the release has GPU work to do; else NULL */
   int64_t dims[];            /* shape[ndim] then strides[ndim]; a host copy or the GPU copy's record follows at an
                               * aligned offset */
 } export_block;
 _Static_assert(offsetof(export_block, dims) <= 128, "an export block's fixed part fits 128 bytes");
 
+/* Out of line: a host block's release saves no registers for it. */
+__attribute__((noinline)) static void release_gpu(const gpu_record *r) {
+  if (r->gpu == NULL) return;
+  if (r->buffer.memory != NULL) {
+    dlmap__gpu_release(r->gpu, &r->buffer, r->release_stream);
+  } else { /* the producer's stream waits for the consumer's (an event; a failure leaves nothing better to do) */
+    (void)dlmap__gpu_stream_wait(r->gpu, r->consumer_device, r->release_stream, r->device, DLMAP_STREAM_HANDLE,
+                                 (int64_t)(intptr_t)r->producer_stream, NULL);
+  }
+}
+
 static void release_block(export_block *block) {
-  const gpu_copy_record *gpu_copy = block->gpu_copy;
-  if (gpu_copy != NULL) dlmap__gpu_release(gpu_copy->gpu, &gpu_copy->buffer, gpu_copy->release_stream);
+  if (block->gpu != NULL) release_gpu(block->gpu);
   if (block->release != NULL) block->release(block->owner);
   block->free_block(block->allocator_ctx, block);
 }
@@ -239,8 +257,16 @@ static int32_t stamp(const dlmap_array *array, export_plan *plan, dlmap_error *e
   return dlmap__check_in_version(plan->target, array->dtype, must_express, plan->version, err); /* dtype: 2. */
 }
 
-/* 7. One block: header, shape and strides, then at an aligned offset a host copy, or the record of a GPU-runtime
- * copy (which the copy step allocates). The caller owns the block (release_block); it owns nothing yet. */
+/* Whether the block's release has GPU work (gpu_record): a copy into GPU memory; a view of GPU memory whose consumer
+ * named a stream the release can be ordered on (a deferred wait leaves that to the caller, as the wait itself). */
+static bool gpu_recorded(const dlmap_export_request *request, const export_plan *plan) {
+  if (plan->copy) return dlmap__transfer_gpu_destination(&plan->transfer);
+  return plan->source_on_gpu && !request->defer_stream_sync &&
+         dlmap__release_stream(plan->target->platform, plan->stream, request->stream) != DLMAP__GPU_NO_STREAM;
+}
+
+/* 7. One block: header, shape and strides, then at an aligned offset a host copy, or its GPU record (which the copy
+ * or view step fills). The caller owns the block (release_block); it owns nothing yet. */
 static int32_t allocate(const dlmap_array *array, const dlmap_export_request *request, const export_plan *plan,
                         export_block **out, size_t *header, dlmap_error *err) {
   const uint64_t data_bytes = plan->extent.compact_bytes;
@@ -249,7 +275,7 @@ static int32_t allocate(const dlmap_array *array, const dlmap_export_request *re
       (plan->copy && data_bytes > SIZE_MAX - *header)) {
     return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export");
   }
-  const size_t tail = !plan->copy ? 0 : host_copy ? (size_t)data_bytes : sizeof(gpu_copy_record);
+  const size_t tail = plan->copy && host_copy ? (size_t)data_bytes : gpu_recorded(request, plan) ? sizeof(gpu_record) : 0;
   const size_t total = *header + tail;
   export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {
@@ -301,10 +327,12 @@ __attribute__((noinline)) static int32_t copy(const dlmap_array *array, const dl
                                              (char *)block + header, &copied, err);
   if (status != DLMAP_OK) return status;
   if (copied.gpu_copy.memory != NULL) { /* allocate() left room for its record after the header */
-    gpu_copy_record *record = (gpu_copy_record *)(void *)((char *)block + header);
-    *record = (gpu_copy_record){plan->transfer.dst_gpu, copied.gpu_copy,
-                                dlmap__release_stream(plan->target->platform, plan->stream, request->stream)};
-    block->gpu_copy = record;
+    gpu_record *record = (gpu_record *)(void *)((char *)block + header);
+    memset(record, 0, sizeof *record);
+    record->gpu = plan->transfer.dst_gpu;
+    record->buffer = copied.gpu_copy;
+    record->release_stream = dlmap__release_stream(plan->target->platform, plan->stream, request->stream);
+    block->gpu = record;
   }
   tensor->data = copied.data;
   tensor->byte_offset = 0;
@@ -320,6 +348,19 @@ static int32_t view(const dlmap_array *array, const dlmap_export_request *reques
   if (request->defer_stream_sync || !plan->source_on_gpu) return DLMAP_OK;
   return dlmap__view_sync(plan->source, array->device_id, array->producer_stream, consumer_device(array, plan),
                           plan->stream, request->stream, true, err);
+}
+
+/* 8c. A GPU view's release order (gpu_record, where gpu_recorded): allocate() left room for it after the header. */
+static void record_view(const dlmap_array *array, const dlmap_export_request *request, const export_plan *plan,
+                        export_block *block, size_t header) {
+  gpu_record *record = (gpu_record *)(void *)((char *)block + header);
+  memset(record, 0, sizeof *record);
+  record->gpu = dlmap__gpu_loaded(plan->source->platform); /* loaded: view() made the consumer's stream wait */
+  record->release_stream = dlmap__release_stream(plan->target->platform, plan->stream, request->stream);
+  record->consumer_device = consumer_device(array, plan);
+  record->device = array->device_id;
+  record->producer_stream = array->producer_stream;
+  block->gpu = record;
 }
 
 /* 9. Hand the block out: from here its deleter, run by the consumer, owns it and the array's owner. */
@@ -573,6 +614,7 @@ int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *reque
     release_block(block);
     return status;
   }
+  if (!plan.copy && gpu_recorded(request, &plan)) record_view(array, request, &plan, block, header);
   hand_out(array, &plan, block, out);
   remember(array, request, &plan, block, out);
   return DLMAP_OK;

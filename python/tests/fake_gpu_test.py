@@ -367,6 +367,36 @@ class FrameworkDeviceAllocatorTest(DlmapTestCase):
         del a
         self.assertEqual(ledger.live, {})
 
+    def test_an_array_viewed_on_several_streams_is_freed_after_every_consumer(self):
+        # dlmap.empty's memory, from the runtime's stream-ordered pool, exported as views to two consumers on two
+        # streams; each queues a read, drops its capsule, then the array dies (its memory freed on its own stream):
+        # under every schedule of the fake's deferred streams the free runs after both reads.
+        fake.fake_gpu_stream_create.restype = ctypes.c_void_p
+        fake.fake_gpu_stream_destroy.argtypes = [ctypes.c_void_p]
+        fake.fakeMemcpyAsync.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                                         ctypes.c_void_p]
+        streams = [fake.fake_gpu_stream_create(), fake.fake_gpu_stream_create()]
+        theirs = [device_floats([0.0] * 64), device_floats([0.0] * 64)]
+        try:
+            for seed in range(1, 41):
+                fake.fake_gpu_set_deferred(1, seed)
+                a = dlmap.empty((64,), device=(2, 0))
+                for stream, buffer in zip(streams, theirs):
+                    capsule = a.__dlpack__(max_version=(1, 3), stream=stream)
+                    data = testing.versioned_tensor(capsule).dl_tensor.data
+                    self.assertEqual(fake.fakeMemcpyAsync(buffer, data, 256, 3, stream), 0)
+                    del capsule  # the consumer is done with it: its read may still be queued
+                del a
+                self.assertEqual(fake.fake_gpu_synchronize_all(), 0)
+                self.assertEqual(fake.fake_gpu_freed_accesses(), 0, f"seed {seed}: freed under a consumer's read")
+                fake.fake_gpu_set_deferred(0, 0)
+        finally:
+            fake.fake_gpu_set_deferred(0, 0)
+            for buffer in theirs:
+                fake.fakeFree(buffer)
+            for stream in streams:
+                fake.fake_gpu_stream_destroy(stream)
+
     def test_arguments_are_checked(self):
         with self.assertRaises(ValueError):
             dlmap.set_device_allocator(print)

@@ -354,12 +354,20 @@ TEST_P(GpuExchange, ViewsMakeTheConsumersStreamWait) {
   ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
   EXPECT_FALSE(out.copied);
   EXPECT_EQ(out.legacy->dl_tensor.data, array.data);
-  out.legacy->deleter(out.legacy);
 #ifdef DLMAP_FAKE_GPU
   const fake_gpu_stats *s = fake_gpu_get_stats();
   EXPECT_EQ(s->events_recorded, 1);
   EXPECT_EQ(s->waits, 1);
   EXPECT_EQ(s->last_wait_stream, reinterpret_cast<void *>(1)) << "None: the legacy default stream (cudaStreamLegacy)";
+#endif
+  out.legacy->deleter(out.legacy);
+#ifdef DLMAP_FAKE_GPU
+  // Issue 64: the release makes the producer's stream wait for the consumer's, so that the producer's next write or
+  // stream-ordered free of the memory cannot overtake the consumer's queued work.
+  EXPECT_EQ(s->events_recorded, 2);
+  EXPECT_EQ(s->waits, 2);
+  EXPECT_EQ(s->last_record_stream, reinterpret_cast<void *>(1)) << "recorded on the consumer's stream";
+  EXPECT_EQ(s->last_wait_stream, array.producer_stream) << "waited for by the producer's";
   EXPECT_EQ(s->events_destroyed, s->events_created);
   EXPECT_EQ(s->syncs, 0) << "the host never waits";
   // A stream handle (one the runtime made), and -1.
@@ -367,14 +375,16 @@ TEST_P(GpuExchange, ViewsMakeTheConsumersStreamWait) {
   request.has_stream = true;
   request.stream = reinterpret_cast<intptr_t>(consumer);
   ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
-  out.legacy->deleter(out.legacy);
-  EXPECT_EQ(s->waits, 2);
+  EXPECT_EQ(s->waits, 3);
   EXPECT_EQ(s->last_wait_stream, consumer);
+  out.legacy->deleter(out.legacy);
+  EXPECT_EQ(s->waits, 4);
+  EXPECT_EQ(s->last_record_stream, consumer);
   fake_gpu_stream_destroy(consumer);
-  request.stream = -1;
+  request.stream = -1;  // no synchronisation, and none at the release either: the consumer orders its own work
   ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
   out.legacy->deleter(out.legacy);
-  EXPECT_EQ(s->waits, 2);
+  EXPECT_EQ(s->waits, 4);
   EXPECT_EQ(s->syncs, 0);
 #endif
   device->deleter(device);

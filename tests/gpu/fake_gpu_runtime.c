@@ -601,6 +601,13 @@ int fake_gpu_synchronize_all(void) {
   return rc;
 }
 
+int fake_gpu_freed_accesses(void) {
+  pthread_mutex_lock(&g_lock);
+  const int n = g_stats.freed_accesses;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
 int fake_gpu_pending(void) {
   pthread_mutex_lock(&g_lock);
   int n = 0;

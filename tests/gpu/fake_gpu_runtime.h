@@ -123,6 +123,8 @@ void *fake_gpu_stream_create(void);
 void fake_gpu_stream_destroy(void *stream);
 /* Runs every queued op; 0, or -1 when the queues cannot drain (a wait on an event that never completes). */
 int fake_gpu_synchronize_all(void);
+/* fake_gpu_get_stats()->freed_accesses, for callers without the struct (Python's ctypes). */
+int fake_gpu_freed_accesses(void);
 /* Work queued and not yet run that reads or writes memory (copies, memsets, kernels, waits): stream-ordered frees,
  * which touch nothing, are not counted. */
 int fake_gpu_pending(void);

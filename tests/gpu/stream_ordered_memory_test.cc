@@ -349,6 +349,53 @@ TEST_F(StreamOrderedMemory, AReleaseIsOrderedAfterTheHoldersQueuedWork) {
   fake_gpu_stream_destroy(producer);
 }
 
+// One array exported as views to two consumers on two streams: each queues a read, then drops its view; the framework
+// then frees the memory on the array's producer stream (stream-ordered, as its pool would). Each view's release made
+// the producer stream wait for its consumer's work, so under every schedule the free runs after both reads.
+TEST_F(StreamOrderedMemory, AnArrayViewedOnSeveralStreamsIsFreedAfterEveryConsumersWork) {
+  const std::vector<float> data = Values(256);
+  const std::vector<int64_t> shape = {256};
+  const size_t bytes = data.size() * 4;
+  void *producer = fake_gpu_stream_create(), *second = fake_gpu_stream_create();
+  void *theirs[2] = {nullptr, nullptr};
+  ASSERT_EQ(fakeMalloc(&theirs[0], bytes), 0);
+  ASSERT_EQ(fakeMalloc(&theirs[1], bytes), 0);
+  void *consumers[2] = {stream_, second};
+  for (unsigned seed = 1; seed <= 80; seed++) {
+    fake_gpu_set_deferred(1, seed);
+    void *memory = nullptr;
+    ASSERT_EQ(fakeMallocAsync(&memory, bytes, producer), 0);
+    ASSERT_EQ(fake_gpu_poke(memory, data.data(), bytes), 0);
+    dlmap_array array = dlmap_array_default();
+    array.data = memory;
+    array.device_type = DLMAP_DEVICE_CUDA;
+    array.dtype = kFloat32;
+    array.ndim = 1;
+    array.shape = shape.data();
+    array.producer_stream = producer;
+    for (int c = 0; c < 2; c++) {
+      dlmap_export_request request = dlmap_export_request_default();
+      request.has_stream = true;
+      request.stream = reinterpret_cast<intptr_t>(consumers[c]);
+      dlmap_exported out;
+      dlmap_error err;
+      ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
+      ASSERT_EQ(fakeMemcpyAsync(theirs[c], out.legacy->dl_tensor.data, bytes, kDeviceToDevice, consumers[c]), 0);
+      out.legacy->deleter(out.legacy);  // the consumer is done with it: its read may still be queued
+    }
+    ASSERT_EQ(fakeFreeAsync(memory, producer), 0);
+    ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+    EXPECT_EQ(fake_gpu_get_stats()->freed_accesses, 0) << "seed " << seed << ": freed under a consumer's read";
+    EXPECT_EQ(fake_gpu_values<float>(theirs[0], data.size()), data) << "seed " << seed;
+    EXPECT_EQ(fake_gpu_values<float>(theirs[1], data.size()), data) << "seed " << seed;
+    fake_gpu_set_deferred(0, 0);
+  }
+  fakeFree(theirs[0]);
+  fakeFree(theirs[1]);
+  fake_gpu_stream_destroy(producer);
+  fake_gpu_stream_destroy(second);
+}
+
 // The check above can fail: the same read, with the buffer freed on another stream, is caught under some schedule.
 TEST_F(StreamOrderedMemory, TheFakeCatchesAFreeOnTheWrongStream) {
   void *other = fake_gpu_stream_create();
