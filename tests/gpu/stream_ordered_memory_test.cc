@@ -3,6 +3,7 @@
 // stream, with no call that synchronises the whole device; releases are ordered after the holder's queued work under
 // the fake's reordering scheduler. Linked into fake_device_test.
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -212,6 +213,43 @@ TEST_F(StreamOrderedMemory, NoExchangeSynchronisesTheDevice) {
   }
   source->deleter(source);
   on_device_1->deleter(on_device_1);
+}
+
+// The runtime calls of one exchange and its release, by kind (printed for the closing note; the device-wide
+// synchronisations are the contract): a host-to-device copy on a consumer's stream, a device-to-device copy, and a
+// device view with a consumer stream.
+TEST_F(StreamOrderedMemory, RuntimeCallsPerExchange) {
+  const std::vector<float> data = Values(256);
+  const std::vector<int64_t> shape = {256};
+  DLManagedTensor *source = DeviceCopy(data, shape);
+  ASSERT_NE(source, nullptr);
+  dlmap_array host = HostArray(const_cast<float *>(data.data()), shape, {});
+  host.shape = shape.data();
+  const dlmap_array device = OnDevice(source, shape, {});
+  struct Case {
+    const char *name;
+    const dlmap_array *array;
+    dlmap_copy_mode copy;
+  } const cases[] = {{"host to device copy", &host, DLMAP_COPY_IF_NEEDED},
+                     {"device to device copy", &device, DLMAP_COPY_ALWAYS},
+                     {"device view", &device, DLMAP_COPY_IF_NEEDED}};
+  for (const Case &c : cases) {
+    dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
+    request.copy = c.copy;
+    request.has_stream = true;
+    request.stream = reinterpret_cast<intptr_t>(stream_);
+    dlmap_exported out;
+    dlmap_error err;
+    fake_gpu_reset(2);
+    ASSERT_EQ(dlmap_export(c.array, &request, &out, &err), DLMAP_OK) << err.message;
+    out.legacy->deleter(out.legacy);
+    const fake_gpu_stats *s = fake_gpu_get_stats();
+    std::printf("runtime calls, %s + release: %d (device-wide synchronisations %d; pool %d + %d; events %d; waits %d)\n",
+                c.name, fake_gpu_calls(), s->device_syncs, s->pool_allocations, s->pool_frees_queued, s->events_created,
+                s->waits);
+    EXPECT_EQ(s->device_syncs, 0) << c.name;
+  }
+  source->deleter(source);
 }
 
 TEST_F(StreamOrderedMemory, AFailingFrameworkAllocatorIsOutOfMemoryAndLeaksNothing) {
