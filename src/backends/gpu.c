@@ -209,7 +209,7 @@ struct dlmap__gpu {
   /* The stream-ordered pair where this runtime has it (NULL: device memory comes from malloc and goes back to free),
    * and which allocator serves device copies and why (dlmap_platform_allocator). */
   stream_allocator_ops pool;
-  const char *pool_symbols[2];
+  const char *pool_malloc_symbol; /* for messages */
   int pool_not_supported; /* malloc_async's status on a device without a pool */
   char allocator[200];
 };
@@ -341,8 +341,7 @@ static void resolve_stream_allocator(dlmap_platform platform, dlmap__gpu *gpu) {
   if (new_enough && alloc != NULL && release != NULL) {
     memcpy(&gpu->pool.malloc_async, &alloc, sizeof alloc);
     memcpy(&gpu->pool.free_async, &release, sizeof release);
-    gpu->pool_symbols[0] = row->malloc_async;
-    gpu->pool_symbols[1] = row->free_async;
+    gpu->pool_malloc_symbol = row->malloc_async;
     gpu->pool_not_supported = row->not_supported;
     dlmap__put_str(&w, "stream-ordered: ");
     dlmap__put_str(&w, row->malloc_async);
@@ -884,7 +883,7 @@ int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, const dlmap__gpu_buffer *want
   const char *call = NULL;
   bool fallback = true;
   if (want->kind == DLMAP_MEMORY_DEVICE && stream != DLMAP__GPU_NO_STREAM && gpu->pool.malloc_async != NULL) {
-    call = gpu->pool_symbols[0];
+    call = gpu->pool_malloc_symbol;
     status = pool_allocate(gpu, out->bytes, stream, &out->memory, &fallback);
     if (status == 0) out->source = DLMAP__GPU_POOL;
   }
