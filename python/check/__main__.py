@@ -1,11 +1,13 @@
 # dlmap conformance checker — the command line: `python3 -m dlmap.check producer|consumer module:expression` prints
 # the check's Markdown table; `tables DIR` writes (or with --check compares) the committed tables of docs/conformance.
 import argparse
+import json
 import os
 import sys
 
 from . import consumer, producer, rules, tables
 from .producer import CALL_TIMEOUT_S
+from .report import JSON_FORMAT
 
 
 DESCRIPTION = """\
@@ -33,6 +35,10 @@ options of producer and consumer:
   --profile NAME    add a column judging by that dlmap profile (%(profiles)s)
   --strict          exit 1 when any row fails in any column
   --timeout S       (producer) seconds one call may take before its row says it hung (default %(timeout)s)
+  --json FILE       also write every row as JSON: id, sent, got, skipped, per judge its verdict ("pass", "fail",
+                    "skipped") and violations (rule, detail, the rule's text), and a one-line reproduction
+  --junit FILE      also write JUnit XML, one testcase per row (a failure names each judge's violations; a skipped
+                    row is skipped), for GitHub Actions, GitLab and Jenkins
 
 output: a Markdown table on stdout, one row per case (id, what was sent, what came back, then one verdict column per
 judge: "standard", and "<NAME> profile" with --profile), the pass/fail counts, and the rules the failing rows broke.
@@ -74,6 +80,8 @@ def main(argv=None):
         p.add_argument("--profile", help="also judge by this dlmap profile: the one the package's module was built "
                        "with or any dlmap ships (%s)" % names)
         p.add_argument("--strict", action="store_true", help="exit 1 when any row fails")
+        p.add_argument("--json", metavar="FILE", help="also write every row as JSON (format %s)" % JSON_FORMAT)
+        p.add_argument("--junit", metavar="FILE", help="also write JUnit XML: one testcase per row")
         if name == "producer":
             p.add_argument("--timeout", type=float, default=CALL_TIMEOUT_S,
                            help="seconds one call may take before its row says it hung (default %(default)s)")
@@ -97,6 +105,13 @@ def main(argv=None):
     else:
         report = consumer(args.target, profile=args.profile)
     sys.stdout.write(report.markdown())
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(report.to_json(), out, indent=1)
+            out.write("\n")
+    if args.junit:
+        with open(args.junit, "w", encoding="utf-8") as out:
+            out.write(report.junit())
     return 1 if args.strict and not report.passed() else 0
 
 

@@ -400,6 +400,58 @@ class ConsumerCheckTest(unittest.TestCase):
         self.assertTrue(report.passed(), report.markdown())
 
 
+class MachineReadableOutputTest(unittest.TestCase):
+    """--json and --junit (issue 67): every row of the Markdown table, for CI systems."""
+
+    def run_cli(self, *argv):
+        import contextlib
+        import io
+        import tempfile
+        import xml.etree.ElementTree as ElementTree
+        from dlmap.check.__main__ import main
+        with tempfile.TemporaryDirectory() as tmp:
+            json_path, junit_path = os.path.join(tmp, "rows.json"), os.path.join(tmp, "rows.xml")
+            with contextlib.redirect_stdout(io.StringIO()) as stdout:
+                status = main(list(argv) + ["--json", json_path, "--junit", junit_path])
+            with open(json_path, encoding="utf-8") as f:
+                document = json.load(f)
+            tree = ElementTree.parse(junit_path)
+        return status, stdout.getvalue(), document, tree
+
+    def test_a_producer_with_failing_rows(self):
+        status, markdown, document, tree = self.run_cli("producer", "checker_test:valid_case(struct='versioned')",
+                                                        "--strict")
+        self.assertEqual(status, 1, "a failing row under --strict")
+        self.assertEqual(document["format"], "dlmap.check/1")
+        self.assertEqual((document["check"], document["columns"]), ("producer", ["standard"]))
+        self.assertFalse(document["passed"])
+        rows = document["rows"]
+        self.assertEqual(len(rows), markdown.count("\n| ") - 1, "every row of the table (less its header)")
+        failing = [r for r in rows if r["verdicts"]["standard"]["verdict"] == "fail"]
+        self.assertEqual(len(failing), document["counts"]["standard"]["fail"])
+        self.assertTrue(failing and all(v["rule"] and v["text"] for r in failing
+                                        for v in r["verdicts"]["standard"]["violations"]))
+        call = next(r for r in rows if r["sent"].startswith("__dlpack__("))
+        self.assertIn("x.%s" % call["sent"], call["reproduction"])
+        suite = tree.getroot().find("testsuite")
+        cases = suite.findall("testcase")
+        self.assertEqual(len(cases), len(rows))
+        self.assertEqual(int(suite.get("failures")), len(failing))
+        self.assertEqual(len([c for c in cases if c.find("failure") is not None]), len(failing))
+
+    def test_a_consumer_with_skipped_rows(self):
+        status, _, document, tree = self.run_cli("consumer", "checker_test:crash")
+        self.assertEqual(status, 0, "without --strict the check ran")
+        skipped = [r["id"] for r in document["rows"] if r["skipped"]]
+        self.assertEqual(skipped, ["C18", "C19", "C20"])
+        self.assertEqual(document["skipped"], 3)
+        self.assertTrue(all(r["verdicts"]["standard"]["verdict"] == "skipped" for r in document["rows"]
+                            if r["skipped"]))
+        cases = tree.getroot().find("testsuite").findall("testcase")
+        self.assertEqual(len([c for c in cases if c.find("skipped") is not None]), 3)
+        self.assertIn("dlmap.check consumer", document["rows"][0]["reproduction"])
+
+
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     unittest.main()

@@ -1,6 +1,11 @@
 # dlmap conformance checker — a check's result: rows (an id, what was sent, what came back, and per column the
 # violations found, or skipped with the reason), the rules they cite, and the Markdown table the CLI prints and
-# docs/conformance/ commits.
+# docs/conformance/ commits; for CI systems the same rows as JSON (--json) and as JUnit XML (--junit).
+import shlex
+import xml.etree.ElementTree as ElementTree
+
+# The JSON document's format, bumped when a field changes meaning or goes away (fields may be added).
+JSON_FORMAT = "dlmap.check/1"
 
 
 class Row:
@@ -56,6 +61,63 @@ class Report:
             out += ["", "Rules broken above:", ""]
             out += ["- `%s`: %s" % (rule, self.rules[rule]) for rule in cited]
         return "\n".join(out) + "\n"
+
+
+    def reproduction(self, row):
+        """One shell line that shows what the row saw: for a producer's call, that call on the value, made as the
+        check makes it; otherwise the check itself (whose table has the row)."""
+        module, _, expression = self.subject.partition(":")
+        if self.title == "producer" and expression and str(row.sent).startswith("__dlpack"):
+            code = "import %s; x = eval(%r, vars(%s)); print(x.%s)" % (module, expression, module, row.sent)
+            return "python3 -c %s" % shlex.quote(code)
+        return "python3 -m dlmap.check %s %s  # row %s" % (self.title, shlex.quote(self.subject), row.id)
+
+    def to_json(self):
+        """Every row, with what was sent, what came back, the verdict per judge (its violations with the rules'
+        text) and a reproduction: a dict for json.dump."""
+        def verdict(row, column):
+            if row.skipped:
+                return {"verdict": "skipped", "violations": []}
+            violations = [{"rule": rule, "detail": detail, "text": self.rules.get(rule, "")}
+                          for rule, detail in row.verdicts[column]]
+            return {"verdict": "fail" if violations else "pass", "violations": violations}
+        return {
+            "format": JSON_FORMAT,
+            "check": self.title,
+            "subject": self.subject,
+            "device": list(self.device) if self.device else None,
+            "notes": self.notes,
+            "columns": self.columns,
+            "counts": {c: dict(zip(("pass", "fail"), self.counts(c))) for c in self.columns},
+            "skipped": self.skipped(),
+            "passed": self.passed(),
+            "rows": [{"id": row.id, "sent": str(row.sent), "got": str(row.got), "skipped": row.skipped,
+                      "verdicts": {c: verdict(row, c) for c in self.columns},
+                      "reproduction": self.reproduction(row)} for row in self.rows],
+        }
+
+    def junit(self):
+        """JUnit XML: one testcase per row (failed in any judge: a failure naming each judge's violations; skipped:
+        the reason), which GitHub Actions, GitLab and Jenkins show as tests."""
+        failures = sum(1 for r in self.rows if not r.skipped and not all(r.passed(c) for c in self.columns))
+        suites = ElementTree.Element("testsuites", name="dlmap.check")
+        suite = ElementTree.SubElement(suites, "testsuite", name="%s: %s" % (self.title, self.subject),
+                                       tests=str(len(self.rows)), failures=str(failures), errors="0",
+                                       skipped=str(self.skipped()))
+        for row in self.rows:
+            case = ElementTree.SubElement(suite, "testcase", classname="dlmap.check.%s" % self.title,
+                                          name="%s %s" % (row.id, row.sent))
+            broken = [(c, row.verdicts[c]) for c in self.columns if not row.skipped and not row.passed(c)]
+            if row.skipped:
+                ElementTree.SubElement(case, "skipped", message=str(row.got))
+            elif broken:
+                failure = ElementTree.SubElement(case, "failure", type=", ".join(c for c, _ in broken),
+                                                 message="; ".join("%s: %s" % (c, _verdict(v)) for c, v in broken))
+                failure.text = "\n".join("%s: `%s` %s (%s)" % (c, rule, detail, self.rules.get(rule, ""))
+                                          for c, violations in broken for rule, detail in violations)
+            ElementTree.SubElement(case, "system-out").text = "sent: %s\ncame back: %s\nreproduce: %s" % (
+                row.sent, row.got, self.reproduction(row))
+        return ElementTree.tostring(suites, encoding="unicode") + "\n"
 
 
 def _verdict(violations):
