@@ -12,7 +12,8 @@ import textwrap
 
 from names import enumerator, status_enumerator, upper_snake
 from spec import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, KERNEL_SIGNATURES, MEMCPY_KINDS,
-                  RUNTIME_ADDRESS_RANGE_SIGNATURE, STREAM_ALLOCATOR_SIGNATURES, RUNTIME_CONTEXT_SIGNATURES, RUNTIME_FLAGS, RUNTIME_SIGNATURES,
+                  RUNTIME_ADDRESS_RANGE_SIGNATURE, RUNTIME_CONTEXT_SIGNATURES, RUNTIME_FLAGS, RUNTIME_SIGNATURES,
+                  STREAM_ALLOCATOR_SIGNATURES,
                   RUNTIME_STATUSES, placeholder_style)
 from spec_kernel_ptx import isa_tenths
 from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, PLAIN_MARKER, STYLE_MARKERS
@@ -344,7 +345,8 @@ def emit_runtime_contexts(spec):
     allocator_ops = _signature_rows(STREAM_ALLOCATOR_OP, STREAM_ALLOCATOR_SIGNATURES)
     return _list(spec, [DRIVER_OP, STREAM_ALLOCATOR_OP, RUNTIME_CONTEXT, RUNTIME_ADDRESS_RANGE,
                         RUNTIME_STREAM_ALLOCATOR, RUNTIME_TOOLKIT],
-                 itertools.chain(driver_ops, allocator_ops, (row for p in spec.platforms if p.runtime for row in rows(p))))
+                 itertools.chain(driver_ops, allocator_ops,
+                                 (row for p in spec.platforms if p.runtime for row in rows(p))))
 
 
 RUNTIME_KERNELS = Row("DLMAP_RUNTIME_KERNELS", "PLATFORM library module_load_data module_get_function launch_kernel ptx",

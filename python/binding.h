@@ -123,7 +123,7 @@ void dlmap_py_release_owner(void *owner);
  * than crash). */
 void dlmap_py_run_in_interpreter(PyInterpreterState *interp, int64_t interp_id, void (*fn)(void *), void *arg);
 
-/* ---- the framework's device allocator (device_allocator.c) -------------------------------------------------------- */
+/* ---- the framework's device allocator (device_allocator.c) ------------------------------------------------------ */
 
 /* dlmap.set_device_allocator(allocate, release) / (None). */
 PyObject *dlmap_py_set_device_allocator(PyObject *module, PyObject *args);

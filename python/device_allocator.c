@@ -15,7 +15,8 @@
 #include "python/binding.h"
 
 /* An installed pair: the callables, the interpreter they belong to, and a count of who holds it (the module while it
- * is installed, an exchange in flight, each buffer it allocated). The count is atomic: buffers go back from any thread. */
+ * is installed, an exchange in flight, each buffer it allocated). The count is atomic: buffers go back from any
+ * thread. */
 typedef struct installation {
   atomic_long holders;
   PyObject *allocate, *release;

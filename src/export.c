@@ -40,7 +40,7 @@ typedef struct export_block {
   void *owner;
   void (*release)(void *owner);
   gpu_record *gpu;           /* after the dims, where the release has GPU work to do; else NULL */
-  int64_t dims[];            /* shape[ndim] then strides[ndim]; a host copy or the GPU copy's record follows at an
+  int64_t dims[];            /* shape[ndim] then strides[ndim]; a host copy or the GPU record follows at an
                               * aligned offset */
 } export_block;
 _Static_assert(offsetof(export_block, dims) <= 128, "an export block's fixed part fits 128 bytes");
@@ -275,7 +275,9 @@ static int32_t allocate(const dlmap_array *array, const dlmap_export_request *re
       (plan->copy && data_bytes > SIZE_MAX - *header)) {
     return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export");
   }
-  const size_t tail = plan->copy && host_copy ? (size_t)data_bytes : gpu_recorded(request, plan) ? sizeof(gpu_record) : 0;
+  const size_t tail = plan->copy && host_copy   ? (size_t)data_bytes
+                      : gpu_recorded(request, plan) ? sizeof(gpu_record)
+                                                    : 0;
   const size_t total = *header + tail;
   export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {

@@ -75,7 +75,8 @@ def rows(text):
 
 
 # The rows of the schema's C signatures (codegen/spec.py *_SIGNATURES) and value names: the same in every spec's file.
-SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(", "DLMAP_DRIVER_OP(", "DLMAP_STREAM_ALLOCATOR_OP(",
+SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(", "DLMAP_DRIVER_OP(",
+                  "DLMAP_STREAM_ALLOCATOR_OP(",
                   "DLMAP_RUNTIME_VALUE_NAME(", "DLMAP_STYLE_MARKER(")
 
 

@@ -319,10 +319,11 @@ bool dlmap_platform_kernels_load(dlmap_platform platform, int32_t device_id);
  * Writes at most cap bytes (NUL-terminated) and returns the length written. */
 size_t dlmap_platform_driver(dlmap_platform platform, char *text, size_t cap);
 
-/* Which allocator serves the platform's device copies (issue 64), as text: "stream-ordered: cudaMallocAsync/cudaFreeAsync
- * (runtime 12040; since 11020)" where the runtime has the spec's runtime.stream_allocator, "synchronous: cudaMalloc/cudaFree
- * (<why not the pool>)" where it does not, or "none: <reason>" where the runtime is not loaded or the platform has no
- * runtime. Writes at most cap bytes (NUL-terminated) and returns the length written. Loads nothing. */
+/* Which allocator serves the platform's device copies (issue 64), as text: "stream-ordered:
+ * cudaMallocAsync/cudaFreeAsync (runtime 12040; since 11020)" where the runtime has the spec's
+ * runtime.stream_allocator, "synchronous: cudaMalloc/cudaFree (<why not the pool>)" where it does not, or "none:
+ * <reason>" where the runtime is not loaded or the platform has no runtime. Writes at most cap bytes (NUL-terminated)
+ * and returns the length written. Loads nothing. */
 size_t dlmap_platform_allocator(dlmap_platform platform, char *text, size_t cap);
 
 /* Loads, as dlmap_platform_probe would, the runtime of each GPU platform whose library (one of the spec's names for it)

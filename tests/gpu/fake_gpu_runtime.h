@@ -76,7 +76,8 @@ typedef struct fake_gpu_stats {
   int double_frees;      /* free or free_async of memory already freed or queued to be */
   void *last_free_async_stream; /* the stream the last free_async was queued on */
   /* Calls that synchronise the whole device on a real runtime (malloc, free, host and managed allocation and their
-   * frees): an exchange must make none on the stream-ordered path; last_device_sync names the entry point of the last. */
+   * frees): an exchange must make none on the stream-ordered path; last_device_sync names the last one's entry
+   * point. */
   int device_syncs;
   const char *last_device_sync;
 } fake_gpu_stats;
