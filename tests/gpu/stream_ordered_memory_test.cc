@@ -90,6 +90,17 @@ DLManagedTensor *DeviceCopy(const std::vector<float> &data, const std::vector<in
   return out.legacy;
 }
 
+// Exports four host floats to (CUDA, 0) with the consumer's stream argument (has_stream false: None) into *out.
+int32_t ExportFour(int64_t stream, bool has_stream, dlmap_exported *out, dlmap_error *err) {
+  static const std::vector<float> data = Values(4);
+  static const std::vector<int64_t> shape = {4};
+  const dlmap_array host = HostArray(const_cast<float *>(data.data()), shape, {});
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
+  request.has_stream = has_stream;
+  request.stream = stream;
+  return dlmap_export(&host, &request, out, err);
+}
+
 dlmap_array OnDevice(DLManagedTensor *tensor, const std::vector<int64_t> &shape, const std::vector<int64_t> &strides) {
   dlmap_array a = dlmap_array_default();
   a.data = tensor->dl_tensor.data;
@@ -279,16 +290,9 @@ TEST_F(StreamOrderedMemory, AFailingFrameworkAllocatorIsOutOfMemoryAndLeaksNothi
 // The protocol's -1: the consumer synchronises itself, on streams dlmap is never told about. The release cannot know
 // where the holder's last work is queued, so it takes the synchronous free, which waits for the device.
 TEST_F(StreamOrderedMemory, AReleaseWithNoStreamNamedWaitsForTheDevice) {
-  const std::vector<float> data = Values(4);
-  dlmap_array host = HostArray(const_cast<float *>(data.data()), {4}, {});
-  const std::vector<int64_t> shape = {4};
-  host.shape = shape.data();
-  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
-  request.has_stream = true;
-  request.stream = -1;
   dlmap_exported out;
   dlmap_error err;
-  ASSERT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
+  ASSERT_EQ(ExportFour(-1, true, &out, &err), DLMAP_OK) << err.message;
   EXPECT_EQ(fake_gpu_get_stats()->device_syncs, 0);
   out.legacy->deleter(out.legacy);
   EXPECT_EQ(fake_gpu_get_stats()->device_syncs, 1);
@@ -298,16 +302,9 @@ TEST_F(StreamOrderedMemory, AReleaseWithNoStreamNamedWaitsForTheDevice) {
 // A release on a per-thread default stream would order the free after the deleter's thread's stream, not the
 // consumer's: it goes on the legacy default stream, which every blocking stream synchronises with.
 TEST_F(StreamOrderedMemory, APerThreadStreamsCopyIsFreedOnTheLegacyStream) {
-  const std::vector<float> data = Values(4);
-  dlmap_array host = HostArray(const_cast<float *>(data.data()), {4}, {});
-  const std::vector<int64_t> shape = {4};
-  host.shape = shape.data();
-  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
-  request.has_stream = true;
-  request.stream = 2;
   dlmap_exported out;
   dlmap_error err;
-  ASSERT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
+  ASSERT_EQ(ExportFour(2, true, &out, &err), DLMAP_OK) << err.message;
   out.legacy->deleter(out.legacy);
   void *legacy = nullptr;
   ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CUDA, true, 1, &legacy, &err), DLMAP_OK) << err.message;
@@ -332,18 +329,13 @@ TEST_F(StreamOrderedMemory, AnImportedCopyIsFreedOnTheConsumersStream) {
 // A device without a memory pool answers not_supported (the spec's runtime.stream_allocator.not_supported): the
 // synchronous pair serves that copy. Any other failure of the pool is the copy's error.
 TEST_F(StreamOrderedMemory, ADeviceWithoutAPoolFallsBackToTheSynchronousPair) {
-  const std::vector<float> data = Values(4);
-  dlmap_array host = HostArray(const_cast<float *>(data.data()), {4}, {});
-  const std::vector<int64_t> shape = {4};
-  host.shape = shape.data();
-  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
   const int live = fake_gpu_get_stats()->live;
   fake_gpu_fail_next("malloc", FAKE_NOT_SUPPORTED);
   dlmap_exported out;
   dlmap_error err;
-  ASSERT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
+  ASSERT_EQ(ExportFour(0, false, &out, &err), DLMAP_OK) << err.message;
   EXPECT_STREQ(fake_gpu_get_stats()->last_device_sync, "malloc");
-  EXPECT_EQ(fake_gpu_values<float>(out.legacy->dl_tensor.data, 4), data);
+  EXPECT_EQ(fake_gpu_values<float>(out.legacy->dl_tensor.data, 4), Values(4));
   out.legacy->deleter(out.legacy);
   EXPECT_STREQ(fake_gpu_get_stats()->last_device_sync, "free") << "memory from malloc goes back to free";
   EXPECT_EQ(fake_gpu_get_stats()->live, live);
