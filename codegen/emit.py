@@ -13,7 +13,7 @@ import textwrap
 from names import enumerator, status_enumerator, upper_snake
 from spec import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, KERNEL_SIGNATURES, MEMCPY_KINDS,
                   RUNTIME_ADDRESS_RANGE_SIGNATURE, RUNTIME_CONTEXT_SIGNATURES, RUNTIME_FLAGS, RUNTIME_SIGNATURES,
-                  STREAM_ALLOCATOR_SIGNATURES,
+                  STREAM_ALLOCATOR_SIGNATURES, STREAM_POOL_SIGNATURES,
                   RUNTIME_STATUSES, placeholder_style)
 from spec_kernel_ptx import isa_tenths
 from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, PLAIN_MARKER, STYLE_MARKERS
@@ -321,6 +321,17 @@ RUNTIME_STREAM_ALLOCATOR = Row("DLMAP_RUNTIME_STREAM_ALLOCATOR",
                                "The runtime's stream-ordered allocator, of the GPU platforms whose runtime names one: "
                                "its entry points in the runtime's library, the oldest runtime version that has them, "
                                "and the status malloc_async returns on a device without a pool.")
+STREAM_POOL_OP = Row("DLMAP_STREAM_POOL_OP", "OP op R ARGS",
+                     "The default pools' ops (codegen/spec.py STREAM_POOL_SIGNATURES) with the C signature each is "
+                     "called with.")
+RUNTIME_STREAM_POOLS = Row("DLMAP_RUNTIME_STREAM_POOLS",
+                           "PLATFORM get_default malloc_from_pool set_access from_version device_location read_write",
+                           "The runtime's default pools of memory kinds other than device memory, of the GPU platforms "
+                           "whose stream allocator names them: the entry points, the oldest runtime version that has "
+                           "them, and the location type and access flags that map a pool for a device.")
+RUNTIME_STREAM_POOL = Row("DLMAP_RUNTIME_STREAM_POOL", "PLATFORM MEMORY location allocation grant_devices",
+                          "One memory kind a platform's default pools serve: the location and allocation types its "
+                          "pool is asked for by, and whether that pool is mapped for every device before first use.")
 RUNTIME_TOOLKIT = Row("DLMAP_RUNTIME_TOOLKIT", "PLATFORM LIBDIR SONAME",
                       "Where the host detection records the GPU platform's toolkit runtime (runtime.toolkit): the "
                       "dlmap_config.h string macros of its library directory (\"\": none found) and soname.")
@@ -341,11 +352,20 @@ def emit_runtime_contexts(spec):
         if a:
             yield RUNTIME_STREAM_ALLOCATOR(p.name.upper(), c_string(a.malloc_async), c_string(a.free_async),
                                            a.from_version, a.not_supported)
+        pools = a.pools if a else None
+        if pools:
+            yield RUNTIME_STREAM_POOLS(p.name.upper(), c_string(pools.get_default), c_string(pools.malloc_from_pool),
+                                       c_string(pools.set_access), pools.from_version, pools.device_location,
+                                       pools.read_write)
+            for pool in pools.memory:
+                yield RUNTIME_STREAM_POOL(p.name.upper(), pool.memory.upper(), pool.location, pool.allocation,
+                                          "true" if pool.grant_devices else "false")
     driver_ops = _signature_rows(DRIVER_OP, RUNTIME_CONTEXT_SIGNATURES + (RUNTIME_ADDRESS_RANGE_SIGNATURE,))
     allocator_ops = _signature_rows(STREAM_ALLOCATOR_OP, STREAM_ALLOCATOR_SIGNATURES)
-    return _list(spec, [DRIVER_OP, STREAM_ALLOCATOR_OP, RUNTIME_CONTEXT, RUNTIME_ADDRESS_RANGE,
-                        RUNTIME_STREAM_ALLOCATOR, RUNTIME_TOOLKIT],
-                 itertools.chain(driver_ops, allocator_ops,
+    pool_ops = _signature_rows(STREAM_POOL_OP, STREAM_POOL_SIGNATURES)
+    return _list(spec, [DRIVER_OP, STREAM_ALLOCATOR_OP, STREAM_POOL_OP, RUNTIME_CONTEXT, RUNTIME_ADDRESS_RANGE,
+                        RUNTIME_STREAM_ALLOCATOR, RUNTIME_STREAM_POOLS, RUNTIME_STREAM_POOL, RUNTIME_TOOLKIT],
+                 itertools.chain(driver_ops, allocator_ops, pool_ops,
                                  (row for p in spec.platforms if p.runtime for row in rows(p))))
 
 

@@ -159,6 +159,32 @@ class RuntimeStreamAllocator:
     free_async: str             # f(void *pointer, void *stream)
     from_version: int           # the oldest runtime_version that has both
     not_supported: int          # what malloc_async returns on a device without a pool: the synchronous pair serves it
+    pools: Optional["RuntimeStreamPools"] = None
+
+
+@dataclass
+class RuntimeStreamPool:
+    """One memory kind the runtime's default pools serve: the location and allocation type its default pool is asked
+    for by, and whether the pool's memory is mapped for every device before first use (host memory pools are
+    reachable only from the host until then)."""
+    memory: str                 # a listed memory kind
+    location: int               # the location type (cudaMemLocationType)
+    allocation: int             # the allocation type (cudaMemAllocationType)
+    grant_devices: bool
+
+
+@dataclass
+class RuntimeStreamPools:
+    """The runtime's default pools of the memory kinds other than device memory (optional): pinned host and managed
+    copies are taken from them on the copy's stream (malloc_from_pool) and given back like device pool memory
+    (free_async), so that neither waits for the device as the host and managed allocators do."""
+    get_default: str            # f(void **pool, const void *location, int allocation_type)
+    malloc_from_pool: str       # f(void **pointer, size_t bytes, void *pool, void *stream)
+    set_access: str             # f(void *pool, const void *descriptors, size_t count)
+    from_version: int           # the oldest runtime_version that has the three
+    device_location: int        # the location type of a device, in set_access's descriptors
+    read_write: int             # the access flags that map the pool for a device's reads and writes
+    memory: List[RuntimeStreamPool]
 
 
 @dataclass
@@ -383,6 +409,14 @@ STREAM_ALLOCATOR_SIGNATURES = (
     ("free_async", "int", "void *pointer, void *stream"),
 )
 STREAM_ALLOCATOR_OPS = tuple(op for op, _, _ in STREAM_ALLOCATOR_SIGNATURES)
+# The runtime's default pools (runtime.stream_allocator.pools), in the runtime's own library: runtime_contexts.inc's
+# DLMAP_STREAM_POOL_OP rows. A location is {int type; int id}; an access descriptor {location; int flags}.
+STREAM_POOL_SIGNATURES = (
+    ("get_default", "int", "void **pool, const void *location, int allocation_type"),
+    ("malloc_from_pool", "int", "void **pointer, size_t bytes, void *pool, void *stream"),
+    ("set_access", "int", "void *pool, const void *descriptors, size_t count"),
+)
+STREAM_POOL_OPS = tuple(op for op, _, _ in STREAM_POOL_SIGNATURES)
 # The module API the strided-copy kernels are loaded and launched through (runtime.kernels), each returning the
 # library's error enum (0: success), and the runtime compiler's entry points (runtime.kernels.compiler), each
 # returning the compiler's status enum (0: success), with their C signatures: the generator emits them as
@@ -913,6 +947,12 @@ def _check_layout_memory_kinds(lists, memory_kinds):
                 if kind not in names:
                     _Where(where.source, "%s[%d].runtime.pointer_attributes.layouts" % (where.section, where.index),
                            j, e["name"]).fail("key 'memory_types': unknown memory kind '%s'" % kind)
+        pools = ((runtime or {}).get("stream_allocator") or {}).get("pools") or {}
+        for kind in pools.get("memory") or {}:
+            if kind not in names or kind == "device":
+                _Where(where.source, "%s[%d].runtime.stream_allocator.pools" % (where.section, where.index), None,
+                       e["name"]).fail("key 'memory': '%s' is not a listed memory kind other than device (device "
+                                       "memory is the stream-ordered pair's)" % kind)
 
 
 def _load_stream_conventions(lists):
@@ -1227,15 +1267,45 @@ def _runtime_stream_allocator(where, e, symbols):
     """platforms[i].runtime.stream_allocator: the two entry points and the oldest runtime version that has them."""
     if not isinstance(e, dict):
         where.fail("must be a mapping {malloc_async, free_async, from_version}, got %s" % _type_name(e))
-    _check_keys(where, e, STREAM_ALLOCATOR_OPS + ("from_version", "not_supported"))
+    _check_keys(where, e, STREAM_ALLOCATOR_OPS + ("from_version", "not_supported"), ("pools",))
     ops = _symbol_table(where, {op: e[op] for op in STREAM_ALLOCATOR_OPS}, STREAM_ALLOCATOR_OPS)
     for op, symbol in ops.items():
         if symbol in symbols.values():
             where.fail("key '%s': symbol %s is already a runtime op; the stream-ordered pair needs its own entry points"
                        % (op, symbol))
+    pools = _runtime_stream_pools(_Where(where.source, "%s.pools" % where.section, None, where.name), e["pools"],
+                                  set(symbols.values()) | set(ops.values())) if "pools" in e else None
     return RuntimeStreamAllocator(ops["malloc_async"], ops["free_async"],
                                   _int(where, e, "from_version", 0, 2**31 - 1),
-                                  _int(where, e, "not_supported", 1, 2**31 - 1))
+                                  _int(where, e, "not_supported", 1, 2**31 - 1), pools)
+
+
+def _runtime_stream_pools(where, e, taken):
+    """platforms[i].runtime.stream_allocator.pools: the default-pool entry points, their release, the access
+    descriptor's values and each memory kind's pool (listed memory kinds: checked with the pointer layouts')."""
+    if not isinstance(e, dict):
+        where.fail("must be a mapping {%s, from_version, device_location, read_write, memory}, got %s"
+                   % (", ".join(STREAM_POOL_OPS), _type_name(e)))
+    _check_keys(where, e, STREAM_POOL_OPS + ("from_version", "device_location", "read_write", "memory"))
+    ops = _symbol_table(where, {op: e[op] for op in STREAM_POOL_OPS}, STREAM_POOL_OPS)
+    for op, symbol in ops.items():
+        if symbol in taken:
+            where.fail("key '%s': symbol %s is already a runtime op; the pools need their own entry points"
+                       % (op, symbol))
+    memory = e["memory"]
+    if not isinstance(memory, dict) or not memory:
+        where.fail("key 'memory' must be a non-empty mapping memory kind → {location, allocation, grant_devices}")
+    pools = []
+    for kind, body in memory.items():
+        kwhere = _Where(where.source, "%s.memory.%s" % (where.section, kind), None, where.name)
+        _check_keys(kwhere, body, ("location", "allocation", "grant_devices"))
+        pools.append(RuntimeStreamPool(kind, _int(kwhere, body, "location", 0, 2**31 - 1),
+                                       _int(kwhere, body, "allocation", 0, 2**31 - 1),
+                                       _bool(kwhere, body, "grant_devices")))
+    return RuntimeStreamPools(ops["get_default"], ops["malloc_from_pool"], ops["set_access"],
+                              _int(where, e, "from_version", 0, 2**31 - 1),
+                              _int(where, e, "device_location", 0, 2**31 - 1),
+                              _int(where, e, "read_write", 0, 2**31 - 1), pools)
 
 
 def _runtime_toolkit(where, e):

@@ -79,8 +79,13 @@ int32_t dlmap__transfer_plan(const dlmap_device_info *source, int32_t source_id,
   out->device = source_id;
   out->stream = source_stream;
   out->dst_stream = target_stream;
-  if (source_readable && dlmap_memory_kind_host_accessible(out->dst.kind)) {
-    out->source_gpu = source_gpu; /* a host copy, after the source's stream */
+  /* Host-accessible memory at both ends is copied by the host, after the source's stream; except into pool memory
+   * for a consumer who names streams: that memory is usable only by work ordered after its allocation on the
+   * consumer's stream, so the runtime copies there, as from the host into a GPU. */
+  const bool into_pool = target->stream != DLMAP_STREAM_CONVENTION_NONE && out->dst_gpu != NULL &&
+                         dlmap__gpu_pooled(out->dst_gpu, out->dst.kind);
+  if (source_readable && dlmap_memory_kind_host_accessible(out->dst.kind) && !into_pool) {
+    out->source_gpu = source_gpu;
     return DLMAP_OK;
   }
   if (source_gpu != NULL && out->dst_gpu != NULL && source_gpu != out->dst_gpu) {

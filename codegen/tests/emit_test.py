@@ -76,7 +76,7 @@ def rows(text):
 
 # The rows of the schema's C signatures (codegen/spec.py *_SIGNATURES) and value names: the same in every spec's file.
 SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(", "DLMAP_DRIVER_OP(",
-                  "DLMAP_STREAM_ALLOCATOR_OP(",
+                  "DLMAP_STREAM_ALLOCATOR_OP(", "DLMAP_STREAM_POOL_OP(",
                   "DLMAP_RUNTIME_VALUE_NAME(", "DLMAP_STYLE_MARKER(")
 
 
@@ -657,6 +657,8 @@ class DefaultSpecRows(unittest.TestCase):
                                    (emit.emit_runtime_contexts(spec_), "DLMAP_DRIVER_OP", driver),
                                    (emit.emit_runtime_contexts(spec_), "DLMAP_STREAM_ALLOCATOR_OP",
                                     spec.STREAM_ALLOCATOR_SIGNATURES),
+                                   (emit.emit_runtime_contexts(spec_), "DLMAP_STREAM_POOL_OP",
+                                    spec.STREAM_POOL_SIGNATURES),
                                    (emit.emit_runtime_kernels(spec_), "DLMAP_KERNEL_OP", spec.KERNEL_SIGNATURES),
                                    (emit.emit_runtime_kernels(spec_), "DLMAP_KERNEL_COMPILER_OP",
                                     spec.KERNEL_COMPILER_SIGNATURES)):
@@ -689,6 +691,11 @@ class DefaultSpecRows(unittest.TestCase):
             'DLMAP_RUNTIME_TOOLKIT(CUDA, DLMAP_CUDA_LIBDIR, DLMAP_CUDART_SONAME, _)',
             # the stream-ordered allocators and the releases that brought them (issue 64)
             'DLMAP_RUNTIME_STREAM_ALLOCATOR(CUDA, "cudaMallocAsync", "cudaFreeAsync", 11020, 801, _)',
+            # CUDA 13.0's default pools of pinned host and managed memory, the host pool mapped for every device
+            'DLMAP_RUNTIME_STREAM_POOLS(CUDA, "cudaMemGetDefaultMemPool", "cudaMallocFromPoolAsync", '
+            '"cudaMemPoolSetAccess", 13000, 1, 3, _)',
+            'DLMAP_RUNTIME_STREAM_POOL(CUDA, HOST_PINNED, 2, 1, true, _)',
+            'DLMAP_RUNTIME_STREAM_POOL(CUDA, MANAGED, 0, 2, false, _)',
             'DLMAP_RUNTIME_ADDRESS_RANGE(ROCM, NULL, "hipMemGetAddressRange", _)',
             'DLMAP_RUNTIME_TOOLKIT(ROCM, DLMAP_ROCM_LIBDIR, DLMAP_AMDHIP_SONAME, _)',
             'DLMAP_RUNTIME_STREAM_ALLOCATOR(ROCM, "hipMallocAsync", "hipFreeAsync", 50200000, 801, _)',

@@ -700,6 +700,35 @@ class PlatformRules(SpecTestCase):
         self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.stream_allocator"), "from_version",
                             "missing key 'from_version'")
 
+    def test_runtime_stream_pools_are_optional(self):
+        runtime, _ = self.runtime()
+        del runtime["stream_allocator"]["pools"]
+        self.assertLoads()
+
+    def test_runtime_stream_pools_need_their_own_entry_points(self):
+        runtime, where = self.runtime()
+        pools = runtime["stream_allocator"]["pools"]
+        pools["malloc_from_pool"] = runtime["stream_allocator"]["malloc_async"]
+        self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.stream_allocator.pools"),
+                            "malloc_from_pool", "symbol %s is already a runtime op; the pools need their own entry "
+                            "points" % runtime["stream_allocator"]["malloc_async"])
+
+    def test_runtime_stream_pools_serve_listed_memory_kinds_other_than_device(self):
+        for kind in ("device", "tape"):
+            runtime, where = self.runtime()
+            memory = runtime["stream_allocator"]["pools"]["memory"]
+            memory[kind] = {"location": 1, "allocation": 1, "grant_devices": False}
+            self.assertRejected("platforms.yaml", where.replace(".runtime", ".runtime.stream_allocator.pools"),
+                                "memory", "'%s' is not a listed memory kind other than device" % kind)
+            del memory[kind]
+
+    def test_runtime_stream_pool_says_whether_devices_are_granted(self):
+        runtime, where = self.runtime()
+        del runtime["stream_allocator"]["pools"]["memory"]["host_pinned"]["grant_devices"]
+        self.assertRejected("platforms.yaml",
+                            where.replace(".runtime", ".runtime.stream_allocator.pools.memory.host_pinned"),
+                            "grant_devices", "missing key 'grant_devices'")
+
     def test_runtime_kernels_need_ptx_or_a_compiler(self):
         runtime, where = self.runtime("rocm")
         del runtime["kernels"]["compiler"]

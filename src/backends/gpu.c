@@ -135,6 +135,50 @@ static const stream_allocator_row kStreamAllocators[] = {
 #undef DLMAP_RUNTIME_STREAM_ALLOCATOR
     {DLMAP_PLATFORM_COUNT, NULL, NULL, 0, 0}};
 
+/* The runtime's default pools of the memory kinds other than device memory (spec: runtime.stream_allocator.pools), and
+ * each kind's pool: the location and allocation types it is asked for by, and whether it is mapped for every device. */
+typedef struct stream_pools_row {
+  dlmap_platform platform;
+  const char *get_default, *malloc_from_pool, *set_access;
+  int from_version;    /* the oldest runtime_version that has the three */
+  int device_location; /* a device's location type, in set_access's descriptors */
+  int read_write;      /* the access flags that map a pool for a device */
+} stream_pools_row;
+
+static const stream_pools_row kStreamPools[] = {
+#define DLMAP_RUNTIME_STREAM_POOLS(PLATFORM, get_default_, malloc_from_pool_, set_access_, from_version_,            \
+                                   device_location_, read_write_, ...)                                               \
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .get_default = get_default_, .malloc_from_pool = malloc_from_pool_,         \
+   .set_access = set_access_, .from_version = from_version_, .device_location = device_location_,                   \
+   .read_write = read_write_},
+#include "src/generated/runtime_contexts.inc"
+#undef DLMAP_RUNTIME_STREAM_POOLS
+    {DLMAP_PLATFORM_COUNT, NULL, NULL, NULL, 0, 0, 0}};
+
+typedef struct stream_pool_row {
+  dlmap_platform platform;
+  dlmap_memory_kind memory;
+  int location, allocation;
+  bool grant_devices;
+} stream_pool_row;
+
+static const stream_pool_row kStreamPoolKinds[] = {
+#define DLMAP_RUNTIME_STREAM_POOL(PLATFORM, MEMORY, location_, allocation_, grant_devices_, ...)                  \
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .memory = DLMAP_MEMORY_##MEMORY, .location = location_,                   \
+   .allocation = allocation_, .grant_devices = grant_devices_},
+#include "src/generated/runtime_contexts.inc"
+#undef DLMAP_RUNTIME_STREAM_POOL
+    {DLMAP_PLATFORM_COUNT, DLMAP_MEMORY_KIND_COUNT, 0, 0, false}};
+
+/* A memory location and an access descriptor as the runtime lays them out (spec: the signatures' comments). */
+typedef struct pool_location {
+  int type, id;
+} pool_location;
+typedef struct pool_access {
+  pool_location location;
+  int flags;
+} pool_access;
+
 /* Where the build's host detection put each platform's toolkit runtime (spec: runtime.toolkit names the macros of
  * dlmap_config.h): its directory, "" when it found none, and the path of the runtime in it. */
 typedef struct toolkit_row {
@@ -188,6 +232,12 @@ typedef struct stream_allocator_ops {
 #include "src/generated/runtime_contexts.inc"
 } stream_allocator_ops;
 
+/* The default pools' entry points (codegen/spec.py STREAM_POOL_SIGNATURES). */
+typedef struct stream_pool_ops {
+#define DLMAP_STREAM_POOL_OP(OP, op, R, ARGS, ...) R(*op) ARGS;
+#include "src/generated/runtime_contexts.inc"
+} stream_pool_ops;
+
 struct dlmap__gpu {
   dlmap_platform platform;
   const char *name;
@@ -211,7 +261,15 @@ struct dlmap__gpu {
   stream_allocator_ops pool;
   const char *pool_malloc_symbol; /* for messages */
   int pool_not_supported; /* malloc_async's status on a device without a pool */
-  char allocator[200];
+  /* The default pools of other memory kinds where this runtime has them (NULL ops: none): each kind's row, and its
+   * pool once asked for at its first allocation (pool_state, read with acquire: 0 not yet, 1 kind_pool serves, -1 the
+   * kind's synchronous allocator does; written once under g_pool_lock). */
+  stream_pool_ops pools;
+  const stream_pools_row *pools_row;
+  const stream_pool_row *kind_row[DLMAP_MEMORY_KIND_COUNT];
+  int pool_state[DLMAP_MEMORY_KIND_COUNT];
+  void *kind_pool[DLMAP_MEMORY_KIND_COUNT];
+  char allocator[400];
 };
 
 /* A failed load is tried again by a later call (the failure may have been transient, such as an allocation inside
@@ -230,6 +288,7 @@ static gpu_slot g_slots[DLMAP_PLATFORM_COUNT];
 
 int dlmap__gpu_runtimes_loaded; /* gpu.h: the slots loaded so far */
 static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER; /* a kind's default pool, asked for once */
 
 static void set_op(gpu_ops *call, int op, void *address) {
   switch (op) {
@@ -327,6 +386,46 @@ static void resolve_address_range(dlmap_platform platform, dlmap__gpu *gpu) {
   }
 }
 
+/* The default pools of other memory kinds, where the spec names them, the runtime is at least their release and has
+ * the three symbols (the pools' memory goes back by free_async, so only with the stream-ordered pair); the allocator
+ * text gains which kinds they serve, or why none. A kind's pool itself is asked for at its first allocation. */
+static void resolve_stream_pools(dlmap_platform platform, dlmap__gpu *gpu, dlmap__writer *w) {
+  const stream_pools_row *row = kStreamPools;
+  while (row->platform != DLMAP_PLATFORM_COUNT && row->platform != platform) row++;
+  if (row->platform == DLMAP_PLATFORM_COUNT) return;
+  void *ops[] = {dlsym(gpu->library, row->get_default), dlsym(gpu->library, row->malloc_from_pool),
+                 dlsym(gpu->library, row->set_access)};
+  const char *names[] = {row->get_default, row->malloc_from_pool, row->set_access};
+  const char *lacking = NULL;
+  for (int i = 0; i < 3; i++) lacking = lacking == NULL && ops[i] == NULL ? names[i] : lacking;
+  dlmap__put_str(w, "; ");
+  for (const stream_pool_row *kind = kStreamPoolKinds; kind->platform != DLMAP_PLATFORM_COUNT; kind++) {
+    if (kind->platform != platform) continue;
+    if (gpu->runtime_version >= row->from_version && lacking == NULL) gpu->kind_row[kind->memory] = kind;
+    dlmap__put_str(w, dlmap_memory_kind_name(kind->memory));
+    dlmap__put_str(w, " ");
+  }
+  if (gpu->runtime_version < row->from_version || lacking != NULL) {
+    dlmap__put_str(w, "memory: their synchronous allocators (");
+    dlmap__put_str(w, gpu->runtime_version < row->from_version ? "runtime older than " : "the runtime lacks ");
+    if (lacking != NULL) dlmap__put_str(w, lacking);
+    if (lacking == NULL) dlmap__put_int(w, row->from_version);
+    dlmap__put_str(w, ")");
+    return;
+  }
+  memcpy(&gpu->pools.get_default, &ops[0], sizeof ops[0]);
+  memcpy(&gpu->pools.malloc_from_pool, &ops[1], sizeof ops[1]);
+  memcpy(&gpu->pools.set_access, &ops[2], sizeof ops[2]);
+  gpu->pools_row = row;
+  dlmap__put_str(w, "memory: stream-ordered from the default pools, ");
+  dlmap__put_str(w, row->get_default);
+  dlmap__put_str(w, "/");
+  dlmap__put_str(w, row->malloc_from_pool);
+  dlmap__put_str(w, " (since ");
+  dlmap__put_int(w, row->from_version);
+  dlmap__put_str(w, "; a pool the device lacks: the synchronous allocator)");
+}
+
 /* The stream-ordered allocator, once the runtime started and its version is known: used where the spec names one, the
  * runtime is at least its release and has both symbols; gpu->allocator says which serves device copies and why. */
 static void resolve_stream_allocator(dlmap_platform platform, dlmap__gpu *gpu) {
@@ -373,6 +472,7 @@ static void resolve_stream_allocator(dlmap_platform platform, dlmap__gpu *gpu) {
     }
     dlmap__put_str(&w, ")");
   }
+  if (gpu->pool.free_async != NULL) resolve_stream_pools(platform, gpu, &w);
   dlmap__writer_finish(&w);
 }
 
@@ -852,13 +952,70 @@ int32_t dlmap__gpu_locate_span(const dlmap__gpu *gpu, const void *lo, const void
   return result;
 }
 
-/* Device memory from the stream-ordered pool on `stream`: 0, or the pool's status. A device without a pool answers
- * not_supported: *fallback then says the synchronous malloc serves it instead. */
-static int pool_allocate(const dlmap__gpu *gpu, size_t bytes, void *stream, void **pointer, bool *fallback) {
-  const int status = gpu->pool.malloc_async(pointer, bytes, stream);
+/* Maps a host pool for every device (the host allocator's memory is portable): set_access, a few devices a call. */
+static int grant_devices(const dlmap__gpu *gpu, void *pool) {
+  pool_access access[8];
+  int status = 0;
+  for (int first = 0; status == 0 && first < gpu->devices; first += 8) {
+    const int count = gpu->devices - first < 8 ? gpu->devices - first : 8;
+    for (int i = 0; i < count; i++) access[i] = (pool_access){{gpu->pools_row->device_location, first + i},
+                                                              gpu->pools_row->read_write};
+    status = gpu->pools.set_access(pool, access, (size_t)count);
+  }
+  return status;
+}
+
+/* The default pool serving `kind` (NULL: none; the kind's synchronous allocator serves it). Asked for once per
+ * process, at the kind's first allocation rather than at load (a host pool is mapped for every device then): a pool
+ * the runtime refuses, or cannot map, leaves the kind to its synchronous allocator for good. */
+static void *kind_pool(const dlmap__gpu *gpu, dlmap_memory_kind kind) {
+  const stream_pool_row *row = gpu->kind_row[kind];
+  if (row == NULL) return NULL;
+  int state = __atomic_load_n(&gpu->pool_state[kind], __ATOMIC_ACQUIRE);
+  if (state == 0) {
+    dlmap__gpu *slot = (dlmap__gpu *)gpu; /* g_slots' own object, written once here under g_pool_lock */
+    pthread_mutex_lock(&g_pool_lock);
+    state = slot->pool_state[kind];
+    if (state == 0) {
+      const pool_location where = {row->location, 0};
+      void *pool = NULL;
+      int status = gpu->pools.get_default(&pool, &where, row->allocation);
+      if (status == 0 && row->grant_devices) status = grant_devices(gpu, pool);
+      if (status != 0) gpu->call.get_last_error();
+      slot->kind_pool[kind] = pool;
+      state = status == 0 && pool != NULL ? 1 : -1;
+      __atomic_store_n(&slot->pool_state[kind], state, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&g_pool_lock);
+  }
+  return state == 1 ? gpu->kind_pool[kind] : NULL;
+}
+
+/* Memory of want->kind from a stream-ordered pool on `stream`: 0, or the pool's status; *call names the entry point.
+ * *fallback says the synchronous allocator serves it instead: no pool for the kind, or a device without one
+ * (not_supported). */
+static int pool_allocate(const dlmap__gpu *gpu, const dlmap__gpu_buffer *want, void *stream, void **pointer,
+                         const char **call, bool *fallback) {
+  *fallback = true;
+  if (stream == DLMAP__GPU_NO_STREAM || gpu->pool.malloc_async == NULL) return 0;
+  int status;
+  if (want->kind == DLMAP_MEMORY_DEVICE) {
+    *call = gpu->pool_malloc_symbol;
+    status = gpu->pool.malloc_async(pointer, want->bytes, stream);
+  } else {
+    void *pool = kind_pool(gpu, want->kind);
+    if (pool == NULL) return 0;
+    *call = gpu->pools_row->malloc_from_pool;
+    status = gpu->pools.malloc_from_pool(pointer, want->bytes, pool, stream);
+  }
   *fallback = status == gpu->pool_not_supported;
   if (*fallback) gpu->call.get_last_error();
   return status;
+}
+
+bool dlmap__gpu_pooled(const dlmap__gpu *gpu, dlmap_memory_kind kind) {
+  if (gpu->pool.malloc_async == NULL) return false;
+  return kind == DLMAP_MEMORY_DEVICE || (kind < DLMAP_MEMORY_KIND_COUNT && kind_pool(gpu, kind) != NULL);
 }
 
 int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, const dlmap__gpu_buffer *want, void *stream,
@@ -879,14 +1036,10 @@ int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, const dlmap__gpu_buffer *want
     leave_device(gpu, &scope);
     return out->memory != NULL ? DLMAP_OK : dlmap_raise_out_of_memory(err, out->bytes, "a device copy");
   }
-  int status = 0;
   const char *call = NULL;
-  bool fallback = true;
-  if (want->kind == DLMAP_MEMORY_DEVICE && stream != DLMAP__GPU_NO_STREAM && gpu->pool.malloc_async != NULL) {
-    call = gpu->pool_malloc_symbol;
-    status = pool_allocate(gpu, out->bytes, stream, &out->memory, &fallback);
-    if (status == 0) out->source = DLMAP__GPU_POOL;
-  }
+  bool fallback;
+  int status = pool_allocate(gpu, out, stream, &out->memory, &call, &fallback);
+  if (!fallback && status == 0) out->source = DLMAP__GPU_POOL;
   if (!fallback) {
     /* pooled, or the pool's own failure (out of memory) is the answer */
   } else if (want->kind == DLMAP_MEMORY_HOST_PINNED) {
@@ -925,8 +1078,9 @@ void dlmap__gpu_release(const dlmap__gpu *gpu, const dlmap__gpu_buffer *buffer, 
     if (status != 0) gpu->call.get_last_error(); /* e.g. the stream is gone: the synchronous free is still right */
   }
   if (status != 0) {
-    status = buffer->kind == DLMAP_MEMORY_HOST_PINNED ? gpu->call.free_host(buffer->memory)
-                                                      : gpu->call.free(buffer->memory);
+    /* pool memory of every kind goes back by the runtime's free; the host allocator's by the host free */
+    const bool host_free = buffer->kind == DLMAP_MEMORY_HOST_PINNED && buffer->source != DLMAP__GPU_POOL;
+    status = host_free ? gpu->call.free_host(buffer->memory) : gpu->call.free(buffer->memory);
     if (status != 0) gpu->call.get_last_error();
   }
   if (entered) leave_device(gpu, &scope);

@@ -107,12 +107,17 @@ typedef struct dlmap__gpu_buffer {
 } dlmap__gpu_buffer;
 
 /* bytes (at least 1 are allocated) of device memory on `device` (of device_type), pinned host memory or managed memory,
- * as kind says, into *out. Device memory comes from `framework` where it is not NULL; else from the runtime's
- * stream-ordered pool on `stream` (a stream of `device` the memory is first used on) where the runtime has one and a
- * stream is named; else from the runtime's malloc. The caller owns it and gives it back with dlmap__gpu_release.
+ * as kind says, into *out. Device memory comes from `framework` where it is not NULL; else, where a stream is named (a
+ * stream of `device` the memory is first used on), from the runtime's stream-ordered pool of the kind (device memory:
+ * the stream-ordered pair; pinned and managed memory: the default pools) where the runtime has one; else from the
+ * kind's synchronous allocator. The caller owns it and gives it back with dlmap__gpu_release.
  * Errors: backend_call_failed, out_of_memory (the framework's allocator returned NULL). */
 int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, const dlmap__gpu_buffer *want, void *stream,
                             const dlmap_device_allocator *framework, dlmap__gpu_buffer *out, dlmap_error *err);
+
+/* Whether memory of `kind` comes from a stream-ordered pool when a stream is named (device memory: the runtime's
+ * stream-ordered pair; pinned and managed memory: its default pools, asked for here at first use). */
+bool dlmap__gpu_pooled(const dlmap__gpu *gpu, dlmap_memory_kind kind);
 
 /* Gives back what dlmap__gpu_allocate made (any thread, with its device current for the call; failures are ignored:
  * there is no one to tell): to the framework's release with `stream`; to the pool on `stream`, once the device has run

@@ -31,6 +31,7 @@ typedef struct allocation {
   int device;
   int freeing;  /* a stream-ordered free of it is queued */
   int freed;    /* that free ran: the bytes are poisoned and kept mapped so that late accesses are seen (retired) */
+  int pooled;   /* from a pool (malloc_async, malloc_from_pool): given back by free_async, or by free */
   uint64_t retired_at;
 } allocation;
 
@@ -800,7 +801,7 @@ static int allocate(void **ptr, size_t bytes, int type, void *stream_handle) {
       if (base == NULL) break;
     }
     memset(view, 0xCD, bytes); /* fresh device memory is not zero */
-    g_allocations[i] = (allocation){base, view, bytes, mapped, type, current_device(), 0, 0, 0};
+    g_allocations[i] = (allocation){base, view, bytes, mapped, type, current_device(), 0, 0, stream_handle != NULL, 0};
     *ptr = base;
     g_stats.allocations++;
     g_stats.live++;
@@ -820,7 +821,8 @@ static int release(void *ptr, int pinned) {
   note_device_sync(pinned ? "free_host" : "free");
   for (int i = 0; i < FAKE_MAX_ALLOCATIONS; i++) {
     allocation *a = &g_allocations[i];
-    if (a->base != (char *)ptr || (a->type == FAKE_HOST) != pinned) continue;
+    /* pool memory of any kind goes back by free (CUDA's cudaFree), never by the host free */
+    if (a->base != (char *)ptr || (a->pooled ? pinned : (a->type == FAKE_HOST) != pinned)) continue;
     if (a->freeing || a->freed) {
       g_stats.double_frees++;
       break;
@@ -865,7 +867,7 @@ int fakeFreeAsync(void *ptr, void *stream_handle) {
   need_context();
   int rc = injected("free_async"), overrun;
   allocation *a = rc == 0 ? find(ptr, 0, &overrun) : NULL;
-  if (rc == 0 && (a == NULL || a->base != (char *)ptr || a->type != FAKE_DEVICE)) rc = FAKE_INVALID_VALUE;
+  if (rc == 0 && (a == NULL || a->base != (char *)ptr || !a->pooled)) rc = FAKE_INVALID_VALUE;
   if (rc == 0 && (a->freeing || a->freed)) {
     g_stats.double_frees++;
     rc = FAKE_INVALID_VALUE;
@@ -888,6 +890,68 @@ int fakeFreeAsync(void *ptr, void *stream_handle) {
   pthread_mutex_unlock(&g_lock);
   return rc;
 }
+/* cudaMemGetDefaultMemPool: the fake's default pools of pinned host memory (location host 2, allocation pinned 1) and
+ * managed memory (location none 0, allocation managed 2); a location is {int type; int id}. */
+static char g_pinned_pool, g_managed_pool;
+static int g_pinned_pool_devices;
+int fake_gpu_pinned_pool_devices(void) {
+  pthread_mutex_lock(&g_lock);
+  const int devices = g_pinned_pool_devices;
+  pthread_mutex_unlock(&g_lock);
+  return devices;
+}
+int fakeMemGetDefaultMemPool(void **pool, const void *location, int allocation_type) {
+  count_call();
+  pthread_mutex_lock(&g_lock);
+  int rc = injected("get_default");
+  int where[2];
+  memcpy(where, location, sizeof where);
+  if (rc == 0 && where[0] == 2 && allocation_type == 1) {
+    *pool = &g_pinned_pool;
+  } else if (rc == 0 && where[0] == 0 && allocation_type == 2) {
+    *pool = &g_managed_pool;
+  } else if (rc == 0) {
+    rc = FAKE_INVALID_VALUE;
+  }
+  if (rc != 0) fail(rc);
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+/* cudaMemPoolSetAccess: descriptors {location {type, id}; flags}; the pinned pool's memory is reachable from a device
+ * only once it was granted (read-write 3) for it. */
+int fakeMemPoolSetAccess(void *pool, const void *descriptors, size_t count) {
+  count_call();
+  pthread_mutex_lock(&g_lock);
+  int rc = injected("set_access");
+  for (size_t i = 0; rc == 0 && i < count; i++) {
+    int d[3];
+    memcpy(d, (const char *)descriptors + i * sizeof d, sizeof d);
+    if (pool != &g_pinned_pool || d[0] != 1 || d[1] < 0 || d[1] >= g_device_count || d[2] != 3) {
+      rc = FAKE_INVALID_VALUE;
+    } else {
+      g_pinned_pool_devices |= 1 << d[1];
+    }
+  }
+  if (rc != 0) fail(rc);
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+/* cudaMallocFromPoolAsync: pinned or managed memory from that default pool, on the stream. */
+int fakeMallocFromPoolAsync(void **ptr, size_t bytes, void *pool, void *stream_handle) {
+  count_call();
+  const int type = pool == &g_pinned_pool ? FAKE_HOST : pool == &g_managed_pool ? FAKE_MANAGED : -1;
+  if (type < 0) return fail(FAKE_INVALID_VALUE);
+  const int rc = allocate(ptr, bytes, type, stream_handle != NULL ? stream_handle : FAKE_NULL_STREAM);
+  if (rc == 0) {
+    pthread_mutex_lock(&g_lock);
+    g_stats.pool_allocations++;
+    pthread_mutex_unlock(&g_lock);
+  }
+  return rc;
+}
+
 int fakeFree(void *ptr) {
   count_call();
   return release(ptr, 0);

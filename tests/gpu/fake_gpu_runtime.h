@@ -86,9 +86,12 @@ typedef struct fake_gpu_stats {
  * (as a fresh process would have none) and sets the device count the fake reports (0: no device). */
 void fake_gpu_reset(int device_count);
 const fake_gpu_stats *fake_gpu_get_stats(void);
-/* The next call of the named op ("malloc" (either allocator's device allocation), "free_async", "memcpy", "memset", "wait", "record", "sync", "attributes", and the driver's
+/* The next call of the named op ("malloc" (any allocation), "free_async", "get_default", "set_access", "memcpy", "memset", "wait", "record", "sync", "attributes", and the driver's
  * "retain" and "range") fails with this code; "attributes" may fail with any code, InvalidValue or not. */
 void fake_gpu_fail_next(const char *op, int code);
+/* The devices the default pinned pool was mapped for (set_access), one bit each: kept across resets, as a process
+ * keeps its pools. */
+int fake_gpu_pinned_pool_devices(void);
 /* What cudaGetDevice answers the calling thread: its current context's device, else its runtime device. */
 int fake_gpu_current_device(void);
 /* Whether the calling thread has a current context, and which (NULL: none). */

@@ -114,9 +114,13 @@ dlmap_array OnDevice(DLManagedTensor *tensor, const std::vector<int64_t> &shape,
 }
 
 TEST_F(StreamOrderedMemory, DevicesSayWhichAllocatorServes) {
-  char text[240];
+  char text[400];
   dlmap_platform_allocator(DLMAP_PLATFORM_CUDA, text, sizeof text);
   EXPECT_EQ(std::string(text).rfind("stream-ordered: fakeMallocAsync/fakeFreeAsync (runtime 12040", 0), 0u) << text;
+  EXPECT_NE(std::string(text).find("; host_pinned managed memory: stream-ordered from the default pools, "
+                                   "fakeMemGetDefaultMemPool/fakeMallocFromPoolAsync (since 12040;"),
+            std::string::npos)
+      << text;
   dlmap_platform_allocator(DLMAP_PLATFORM_CPU, text, sizeof text);
   EXPECT_STREQ(text, "none: the platform has no GPU runtime");
   EXPECT_EQ(dlmap_platform_allocator(DLMAP_PLATFORM_CUDA, text, 8), 7u) << "cut to the buffer";
@@ -203,6 +207,18 @@ TEST_F(StreamOrderedMemory, NoExchangeSynchronisesTheDevice) {
     if (!framework) pool_buffers = fake_gpu_get_stats()->pool_allocations;
     EXPECT_EQ(fake_gpu_get_stats()->pool_allocations, framework ? ledger.allocations : pool_buffers)
         << "with a framework allocator, dlmap takes nothing from the runtime's pool itself";
+    // into managed memory (kDLCUDAManaged names streams): the runtime's default managed pool under both allocators (a
+    // framework allocator serves device memory only)
+    for (const Stream &s : streams) {
+      dlmap_export_request to_managed = ExportTo(DLMAP_DEVICE_CUDAMANAGED);
+      to_managed.copy = DLMAP_COPY_ALWAYS;
+      to_managed.has_stream = s.has_stream;
+      to_managed.stream = s.stream;
+      export_one(HostArray(const_cast<float *>(data.data()), compact_shape, {}), to_managed,
+                 std::string("host to managed, ") + s.name);
+      export_one(OnDevice(source, transposed_shape, transposed), to_managed,
+                 std::string("device to managed, transposed, ") + s.name);
+    }
     for (size_t i = 0; i < exports.size(); i++) {
       exports[i].legacy->deleter(exports[i].legacy);
       EXPECT_EQ(fake_gpu_get_stats()->device_syncs, 0) << "release of " << names[i];
@@ -447,3 +463,102 @@ TEST_F(StreamOrderedMemory, TheFakeCatchesAFreeOnTheWrongStream) {
 }
 
 }  // namespace
+
+// Exports four floats, from the device (`source`) or the host, as a copy to (to, 0) with the consumer's stream argument.
+int32_t CopyFour(DLManagedTensor *source, bool from_device, int32_t to, bool has_stream, int64_t stream,
+                 dlmap_exported *out, dlmap_error *err) {
+  static const std::vector<float> data = Values(4);
+  static const std::vector<int64_t> shape = {4};
+  const dlmap_array array =
+      from_device ? OnDevice(source, shape, {}) : HostArray(const_cast<float *>(data.data()), shape, {});
+  dlmap_export_request request = ExportTo(to);
+  request.copy = DLMAP_COPY_ALWAYS;
+  request.has_stream = has_stream;
+  request.stream = stream;
+  return dlmap_export(&array, &request, out, err);
+}
+
+// Managed copies (kDLCUDAManaged names streams) come from the runtime's default managed pool on the copy's stream and
+// go back on the consumer's, from the device and from the host alike (the runtime copies host data there, since the
+// memory is usable only after its allocation on that stream): no device-wide synchronisation either way.
+TEST_F(StreamOrderedMemory, ManagedCopiesComeFromTheDefaultPoolAndGoBackOnTheConsumersStream) {
+  DLManagedTensor *source = DeviceCopy(Values(4), {4});
+  ASSERT_NE(source, nullptr);
+  void *legacy = nullptr;
+  dlmap_error err;
+  ASSERT_EQ(dlmap_stream_handle(DLMAP_DEVICE_CUDA, true, 1, &legacy, &err), DLMAP_OK) << err.message;
+  for (bool from_device : {true, false}) {
+    for (bool named : {true, false}) {
+      const std::string what = std::string(from_device ? "device" : "host") + (named ? ", a stream" : ", None");
+      fake_gpu_reset(2);
+      dlmap_exported out;
+      ASSERT_EQ(CopyFour(source, from_device, DLMAP_DEVICE_CUDAMANAGED, named, reinterpret_cast<intptr_t>(stream_),
+                         &out, &err),
+                DLMAP_OK)
+          << what << ": " << err.message;
+      EXPECT_EQ(fake_gpu_get_stats()->pool_allocations, 1) << what;
+      ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+      EXPECT_EQ(fake_gpu_values<float>(out.legacy->dl_tensor.data, 4), Values(4)) << what;
+      out.legacy->deleter(out.legacy);
+      EXPECT_EQ(fake_gpu_get_stats()->device_syncs, 0) << what << ": " << fake_gpu_get_stats()->last_device_sync;
+      EXPECT_EQ(fake_gpu_get_stats()->pool_frees_queued, 1) << what;
+      EXPECT_EQ(fake_gpu_get_stats()->last_free_async_stream, named ? stream_ : legacy) << what;
+    }
+  }
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  EXPECT_EQ(fake_gpu_get_stats()->freed_accesses + fake_gpu_get_stats()->double_frees, 0);
+  source->deleter(source);
+}
+
+// Pinned copies (kDLCUDAHost names no stream). From the device: memory from the default pinned pool on the copy's
+// stream, the pool mapped for every device first (the host allocator's memory is portable). Their release, as with
+// stream -1, cannot know which streams the holder used, so it takes the synchronous free, which waits for the device:
+// the one wait this direction keeps. From the host nothing names a stream for the allocation either: the host
+// allocator serves it.
+TEST_F(StreamOrderedMemory, PinnedCopiesWaitForTheDeviceOnlyWhereNoStreamIsNamed) {
+  DLManagedTensor *source = DeviceCopy(Values(4), {4});
+  ASSERT_NE(source, nullptr);
+  dlmap_exported out;
+  dlmap_error err;
+  fake_gpu_reset(2);
+  ASSERT_EQ(CopyFour(source, true, DLMAP_DEVICE_CUDAHOST, false, 0, &out, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(fake_gpu_get_stats()->device_syncs, 0) << fake_gpu_get_stats()->last_device_sync;
+  EXPECT_EQ(fake_gpu_get_stats()->pool_allocations, 1);
+  EXPECT_EQ(fake_gpu_pinned_pool_devices(), 0x3) << "mapped for both devices";
+  EXPECT_EQ(std::vector<float>(static_cast<float *>(out.legacy->dl_tensor.data),
+                               static_cast<float *>(out.legacy->dl_tensor.data) + 4),
+            Values(4))
+      << "complete when the export returns: the host reads it at once";
+  out.legacy->deleter(out.legacy);
+  EXPECT_EQ(fake_gpu_get_stats()->device_syncs, 1);
+  EXPECT_STREQ(fake_gpu_get_stats()->last_device_sync, "free") << "pool memory goes back by free, not the host free";
+
+  fake_gpu_reset(2);
+  ASSERT_EQ(CopyFour(source, false, DLMAP_DEVICE_CUDAHOST, false, 0, &out, &err), DLMAP_OK) << err.message;
+  EXPECT_STREQ(fake_gpu_get_stats()->last_device_sync, "malloc_host");
+  out.legacy->deleter(out.legacy);
+  EXPECT_STREQ(fake_gpu_get_stats()->last_device_sync, "free_host");
+  EXPECT_EQ(fake_gpu_get_stats()->double_frees, 0);
+  source->deleter(source);
+}
+
+// A device whose default pool refuses an allocation (not_supported) leaves that copy to the kind's own allocator.
+TEST_F(StreamOrderedMemory, AManagedPoolTheDeviceLacksFallsBackToTheManagedAllocator) {
+  DLManagedTensor *source = DeviceCopy(Values(4), {4});
+  ASSERT_NE(source, nullptr);
+  const int live = fake_gpu_get_stats()->live;
+  fake_gpu_fail_next("malloc", FAKE_NOT_SUPPORTED);
+  dlmap_exported out;
+  dlmap_error err;
+  ASSERT_EQ(CopyFour(source, true, DLMAP_DEVICE_CUDAMANAGED, true, reinterpret_cast<intptr_t>(stream_), &out, &err),
+            DLMAP_OK)
+      << err.message;
+  EXPECT_STREQ(fake_gpu_get_stats()->last_device_sync, "malloc_managed");
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  EXPECT_EQ(fake_gpu_values<float>(out.legacy->dl_tensor.data, 4), Values(4));
+  out.legacy->deleter(out.legacy);
+  EXPECT_STREQ(fake_gpu_get_stats()->last_device_sync, "free");
+  EXPECT_EQ(fake_gpu_get_stats()->live, live);
+  EXPECT_EQ(fake_gpu_peek_last_error(), 0) << "the pool's refusal was read, not left for the framework";
+  source->deleter(source);
+}
