@@ -24,11 +24,17 @@ commands:
                     is a row ("hung (over 60 s)", "crashed (SIGSEGV)") and the check goes on in a fresh child.
                     Where a GPU runtime is loaded in its process, row D2 imports it through dlmap there, whose import
                     refuses a device claim the memory contradicts (else D2 is skipped, with the reason).
+                    Rows E1-E7 judge the C exchange API (DLPack 1.2/1.3) the type publishes, if any: the table's
+                    capsule and prev_api chain, then each function called as a C consumer does, against what
+                    __dlpack__ hands out for the same value (tensor, flags, data, deleter runs, the allocator's
+                    prototype and error callback, the non-owning fill's references, current_work_stream).
   consumer TARGET   TARGET is module:expression naming a from_dlpack-like function ('numpy:from_dlpack',
                     'torch:from_dlpack'). It is fed crafted producers (unknown versions, dtypes, flags and device
                     types, NULL strides, huge extents, a lying __dlpack_device__, a consumed capsule, tensors that
-                    lie about device memory where a device exists, ...), each in a child interpreter; each row is a
-                    clean error, accepted, crashed or skipped (with the reason), with the deleter count.
+                    lie about device memory where a device exists, types whose C exchange API table lies: a
+                    major it cannot read, NULL functions, a prev_api cycle, a -1 with no exception, a tensor of
+                    another major, ...), each in a child interpreter; each row is a clean error, accepted, crashed or
+                    skipped (with the reason), with the deleter count.
   tables DIR        write (--check: compare) the tables of dlmap's docs/conformance/ for the peers importable here.
 
 options of producer and consumer:

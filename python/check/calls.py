@@ -29,6 +29,7 @@ def _load_sibling(name):
 
 dlpack = _load_sibling("dlpack")
 runtimes = _load_sibling("runtimes")
+exchange_calls = _load_sibling("exchange_calls")
 _KEEP = []  # counting deleters stay alive for the process: a producer may call them late
 
 
@@ -155,6 +156,8 @@ def export(x, kwargs, consume, names, readable):
         if 0 <= tensor.ndim <= 64:
             out["shape"] = dlpack.read_ints(tensor.shape, tensor.ndim) if tensor.ndim else []
         out["strides_null"] = not tensor.strides
+        if 0 <= tensor.ndim <= 64 and tensor.strides:
+            out["strides"] = dlpack.read_ints(tensor.strides, tensor.ndim) if tensor.ndim else []
         out["address"] = (tensor.data or 0) + tensor.byte_offset
         del tensor
     counter = [0]
@@ -235,6 +238,10 @@ def answer(x, command, config):
         return device(x)
     if op == "claim":
         return claim(x, config.get("runtimes", {}))
+    if op == "exchange":  # the C exchange API the type publishes (exchange_calls.py)
+        def read(y, kwargs, consume):
+            return export(y, kwargs, consume, config["names"], config["readable"])
+        return exchange_calls.answer(x, command, config, dlpack, _raised, read, _KEEP)
     kwargs = dict(command["kwargs"])
     for key in ("max_version", "dl_device"):  # JSON has no tuples; the protocol passes them
         if key in kwargs:

@@ -21,6 +21,8 @@ CHECK_SOURCES = [
     "consumer.py",
     "crafted.py",
     "dlpack.py",
+    "exchange_api.py",
+    "exchange_calls.py",
     "gpu_peers.py",
     "producer.py",
     "report.py",

@@ -149,6 +149,24 @@ def broken(report, column="standard"):
     return out
 
 
+def table_producer(lie=None):
+    """A valid producer whose type publishes a C exchange API table telling `lie` (crafted.TABLE_LIES) or none."""
+    return crafted.with_table(valid_case().case, lie)
+
+
+def trusting_table_consumer(x):
+    """A consumer that trusts whatever table the type publishes: any major, a -1 read as success."""
+    from dlmap.check import dlpack
+    address = dlpack.capsule_pointer(getattr(type(x), dlpack.EXCHANGE_API_ATTRIBUTE), dlpack.EXCHANGE_API_CAPSULE)
+    api = dlpack.DLPackExchangeAPI.from_address(address)
+    out = ctypes.c_void_p()
+    dlpack.FROM_PY_OBJECT(api.managed_tensor_from_py_object_no_sync)(x, ctypes.byref(out))
+    if out.value:
+        managed = dlpack.DLManagedTensorVersioned.from_address(out.value)
+        dlpack.DELETER(managed.deleter)(out.value)
+    return out.value
+
+
 # Consumers for the consumer check, imported again by name in the child interpreters.
 def accept_everything(x):
     return x.__dlpack__()
@@ -237,6 +255,47 @@ class ProducerCheckTest(unittest.TestCase):
             dlmap.check.producer(valid_case())
 
 
+class ExchangeApiProducerTest(unittest.TestCase):
+    """The E rows: the C exchange API a producer's type publishes, judged against its own __dlpack__."""
+
+    def e_rows(self, report):
+        return {r.id: r for r in report.rows if r.id.startswith("E")}
+
+    def test_dlmap_own_table_where_its_profile_publishes_one(self):
+        rows = self.e_rows(dlmap.check.producer("dlmap:empty((2, 3))"))
+        if not hasattr(dlmap.Array, "__dlpack_c_exchange_api__"):
+            self.assertEqual(list(rows), ["E1"])
+            self.assertEqual((rows["E1"].got, rows["E1"].passed("standard")), ("none (the table is optional)", True))
+            return
+        self.assertEqual(sorted(rows), ["E%d" % i for i in range(1, 8)])
+        for r in rows.values():
+            self.assertTrue(r.passed("standard") and not r.skipped, (r.id, r.got, r.verdicts))
+
+    def test_a_table_that_tells_no_lie_passes(self):
+        report = check("table_producer()")
+        rows = self.e_rows(report)
+        self.assertEqual(sorted(rows), ["E%d" % i for i in range(1, 8)])
+        failed = {r.id: r.verdicts["standard"] for r in rows.values() if not r.passed("standard")}
+        self.assertEqual(failed, {})
+        self.assertEqual(rows["E2"].got, "%s, same as __dlpack__" % "(%d, %d)" % tuple(RULES.current))
+
+    def test_each_lie_fails_its_row(self):
+        for lie, row_id, rule in (("wrong_shape", "E2", "E-export"), ("fails_silently", "E2", "E-export"),
+                                  ("frees_while_held", "E3", "E-to-object"),
+                                  ("allocator_ignores_prototype", "E4", "E-allocator"),
+                                  ("allocator_serves_anything", "E5", "E-allocator"),
+                                  ("null_functions", "E1", "E-table"), ("cycle", "E1", "E-chain"),
+                                  ("wrong_major", "E1", "E-table")):
+            with self.subTest(lie=lie):
+                failed = broken(check("table_producer(%r)" % lie))
+                self.assertIn(rule, failed)
+                self.assertEqual(failed[rule], [row_id])
+                # what else fails: rows that need the tensor that never came, or functions left NULL
+                also = {"cycle": {"E-table"}, "fails_silently": {"E-to-object"},
+                        "null_functions": {"E-export", "E-to-object", "E-allocator", "E-stream"}}.get(lie, set())
+                self.assertEqual({r for r in failed if r.startswith("E-")}, {rule} | also)
+
+
 class HostileProducerTest(unittest.TestCase):
     """Producers that hang, crash or misbehave outside the protocol: rows, with the other requests judged as usual."""
 
@@ -261,7 +320,8 @@ class HostileProducerTest(unittest.TestCase):
         started = time.monotonic()
         report = check("valid_case(HangsAlways)", timeout=3)
         self.assertLess(time.monotonic() - started, 60)
-        sent = [r for r in report.rows if r.id.startswith("P") or r.id == "D2"]  # the calls and the claim's import
+        # the calls, the claim's import and the C exchange API's lookup
+        sent = [r for r in report.rows if r.id.startswith("P") or r.id in ("D2", "E1")]
         texts = [r.got for r in sent]
         self.assertEqual(texts[:2], ["hung (over 3 s)"] * 2)  # the plain export hung first, unseen: no row of its own
         self.assertTrue(all(t == "not sent: 3 calls in a row hung" for t in texts[2:]), texts)
@@ -394,6 +454,15 @@ class ConsumerCheckTest(unittest.TestCase):
         got, result = run_case("checker_test:chatty", fields)
         self.assertEqual(got, "error (ValueError), deleter 0/0")  # refused, whatever the consumer printed
         self.assertEqual(result["outcome"], "error")
+
+    def test_a_consumer_that_trusts_any_table_is_reported(self):
+        by_id = {case[0]: case for case in cases(RULES)}
+        for case_id, lie in (("C21", "wrong_major"), ("C24", "fails_silently")):
+            with self.subTest(lie=lie):
+                self.assertEqual(by_id[case_id][3]["table"], lie)
+        report = dlmap.check.consumer("checker_test:trusting_table_consumer")
+        failed = broken(report)
+        self.assertEqual(sorted(failed.get("C-table", [])), ["C21", "C23", "C24", "C25"])
 
     def test_dlmap_consumer_passes(self):
         report = dlmap.check.consumer(dlmap.from_dlpack)

@@ -20,6 +20,9 @@ RULES = {
     "C-accept": "a valid tensor is accepted",
     "C-deleter": "every unconsumed capsule's deleter runs exactly once (by the consumer that took it, or by the "
                  "capsule when it was left unconsumed); a consumed capsule's never",
+    "C-table": "a consumer uses a producer type's C exchange API table only at a major it reads (a prev_api walk "
+               "that cycles ends), calls no NULL function, and takes a call that returned -1 without an exception, "
+               "or a tensor whose major is not the table's, as a failure, never as a tensor",
     "X-not-checked": "the checker ran the case (a row that fails here checked nothing: the check's deadline passed)",
 }
 NOT_RUN = "not run: the check's deadline passed"
@@ -72,7 +75,20 @@ def cases(rules):
         case("C16", "negative strides: (6,) stride -1, data at the last element", "either", ndim=1, shape=[6],
              strides=[-1], data_offset=20),
         case("C17", "__dlpack__ returns an int", "refuse", returns="int"),
-    ] + liars(rules, cpu, case)
+    ] + liars(rules, cpu, case) + tables(rules, case)
+
+
+def tables(rules, case):
+    """Producers whose type publishes a C exchange API table that lies (crafted.with_table); each also answers
+    __dlpack__ correctly, which a consumer may fall back to."""
+    newer = rules.current[0] + 1
+    return [
+        case("C21", "its type's C exchange API table is of major %d only" % newer, "either", table="wrong_major"),
+        case("C22", "its type's table has every function NULL", "either", table="null_functions"),
+        case("C23", "its type's table is of major %d, and its prev_api is itself" % newer, "either", table="cycle"),
+        case("C24", "its type's table returns -1 without setting an exception", "either", table="fails_silently"),
+        case("C25", "its type's table hands out a tensor of major %d" % newer, "either", table="version_disagrees"),
+    ]
 
 
 def liars(rules, host_type, case):
@@ -172,6 +188,12 @@ def consumer(fn, profile=None, deadline=None):
                 v.append(("C-refuse", "accepted"))
             if expected == "accept" and result["outcome"] != "accepted":
                 v.append(("C-accept", "raised %s" % result["kind"]))
+            lie = fields.get("table")
+            if lie in ("wrong_major", "cycle") and result.get("table_calls"):
+                v.append(("C-table", "called a function of a table of a major it cannot read"))
+            if lie in ("fails_silently", "version_disagrees") and result["outcome"] == "accepted" and \
+                    not result["asked"]:
+                v.append(("C-table", "accepted what the failed table call left, without asking __dlpack__"))
             if result["deleter_calls"] != result["produced"]:
                 v.append(("C-deleter", "ran %d times for %d capsules" % (result["deleter_calls"],
                                                                           result["produced"])))

@@ -139,3 +139,48 @@ def int_array(values):
 
 def read_ints(pointer, count):
     return [pointer[i] for i in range(count)] if pointer else None
+
+
+# The C exchange API (DLPack 1.2/1.3): the table a producer type publishes, and its functions' prototypes. Functions
+# that take Python objects are called with the GIL held (PYFUNCTYPE: a -1 with an exception set raises it here); the
+# allocator, which a consumer may call without the GIL, is called with it released.
+EXCHANGE_API_ATTRIBUTE = "__dlpack_c_exchange_api__"  # 1.3: a PyCapsule named EXCHANGE_API_CAPSULE
+EXCHANGE_API_CAPSULE = "dlpack_exchange_api"
+EXCHANGE_API_ATTRIBUTE_1_2 = "__c_dlpack_exchange_api__"  # 1.2: the table's address as an int
+
+
+class DLPackExchangeAPIHeader(ctypes.Structure):
+    _fields_ = [("version", DLPackVersion), ("prev_api", ctypes.c_void_p)]
+
+
+EXCHANGE_API_FUNCTIONS = ("managed_tensor_allocator", "managed_tensor_from_py_object_no_sync",
+                          "managed_tensor_to_py_object_no_sync", "dltensor_from_py_object_no_sync",
+                          "current_work_stream")
+
+
+class DLPackExchangeAPI(ctypes.Structure):
+    _fields_ = [("header", DLPackExchangeAPIHeader)] + [(f, ctypes.c_void_p) for f in EXCHANGE_API_FUNCTIONS]
+
+
+SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+ALLOCATOR = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLTensor), ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p,
+                             SET_ERROR)
+FROM_PY_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.POINTER(ctypes.c_void_p))
+TO_PY_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
+DLTENSOR_FROM_PY_OBJECT = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.POINTER(DLTensor))
+CURRENT_WORK_STREAM = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+
+_steal = _pyapi("Py_DecRef", None, ctypes.c_void_p)
+
+
+def take_object(address):
+    """The object behind a new reference a C function handed out (its address), that reference now Python's."""
+    obj = ctypes.cast(ctypes.c_void_p(address), ctypes.py_object).value  # a second reference
+    _steal(address)
+    return obj
+
+
+def new_table_capsule(address):
+    """The 1.3 form of a C exchange API table: a PyCapsule named EXCHANGE_API_CAPSULE, with no destructor (the table
+    lives as long as the process)."""
+    return _capsule_new(address, _static_name(EXCHANGE_API_CAPSULE), None)

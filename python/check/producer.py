@@ -16,7 +16,7 @@ import time
 
 import dlmap
 
-from . import claims
+from . import claims, exchange_api
 from .report import Report, Row
 from .rules import MADE_STREAM, STANDARD_PROFILE, Rules, show_version
 
@@ -27,6 +27,7 @@ RULES = dict(dlmap._check_rules(), **{
     "P-crash": "a call to the producer (__dlpack__, __dlpack_device__, the attributes read for its read-only state) "
                "returns or raises within the deadline; it never crashes or hangs the process that makes it",
     claims.RULE: claims.RULE_TEXT,
+    **exchange_api.RULES,
     "X-not-checked": "the checker made the call it meant to (a row that fails here checked nothing: the check's "
                      "deadline passed, or it could not make the real stream the call passes)",
 })
@@ -583,4 +584,6 @@ def _check(judges, calls, source, subject, stream_maker):
         verdicts = {name: judge(rules, request, out, source, exact) for name, rules, exact in judges}
         report.add(Row("P%02d" % number, request.text(), _describe(standard, out, source), verdicts))
     report.add(claims.row(calls, [name for name, _, _ in judges], standard))
+    for row in exchange_api.rows(calls, [name for name, _, _ in judges], standard):
+        report.add(row)
     return report
