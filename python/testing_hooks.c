@@ -1,10 +1,12 @@
 /* dlmap Python binding — the testing hooks, module functions whose names start with "_": dlmap._stats,
- * dlmap._watch_gil, dlmap._fail_allocations, dlmap._call_deleter_on_thread, dlmap._guarded_capsule_destructor and
- * dlmap._counts_references. They read and steer the counted allocator, run a deleter where the GIL-taking path is
+ * dlmap._watch_gil, dlmap._fail_allocations, dlmap._call_deleter_on_thread, dlmap._call_deleter_at_exit,
+ * dlmap._guarded_capsule_destructor and dlmap._counts_references. They read and steer the counted allocator, run a deleter where the GIL-taking path is
  * exercised, give producers written with ctypes a capsule destructor that keeps a pending exception, and say whether
  * this module's reference counting shows in sys.gettotalrefcount; no public function depends on them. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "python/binding.h"
 
@@ -73,6 +75,40 @@ static PyObject *call_deleter_on_thread(PyObject *module, PyObject *capsule) {
   Py_RETURN_NONE;
 }
 
+/* Deleters to run once the interpreter has finalised (the checker's shutdown row, python/check/deleter_calls.py): a
+ * C atexit handler runs after Py_FinalizeEx, when the process exits normally, as a framework's static destructors do.
+ * Each returns, or the process dies in it; the line on stderr after each says it returned. */
+#define DLMAP_PY_AT_EXIT_MAX 8
+static struct {
+  void (*deleter)(void *);
+  void *managed;
+} at_exit[DLMAP_PY_AT_EXIT_MAX];
+static int at_exit_count;
+
+static void run_at_exit(void) {
+  static const char returned[] = "dlmap: a deleter returned at exit\n";
+  for (int i = 0; i < at_exit_count; i++) {
+    at_exit[i].deleter(at_exit[i].managed);
+    if (write(STDERR_FILENO, returned, sizeof returned - 1) < 0) continue; /* nothing to tell if stderr is gone */
+  }
+}
+
+static PyObject *call_deleter_at_exit(PyObject *module, PyObject *args) {
+  (void)module;
+  unsigned long long deleter, managed;
+  if (!PyArg_ParseTuple(args, "KK:_call_deleter_at_exit", &deleter, &managed)) return NULL;
+  if (deleter == 0 || at_exit_count == DLMAP_PY_AT_EXIT_MAX) {
+    return dlmap_py_raised(dlmap_raise_invalid_argument(DLMAP_PY_ERR, "deleter",
+                                                        deleter == 0 ? "must not be NULL" : "too many at exit"));
+  }
+  if (at_exit_count == 0 && atexit(run_at_exit) != 0) return PyErr_Format(PyExc_RuntimeError, "atexit failed");
+  const uintptr_t address = (uintptr_t)deleter;
+  memcpy(&at_exit[at_exit_count].deleter, &address, sizeof address); /* no object-to-function pointer cast in ISO C */
+  at_exit[at_exit_count].managed = (void *)(uintptr_t)managed;
+  at_exit_count++;
+  Py_RETURN_NONE;
+}
+
 /* A capsule destructor for DLPack producers written in Python (the checker's crafted ones): it calls the callable held
  * in the capsule's context (one reference, released here) with the capsule's address. A consumer may drop a capsule
  * with its exception set, which a ctypes callback cannot survive (Python >= 3.12 turns the pending exception into
@@ -127,6 +163,10 @@ PyMethodDef dlmap_py_testing_hooks[] = {
     {"_call_deleter_on_thread", call_deleter_on_thread, METH_O,
      "_call_deleter_on_thread(capsule)\n--\n\nTesting hook: consumes the capsule and runs its deleter on a new native "
      "thread without the GIL."},
+    {"_call_deleter_at_exit", call_deleter_at_exit, METH_VARARGS,
+     "_call_deleter_at_exit(deleter, managed)\n--\n\nTesting hook: calls the deleter at that address with the managed "
+     "tensor at that address once the interpreter has finalised (a C atexit handler), then writes \"dlmap: a deleter "
+     "returned at exit\" to stderr."},
     {"_guarded_capsule_destructor", guarded_destructor_address, METH_NOARGS,
      "_guarded_capsule_destructor()\n--\n\nTesting hook: the address of a PyCapsule destructor that calls the callable "
      "in the capsule's context with the capsule's address, keeping any pending exception (for producers written with "

@@ -20,6 +20,8 @@ CHECK_SOURCES = [
     "claims.py",
     "consumer.py",
     "crafted.py",
+    "deleter_calls.py",
+    "deleters.py",
     "dlpack.py",
     "exchange_api.py",
     "exchange_calls.py",

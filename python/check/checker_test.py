@@ -15,7 +15,7 @@ import unittest
 
 import dlmap
 import dlmap.check
-from dlmap.check import crafted
+from dlmap.check import crafted, deleters
 from dlmap.check.claims import SENT
 from dlmap.check.consumer import cases, run_case
 from dlmap.check.producer import NotMade
@@ -36,7 +36,9 @@ def valid_case(kind=crafted.Crafted, **fields):
 
 
 def check(expression, **kwargs):
-    """The producer check of checker_test:<expression>, made in the checker's child interpreter."""
+    """The producer check of checker_test:<expression>, made in the checker's child interpreter; without the deleter
+    rows unless asked (DeleterRowsTest has them: a child each)."""
+    kwargs.setdefault("deleter_rows", False)
     return dlmap.check.producer("checker_test:" + expression, **kwargs)
 
 
@@ -294,6 +296,44 @@ class ExchangeApiProducerTest(unittest.TestCase):
                 also = {"cycle": {"E-table"}, "fails_silently": {"E-to-object"},
                         "null_functions": {"E-export", "E-to-object", "E-allocator", "E-stream"}}.get(lie, set())
                 self.assertEqual({r for r in failed if r.startswith("E-")}, {rule} | also)
+
+
+class DeleterRowsTest(unittest.TestCase):
+    """The L rows: each struct's deleter called without the GIL, on a foreign thread, after the producer is gone, at
+    exit after finalisation; each way in a child of its own."""
+
+    def test_a_check_whose_calls_stopped_sends_no_deleter_row(self):
+        report = check("valid_case(HangsAlways)", timeout=3, deleter_rows=True)
+        rows = [r for r in report.rows if r.id.startswith("L")]
+        self.assertEqual(len(rows), 8)
+        for r in rows:
+            self.assertEqual((r.got, r.verdicts["standard"]), ("not sent: 3 calls in a row hung",
+                                                               [("P-crash", "not sent: 3 calls in a row hung")]))
+
+    def test_a_deleter_touching_python_without_the_gil_crashes_in_every_row(self):
+        started = time.monotonic()
+        report = deleters.rows("checker_test:valid_case(deleter='touches_python')", RULES, ["standard"], 10)
+        self.assertEqual([r.id for r in report], ["L%d" % i for i in range(1, 9)])
+        for r in report:
+            self.assertRegex(r.got, r"^crashed \(SIG[A-Z]+\)", r.id)
+            self.assertEqual(r.verdicts["standard"], [(deleters.RULE, r.got)])
+        self.assertLess(time.monotonic() - started, 120)  # crashes, not deadlines
+
+    def test_a_python_callback_deleter_fails_only_at_shutdown(self):
+        # ctypes runs a Python callback by taking the GIL, which works from any thread, but not once the interpreter
+        # has finalised
+        failed = {r.id: r.got for r in deleters.rows("checker_test:valid_case()", RULES, ["standard"], 10)
+                  if not r.passed("standard")}
+        self.assertEqual(sorted(failed), ["L4", "L8"])
+        self.assertTrue(all(got.endswith("at exit") for got in failed.values()), failed)
+
+    def test_dlmap_deleters_return_every_way(self):
+        report = dlmap.check.producer("dlmap:empty((2, 3))")
+        rows = [r for r in report.rows if r.id.startswith("L")]
+        self.assertEqual(len(rows), 8)
+        for r in rows:  # a struct the profile does not hand out is skipped, never failed
+            self.assertTrue(r.passed("standard"), (r.id, r.got))
+            self.assertIn(r.got, ("returned",) if not r.skipped else (r.got,))
 
 
 class HostileProducerTest(unittest.TestCase):

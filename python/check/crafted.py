@@ -24,6 +24,11 @@ def _deleter(address):
     deleter_calls[0] += 1
 
 
+# A broken deleter for the checker's own tests: PyErr_Clear, which reads the calling thread's Python state, called as
+# a deleter without the GIL (or after finalisation) touches state the thread does not hold and crashes.
+_TOUCHES_PYTHON = ctypes.cast(ctypes.pythonapi.PyErr_Clear, ctypes.c_void_p)
+
+
 class Crafted:
     """A producer whose capsules say exactly what the case says, whatever the consumer asks for."""
 
@@ -49,7 +54,8 @@ class Crafted:
         tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes = case["dtype"]
         tensor.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
         tensor.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64)) if strides is not None else None
-        managed.deleter = ctypes.cast(_deleter, ctypes.c_void_p).value
+        managed.deleter = ctypes.cast(_deleter if case.get("deleter") != "touches_python" else _TOUCHES_PYTHON,
+                                      ctypes.c_void_p).value
         if struct == "versioned":
             managed.version.major, managed.version.minor = case["version"]
             managed.flags = case.get("flags", 0)

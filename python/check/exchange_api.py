@@ -164,7 +164,7 @@ def _allocator_rows(answer):
             v.append(("E-allocator", "strides %s are not compact" % tensor["strides"]))
         if served["errors"]:
             v.append(("E-allocator", "called the error callback on success"))
-        got = "(2, 3) %s" % show_version(tensor["version"])
+        got = "shape (2, 3), version %s" % show_version(tensor["version"])
     if served["exception_left"]:
         v.append(("E-allocator", "left a Python exception set"))
     r = []

@@ -16,7 +16,7 @@ import time
 
 import dlmap
 
-from . import claims, exchange_api
+from . import claims, deleters, exchange_api
 from .report import Report, Row
 from .rules import MADE_STREAM, STANDARD_PROFILE, Rules, show_version
 
@@ -28,6 +28,7 @@ RULES = dict(dlmap._check_rules(), **{
                "returns or raises within the deadline; it never crashes or hangs the process that makes it",
     claims.RULE: claims.RULE_TEXT,
     **exchange_api.RULES,
+    deleters.RULE: deleters.RULE_TEXT,
     "X-not-checked": "the checker made the call it meant to (a row that fails here checked nothing: the check's "
                      "deadline passed, or it could not make the real stream the call passes)",
 })
@@ -524,7 +525,7 @@ def default_stream_maker(rules, device_type):
     return "dlmap.check.streams:runtime(%r)" % rules.devices[device_type]["platform"]
 
 
-def producer(x, profile=None, subject=None, timeout=CALL_TIMEOUT_S, stream=None, deadline=None):
+def producer(x, profile=None, subject=None, timeout=CALL_TIMEOUT_S, stream=None, deadline=None, deleter_rows=True):
     """Checks a producer's __dlpack__ / __dlpack_device__; returns a Report whose "standard" column judges by the
     DLPack / Array API standard (the spec and its array_api profile) and, when `profile` names one (e.g. "jax"), a
     second column by that profile of dlmap. The standard lets a producer answer max_version with an older struct; a
@@ -538,7 +539,8 @@ def producer(x, profile=None, subject=None, timeout=CALL_TIMEOUT_S, stream=None,
     A producer on memory a vendor runtime keeps (a GPU's) gets the stream values its convention documents and a real
     stream, made in its process by `stream` ('module:expression' giving the handle; default: its platform runtime's,
     streams.runtime), never an integer the checker invents. deadline: time.monotonic() after which no call is sent;
-    the calls left get a row "not sent: the check's deadline passed" (rule X-not-checked)."""
+    the calls left get a row "not sent: the check's deadline passed" (rule X-not-checked). deleter_rows=False leaves
+    out the L rows (deleters.py: a child interpreter per row)."""
     judges = [("standard", Rules(STANDARD_PROFILE), False)]
     if profile:
         judges.append(("%s profile" % profile, Rules(profile), True))
@@ -549,12 +551,12 @@ def producer(x, profile=None, subject=None, timeout=CALL_TIMEOUT_S, stream=None,
     if failure is not None:
         raise NotMade(target, failure)
     try:
-        return _check(judges, calls, Source(calls.type_name), subject or target, stream)
+        return _check(judges, calls, Source(calls.type_name), subject or target, stream, deleter_rows)
     finally:
         calls.close()
 
 
-def _check(judges, calls, source, subject, stream_maker):
+def _check(judges, calls, source, subject, stream_maker, deleter_rows):
     standard = judges[0][1]
     extra = _check_readonly(calls, source)
     notes = ["Source: %s, read-only: %s." % (source.type_name, {None: "unknown", True: "yes", False: "no"}
@@ -584,6 +586,13 @@ def _check(judges, calls, source, subject, stream_maker):
         verdicts = {name: judge(rules, request, out, source, exact) for name, rules, exact in judges}
         report.add(Row("P%02d" % number, request.text(), _describe(standard, out, source), verdicts))
     report.add(claims.row(calls, [name for name, _, _ in judges], standard))
-    for row in exchange_api.rows(calls, [name for name, _, _ in judges], standard):
+    columns = [name for name, _, _ in judges]
+    for row in exchange_api.rows(calls, columns, standard):
+        report.add(row)
+    calls.close()  # its child holds the producer; each deleter row makes its own
+    if not deleter_rows:
+        return report
+    gone = (calls.gone, "X-not-checked" if calls.gone == DEADLINE_PASSED else "P-crash") if calls.gone else None
+    for row in deleters.rows(calls.config["target"], standard, columns, calls.timeout, calls.deadline, gone):
         report.add(row)
     return report
