@@ -5,7 +5,7 @@ import json
 import os
 import sys
 
-from . import consumer, producer, rules, tables
+from . import consumer, matrix, producer, rules, tables
 from .producer import CALL_TIMEOUT_S
 from .report import JSON_FORMAT
 
@@ -35,6 +35,11 @@ commands:
                     major it cannot read, NULL functions, a prev_api cycle, a -1 with no exception, a tensor of
                     another major, ...), each in a child interpreter; each row is a clean error, accepted, crashed or
                     skipped (with the reason), with the deleter count.
+  matrix LIB...     every producer x consumer pair of the importable libraries among LIB (numpy, torch, dlmap): the
+                    same value families (dtypes, bfloat16 and float8 where PyTorch makes them, transposed, negative
+                    and zero strides, read-only, 0-d, empty, copy=True/False and device requests), one child
+                    interpreter per pair; an N x N summary and each failing row (a crash or hang, different values,
+                    copy semantics broken, a writable view of read-only data) with a one-line reproduction.
   tables DIR        write (--check: compare) the tables of dlmap's docs/conformance/ for the peers importable here.
 
 options of producer and consumer:
@@ -78,7 +83,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog=prog, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG % {"prog": prog, "profiles": names, "timeout": CALL_TIMEOUT_S, "spec": rules.spec_dir()})
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{producer,consumer,tables}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{producer,consumer,matrix,tables}")
     for name, text in (("producer", "check module:expression's __dlpack__ / __dlpack_device__"),
                        ("consumer", "feed crafted producers to module:expression (a from_dlpack function)")):
         p = sub.add_parser(name, help=text)
@@ -91,6 +96,11 @@ def main(argv=None):
         if name == "producer":
             p.add_argument("--timeout", type=float, default=CALL_TIMEOUT_S,
                            help="seconds one call may take before its row says it hung (default %(default)s)")
+    m = sub.add_parser("matrix", help="every producer x consumer pair of the libraries named")
+    m.add_argument("libraries", nargs="+", help="among %s" % ", ".join(matrix.matrix_families.LIBRARIES))
+    m.add_argument("--strict", action="store_true", help="exit 1 when any row fails")
+    m.add_argument("--timeout", type=float, default=matrix.TIMEOUT_S,
+                   help="seconds one value family may take before its row says it hung (default %(default)s)")
     t = sub.add_parser("tables", help="write the tables of docs/conformance for the peers importable here")
     t.add_argument("directory")
     t.add_argument("--peers", default="numpy,torch,dlmap", help="comma-separated: numpy, torch, dlmap")
@@ -98,6 +108,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.command == "tables":
         return tables.main(args.directory, args.peers.split(","), args.check)
+    if args.command == "matrix":
+        result = matrix.matrix(args.libraries, timeout=args.timeout)
+        sys.stdout.write(result.markdown())
+        return 1 if args.strict and result.failures() else 0
     if args.profile is not None:  # an unknown name is one line listing the known ones, before any work
         try:
             rules.Spec().profile_path(args.profile)

@@ -509,6 +509,43 @@ class ConsumerCheckTest(unittest.TestCase):
         self.assertTrue(report.passed(), report.markdown())
 
 
+class MatrixTest(unittest.TestCase):
+    def test_dlmap_as_consumer_fails_no_row(self):
+        from dlmap.check import matrix
+        for producer in [p for p in ("numpy", "dlmap") if p in matrix.available([p])[0]]:
+            with self.subTest(producer=producer):
+                outcomes = matrix.pair(producer, "dlmap")
+                self.assertEqual(len(outcomes), len(matrix.matrix_families.FAMILIES))
+                failed = [o for o in outcomes if "failed" in o or "unreadable" in o or o.get("ok") is False]
+                self.assertEqual(failed, [])
+                self.assertTrue(any(o.get("ok") for o in outcomes))
+
+    def test_a_crash_is_its_familys_row_and_the_pair_goes_on(self):
+        from dlmap.check import matrix
+        families = len(matrix.matrix_families.FAMILIES)
+        starts = []
+
+        def child(config, answer_path, timeout):  # the first child crashes on family 2, the second runs the rest
+            starts.append(config["first"])
+            with open(answer_path, "a", encoding="utf-8") as answers:
+                last = 2 if config["first"] == 0 else families
+                for index in range(config["first"], last):
+                    answers.write(json.dumps({"index": index, "ok": True, "problems": []}) + "\n")
+            return "crashed (SIGSEGV)" if config["first"] == 0 else None
+
+        real, matrix._child = matrix._child, child
+        try:
+            outcomes = matrix.pair("numpy", "torch")
+        finally:
+            matrix._child = real
+        self.assertEqual(starts, [0, 3])
+        self.assertEqual(outcomes[2], {"failed": "crashed (SIGSEGV)", "index": 2})
+        self.assertTrue(all(o.get("ok") for i, o in enumerate(outcomes) if i != 2))
+        text = matrix.Matrix(["numpy"], {}, {("numpy", "numpy"): outcomes}).markdown()
+        self.assertIn("1 failing rows:", text)
+        self.assertIn("crashed (SIGSEGV) | `python3 -c 'import numpy; x = ", text)
+
+
 class MachineReadableOutputTest(unittest.TestCase):
     """--json and --junit (issue 67): every row of the Markdown table, for CI systems."""
 

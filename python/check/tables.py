@@ -6,10 +6,12 @@
 # dlmap's own tables are always compared, and its rows must all pass under its profile.
 import difflib
 import glob
+import importlib
 import os
 import re
 import sys
 
+from . import matrix
 from .consumer import consumer
 from .producer import producer
 from .rules import Rules, show_version
@@ -128,18 +130,41 @@ def generate(peer):
     return files, ok, version
 
 
+def generate_matrix(peers):
+    """{file name: Markdown} of every pair among the peers (matrix.py), when at least two peers are importable, and
+    the peers' versions; the file is named by them (matrix_numpy-1.24.2_torch-1.13.0a0_dlmap_jax.md)."""
+    libraries, _ = matrix.available(peers)
+    if len(libraries) < 2:
+        return {}, None
+    stems = []
+    for name in libraries:
+        if name == "dlmap":
+            stems.append(stem_of(name, None, _profile_of(name)))
+        else:
+            stems.append(stem_of(name, importlib.import_module(name).__version__, None))
+    text = HEADER + "# Every pair: producer x consumer\n\n" + matrix.matrix(libraries).markdown()
+    return {"matrix_%s.md" % "_".join(stems): text}, [s for s in stems if not s.startswith("dlmap_")]
+
+
 def main(directory, peers, check):
     status = 0
+    found = []  # (what, files, whether it passes where it must, version: None for dlmap, committed versions)
     for peer in peers:
         files, ok, version = generate(peer)
+        found.append((peer, files, ok, version, lambda peer=peer: committed_versions(directory, peer)))
+    matrix_files, versions = generate_matrix(peers)
+    if matrix_files:
+        found.append(("the matrix of", matrix_files, True, ", ".join(versions), lambda: sorted(
+            os.path.basename(n) for n in glob.glob(os.path.join(glob.escape(directory), "matrix_*.md")))))
+    for what, files, ok, version, committed in found:
         if not ok:
-            print("dlmap.check tables: %s fails rows it must pass under its own profile (see the tables)" % peer)
+            print("dlmap.check tables: %s fails rows it must pass under its own profile (see the tables)" % what)
             status = 1
         if check and version is not None and not any(os.path.exists(os.path.join(directory, n)) for n in files):
             # Another version than the committed tables': its behaviour is recorded, not judged against them.
             print("dlmap.check tables: no committed tables for %s %s (committed: %s); not compared. "
                   "`bazel run //python/check:update_tables` adds them."
-                  % (peer, version, ", ".join(committed_versions(directory, peer)) or "none"))
+                  % (what, version, ", ".join(committed()) or "none"))
             continue
         for name, text in sorted(files.items()):
             path = os.path.join(directory, name)
