@@ -104,10 +104,17 @@ EOF
 # The array_api module judged by its own profile: every row passes (as //python/check:checker_array_api_test has it).
 "$venv_python" -m dlmap.check producer 'dlmap_array_api:empty((2, 3))' --profile array_api --strict >array_api.md ||
   fail "dlmap_array_api's producer rows fail under its array_api profile: $(grep -m 3 FAIL array_api.md)"
+# Its C exchange API table judged function by function, its deleters called every way (issue 67).
+grep -qE '^\| E7 \| current_work_stream' array_api.md || fail "no C exchange API rows in: $(head -c 400 array_api.md)"
+[ "$(grep -cE '^\| L[1-8] \| .* \| returned \|' array_api.md)" -eq 8 ] || fail "deleter rows: $(grep '^| L' array_api.md)"
+# Every pair of the installed libraries: NumPy and dlmap as producers and consumers.
+"$venv_python" -m dlmap.check matrix numpy dlmap >matrix.md || fail "dlmap.check matrix exited $?"
+grep -qE '^\| dlmap \| [0-9]+ ok' matrix.md || fail "no matrix summary: $(head -c 600 matrix.md)"
+sed -n 1p matrix.md
 
 # The console script and a help that stands alone: the commands, the options, the output, the exit statuses.
 "$scratch/venv/bin/dlmap-check" --help >help.txt || fail "dlmap-check --help exited $?"
-for word in "usage: dlmap-check" "producer TARGET" "consumer TARGET" "--profile" "--strict" "--timeout" \
+for word in "usage: dlmap-check" "producer TARGET" "consumer TARGET" "matrix LIB" "--profile" "--strict" "--timeout" \
   "exit status" "array_api"; do
   grep -qF -- "$word" help.txt || fail "dlmap-check --help does not mention '$word'"
 done
