@@ -187,8 +187,9 @@ def with_table(case, lie=None):
         out[0] = None
         return 0
 
-    callbacks = [dlpack.ALLOCATOR(allocator), dlpack.FROM_PY_OBJECT(from_py_object), dlpack.TO_PY_OBJECT(to_py_object),
-                 dlpack.DLTENSOR_FROM_PY_OBJECT(dltensor_from_py_object), dlpack.CURRENT_WORK_STREAM(current_work_stream)]
+    callbacks = [dlpack.ALLOCATOR(allocator), dlpack.FROM_PY_OBJECT(from_py_object),
+                 dlpack.TO_PY_OBJECT(to_py_object), dlpack.DLTENSOR_FROM_PY_OBJECT(dltensor_from_py_object),
+                 dlpack.CURRENT_WORK_STREAM(current_work_stream)]
     api = dlpack.DLPackExchangeAPI()
     api.header.version.major, api.header.version.minor = major, minor
     if lie in ("wrong_major", "cycle"):

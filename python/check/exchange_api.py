@@ -8,8 +8,8 @@ from .rules import show_version
 
 RULES = {
     "E-table": "a type that publishes the C exchange API puts it on the type as a PyCapsule named "
-               "\"dlpack_exchange_api\" (__dlpack_c_exchange_api__, DLPack 1.3) or as an int (__c_dlpack_exchange_api__, "
-               "1.2); its chain holds a table of the major the consumer reads, in which only "
+               "\"dlpack_exchange_api\" (__dlpack_c_exchange_api__, DLPack 1.3) or as an int "
+               "(__c_dlpack_exchange_api__, 1.2); its chain holds a table of the major the consumer reads, in which only "
                "dltensor_from_py_object_no_sync may be NULL",
     "E-chain": "the prev_api chain goes to ever older majors and ends in NULL: no cycle, no unbounded walk",
     "E-export": "managed_tensor_from_py_object_no_sync returns 0 and a DLManagedTensorVersioned of the table's major "

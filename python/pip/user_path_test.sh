@@ -106,7 +106,8 @@ EOF
   fail "dlmap_array_api's producer rows fail under its array_api profile: $(grep -m 3 FAIL array_api.md)"
 # Its C exchange API table judged function by function, its deleters called every way (issue 67).
 grep -qE '^\| E7 \| current_work_stream' array_api.md || fail "no C exchange API rows in: $(head -c 400 array_api.md)"
-[ "$(grep -cE '^\| L[1-8] \| .* \| returned \|' array_api.md)" -eq 8 ] || fail "deleter rows: $(grep '^| L' array_api.md)"
+[ "$(grep -cE '^\| L[1-8] \| .* \| returned \|' array_api.md)" -eq 8 ] ||
+  fail "deleter rows: $(grep '^| L' array_api.md)"
 # Every pair of the installed libraries: NumPy and dlmap as producers and consumers.
 "$venv_python" -m dlmap.check matrix numpy dlmap >matrix.md || fail "dlmap.check matrix exited $?"
 grep -qE '^\| dlmap \| [0-9]+ ok' matrix.md || fail "no matrix summary: $(head -c 600 matrix.md)"
