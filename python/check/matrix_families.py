@@ -26,6 +26,9 @@ def _dtypes():
             "bool_" if name == "bool" else name)})
     for name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):  # no NumPy dtype: PyTorch makes them
         out.append({"name": name, "torch": "torch.arange(6.0).to(torch.%s).reshape(2, 3)" % name})
+    # sub-byte: two float4 values packed in each byte (PyTorch 2.8 on), made by viewing bytes
+    out.append({"name": "float4_e2m1fn_x2 (packed, sub-byte)",
+                "torch": "torch.arange(6, dtype=torch.uint8).view(torch.float4_e2m1fn_x2).reshape(2, 3)"})
     return out
 
 
