@@ -113,6 +113,20 @@ dlmap_array OnDevice(DLManagedTensor *tensor, const std::vector<int64_t> &shape,
   return a;
 }
 
+// Exports four floats, from the device (`source`) or the host, as a copy to (to, 0) with the consumer's stream argument.
+int32_t CopyFour(DLManagedTensor *source, bool from_device, int32_t to, bool has_stream, int64_t stream,
+                 dlmap_exported *out, dlmap_error *err) {
+  static const std::vector<float> data = Values(4);
+  static const std::vector<int64_t> shape = {4};
+  const dlmap_array array =
+      from_device ? OnDevice(source, shape, {}) : HostArray(const_cast<float *>(data.data()), shape, {});
+  dlmap_export_request request = ExportTo(to);
+  request.copy = DLMAP_COPY_ALWAYS;
+  request.has_stream = has_stream;
+  request.stream = stream;
+  return dlmap_export(&array, &request, out, err);
+}
+
 TEST_F(StreamOrderedMemory, DevicesSayWhichAllocatorServes) {
   char text[400];
   dlmap_platform_allocator(DLMAP_PLATFORM_CUDA, text, sizeof text);
@@ -275,6 +289,32 @@ TEST_F(StreamOrderedMemory, RuntimeCallsPerExchange) {
                 c.name, fake_gpu_calls(), s->device_syncs, s->pool_allocations, s->pool_frees_queued, s->events_created,
                 s->waits);
     EXPECT_EQ(s->device_syncs, 0) << c.name;
+  }
+  // Managed and pinned copies from the device, with the default pools and without (a pool that refuses: the
+  // synchronous allocator, as before the pools), side by side; the pinned release is the synchronous free either way.
+  struct Kind {
+    const char *name;
+    int32_t to;
+    bool has_stream;  // kDLCUDAHost takes none
+    int pool_syncs;
+  } const kinds[] = {{"device to managed copy", DLMAP_DEVICE_CUDAMANAGED, true, 0},
+                     {"device to pinned copy", DLMAP_DEVICE_CUDAHOST, false, 1}};
+  for (const Kind &k : kinds) {
+    for (bool pool : {true, false}) {
+      fake_gpu_reset(2);
+      if (!pool) fake_gpu_fail_next("malloc", FAKE_NOT_SUPPORTED);
+      dlmap_exported out;
+      dlmap_error err;
+      ASSERT_EQ(CopyFour(source, true, k.to, k.has_stream, reinterpret_cast<intptr_t>(stream_), &out, &err),
+                DLMAP_OK)
+          << err.message;
+      out.legacy->deleter(out.legacy);
+      const fake_gpu_stats *s = fake_gpu_get_stats();
+      std::printf("runtime calls, %s + release, %s: %d (device-wide synchronisations %d, the last %s)\n", k.name,
+                  pool ? "default pool" : "synchronous allocator", fake_gpu_calls(), s->device_syncs,
+                  s->last_device_sync != nullptr ? s->last_device_sync : "-");
+      EXPECT_EQ(s->device_syncs, pool ? k.pool_syncs : 2) << k.name;
+    }
   }
   source->deleter(source);
 }
@@ -463,20 +503,6 @@ TEST_F(StreamOrderedMemory, TheFakeCatchesAFreeOnTheWrongStream) {
 }
 
 }  // namespace
-
-// Exports four floats, from the device (`source`) or the host, as a copy to (to, 0) with the consumer's stream argument.
-int32_t CopyFour(DLManagedTensor *source, bool from_device, int32_t to, bool has_stream, int64_t stream,
-                 dlmap_exported *out, dlmap_error *err) {
-  static const std::vector<float> data = Values(4);
-  static const std::vector<int64_t> shape = {4};
-  const dlmap_array array =
-      from_device ? OnDevice(source, shape, {}) : HostArray(const_cast<float *>(data.data()), shape, {});
-  dlmap_export_request request = ExportTo(to);
-  request.copy = DLMAP_COPY_ALWAYS;
-  request.has_stream = has_stream;
-  request.stream = stream;
-  return dlmap_export(&array, &request, out, err);
-}
 
 // Managed copies (kDLCUDAManaged names streams) come from the runtime's default managed pool on the copy's stream and
 // go back on the consumer's, from the device and from the host alike (the runtime copies host data there, since the
