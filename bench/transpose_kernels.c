@@ -2,7 +2,7 @@
  * measured bound on CPUs without AVX-512. Where the CPU has AVX-512, dlmap copies a transposed float32 plane with
  * 16×16 AVX-512 blocks in prefetched 128-element tiles, streamed past the L3 share; without it, below that with 8×8 AVX
  * transposes straight to the destination along 16-row bands, and a larger one band by band through a 16 KiB L1 tile
- * (src/memory.c); this program times the other usual AVX designs on the same n × n float32 planes
+ * (src/host_copy.c); this program times the other usual AVX designs on the same n × n float32 planes
  * (1, 16 and 256 MiB): 8×8 AVX transposes stored straight to the destination, walking square blocks of 16 to 128
  * elements, with plain and with streaming stores, and the 8×8 transpose built from 128-bit row halves (two fewer
  * shuffle stages); beside them, the same walk's loads and stores without the shuffles (the access pattern's own

@@ -1,5 +1,5 @@
 /* dlmap core — the host's data caches, read once and bounded, and the streaming decision of the host copies
- * (src/memory.c). The copies' speed comes from properties every x86-64 has (a small L1, a private L2, a shared
+ * (src/host_copy.c). The copies' speed comes from properties every x86-64 has (a small L1, a private L2, a shared
  * last level), sized from what the CPU reports instead of constants tuned on one machine. */
 #include "src/host_caches.h"
 

@@ -30,7 +30,7 @@ typedef struct dlmap__copy_dim {
 } dlmap__copy_dim;
 
 /* Everything a copy of a tensor into a compact row-major buffer needs to know about its layout, worked out once
- * (dlmap__copy_layout_make) and read by every copier: the host's (src/memory.c), the GPU backend's 2-D and staged
+ * (dlmap__copy_layout_make) and read by every copier: the host's (src/host_copy.c), the GPU backend's 2-D and staged
  * paths (src/backends/gpu.c) and the strided-copy kernels' plan (src/backends/gpu_kernels.c). */
 typedef struct dlmap__copy_layout {
   uint64_t count;         /* elements of element_bytes to copy */

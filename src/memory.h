@@ -1,9 +1,8 @@
-/* dlmap core — allocation through the caller's allocator (or the default one) and host copies. */
+/* dlmap core — allocation through the caller's allocator (or the default one). */
 #ifndef DLMAP_SRC_MEMORY_H_
 #define DLMAP_SRC_MEMORY_H_
 
 #include "src/internal.h"
-#include "src/layout.h"
 
 /* The allocator to use: the caller's, or the malloc-based default. */
 const dlmap_allocator *dlmap__allocator_or_default(const dlmap_allocator *allocator);
@@ -14,9 +13,5 @@ void dlmap__release(const dlmap_allocator *allocator, void *pointer);
 
 /* Rounds size up to a multiple of DLMAP_DATA_ALIGNMENT; false on overflow. */
 bool dlmap__align_size(size_t size, size_t *out);
-
-/* Copies a host tensor of `layout` whose first element is at src into compact row-major dst (layout->bytes long).
- * Both buffers are host memory. */
-void dlmap__copy_to_compact(void *dst, const void *src, const dlmap__copy_layout *layout);
 
 #endif /* DLMAP_SRC_MEMORY_H_ */

@@ -3,6 +3,7 @@
  * managed memory to its GPU without a copy, and applies the DLPack stream protocol around views and copies. */
 #include <string.h>
 
+#include "src/host_copy.h"
 #include "src/memory.h"
 #include "src/transfer.h"
 

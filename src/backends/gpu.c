@@ -12,6 +12,7 @@
 #include "dlmap_config.h"
 #include "src/backends/gpu.h"
 #include "src/backends/gpu_kernels.h"
+#include "src/host_copy.h"
 #include "src/memory.h"
 
 /* ---- the spec's rows ------------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-// dlmap host copies (src/memory.c) through the public import API with copy=True: every path of the strided →
+// dlmap host copies (src/host_copy.c) through the public import API with copy=True: every path of the strided →
 // compact copy — runs, the tiled transpose with its SIMD blocks and remainders, the strided element loops and their
 // step-2 shuffles, broadcasts, negative steps, several tiles and odd sizes — byte for byte against a reference
 // gather. //tests/import:host_copy_sse2_test and :host_copy_avx_test run the same cases with DLMAP_HOST_COPY_SIMD=sse2
@@ -187,7 +187,7 @@ TEST(HostCopy, LargeDestinationsStreamed) {
   }
 }
 
-// Rows of a destination that stays in cache, around the length from which they are copied by src/memory.c's own
+// Rows of a destination that stays in cache, around the length from which they are copied by src/host_copy.c's own
 // AVX-512 loop (1 KiB) and its 256-byte step, each row starting at another offset in its line.
 TEST(HostCopy, CropsOfLongRows) {
   for (size_t esize : {size_t{1}, size_t{4}, size_t{8}}) {
