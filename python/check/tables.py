@@ -13,6 +13,7 @@ import sys
 
 from . import matrix
 from .consumer import consumer
+from .dlpack import EXCHANGE_API_CAPSULE
 from .producer import producer
 from .rules import Rules, show_version
 
@@ -76,22 +77,30 @@ CURRENT_LINE = "Made with the spec's current DLPack version %s.\n\n"
 _CURRENT = re.compile(r"^Made with the spec's current DLPack version (\(\d+, \d+\))\.$", re.M)
 
 
-def _as_current(text, requests_only=False):
-    """text with the spec's current version written as "current": everywhere (what dlmap sends and what it answers,
-    which follows its spec), or, with requests_only, only in the max_version a request sends (a peer answers with its
-    own version, which a spec that gains one does not move)."""
+# What follows the spec's current version in a table: everything (dlmap's own answers), only the requests' max_version
+# (a peer answers with its own version), or the requests and the C exchange API table's header (a dlmap profile that
+# stamps its tensors with a fixed version while its module's table is the spec's current one).
+FOLLOWS_CURRENT = ("everything", "requests", "requests and table")
+
+
+def _as_current(text, follows):
+    """text with the spec's current version written as "current" where it `follows` it (FOLLOWS_CURRENT)."""
     found = _CURRENT.search(text)
     if not found:
         return text
     text = text.replace(found.group(0), CURRENT_LINE.strip() % "(current)")
-    if requests_only:
-        return text.replace("max_version=" + found.group(1), "max_version=(current)")
-    return text.replace(found.group(1), "(current)")
+    if follows == "everything":
+        return text.replace(found.group(1), "(current)")
+    text = text.replace("max_version=" + found.group(1), "max_version=(current)")
+    if follows == "requests and table":
+        header = '"%s" ' % EXCHANGE_API_CAPSULE
+        text = text.replace(header + found.group(1), header + "(current)")
+    return text
 
 
 def same_behaviour(old, new):
     """Whether two tables record the same behaviour, made with the same or different current versions."""
-    return any(_as_current(old, only) == _as_current(new, only) for only in (False, True))
+    return any(_as_current(old, follows) == _as_current(new, follows) for follows in FOLLOWS_CURRENT)
 
 
 def stem_of(peer, version, profile):
