@@ -18,6 +18,7 @@ from spec import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, K
 from spec_kernel_ptx import isa_tenths
 from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, PLAIN_MARKER, STYLE_MARKERS
 import profile_device_claims
+import profile_settings
 
 def _c_header(spec):
     """The first line of every generated C file: it names the spec files it came from, so the headers of two builds
@@ -103,6 +104,62 @@ def args_mask(spec, error):
     return mask
 
 
+# ---- the profile's settings: the fields of dlmap_profile_info and their values ----------------------------------
+
+def profile_fields_macro():
+    """dlmap_profile_info's fields (include/dlmap/profile.h), one per codegen/profile_settings.py row, as the macro the
+    struct expands; then the bits of the two settings that are sets of words."""
+    out = ["/* The profile's settings: the fields of dlmap_profile_info (<dlmap/profile.h>), one per row of the profile "
+           "schema\n * (codegen/profile_settings.py), each with its YAML key and meaning. */\n",
+           "#define DLMAP_PROFILE_INFO_FIELDS \\\n"]
+    for row in profile_settings.SETTINGS:
+        text = "profile.%s: %s" % (row.key, row.doc)
+        lines = textwrap.wrap(text, 112, break_on_hyphens=False, break_long_words=False)
+        out.append("".join("  %s%s \\\n" % ("/* " if i == 0 else " * ", line) for i, line in enumerate(lines)))
+        out[-1] = out[-1][:-3] + " */ \\\n"
+        out.extend("  %s %s; \\\n" % (c_type, field) if not c_type.endswith("*") else
+                   "  %s%s; \\\n" % (c_type, field) for field, c_type in row.fields())
+    out[-1] = out[-1][:-3] + "\n\n"
+    out.append("/* profile.import.ask.keywords, as bits of dlmap_profile_info.ask_keywords. */\n")
+    out.extend("#define DLMAP_ASK_KEYWORD_%s 0x%xu\n" % (k.upper(), 1 << i) for i, k in enumerate(ASK_KEYWORDS))
+    out.append("/* profile.import.device_claims, as bits of dlmap_profile_info.device_claims. */\n")
+    out.extend("#define DLMAP_DEVICE_CLAIM_%s 0x%xu\n" % (c.upper(), 1 << i)
+               for i, c in enumerate(profile_device_claims.CLAIMS))
+    return "".join(out) + "\n"
+
+
+def _version_value(version):
+    return "DLMAP_PROFILE_VERSION(%du, %du)" % (version.major, version.minor)
+
+
+# The C value(s) of a setting of each type, from its resolved value (and the row, and the whole profile).
+_SETTING_C = {
+    "bool": lambda row, v, p: [c_bool(v)],
+    "int": lambda row, v, p: ["%du" % v],
+    "text": lambda row, v, p: [c_string(v)],
+    "word": lambda row, v, p: [c_string(v)],
+    "identifier": lambda row, v, p: [c_string(v) if v is not None else "NULL"],
+    "words": lambda row, v, p: list(row.words[v]) if isinstance(row.words[v], tuple) else [row.words[v]],
+    "error": lambda row, v, p: ["DLMAP_ERR_" + v.upper()],
+    "stamp": lambda row, v, p: [c_bool(v is not None), _version_value(v) if v else "DLMAP_PROFILE_VERSION(0u, 0u)"],
+    "version_or_current": lambda row, v, p: [_version_value(v)],
+    "retry": lambda row, v, p: [c_bool(v == "any_type_error")],
+    "keywords": lambda row, v, p: ["0x%xu" % sum(1 << ASK_KEYWORDS.index(k) for k in v)],
+    "claims": lambda row, v, p: ["0x%xu" % profile_device_claims.mask(p)],
+    "dtype_list": lambda row, v, p: [c_bool(v is not None)],
+    "device_name_map": lambda row, v, p: [c_bool(v is not None)],
+}
+
+
+def profile_setting_values(profile):
+    """[(C field, C value)] of every setting, in schema order."""
+    pairs = []
+    for row in profile_settings.SETTINGS:
+        values = _SETTING_C[row.type](row, getattr(profile, row.attr), profile)
+        pairs += [(field, value) for (field, _), value in zip(row.fields(), values)]
+    return pairs
+
+
 # ---- public enum header ---------------------------------------------------------------------------
 
 def emit_spec_header(spec):
@@ -144,6 +201,7 @@ def emit_spec_header(spec):
     known = sum(1 << f.bit for f in spec.flags)
     out.append("#define DLMAP_FLAGS_KNOWN UINT64_C(0x%x)\n\n" % known)
 
+    out.append(profile_fields_macro())
     abi = spec.abi
     out.append("/* DLPack versions dlmap exchanges; ranges are half-open [from, until). */\n")
     for name, version in (("CURRENT", abi.current), ("LEGACY_FROM", abi.legacy.introduced),
@@ -541,17 +599,10 @@ def emit_error_related(spec):
     return _list(spec, [ERROR_RELATED], (ERROR_RELATED(e.id.upper(), r.upper()) for e in spec.errors for r in e.related))
 
 
-# The profile's twelve kinds of rows; ERROR is an error enumerator suffix, or OK for none.
-PROFILE = Row("DLMAP_PROFILE",
-              "name doc OWN_TYPE FALSY_TYPE ABSENT_STRUCT GATING LEGACY_READ_ONLY STREAM OTHERWISE_ERROR REQUEST "
-              "HOST_STREAM VIEW_LAYOUT OTHERWISE_LAYOUT alignment whole_bytes scalar stamp_fixed stamp_major stamp_minor "
-              "HOST_ID ask_major ask_minor ASK_RETRY ask_stream legacy_read_only_import DEVICE_QUERY "
-              "ask_keywords REFUSED_CAPSULE import_dtypes_listed device_names_listed device_tuples UNKNOWN_FLAGS "
-              "MAX_VERSION_NEGATIVE flag_is_copied stream_no_sync IMPORT_GATING NEGATIVE_STRIDES CAPSULE_ARGUMENTS "
-              "DTYPE_ERRORS COPY_TRUST device_enum SCALAR_DIMS COPY_ARGUMENT ABSENT_READ_ONLY ARG_MAX_VERSION "
-              "ARG_DL_DEVICE ARG_READ_ONLY SIGNATURE_ERRORS method_owner from_dlpack_object DEVICE_INDEX models "
-              "device_claims",
-              "Once: the profile's settings.")
+# The profile's twelve kinds of rows (the settings, then the tables); ERROR is an error enumerator suffix, or OK for none.
+PROFILE_SETTING = Row("DLMAP_PROFILE_SETTING", "field value",
+                      "One row per field of dlmap_profile_info, in the schema's order (codegen/profile_settings.py): "
+                      "the field and its C value, for one designated initialiser.")
 PROFILE_DEVICE = Row("DLMAP_PROFILE_DEVICE", "value export_target export_source import_accepted",
                      "One row per device type, in the device table's order.")
 PROFILE_VERSION_RANGE = Row("DLMAP_PROFILE_VERSION_RANGE", "has_until until_major until_minor STRUCT ERROR",
@@ -591,23 +642,7 @@ def emit_profile(spec):
     def error(error_id):
         return error_id.upper() if error_id else "OK"
 
-    lines = [PROFILE(
-        c_string(p.name), c_string(p.doc), p.own_type.upper(), p.falsy_type.upper(), p.absent_struct.upper(),
-        p.gating.upper(), p.legacy_read_only.upper(), p.stream.upper(), error(p.otherwise), p.request.upper(),
-        p.host_stream.upper(), p.view_layout.upper(), p.otherwise_layout.upper(), p.alignment,
-        c_bool(p.whole_bytes), c_bool(p.scalar), c_bool(p.stamp is not None),
-        "%du" % (p.stamp.major if p.stamp else 0), "%du" % (p.stamp.minor if p.stamp else 0), p.host_id.upper(),
-        "%du" % p.ask_max_version.major, "%du" % p.ask_max_version.minor, p.ask_retry.upper(), c_bool(p.ask_stream),
-        c_bool(p.legacy_read_only_import), p.device_query.upper(),
-        "0x%xu" % sum(1 << ASK_KEYWORDS.index(k) for k in p.ask_keywords), p.refused_capsule.upper(),
-        c_bool(p.import_dtypes is not None), c_bool(p.device_names is not None), c_bool(p.device_tuples),
-        p.unknown_flags.upper(), p.max_version_negative.upper(), c_bool(p.flag_is_copied), c_bool(p.stream_no_sync),
-        p.import_gating.upper(), p.negative_strides.upper(), p.capsule_arguments.upper(), p.dtype_errors.upper(),
-        p.copy_trust.upper(), c_bool(p.device_enum), p.scalar_dims.upper(),
-        p.copy_argument.upper(), p.absent_read_only.upper(), p.arg_max_version.upper(), p.arg_dl_device.upper(),
-        p.arg_read_only.upper(), p.signature_errors.upper(),
-        c_string(p.method_owner) if p.method_owner else "NULL", c_string(p.from_dlpack_object),
-        p.device_index.upper(), c_string(p.models), "0x%xu" % profile_device_claims.mask(p))]
+    lines = [PROFILE_SETTING(field, value) for field, value in profile_setting_values(p)]
     lines += [PROFILE_DEVICE(d.value, c_bool(d.export_target), c_bool(d.export_source), c_bool(d.import_accepted))
               for d in p.devices]
     lines += [PROFILE_VERSION_RANGE(
@@ -631,7 +666,7 @@ def emit_profile(spec):
         return c_string(fields[field]) if field in fields else "NULL"
     lines += [PROFILE_ERROR_ORIGIN(error_id.upper(), origin(fields, "kind"), origin(fields, "message"),
                                    origin(fields, "status")) for error_id, fields in p.error_origins.items()]
-    return _list(spec, [PROFILE, PROFILE_DEVICE, PROFILE_VERSION_RANGE, PROFILE_DEVICE_RULE, PROFILE_ERROR_ORIGIN,
+    return _list(spec, [PROFILE_SETTING, PROFILE_DEVICE, PROFILE_VERSION_RANGE, PROFILE_DEVICE_RULE, PROFILE_ERROR_ORIGIN,
                         PROFILE_IMPORT_DTYPE, PROFILE_IMPORT_CODE_NAME, PROFILE_DEVICE_NAME, PROFILE_ASK_RETRY_DROP,
                         PROFILE_ASK_ORDER, PROFILE_DEVICE_TEXT, PROFILE_DEVICE_NAME_WITHOUT_TYPE], lines)
 

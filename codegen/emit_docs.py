@@ -12,6 +12,7 @@ else in it is shown literally (Markdown punctuation is escaped, `__dunder__` nam
 
 import re
 
+import profile_settings
 from names import status_enumerator
 from spec import KERNEL_COMPILER_OPS, KERNEL_OPS, placeholder_style
 from spec_kernel_ptx import isa_tenths
@@ -358,30 +359,9 @@ def _profile_section(spec):
     rules = [[code(r.platform), memory[r.memory], code(names[r.device_type]) if r.device_type is not None
               else "error [%s](errors/%s.md)" % (r.error, r.error)] for r in p.rules]
     rules.append(["any other platform", "", "error [%s](errors/%s.md)" % (p.otherwise, p.otherwise)])
-    settings = [
-        ["`dl_device` of the array's own type", "always accepted" if p.own_type == "accept" else "only when listed"],
-        ["`dl_device=(0, id)`", "means `dl_device=None`" if p.falsy_type == "none" else "refused"],
-        ["`max_version=None`", p.absent_struct + " tensor"],
-        ["version gating", "every value expressible in the negotiated version" if p.gating == "strict"
-         else "a legacy tensor carries any value the spec knows"],
-        ["read-only array in a legacy tensor", "refused" if p.legacy_read_only == "refuse" else "exported without the flag"],
-        ["`stream` the convention forbids", {"validate": "refused", "pass_through": "accepted; the host waits instead",
-                                             "none_only": "refused, as is every stream but None"}[p.stream]],
-        ["`from_dlpack` asks `__dlpack__`", "max_version first, then a plain call" if p.request == "versioned_first"
-         else "`stream=` only (legacy capsules)"],
-        ["stream for host device types", "None" if p.host_stream == "none" else "as given"],
-        ["strides of a view", "%s; others %s" % (p.view_layout.replace("_", " "),
-                                                 "refused even with copy=True" if p.otherwise_layout == "refuse"
-                                                 else "copied")],
-        ["alignment of a view", "%d bytes" % p.alignment if p.alignment else "none"],
-        ["data types", ", ".join(filter(None, ["whole bytes only" if p.whole_bytes else "",
-                                                "one lane only" if p.scalar else ""])) or "any the spec knows"],
-    ]
-    # The optional keys: a row only where the profile sets one (the shipped profiles' pages stay as they were).
-    if p.stamp is not None:
-        settings.append(["version of a versioned tensor", "always %s" % p.stamp])
-    if p.host_id == "zero":
-        settings.append(["`dl_device` of host memory", "device id 0 only"])
+    settings = [[code(row.key), _yaml_value(p.yaml_settings[row.key]), _values(row), _default(row), prose(row.doc)]
+                for row in profile_settings.SETTINGS]
+    tables = [[code(t.key), "required" if t.required else "optional", prose(t.doc)] for t in profile_settings.TABLES]
     return ["## Profile %s\n" % p.name, prose(p.doc) + " Source: " + code(checkout_path(p.source)) + ".\n",
             "Models: %s (the releases this profile reproduces; `dlmap --version` and the Python module's "
             "`profile_models()` say the same).\n" % code(p.models),
@@ -391,7 +371,41 @@ def _profile_section(spec):
             table(["value", "enumerator", "dl_device", "export from", "import"], rows),
             "### max_version\n", table(["max_version", "answer"], ranges),
             "### `__dlpack_device__`\n", "First match wins.\n", table(["platform", "memory", "reports"], rules),
-            "### Settings\n", table(["policy", "this profile"], settings)]
+            "### Settings\n",
+            "Every key of a profile's YAML with a value of its own (the schema, `codegen/profile_settings.py`); the "
+            "lists above are its tables.\n",
+            table(["key", "this profile", "values", "default", "meaning"], settings),
+            "The keys whose values are lists or mappings (their rows are above, or in the error pages):\n",
+            table(["key", "", "what it holds"], tables)]
+
+
+# How each type of setting is written, where it is not one of a setting's own words.
+_TYPE_VALUES = {"bool": "true, false", "int": "an integer", "text": "text", "word": "a lower-case word",
+                "identifier": "a Python identifier", "error": "an error id", "stamp": "negotiated, \"M.m\"",
+                "version_or_current": "current, \"M.m\"", "retry": "any_type_error, when_defaults, [keywords]",
+                "keywords": "[max_version, stream, dl_device, copy]", "claims": "[host_types, device_types, device_id], none",
+                "dtype_list": "any, [dtype names]", "device_name_map": "any, {name: device type}"}
+
+
+def _values(row):
+    return ", ".join(row.words) if row.words else _TYPE_VALUES[row.type]
+
+
+def _yaml_value(value):
+    """A setting's value as the YAML writes it."""
+    if isinstance(value, bool):
+        return code("true" if value else "false")
+    if isinstance(value, list):
+        return ", ".join(code(item if isinstance(item, str) else "%s" % item) for item in value)
+    if isinstance(value, dict):
+        return ", ".join(code("%s: %s" % item) for item in value.items())
+    return "—" if value is None else code(str(value))
+
+
+def _default(row):
+    if row.default_from:
+        return "as " + code(row.default_from)
+    return "required" if row.required else _yaml_value(row.default)
 
 
 def emit_devices(spec):

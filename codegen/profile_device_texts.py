@@ -1,6 +1,6 @@
 # dlmap codegen — the profile's `device_texts:` (issue 27): how an error message's {device:text} and
 # {source_device:text} print a device of each listed type (PyTorch's "cpu", "cuda:0"); optional.
-"""Loaded by spec_profile.load_profile into the Profile (schema: the top of spec/profiles/jax.yaml).
+"""Loaded by spec_profile.load_profile into the Profile (the `device_texts` table of codegen/profile_settings.py).
 
 device_texts: {type: text, …}   per device type (enumerator, spelling, alias or value): the text, in which "{id}" is
                                 replaced by the device id and no other brace may appear. A device of a type not listed

@@ -1,5 +1,5 @@
 # dlmap codegen — profile inheritance: `extends: <profile>` resolved into one whole profile (stdlib only).
-"""The merge rule of `extends` (schema: the top of spec/profiles/jax.yaml), shared by every reader of a profile:
+"""The merge rule of `extends` (codegen/profile_settings.py's `extends` row), shared by every reader of a profile:
 codegen/spec_profile.py (the generator and `dlmap spec check`) and tests/spec_facts/spec_facts.py (the plain PyYAML
 reader the tests and the conformance checker use), so they all see the same merged profile.
 

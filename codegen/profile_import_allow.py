@@ -1,61 +1,23 @@
-# dlmap codegen — the profile's import allow-lists (issue 27): import.dtypes (with dtype_errors and
-# dtype_code_names, how a refusal is told), import.device_names, import.device_names_without_type,
-# import.device_tuples, import.device_index and import.unknown_flags, each optional with a default that is the
-# behaviour before it.
-"""Loaded by spec_profile.load_profile into the Profile (schema: the top of spec/profiles/jax.yaml).
-
-import.dtypes: any | [dtype names]      the (code, bits) a tensor may carry (others: dtype_not_imported); an entry
-                                        {name: dtype, lanes: N} only with N lanes, and exempts its code from
-                                        import.scalar
-import.dtype_errors: one | per_field    per_field: dtype_code_not_imported where no listed dtype has the code, else
-                                        dtype_bits_not_imported where none has its width, else
-                                        dtype_lanes_not_imported (one: dtype_not_imported for all three)
-import.dtype_code_names: {code: label}  dtype_bits_not_imported's {code_label} per code enumerator (default: the
-                                        enumerator itself)
-import.device_names: any | {name: type} the strings from_dlpack's device= takes (any: every device type's name)
-import.device_names_without_type: [names]  device= names the framework knows that no DLPack device type describes,
-                                        refused with import_device_without_type (before the names the profile takes,
-                                        so a spec name that matches one is still refused; default none)
-import.device_tuples: bool              from_dlpack's device= takes a (device_type, device_id) tuple
-import.device_index: none | colon       colon: a device= name may end in ":N", device id N (torch's "cuda:1");
-                                        none: a name is device 0
-import.unknown_flags: refuse | ignore   a versioned tensor's flag bits the spec does not know (flags_unknown)
-"""
-
-KEYS = ("dtypes", "dtype_errors", "dtype_code_names", "device_names", "device_names_without_type", "device_tuples",
-        "device_index", "unknown_flags")
-DEVICE_INDEXES = ("none", "colon")
-UNKNOWN_FLAGS = ("refuse", "ignore")
-DTYPE_ERRORS = ("one", "per_field")
+# dlmap codegen — the profile's import lists (issue 27): the readings of import.dtypes and import.device_names, and the
+# tables import.dtype_code_names and import.device_names_without_type.
+"""import.dtypes and import.device_names are rows of codegen/profile_settings.py, read through dtypes() and
+device_names(); load() reads the two tables once the settings are read. What each key means: the schema."""
 
 
 def load(source, imp, spec, h, profile):
-    """Sets profile.import_dtypes (None: any; else a sorted list of (code, bits, lanes), lanes 0 for any),
-    profile.dtype_errors, profile.dtype_code_names (None: the enumerators; else a sorted list of (code, label)),
-    profile.device_names (None: any; else [(name, device type value)]), profile.device_names_without_type (a list
-    of names), profile.device_tuples, profile.device_index and profile.unknown_flags."""
+    """Sets profile.dtype_code_names (None: the enumerators; else a sorted list of (code, label)) and
+    profile.device_names_without_type (a list of names), once the settings are read (import.dtypes and
+    import.device_names through dtypes() and device_names() below)."""
     w = h._Where(source, "profile.import")
-    if imp.get("dtypes", "any") != "any":
-        profile.import_dtypes = _dtypes(w, imp["dtypes"], spec, h, profile)
-    if "dtype_errors" in imp:
-        profile.dtype_errors = h._choice(w, imp, "dtype_errors", DTYPE_ERRORS)
     if "dtype_code_names" in imp:
         profile.dtype_code_names = _code_names(w, imp["dtype_code_names"], spec, h)
     if profile.import_dtypes is None and (profile.dtype_errors != "one" or profile.dtype_code_names is not None):
         w.fail("keys 'dtype_errors' and 'dtype_code_names' tell how import.dtypes refuses a dtype, and 'dtypes' is any")
-    if imp.get("device_names", "any") != "any":
-        profile.device_names = _device_names(w, imp["device_names"], spec, h, profile)
     if "device_names_without_type" in imp:
         profile.device_names_without_type = _names_without_type(w, imp["device_names_without_type"], h, profile)
-    if "device_tuples" in imp:
-        profile.device_tuples = h._bool(w, imp, "device_tuples")
-    if "device_index" in imp:
-        profile.device_index = h._choice(w, imp, "device_index", DEVICE_INDEXES)
-    if "unknown_flags" in imp:
-        profile.unknown_flags = h._choice(w, imp, "unknown_flags", UNKNOWN_FLAGS)
 
 
-def _dtypes(w, value, spec, h, profile):
+def dtypes(w, value, spec, h, profile):
     if not isinstance(value, list) or not value:
         w.fail("key 'dtypes' must be 'any' or a non-empty list of dtype names, got %s" %
                (h._type_name(value) if value != [] else "an empty list"))
@@ -109,7 +71,7 @@ def _code_names(w, value, spec, h):
     return sorted(names)
 
 
-def _device_names(w, value, spec, h, profile):
+def device_names(w, value, spec, h, profile):
     if not isinstance(value, dict) or not value:
         w.fail("key 'device_names' must be 'any' or a non-empty mapping of name: device type, got %s" %
                h._type_name(value))

@@ -360,7 +360,7 @@ if [ -n "$PY_INCLUDE" ]; then
   rm -rf "$CHECK_PKG"
   mkdir -p "$CHECK_PKG/dlmap/check/spec/profiles"
   cp "$PY_MODULE" "$CHECK_PKG/dlmap/__init__.so"
-  for source in python/check/*.py tests/spec_facts/spec_facts.py codegen/profile_extends.py; do
+  for source in python/check/*.py tests/spec_facts/spec_facts.py codegen/profile_extends.py codegen/profile_settings.py; do
     case $source in *_test.py) ;; *) cp "$source" "$CHECK_PKG/dlmap/check/" ;; esac
   done
   cp spec/*.yaml "$CHECK_PKG/dlmap/check/spec/"

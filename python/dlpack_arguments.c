@@ -1,5 +1,5 @@
 /* dlmap Python binding — __dlpack__'s max_version, dl_device and read_only as the profile's `arguments:` reads them
- * (spec/profiles/jax.yaml's schema; codegen/profile_arguments.py). The default readings are errors.c's parsers; the
+ * (codegen/profile_settings.py's arguments.* rows). The default readings are errors.c's parsers; the
  * others reproduce a peer's own reading, whose Python exceptions (an item's __index__, a subscript, a comparison)
  * propagate as that peer lets them. */
 #include "python/binding.h"

@@ -7,125 +7,16 @@
 /* The rows write ERROR as an error enumerator suffix, and OK where there is none. */
 #define DLMAP_ERR_OK DLMAP_OK
 
-/* The profile's words for each boolean setting. */
-#define DLMAP_PROFILE_OWN_TYPE_ACCEPT true
-#define DLMAP_PROFILE_OWN_TYPE_LISTED false
-#define DLMAP_PROFILE_FALSY_NONE true
-#define DLMAP_PROFILE_FALSY_REFUSE false
-#define DLMAP_PROFILE_READ_ONLY_DROP true
-#define DLMAP_PROFILE_READ_ONLY_REFUSE false
-#define DLMAP_PROFILE_HOST_STREAM_NONE true
-#define DLMAP_PROFILE_HOST_STREAM_AS_GIVEN false
-#define DLMAP_PROFILE_LAYOUT_REFUSE true
-#define DLMAP_PROFILE_LAYOUT_COPY false
-#define DLMAP_PROFILE_HOST_ID_ZERO true
-#define DLMAP_PROFILE_HOST_ID_ANY false
-#define DLMAP_PROFILE_RETRY_ANY_TYPE_ERROR true
-#define DLMAP_PROFILE_RETRY_WHEN_DEFAULTS false
-#define DLMAP_PROFILE_DEVICE_QUERY_FIRST true
-#define DLMAP_PROFILE_DEVICE_QUERY_NEVER false
-#define DLMAP_PROFILE_DEVICE_QUERY_CAPSULE true
-#define DLMAP_PROFILE_DEVICE_REPORT_FIRST false
-#define DLMAP_PROFILE_DEVICE_REPORT_NEVER false
-#define DLMAP_PROFILE_DEVICE_REPORT_CAPSULE true
-#define DLMAP_PROFILE_REFUSED_CAPSULE_LEAVE true
-#define DLMAP_PROFILE_REFUSED_CAPSULE_CONSUME false
-#define DLMAP_PROFILE_UNKNOWN_FLAGS_IGNORE true
-#define DLMAP_PROFILE_UNKNOWN_FLAGS_REFUSE false
-#define DLMAP_PROFILE_NEGATIVE_ZERO true
-#define DLMAP_PROFILE_NEGATIVE_REFUSE false
-#define DLMAP_PROFILE_NEGATIVE_STRIDES_REFUSE true
-#define DLMAP_PROFILE_NEGATIVE_STRIDES_ACCEPT false
-#define DLMAP_PROFILE_CAPSULE_ARGUMENTS_REFUSE true
-#define DLMAP_PROFILE_CAPSULE_ARGUMENTS_ACCEPT false
-#define DLMAP_PROFILE_DTYPE_ERRORS_PER_FIELD true
-#define DLMAP_PROFILE_DTYPE_ERRORS_ONE false
-#define DLMAP_PROFILE_COPY_TRUST_PRODUCER true
-#define DLMAP_PROFILE_COPY_TRUST_FLAG false
-#define DLMAP_PROFILE_SCALAR_DIMS_EMPTY true
-#define DLMAP_PROFILE_SCALAR_DIMS_NULL false
-#define DLMAP_PROFILE_COPY_ARGUMENT_TRUTH true
-#define DLMAP_PROFILE_COPY_ARGUMENT_STRICT false
-#define DLMAP_PROFILE_DL_DEVICE_TUPLE_C_INTS true
-#define DLMAP_PROFILE_DL_DEVICE_PAIR false
-#define DLMAP_PROFILE_READ_ONLY_TRUTH true
-#define DLMAP_PROFILE_READ_ONLY_ABSENT false
-#define DLMAP_PROFILE_SIGNATURE_ERRORS_CATALOGUE true
-#define DLMAP_PROFILE_SIGNATURE_ERRORS_BUILTIN false
-#define DLMAP_PROFILE_DEVICE_INDEX_COLON true
-#define DLMAP_PROFILE_DEVICE_INDEX_NONE false
-
 /* profile.inc holds twelve kinds of rows; each table below defines the one macro it reads (the .inc gives the others
- * empty defaults and undefines them all at its end). */
-#define DLMAP_PROFILE(name_, doc_, OWN_TYPE, FALSY_TYPE, ABSENT_STRUCT, GATING, LEGACY_READ_ONLY, STREAM, OTHERWISE, \
-                      REQUEST, HOST_STREAM, VIEW_LAYOUT, OTHERWISE_LAYOUT, alignment_, whole_bytes_, scalar_,     \
-                      stamp_fixed_, stamp_major, stamp_minor, HOST_ID, ask_major_, ask_minor_, ASK_RETRY,         \
-                      ask_stream_, legacy_read_only_import_, DEVICE_QUERY, ask_keywords_, REFUSED_CAPSULE,        \
-                      import_dtypes_listed_, device_names_listed_, device_tuples_, UNKNOWN_FLAGS,                  \
-                      MAX_VERSION_NEGATIVE, flag_is_copied_, stream_no_sync_, IMPORT_GATING, NEGATIVE_STRIDES,      \
-                      CAPSULE_ARGUMENTS, DTYPE_ERRORS, COPY_TRUST, device_enum_, SCALAR_DIMS,                      \
-                      COPY_ARGUMENT, ABSENT_READ_ONLY, ARG_MAX_VERSION, ARG_DL_DEVICE, ARG_READ_ONLY,              \
-                      SIGNATURE_ERRORS, method_owner_, from_dlpack_object_, DEVICE_INDEX, models_, device_claims_, \
-                      ...)                                                                                         \
-  {                                                                                                                \
-      .name = name_,                                                                                               \
-      .doc = doc_,                                                                                                 \
-      .dl_device_own_type = DLMAP_PROFILE_OWN_TYPE_##OWN_TYPE,                                                     \
-      .dl_device_falsy_is_none = DLMAP_PROFILE_FALSY_##FALSY_TYPE,                                                 \
-      .absent_struct = DLMAP_STRUCT_##ABSENT_STRUCT,                                                               \
-      .gating = DLMAP_GATING_##GATING,                                                                             \
-      .legacy_drops_read_only = DLMAP_PROFILE_READ_ONLY_##LEGACY_READ_ONLY,                                        \
-      .stream = DLMAP_STREAM_POLICY_##STREAM,                                                                      \
-      .dlpack_device_otherwise = DLMAP_ERR_##OTHERWISE,                                                            \
-      .request = DLMAP_REQUEST_##REQUEST,                                                                          \
-      .host_stream_none = DLMAP_PROFILE_HOST_STREAM_##HOST_STREAM,                                                 \
-      .view_layout = DLMAP_LAYOUT_##VIEW_LAYOUT,                                                                   \
-      .other_layouts_refused = DLMAP_PROFILE_LAYOUT_##OTHERWISE_LAYOUT,                                            \
-      .alignment = alignment_,                                                                                     \
-      .whole_bytes = whole_bytes_,                                                                                 \
-      .scalar = scalar_,                                                                                           \
-      .stamp_fixed = stamp_fixed_,                                                                                 \
-      .stamp = {.major = stamp_major, .minor = stamp_minor},                                                       \
-      .host_id_zero = DLMAP_PROFILE_HOST_ID_##HOST_ID,                                                             \
-      .ask_max_version = {ask_major_, ask_minor_},                                                                 \
-      .ask_retry_any_type_error = DLMAP_PROFILE_RETRY_##ASK_RETRY,                                                 \
-      .ask_stream = ask_stream_,                                                                                   \
-      .legacy_import_read_only = legacy_read_only_import_,                                                         \
-      .device_query_first = DLMAP_PROFILE_DEVICE_QUERY_##DEVICE_QUERY,                                             \
-      .device_report_stream_only = DLMAP_PROFILE_DEVICE_REPORT_##DEVICE_QUERY,                                     \
-      .ask_keywords = ask_keywords_,                                                                               \
-      .refused_capsule_left = DLMAP_PROFILE_REFUSED_CAPSULE_##REFUSED_CAPSULE,                                     \
-      .import_dtypes_listed = import_dtypes_listed_,                                                               \
-      .device_names_listed = device_names_listed_,                                                                 \
-      .device_tuples = device_tuples_,                                                                             \
-      .unknown_flags_ignored = DLMAP_PROFILE_UNKNOWN_FLAGS_##UNKNOWN_FLAGS,                                         \
-      .max_version_negative_zero = DLMAP_PROFILE_NEGATIVE_##MAX_VERSION_NEGATIVE,                                  \
-      .flag_is_copied = flag_is_copied_,                                                                           \
-      .stream_no_sync = stream_no_sync_,                                                                           \
-      .import_gating = DLMAP_GATING_##IMPORT_GATING,                                                               \
-      .negative_strides_refused = DLMAP_PROFILE_NEGATIVE_STRIDES_##NEGATIVE_STRIDES,                               \
-      .capsule_arguments_refused = DLMAP_PROFILE_CAPSULE_ARGUMENTS_##CAPSULE_ARGUMENTS,                            \
-      .dtype_errors_per_field = DLMAP_PROFILE_DTYPE_ERRORS_##DTYPE_ERRORS,                                         \
-      .copy_trust_producer = DLMAP_PROFILE_COPY_TRUST_##COPY_TRUST,                                                \
-      .scalar_dims_empty = DLMAP_PROFILE_SCALAR_DIMS_##SCALAR_DIMS,                                                \
-      .copy_argument_truth = DLMAP_PROFILE_COPY_ARGUMENT_##COPY_ARGUMENT,                                          \
-      .dlpack_device_enum = device_enum_,                                                                          \
-      .absent_read_only_struct = DLMAP_STRUCT_##ABSENT_READ_ONLY,                                                  \
-      .max_version_reading = DLMAP_MAX_VERSION_##ARG_MAX_VERSION,                                                  \
-      .dl_device_c_ints = DLMAP_PROFILE_DL_DEVICE_##ARG_DL_DEVICE,                                                 \
-      .read_only_argument = DLMAP_PROFILE_READ_ONLY_##ARG_READ_ONLY,                                               \
-      .signature_errors_catalogue = DLMAP_PROFILE_SIGNATURE_ERRORS_##SIGNATURE_ERRORS,                             \
-      .method_owner = method_owner_,                                                                               \
-      .from_dlpack_object = from_dlpack_object_,                                                                   \
-      .device_index_colon = DLMAP_PROFILE_DEVICE_INDEX_##DEVICE_INDEX,                                             \
-      .models = models_,                                                                                           \
-      .device_claims = device_claims_,                                                                             \
-  },
-static const dlmap_profile_info kProfile[] = {
+ * empty defaults and undefines them all at its end). The settings: one designated initialiser, a field a row. */
+#define DLMAP_PROFILE_VERSION(major_, minor_) {.major = major_, .minor = minor_}
+#define DLMAP_PROFILE_SETTING(field_, value_, ...) .field_ = value_,
+static const dlmap_profile_info kProfile = {
 #include "src/generated/profile.inc"
 };
+#undef DLMAP_PROFILE_VERSION
 
-const dlmap_profile_info *dlmap_profile_current(void) { return &kProfile[0]; }
+const dlmap_profile_info *dlmap_profile_current(void) { return &kProfile; }
 
 /* ---- per device type, in the device table's order ---- */
 
@@ -176,7 +67,7 @@ static const version_range kRanges[] = {
 int32_t dlmap_profile_struct_lookup(bool has_max_version, dlmap_version max_version, dlmap_struct_kind *out,
                                  dlmap_error *err) {
   if (!has_max_version) {
-    *out = kProfile[0].absent_struct;
+    *out = kProfile.absent_struct;
     return DLMAP_OK;
   }
   dlmap_version from = {0, 0};
@@ -194,7 +85,7 @@ int32_t dlmap_profile_struct_lookup(bool has_max_version, dlmap_version max_vers
     *out = range->structure;
     return DLMAP_OK;
   }
-  *out = kProfile[0].absent_struct; /* unreachable: the generator requires an open last range */
+  *out = kProfile.absent_struct; /* unreachable: the generator requires an open last range */
   return DLMAP_OK;
 }
 
@@ -276,7 +167,7 @@ static refused_field refusal(DLDataType dtype) {
 }
 
 bool dlmap_profile_import_dtype_allowed(DLDataType dtype) {
-  return !kProfile[0].import_dtypes_listed || refusal(dtype) == REFUSED_NONE;
+  return !kProfile.import_dtypes_listed || refusal(dtype) == REFUSED_NONE;
 }
 
 bool dlmap_profile_import_lanes_listed(uint8_t code) {
@@ -307,7 +198,7 @@ static const char *code_label(uint8_t code) {
 int32_t dlmap_profile_import_dtype_refuse(DLDataType dtype, dlmap_error *err) {
   char name[64];
   dlmap_dtype_format(dtype, name, sizeof name);
-  if (!kProfile[0].dtype_errors_per_field) return dlmap_raise_dtype_not_imported(err, name);
+  if (!kProfile.dtype_errors_per_field) return dlmap_raise_dtype_not_imported(err, name);
   switch (refusal(dtype)) {
     case REFUSED_CODE: return dlmap_raise_dtype_code_not_imported(err, dtype.code, name);
     case REFUSED_BITS:

@@ -491,7 +491,7 @@ class MinimalSpecFiles(unittest.TestCase):
                     self.assertTrue(line.startswith(quote + first + quote + " { DLMAP_FOUND("), line)
 
     def test_spec_header(self):
-        self.assertEqual(emit.emit_spec_header(self.spec), C_HEADER + """\
+        self.assertEqual(emit.emit_spec_header(self.spec).replace(emit.profile_fields_macro(), ""), C_HEADER + """\
 /* Public enumerations of the dlmap spec; included by <dlmap/dlmap.h>. */
 #ifndef DLMAP_GENERATED_DLMAP_SPEC_H_
 #define DLMAP_GENERATED_DLMAP_SPEC_H_
@@ -848,9 +848,23 @@ class RowSignatures(unittest.TestCase):
             "ENUM", "(aliases)", "(version_words)", "(libraries)", "name", "BACKEND", "doc", "device_count",
             "error_string", "_"]})
 
+    def test_profile_struct_and_rows_follow_the_schema_by_name(self):
+        # dlmap_profile_info's fields (the generated macro) and the designated initialiser's rows name exactly the
+        # schema's fields, in its order: a setting added, renamed or dropped in codegen/profile_settings.py is added,
+        # renamed or dropped in both.
+        import re
+        import profile_settings
+        expected = [field for row in profile_settings.SETTINGS for field, _ in row.fields()]
+        macro = emit.profile_fields_macro()
+        declared = re.findall(r"^  [a-z][\w ]*[ *](\w+);", macro, re.M)  # declarations, not the comment lines
+        self.assertEqual(declared, expected)
+        rows = [line for line in emit.emit_profile(default_spec()).splitlines()
+                if line.startswith("DLMAP_PROFILE_SETTING(")]
+        self.assertEqual([line[len("DLMAP_PROFILE_SETTING("):].split(",")[0] for line in rows], expected)
+
     def test_profile_has_twelve_signatures(self):
         signatures = row_signatures(emit.emit_profile(default_spec()))
-        self.assertEqual(list(signatures), ["DLMAP_PROFILE", "DLMAP_PROFILE_DEVICE", "DLMAP_PROFILE_VERSION_RANGE",
+        self.assertEqual(list(signatures), ["DLMAP_PROFILE_SETTING", "DLMAP_PROFILE_DEVICE", "DLMAP_PROFILE_VERSION_RANGE",
                                             "DLMAP_PROFILE_DEVICE_RULE", "DLMAP_PROFILE_ERROR_ORIGIN",
                                             "DLMAP_PROFILE_IMPORT_DTYPE", "DLMAP_PROFILE_IMPORT_CODE_NAME",
                                             "DLMAP_PROFILE_DEVICE_NAME", "DLMAP_PROFILE_ASK_RETRY_DROP",

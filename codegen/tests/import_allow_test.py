@@ -29,15 +29,13 @@ class ImportAllow(SpecTestCase):
     def rows(self, loaded, macro):
         return [line for line in emit.emit_profile(loaded).splitlines() if line.startswith(macro + "(")]
 
-    def profile_row(self, loaded):
-        return self.rows(loaded, "DLMAP_PROFILE")[0]
-
     def test_defaults_are_todays_behaviour(self):
         loaded = self.assertLoads()
         p = loaded.profile
         self.assertEqual((p.import_dtypes, p.device_names, p.device_tuples, p.unknown_flags),
                          (None, None, True, "refuse"))
-        self.assertIn(", FIRST, 0x3u, CONSUME, false, false, true, REFUSE, ", self.profile_row(loaded))
+        self.assertEqual(self.profile_settings(loaded, "import_dtypes_listed", "device_names_listed", "device_tuples",
+                                               "unknown_flags_ignored"), ["false", "false", "true", "false"])
         self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_DTYPE"), [])
         self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_DEVICE_NAME"), [])
 
@@ -54,7 +52,8 @@ class ImportAllow(SpecTestCase):
         self.imp()["unknown_flags"] = "ignore"
         loaded = self.assertLoads()
         self.assertEqual(loaded.profile.import_dtypes, [(2, 32, 0), (5, 128, 0), (6, 8, 0)])
-        self.assertIn(", true, true, false, IGNORE, ", self.profile_row(loaded))
+        self.assertEqual(self.profile_settings(loaded, "import_dtypes_listed", "device_names_listed", "device_tuples",
+                                               "unknown_flags_ignored"), ["true", "true", "false", "true"])
         self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_DTYPE"),
                          ["DLMAP_PROFILE_IMPORT_DTYPE(2u, 32u, 0u, _)", "DLMAP_PROFILE_IMPORT_DTYPE(5u, 128u, 0u, _)",
                           "DLMAP_PROFILE_IMPORT_DTYPE(6u, 8u, 0u, _)"])
@@ -164,7 +163,7 @@ class ImportAllow(SpecTestCase):
         self.imp()["dtypes"] = ["float32"]
         loaded = self.assertLoads()
         self.assertEqual((loaded.profile.dtype_errors, loaded.profile.dtype_code_names), ("one", None))
-        self.assertEqual(self.profile_column(loaded, "DTYPE_ERRORS"), "ONE", self.profile_row(loaded))
+        self.assertEqual(self.profile_setting(loaded, "dtype_errors_per_field"), "false")
         self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_CODE_NAME"), [])
 
     def test_dtype_errors_and_code_names_reach_the_rows(self):
@@ -172,7 +171,7 @@ class ImportAllow(SpecTestCase):
         self.imp()["dtype_errors"] = "per_field"
         self.imp()["dtype_code_names"] = {"kDLBfloat": "kFloat", "kDLInt": "kInt"}
         loaded = self.assertLoads()
-        self.assertEqual(self.profile_column(loaded, "DTYPE_ERRORS"), "PER_FIELD", self.profile_row(loaded))
+        self.assertEqual(self.profile_setting(loaded, "dtype_errors_per_field"), "true")
         self.assertEqual(self.rows(loaded, "DLMAP_PROFILE_IMPORT_CODE_NAME"),
                          ['DLMAP_PROFILE_IMPORT_CODE_NAME(0u, "kInt", _)',
                           'DLMAP_PROFILE_IMPORT_CODE_NAME(4u, "kFloat", _)'])

@@ -26,18 +26,15 @@ class ImportGates(SpecTestCase):
     def imp(self):
         return self.docs[PROFILE]["profile"]["import"]
 
-    def profile_row(self, loaded):
-        return [line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE(")][0]
-
     def columns(self, loaded):
-        """The row's IMPORT_GATING, NEGATIVE_STRIDES and CAPSULE_ARGUMENTS columns."""
-        return [self.profile_column(loaded, name) for name in ("IMPORT_GATING", "NEGATIVE_STRIDES", "CAPSULE_ARGUMENTS")]
+        """The C values of import_gating, negative_strides_refused and capsule_arguments_refused."""
+        return self.profile_settings(loaded, "import_gating", "negative_strides_refused", "capsule_arguments_refused")
 
     def test_defaults_are_todays_behaviour(self):
         loaded = self.assertLoads()
         p = loaded.profile
         self.assertEqual((p.import_gating, p.negative_strides, p.capsule_arguments), ("strict", "accept", "accept"))
-        self.assertEqual(self.columns(loaded), ["STRICT", "ACCEPT", "ACCEPT"], self.profile_row(loaded))
+        self.assertEqual(self.columns(loaded), ["DLMAP_GATING_STRICT", "false", "false"])
 
     def test_values_reach_the_row(self):
         self.imp()["version_gating"] = "known"
@@ -46,7 +43,7 @@ class ImportGates(SpecTestCase):
         loaded = self.assertLoads()
         p = loaded.profile
         self.assertEqual((p.import_gating, p.negative_strides, p.capsule_arguments), ("known", "refuse", "refuse"))
-        self.assertEqual(self.columns(loaded), ["KNOWN", "REFUSE", "REFUSE"], self.profile_row(loaded))
+        self.assertEqual(self.columns(loaded), ["DLMAP_GATING_KNOWN", "true", "true"])
 
     def test_explicit_defaults(self):
         self.imp()["version_gating"] = "strict"
@@ -70,10 +67,10 @@ class ImportGates(SpecTestCase):
     def test_copy_trust(self):
         loaded = self.assertLoads()
         self.assertEqual(loaded.profile.copy_trust, "flag")
-        self.assertEqual(self.profile_column(loaded, "COPY_TRUST"), "FLAG", self.profile_row(loaded))
+        self.assertEqual(self.profile_setting(loaded, "copy_trust_producer"), "false")
         self.imp()["copy_trust"] = "producer"
         loaded = self.assertLoads()
-        self.assertEqual(self.profile_column(loaded, "COPY_TRUST"), "PRODUCER", self.profile_row(loaded))
+        self.assertEqual(self.profile_setting(loaded, "copy_trust_producer"), "true")
         self.imp()["copy_trust"] = "always"
         self.assertRejected(PROFILE, "profile.import", "copy_trust", "'always' is not one of flag, producer")
 

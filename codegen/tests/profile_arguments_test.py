@@ -37,20 +37,19 @@ class ArgumentsKeys(SpecTestCase):
         p = loaded.profile
         self.assertEqual((p.arg_max_version, p.arg_dl_device, p.arg_read_only, p.absent_read_only),
                          ("pair", "pair", "absent", "legacy"))
-        self.assertEqual([self.profile_column(loaded, c)
-                          for c in ("ARG_MAX_VERSION", "ARG_DL_DEVICE", "ARG_READ_ONLY", "ABSENT_READ_ONLY")],
-                         ["PAIR", "PAIR", "ABSENT", "LEGACY"])
+        self.assertEqual(self.profile_settings(loaded, "max_version_reading", "dl_device_c_ints", "read_only_argument", "absent_read_only_struct"),
+                         ["DLMAP_MAX_VERSION_PAIR", "false", "false", "DLMAP_STRUCT_LEGACY"])
 
     def test_values_reach_the_row(self):
         self.major_only_ready()
         self.body()["arguments"] = {"max_version": "subscript_major", "dl_device": "tuple_c_ints", "read_only": "truth"}
         self.body()["export"]["max_version"]["absent_read_only"] = "versioned"
         loaded = self.assertLoads()
-        self.assertEqual([self.profile_column(loaded, c)
-                          for c in ("ARG_MAX_VERSION", "ARG_DL_DEVICE", "ARG_READ_ONLY", "ABSENT_READ_ONLY")],
-                         ["SUBSCRIPT_MAJOR", "TUPLE_C_INTS", "TRUTH", "VERSIONED"])
+        self.assertEqual(self.profile_settings(loaded, "max_version_reading", "dl_device_c_ints", "read_only_argument", "absent_read_only_struct"),
+                         ["DLMAP_MAX_VERSION_SUBSCRIPT_MAJOR", "true", "true", "DLMAP_STRUCT_VERSIONED"])
         self.body()["arguments"] = {"max_version": "tuple_major"}
-        self.assertEqual(self.profile_column(self.assertLoads(), "ARG_MAX_VERSION"), "TUPLE_MAJOR")
+        self.assertEqual(self.profile_setting(self.assertLoads(), "max_version_reading"),
+                         "DLMAP_MAX_VERSION_TUPLE_MAJOR")
 
     def test_unknown_values_and_keys(self):
         for key, value, allowed in [("max_version", "first", "pair, tuple_major, subscript_major"),
@@ -97,18 +96,18 @@ class SignatureKeys(SpecTestCase):
         return self.docs[PROFILE]["profile"].setdefault("arguments", {})
 
     def columns(self, loaded):
-        return [self.profile_column(loaded, c) for c in ("SIGNATURE_ERRORS", "method_owner", "from_dlpack_object")]
+        return self.profile_settings(loaded, "signature_errors_catalogue", "method_owner", "from_dlpack_object")
 
     def test_defaults_are_todays_behaviour(self):
         loaded = self.assertLoads()
         self.assertEqual((loaded.profile.signature_errors, loaded.profile.method_owner,
                           loaded.profile.from_dlpack_object), ("builtin", None, "x"))
-        self.assertEqual(self.columns(loaded), ["BUILTIN", "NULL", '"x"'])
+        self.assertEqual(self.columns(loaded), ["false", "NULL", '"x"'])
 
     def test_values_reach_the_row(self):
         self.arguments().update({"signature_errors": "catalogue", "method_owner": "Tensor",
                                  "from_dlpack_object": "ext_tensor"})
-        self.assertEqual(self.columns(self.assertLoads()), ["CATALOGUE", '"Tensor"', '"ext_tensor"'])
+        self.assertEqual(self.columns(self.assertLoads()), ["true", '"Tensor"', '"ext_tensor"'])
 
     def test_names_are_identifiers_and_the_owner_needs_the_catalogue(self):
         self.arguments()["from_dlpack_object"] = "no such"

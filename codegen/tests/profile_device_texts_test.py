@@ -35,7 +35,8 @@ class DeviceTexts(SpecTestCase):
     def test_none_by_default(self):
         loaded = self.assertLoads()
         self.assertEqual((loaded.profile.device_texts, self.text_rows(loaded)), ([], []))
-        self.assertEqual((loaded.profile.device_index, self.profile_column(loaded, "DEVICE_INDEX")), ("none", "NONE"))
+        self.assertEqual((loaded.profile.device_index, self.profile_setting(loaded, "device_index_colon")),
+                         ("none", "false"))
 
     def test_rows_in_spec_order_by_any_spelling(self):
         self.body()["device_texts"] = {"kDLCUDA": "cuda:{id}", 1: "cpu"}  # an enumerator, a value
@@ -55,7 +56,7 @@ class DeviceTexts(SpecTestCase):
 
     def test_device_index(self):
         self.body()["import"]["device_index"] = "colon"
-        self.assertEqual(self.profile_column(self.assertLoads(), "DEVICE_INDEX"), "COLON")
+        self.assertEqual(self.profile_setting(self.assertLoads(), "device_index_colon"), "true")
         self.body()["import"]["device_index"] = "suffix"
         self.assertRejected(PROFILE, "profile.import", "device_index", "is not one of none, colon")
 

@@ -201,7 +201,7 @@ class ExtendsInTheSpec(unittest.TestCase):
                                ["--profile_inc", out])
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(out, encoding="utf-8") as handle:
-            self.assertIn('DLMAP_PROFILE("jax_acme"', handle.read())
+            self.assertIn('DLMAP_PROFILE_SETTING(name, "jax_acme"', handle.read())
 
 
 if __name__ == "__main__":

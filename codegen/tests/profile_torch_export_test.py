@@ -29,21 +29,23 @@ class TorchExportKeys(SpecTestCase):
         loaded = self.assertLoads()
         self.assertTrue(loaded.profile.flag_is_copied)
         self.assertFalse(loaded.profile.stream_no_sync)
-        self.assertEqual(self.profile_column(loaded, "flag_is_copied"), "true")
-        self.assertEqual(self.profile_column(loaded, "stream_no_sync"), "false")
-        self.assertEqual((loaded.profile.scalar_dims, self.profile_column(loaded, "SCALAR_DIMS")), ("null", "NULL"))
+        self.assertEqual(self.profile_setting(loaded, "flag_is_copied"), "true")
+        self.assertEqual(self.profile_setting(loaded, "stream_no_sync"), "false")
+        self.assertEqual((loaded.profile.scalar_dims, self.profile_setting(loaded, "scalar_dims_empty")), ("null", "false"))
 
     def test_scalar_dims_empty(self):
         self.export()["scalar_dims"] = "empty"
         loaded = self.assertLoads()
-        self.assertEqual((loaded.profile.scalar_dims, self.profile_column(loaded, "SCALAR_DIMS")), ("empty", "EMPTY"))
+        self.assertEqual((loaded.profile.scalar_dims, self.profile_setting(loaded, "scalar_dims_empty")), ("empty", "true"))
 
     def test_copy_argument(self):
         loaded = self.assertLoads()
-        self.assertEqual((loaded.profile.copy_argument, self.profile_column(loaded, "COPY_ARGUMENT")), ("strict", "STRICT"))
+        self.assertEqual((loaded.profile.copy_argument, self.profile_setting(loaded, "copy_argument_truth")),
+                         ("strict", "false"))
         self.export()["copy_argument"] = "truth"
         loaded = self.assertLoads()
-        self.assertEqual((loaded.profile.copy_argument, self.profile_column(loaded, "COPY_ARGUMENT")), ("truth", "TRUTH"))
+        self.assertEqual((loaded.profile.copy_argument, self.profile_setting(loaded, "copy_argument_truth")),
+                         ("truth", "true"))
         self.export()["copy_argument"] = "bool"
         self.assertRejected(PROFILE, "profile.export", "copy_argument", "'bool' is not one of strict, truth")
 
@@ -57,8 +59,8 @@ class TorchExportKeys(SpecTestCase):
         loaded = self.assertLoads()
         self.assertFalse(loaded.profile.flag_is_copied)
         self.assertTrue(loaded.profile.stream_no_sync)
-        self.assertEqual(self.profile_column(loaded, "flag_is_copied"), "false")
-        self.assertEqual(self.profile_column(loaded, "stream_no_sync"), "true")
+        self.assertEqual(self.profile_setting(loaded, "flag_is_copied"), "false")
+        self.assertEqual(self.profile_setting(loaded, "stream_no_sync"), "true")
 
     def test_flag_is_copied_must_be_a_bool(self):
         self.export()["flag_is_copied"] = "no"

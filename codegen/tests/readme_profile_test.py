@@ -65,7 +65,7 @@ class ReadmeProfile(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(out, encoding="utf-8") as handle:
             rows = handle.read()
-        self.assertIn('DLMAP_PROFILE("jax_versioned"', rows)
+        self.assertIn('DLMAP_PROFILE_SETTING(name, "jax_versioned"', rows)
         self.assertIn("DLMAP_PROFILE_VERSION_RANGE(false, 0u, 0u, VERSIONED, OK, _)", rows)
 
 

@@ -64,13 +64,16 @@ class SpecTestCase(unittest.TestCase):
 
     maxDiff = None
 
-    def profile_column(self, loaded, name):
-        """The value of column `name` of the emitted DLMAP_PROFILE row, counted from the end (the doc text has
-        commas)."""
-        names = emit.PROFILE.columns
-        row = next(line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE("))
-        values = row[:-1].rsplit(", ", len(names) + 1)
-        return values[len(values) - 1 - len(names) + names.index(name)]
+    def profile_setting(self, loaded, field):
+        """The C value the emitted DLMAP_PROFILE_SETTING row gives dlmap_profile_info's field `field`."""
+        rows = [line for line in emit.emit_profile(loaded).splitlines() if line.startswith("DLMAP_PROFILE_SETTING(")]
+        prefix = "DLMAP_PROFILE_SETTING(%s, " % field
+        found = [line[len(prefix):-len(", _)")] for line in rows if line.startswith(prefix)]
+        self.assertEqual(len(found), 1, "%s: %d rows" % (field, len(found)))
+        return found[0]
+
+    def profile_settings(self, loaded, *fields):
+        return [self.profile_setting(loaded, f) for f in fields]
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="dlmap_spec_rules_")

@@ -40,112 +40,13 @@ typedef enum dlmap_max_version_reading {
                                          * errors propagate); nothing else read */
 } dlmap_max_version_reading;
 
-/* The profile's settings; the per-device-type tables are read with dlmap_device_policy. */
+/* The profile's settings, one field per row of the profile schema (codegen/profile_settings.py): the fields, each with
+ * its YAML key and meaning, are DLMAP_PROFILE_INFO_FIELDS in <dlmap/generated/dlmap_spec.h>, as are the
+ * DLMAP_ASK_KEYWORD_* and DLMAP_DEVICE_CLAIM_* bits of ask_keywords and device_claims. The per-device-type tables are
+ * read with dlmap_profile_device_policy, the other lists with the functions below. */
 typedef struct dlmap_profile_info {
-  const char *name;                    /* "jax" */
-  const char *doc;
-  /* export */
-  bool dl_device_own_type;             /* the array's own device type is a valid dl_device even when not listed */
-  bool dl_device_falsy_is_none;        /* dl_device=(0, id) means dl_device=None (device type 0 is falsy) */
-  dlmap_struct_kind absent_struct;     /* what max_version=None gets */
-  dlmap_version_gating gating;
-  bool legacy_drops_read_only;         /* a read-only array in a legacy tensor: exported without the flag */
-  dlmap_stream_policy stream;
-  /* __dlpack_device__: the error for a platform no rule matches */
-  int32_t dlpack_device_otherwise;
-  /* import */
-  dlmap_import_request_style request;
-  bool host_stream_none;               /* types whose stream convention is `none` are asked with stream=None */
-  dlmap_layout_policy view_layout;     /* strides a view may have */
-  bool other_layouts_refused;          /* other strides: refused even with a copy (else copied) */
-  uint64_t alignment;                  /* bytes the first element needs for a view (0: none), else a copy */
-  bool whole_bytes;                    /* dtypes whose bits are not a multiple of 8 are refused */
-  bool scalar;                         /* lanes != 1 is refused */
-  /* export, optional keys (issue 27) */
-  bool stamp_fixed;                    /* export.stamp "M.m": every versioned tensor is stamped stamp, else negotiated */
-  dlmap_version stamp;                 /* with stamp_fixed: the version; else {0, 0} */
-  bool host_id_zero;                   /* export.dl_device.host_id zero: a host-memory dl_device id other than 0 is
-                                          export_host_id_not_zero (else the host is one device whatever its id) */
-  /* import.ask, import.legacy_read_only (optional keys; their defaults are the behaviour before them) */
-  dlmap_version ask_max_version;       /* the max_version a versioned_first request sends (default: the newest) */
-  bool ask_retry_any_type_error;       /* any TypeError of the versioned call gets a plain retry; false: only when
-                                        * dl_device and copy are None (else it propagates) */
-  bool ask_stream;                     /* from_dlpack takes stream= (false: the keyword is a TypeError) */
-  bool legacy_import_read_only;        /* a view of a legacy (unversioned) tensor's memory is read-only */
-  bool device_query_first;             /* import.device_query: __dlpack_device__ is asked (and required) first;
-                                        * false: never asked, and a producer needs only __dlpack__ */
-  bool device_report_stream_only;      /* import.device_query capsule: __dlpack_device__'s answer only chooses the
-                                        * stream (none for a type the profile does not import from); the tensor's
-                                        * own device decides (else the report is checked and weighed at import) */
-  uint32_t ask_keywords;               /* import.ask.keywords: DLMAP_ASK_KEYWORD_* bits passed on every versioned
-                                        * call, None included; the others only when they carry a value */
-  bool refused_capsule_left;           /* import.refused_capsule leave: a capsule import refuses keeps its name and
-                                        * its destructor runs the deleter (else: renamed used_*, deleter run) */
-  /* import allow-lists (optional keys; their defaults are the behaviour before them) */
-  bool import_dtypes_listed;           /* import.dtypes: only the (code, bits) dlmap_profile_import_dtype_allowed
-                                        * lists are imported (dtype_not_imported); false: any */
-  bool device_names_listed;            /* import.device_names: from_dlpack's device= takes only the names
-                                        * dlmap_profile_device_name_at lists; false: every device type's name */
-  bool device_tuples;                  /* import.device_tuples: device= takes a (device_type, device_id) tuple */
-  bool unknown_flags_ignored;          /* import.unknown_flags ignore: flag bits the spec does not know are dropped
-                                        * from an imported versioned tensor (else flags_unknown) */
-  bool max_version_negative_zero;      /* export.max_version.negative zero: a negative major or minor of __dlpack__'s
-                                        * max_version reads as 0 (the ranges decide); false: invalid_argument */
-  bool flag_is_copied;                 /* export.flag_is_copied: a copy export makes sets IS_COPIED in a versioned
-                                        * tensor (false: never set, PyTorch) */
-  bool stream_no_sync;                 /* export.stream_no_sync: stream=-1 (no synchronisation) is accepted on every
-                                        * device type, even where the stream convention allows only None */
-  /* import gates (optional keys; their defaults are the behaviour before them) */
-  dlmap_version_gating import_gating;  /* import.version_gating: STRICT, a versioned tensor's device type, dtype and
-                                        * flags must be in its stamped version; KNOWN: any the spec knows */
-  bool negative_strides_refused;       /* import.strides.negative refuse: a negative stride that reaches an element
-                                        * is strides_negative (else accepted) */
-  bool capsule_arguments_refused;      /* import.capsule_arguments refuse: from_dlpack(capsule, device=, copy=) with
-                                        * either not None is capsule_with_arguments (else the usual path) */
-  bool dtype_errors_per_field;         /* import.dtype_errors per_field: a dtype import.dtypes refuses is
-                                        * dtype_code_not_imported, dtype_bits_not_imported or
-                                        * dtype_lanes_not_imported, by the first field that fails (else always
-                                        * dtype_not_imported) */
-  bool copy_trust_producer;            /* import.copy_trust producer: a producer that was passed copy=True made the
-                                        * copy, whatever its flags say (else only where it sets IS_COPIED) */
-  bool scalar_dims_empty;              /* export.scalar_dims empty: a 0-d export's shape and strides point to
-                                        * zero-length arrays (PyTorch); else both are NULL */
-  bool copy_argument_truth;            /* export.copy_argument truth: __dlpack__'s copy is read by its truth value (a
-                                        * str is still argument_type_copy; NumPy 2); else True, False, None or a
-                                        * boolean scalar */
-  bool dlpack_device_enum;             /* dlpack_device.enum: the Python __dlpack_device__ answers its device type as
-                                        * a member of the module's DLDeviceType IntEnum (PyTorch; else a plain int) */
-  dlmap_struct_kind absent_read_only_struct; /* export.max_version.absent_read_only: what max_version=None gets for a
-                                        * read-only array (default absent_struct; PyTorch's ReadOnlyTensorWrapper) */
-  /* arguments: how the Python binding reads __dlpack__'s arguments (optional keys; defaults the behaviour before) */
-  dlmap_max_version_reading max_version_reading;
-  bool dl_device_c_ints;               /* arguments.dl_device tuple_c_ints: a 2-tuple's items are read as C ints by
-                                        * Python's own conversion, its errors propagating (else the catalogue's) */
-  bool read_only_argument;             /* arguments.read_only truth: __dlpack__ takes read_only=, and a true value
-                                        * exports the array as read-only (else no such keyword) */
-  bool signature_errors_catalogue;     /* arguments.signature_errors catalogue: a call to __dlpack__ or from_dlpack
-                                        * that binds wrongly raises argument_positional_count, _keyword_unknown,
-                                        * argument_missing or argument_given_twice (else CPython's own texts) */
-  const char *method_owner;            /* arguments.method_owner: __dlpack__ is worded "owner.__dlpack__", self
-                                        * counted (NULL: "__dlpack__", no self) */
-  const char *from_dlpack_object;      /* arguments.from_dlpack_object: from_dlpack's first parameter ("x") */
-  bool device_index_colon;             /* import.device_index colon: from_dlpack's device= name may end in ":N",
-                                        * device id N (else a name is device 0) */
-  const char *models;                  /* models: the peer releases the profile reproduces ("numpy >= 2.5") */
-  uint32_t device_claims;              /* import.device_claims: DLMAP_DEVICE_CLAIM_* bits, the claims an import checks
-                                        * against the memory where the platform's runtime is loaded (0: none) */
+  DLMAP_PROFILE_INFO_FIELDS
 } dlmap_profile_info;
-
-/* import.device_claims, as bits of dlmap_profile_info.device_claims (codegen/profile_device_claims.py CLAIMS order). */
-#define DLMAP_DEVICE_CLAIM_HOST_TYPES 0x1u   /* a host-side device type over device-only memory */
-#define DLMAP_DEVICE_CLAIM_DEVICE_TYPES 0x2u /* a device-memory type over memory the runtime does not know */
-#define DLMAP_DEVICE_CLAIM_DEVICE_ID 0x4u    /* device or managed memory of another device than the tensor's id */
-
-/* import.ask.keywords, as bits of dlmap_profile_info.ask_keywords (codegen/spec_profile.py ASK_KEYWORDS order). */
-#define DLMAP_ASK_KEYWORD_MAX_VERSION 0x1u
-#define DLMAP_ASK_KEYWORD_STREAM 0x2u
-#define DLMAP_ASK_KEYWORD_DL_DEVICE 0x4u
-#define DLMAP_ASK_KEYWORD_COPY 0x8u
 
 /* import.ask.retry as a list: the DLMAP_ASK_KEYWORD_* bit the index-th retry after a TypeError drops; 0 past the end
  * (and always where the profile lists none: one plain retry, as ask_retry_any_type_error allows). */

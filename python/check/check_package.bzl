@@ -6,7 +6,7 @@ reads the rules from under dlmap/check/spec/: the spec the module was built from
 (spec/built/, listed in spec/built/spec.txt), dlmap's shipped profiles (spec/profiles/; what `--profile` may also
 name and what a profile's `extends:` resolves among), and dlmap's own facts (spec/*.yaml, for a package laid out
 without a built spec). tests/spec_facts/spec_facts.py, the plain PyYAML reader, reads them, with
-codegen/profile_extends.py (the generator's merge rule for `extends:`) beside it.
+codegen/profile_extends.py (the generator's merge rule for `extends:`) and profile_settings.py (the profile schema) beside it.
 
 Every label of dlmap's own is resolved here (Label), so the macro works from another workspace.
 """
@@ -46,11 +46,13 @@ _SPEC_FACTS = str(Label("//tests/spec_facts:spec_facts.py"))
 _DEFAULT_SPEC = str(Label("//spec:default"))
 _PROFILES = str(Label("//spec:profiles"))
 
-# The generator's sources: codegen/profile_extends.py is shipped from them where this dlmap has it.
+# The generator's sources: the CHECK_CODEGEN modules are shipped from them.
+# codegen's modules the checker reads: the merge rule of `extends:` and the profile schema (its settings' defaults).
+CHECK_CODEGEN = ["profile_extends.py", "profile_settings.py"]
 _GENERATOR = str(Label("//codegen:generator"))
 
 def _spec_files_impl(ctx):
-    """The built spec (in order, with its list), the shipped profiles and profile_extends.py, under ctx.attr.dir."""
+    """The built spec (in order, with its list), the shipped profiles and the CHECK_CODEGEN modules, under ctx.attr.dir."""
     outs, names = [], []
     copies = []
     for i, f in enumerate(ctx.files.spec):
@@ -64,8 +66,8 @@ def _spec_files_impl(ctx):
             seen[f.basename] = True
             copies.append((f, ctx.actions.declare_file("%s/spec/profiles/%s" % (ctx.attr.dir, f.basename))))
     for f in ctx.files.generator:
-        if f.basename == "profile_extends.py":
-            copies.append((f, ctx.actions.declare_file("%s/profile_extends.py" % ctx.attr.dir)))
+        if f.basename in CHECK_CODEGEN:
+            copies.append((f, ctx.actions.declare_file("%s/%s" % (ctx.attr.dir, f.basename))))
     for src, out in copies:
         ctx.actions.run_shell(
             inputs = [src],

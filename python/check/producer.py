@@ -352,15 +352,15 @@ def expectation(rules, request, source):
         else:
             (must if request.copy is False else may).append("export_copy_to_device_forbidden")
             may += ["platform_unavailable", "export_unsupported_device_type"]
-    if request.stream is not None and rules.profile["export"]["stream"] == "none_only":
+    if request.stream is not None and rules.settings["export.stream"] == "none_only":
         must.append("stream_not_none")  # every stream but None, whatever the convention
     elif request.stream is not None and target in rules.devices and not rules.stream_allowed(target, request.stream) \
             and not rules.stream_no_sync(request.stream):
-        if rules.profile["export"]["stream"] == "validate":
+        if rules.settings["export.stream"] == "validate":
             must.append("stream_invalid")
     answer = rules.profile_answer(request.max_version, source.readonly)
     if source.readonly and request.copy is not True and answer == ("struct", "legacy") and \
-            rules.profile["export"]["legacy_read_only"] == "refuse":
+            rules.settings["export.legacy_read_only"] == "refuse":
         must.append("read_only_needs_versioned")
     if must:
         return "error", must + may
@@ -431,7 +431,7 @@ def judge(rules, request, out, source, exact_struct):
     base = source.base
     same_place = base is not None and base.address and base.device == out.device
     if request.copy is True:
-        if out.struct == "versioned" and not copied_flag and rules.profile["export"].get("flag_is_copied", True):
+        if out.struct == "versioned" and not copied_flag and rules.settings["export.flag_is_copied"]:
             v.append(("P-copied", "IS_COPIED not set"))
         if same_place and out.address == base.address:
             v.append(("P-copied", "the data is the source's"))
@@ -444,7 +444,7 @@ def judge(rules, request, out, source, exact_struct):
     if source.readonly and shared:  # a copy belongs to the consumer alone and may be writable
         if out.struct == "versioned" and not out.flags >> rules.flag_bit["READ_ONLY"] & 1:
             v.append(("P-read-only", "READ_ONLY not set"))
-        if out.struct == "legacy" and rules.profile["export"]["legacy_read_only"] == "refuse":
+        if out.struct == "legacy" and rules.settings["export.legacy_read_only"] == "refuse":
             v.append(("P-read-only", "a legacy tensor, which cannot say read-only"))
     if base is not None and base.shape is not None and (out.shape, out.dtype) != (base.shape, base.dtype):
         v.append(("P-consistent", "shape %s dtype %s, plain export %s %s" % (out.shape, out.dtype, base.shape,

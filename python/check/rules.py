@@ -110,6 +110,8 @@ class Rules:
         spec = Spec(directory).read(profile)
         self.profile_name = spec["profile"]["name"]
         self.profile = spec["profile"]
+        # Every setting of the profile schema by its YAML key, defaults filled in (codegen/profile_settings.py).
+        self.settings = spec_facts.profile_settings(self.profile)
         self.versions = [(version(v["version"]), v["struct"]) for v in spec["versions"]]
         abi = spec["abi"]
         self.current = version(abi["current"])
@@ -139,10 +141,10 @@ class Rules:
     def profile_answer(self, max_version, readonly=False):
         """What the profile's export gives a consumer's max_version: ('struct', name) or ('error', error id); for
         max_version=None from a read-only array, export.max_version.absent_read_only where the profile sets it."""
-        policy = self.profile["export"]["max_version"]
         if max_version is None:
-            return ("struct", policy.get("absent_read_only", policy["absent"]) if readonly else policy["absent"])
-        for entry in policy["ranges"]:
+            return ("struct", self.settings["export.max_version.absent_read_only" if readonly
+                                            else "export.max_version.absent"])
+        for entry in self.profile["export"]["max_version"]["ranges"]:
             if "until" not in entry or tuple(max_version) < version(entry["until"]):
                 return ("error", entry["error"]) if "error" in entry else ("struct", entry["struct"])
         raise AssertionError("profile max_version ranges end without an open range")
@@ -161,7 +163,7 @@ class Rules:
         legacy version under strict gating, or None (anything the spec knows) under the profile's `known`."""
         if struct == "versioned":
             return tuple(stamped)
-        return self.newest["legacy"] if self.profile["export"]["version_gating"] == "strict" else None
+        return self.newest["legacy"] if self.settings["export.version_gating"] == "strict" else None
 
     # ---- values -----------------------------------------------------------------------------------------------
 
@@ -236,7 +238,7 @@ class Rules:
         """export.stream_no_sync: whether the profile accepts `stream` on every device type, as a value some stream
         convention reads as no_sync (-1)."""
         values = [(int(k), v) for c in self.streams.values() for k, v in (c.get("values") or {}).items()]
-        return bool(self.profile["export"].get("stream_no_sync", False)) and (stream, "no_sync") in values
+        return bool(self.settings["export.stream_no_sync"]) and (stream, "no_sync") in values
 
     def stream_allowed(self, device_type, stream):
         """Whether `stream` is valid for the device type's convention (None always is; MADE_STREAM, a real stream,

@@ -15,7 +15,7 @@ Where each goes in the sdist:
   --sources       the C sources and headers of the library and binding, at their paths in the checkout; their .c files
                   are listed, in order, in config/sources.txt (what setup.py compiles)
   --check         package/dlmap/check/<name> (the checker's Python and tests/spec_facts/spec_facts.py)
-  --generator     the generator's files: profile_extends.py goes to package/dlmap/check/
+  --generator     the generator's files: CHECK_CODEGEN's go to package/dlmap/check/
   --facts         package/dlmap/check/spec/<name>; --profiles package/dlmap/check/spec/profiles/<name>
   --built-spec    the module's spec in the generator's order: package/dlmap/check/spec/built/NNN-<name> and spec.txt
   --generated     PROFILE's generated sources (its library's _gen and _gen_re2c files): generated/PROFILE/, under
@@ -36,6 +36,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+
+# The generator's modules the conformance checker reads (python/check/check_package.bzl CHECK_CODEGEN): the merge rule
+# of `extends:` and the profile schema.
+CHECK_CODEGEN = ("profile_extends.py", "profile_settings.py")
 
 _EXTERNAL = re.compile(r"^(?:bazel-out/[^/]+/bin/)?(?:external/[^/]+/)?")
 _LAYOUT = re.compile(r"(?:^|/)((?:include/dlmap|src)/generated/[^/]+)$")
@@ -119,9 +123,9 @@ def main(argv):
         check = "package/dlmap/check/"
         for path in args.check:
             _copy(path, stage, check + os.path.basename(path))
-        extends = [p for p in args.generator if os.path.basename(p) == "profile_extends.py"]
-        for path in extends:
-            _copy(path, stage, check + "profile_extends.py")
+        for path in args.generator:
+            if os.path.basename(path) in CHECK_CODEGEN:
+                _copy(path, stage, check + os.path.basename(path))
         for path in args.facts:
             _copy(path, stage, check + "spec/" + os.path.basename(path))
         for path in args.profiles:

@@ -19,6 +19,7 @@ Usage: spec_facts.py --spec FILE [--spec FILE ...] [--base_profile FILE ...] [--
 """
 
 import argparse
+import importlib
 import os
 import sys
 
@@ -36,17 +37,29 @@ def _load(path):
         return yaml.safe_load(handle) or {}
 
 
-def _profile_extends():
-    """codegen/profile_extends.py: beside this file where a package ships a copy of both, else in dlmap's codegen/."""
+def _codegen_module(name):
+    """A module of dlmap's codegen/ (profile_extends, profile_settings): beside this file where a package ships a copy
+    of both (python/check), else in dlmap's codegen/."""
     try:
-        from . import profile_extends  # noqa: F401  (a package that ships both, e.g. python/check)
+        return importlib.import_module("." + name, __package__) if __package__ else importlib.import_module(name)
     except ImportError:
         here = os.path.dirname(os.path.abspath(__file__))
         for directory in (here, os.path.join(os.path.dirname(os.path.dirname(here)), "codegen")):
-            if os.path.exists(os.path.join(directory, "profile_extends.py")) and directory not in sys.path:
+            if os.path.exists(os.path.join(directory, name + ".py")) and directory not in sys.path:
                 sys.path.insert(0, directory)
-        import profile_extends
-    return profile_extends
+        return importlib.import_module(name)
+
+
+def _profile_extends():
+    return _codegen_module("profile_extends")
+
+
+def profile_settings(profile):
+    """{YAML key under profile: its value}, for every setting of the profile schema (codegen/profile_settings.py):
+    the profile's own value, else the schema's default. `profile` is a merged `profile:` mapping (read() resolves
+    `extends:`)."""
+    schema = _codegen_module("profile_settings")
+    return {row.key: schema.raw(profile, row) for row in schema.SETTINGS}
 
 
 def shipped_profiles(paths):
