@@ -1,6 +1,6 @@
 /* dlmap_config.h: what %{WRITER} found (string macros are "" when absent). Written from
- * third_party/toolchains/dlmap_config.h.tpl, the one list of these macros, which dlmap_configure.bzl and gpu/check.sh
- * fill. */
+ * third_party/toolchains/dlmap_config.h.tpl, the one list of these macros, which dlmap_configure.bzl, gpu/check.sh and
+ * //third_party/toolchains:no_toolkit_config_header fill. */
 #ifndef DLMAP_CONFIG_H_
 #define DLMAP_CONFIG_H_
 

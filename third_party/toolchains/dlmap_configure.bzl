@@ -487,8 +487,9 @@ cc_library(name = "config", hdrs = ["dlmap_config.h"], includes = ["."])
         torch_targets,
     )
 
-# dlmap_config.h's macros, listed once in this template (gpu/check.sh fills the same one): %{NAME} is a value, inside
-# quotes in the template where the macro is a C string.
+# dlmap_config.h's macros, listed once in this template (gpu/check.sh and
+# //third_party/toolchains:no_toolkit_config_header fill the same one): %{NAME} is a value, inside quotes in the
+# template where the macro is a C string.
 _CONFIG_TEMPLATE = Label("//third_party/toolchains:dlmap_config.h.tpl")
 
 def _c_str_body(s):
