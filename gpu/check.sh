@@ -259,23 +259,27 @@ ARCH=${ARCH:-90}
 # The first candidate every dlmap source compiles with (a framework's copy may differ from the upstream header).
 INCLUDES=(-I"$ROOT" -I"$GEN" -I"$GEN/include" -I"$ROOT/include" -I"$BUILD/config" -I"$BUILD/dlpack")
 mkdir -p "$BUILD/config"
-write_config() {  # dlmap_config.h as dlmap_configure.bzl writes it: the runtime as one more place for the backend to look
-  cat >"$BUILD/config/dlmap_config.h" <<EOF
-/* Written by gpu/check.sh: what the GPU check build found. */
-#ifndef DLMAP_CONFIG_H_
-#define DLMAP_CONFIG_H_
-#define DLMAP_HAS_CUDA $([ -n "$LIBDIR" ] && echo 1 || echo 0)
-#define DLMAP_HAS_ROCM 0
-#define DLMAP_CUDA_LIBDIR "$LIBDIR"
-#define DLMAP_CUDART_SONAME "$SONAME"
-#define DLMAP_CUDA_VERSION_STR ""
-#define DLMAP_ROCM_LIBDIR ""
-#define DLMAP_AMDHIP_SONAME ""
-#define DLMAP_ROCM_VERSION_STR ""
-#define DLMAP_DLPACK_VERSION_STR ""
-#define DLMAP_DLPACK_HEADER "$1"
-#endif
-EOF
+# dlmap_config.h from the template dlmap_configure.bzl fills (third_party/toolchains/dlmap_config.h.tpl, the one list
+# of its macros), with what this build found: the runtime as one more place for the backend to look, the DLPack header
+# tried ($1). A placeholder this script does not fill stops the build, naming it.
+CONFIG_TEMPLATE=third_party/toolchains/dlmap_config.h.tpl
+write_config() {
+  local has_cuda=0 line name value text="" unfilled
+  [ -n "$LIBDIR" ] && has_cuda=1
+  local -A values=([WRITER]="gpu/check.sh's build" [DLMAP_HAS_CUDA]=$has_cuda [DLMAP_HAS_ROCM]=0
+    [DLMAP_CUDA_LIBDIR]=$LIBDIR [DLMAP_CUDART_SONAME]=$SONAME [DLMAP_CUDA_VERSION_STR]="" [DLMAP_ROCM_LIBDIR]=""
+    [DLMAP_AMDHIP_SONAME]="" [DLMAP_ROCM_VERSION_STR]="" [DLMAP_DLPACK_VERSION_STR]="" [DLMAP_DLPACK_HEADER]=$1)
+  [ -f "$CONFIG_TEMPLATE" ] || fail_build "no $CONFIG_TEMPLATE in this checkout"
+  while IFS= read -r line || [ -n "$line" ]; do
+    for name in "${!values[@]}"; do
+      value=${values[$name]}
+      line=${line//"%{$name}"/"$value"}
+    done
+    text+=$line$'\n'
+  done <"$CONFIG_TEMPLATE"
+  unfilled=$(grep -o '%{[A-Za-z0-9_]*}' <<<"$text" | head -1 || true)
+  [ -z "$unfilled" ] || fail_build "$CONFIG_TEMPLATE has $unfilled, which gpu/check.sh's write_config does not fill"
+  printf '%s' "$text" >"$BUILD/config/dlmap_config.h"
 }
 DLPACK="" tried_dlpack=""
 mkdir -p "$BUILD/dlpack/dlpack"

@@ -4,16 +4,20 @@
 
 #include "src/internal.h"
 
-/* Each struct's size is the header's DLMAP_*_STRUCT_SIZE (named once, beside the struct, by its last field), and a
- * compile-time check ties it to the struct: only tail padding may follow it, so a field appended without moving the
- * macro to it fails the build (unless it fits the old tail padding; tests/abi pins every size by hand). 0.2.0 callers
- * wrote sizeof (the same fields, plus tail padding); from 0.3.0 on DLMAP_STRUCT_SIZE of the last field.
- * LAYOUTS_SINCE_0_2 lists both for a struct whose 0.2.0 layout ends where `size` does. */
-#define CHECK_STRUCT_SIZE(type, size) \
-  _Static_assert(sizeof(type) - (size) < _Alignof(type), #size " does not reach the last field of " #type)
+/* PJRT_CHECK_STRUCT_SIZE's check, for every struct of the list (struct_size.h): the struct's size in the header, the
+ * end of the field its macro names, rounded up to the struct's alignment, is its sizeof. So only tail padding follows
+ * that field: a field appended without moving the macro to it fails the build (unless it fits the old tail padding;
+ * tests/abi pins every released size by hand). */
+#define CHECK_STRUCT_SIZE(type, size)                                        \
+  _Static_assert(sizeof(type) == DLMAP__SIZEOF_LAYOUT(size, _Alignof(type)), \
+                 #size " does not name the last field of " #type);
+DLMAP__CALLER_STRUCTS(CHECK_STRUCT_SIZE)
+#undef CHECK_STRUCT_SIZE
 
+/* Each struct's layouts, from its header size (DLMAP_*_STRUCT_SIZE). 0.2.0 callers wrote sizeof (the same fields, plus
+ * tail padding); from 0.3.0 on DLMAP_STRUCT_SIZE of the last field. LAYOUTS_SINCE_0_2 lists both for a struct whose
+ * 0.2.0 layout ends where `size` does. */
 #define LAYOUTS_SINCE_0_2(type, size)                                                                                \
-  CHECK_STRUCT_SIZE(type, size);                                                                                     \
   static const dlmap__layout kLayouts_##type[] = {                                                                   \
       {DLMAP__SIZEOF_LAYOUT(size, _Alignof(type)), size},                                                            \
       {size, size},                                                                                                  \
@@ -23,7 +27,6 @@
 /* The same for a struct that gained fields since: `first` is where its fields ended then (the macro's old value),
  * `size` where they end now. */
 #define LAYOUTS_SINCE_0_2_GROWN(type, first, size)                                                                   \
-  CHECK_STRUCT_SIZE(type, size);                                                                                     \
   static const dlmap__layout kLayouts_##type[] = {                                                                   \
       {DLMAP__SIZEOF_LAYOUT(first, _Alignof(type)), first},                                                          \
       {first, first},                                                                                                \
@@ -33,7 +36,6 @@
 
 /* A struct that had no struct_size before 0.3.0: one layout. */
 #define LAYOUTS_SINCE_0_3(type, size)                            \
-  CHECK_STRUCT_SIZE(type, size);                                 \
   static const dlmap__layout kLayouts_##type[] = {{size, size}}; \
   const dlmap__layouts dlmap__layouts_##type = {kLayouts_##type, 1}
 

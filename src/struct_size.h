@@ -50,12 +50,21 @@ static inline size_t dlmap__struct_stride(uint32_t struct_size, size_t alignment
   return ((size_t)struct_size + alignment - 1) / alignment * alignment;
 }
 
-/* The layouts the library knows of each public struct a caller fills (src/struct_size.c). */
-extern const dlmap__layouts dlmap__layouts_dlmap_array;
-extern const dlmap__layouts dlmap__layouts_dlmap_export_request;
-extern const dlmap__layouts dlmap__layouts_dlmap_import_request;
-extern const dlmap__layouts dlmap__layouts_dlmap_device_query;
-extern const dlmap__layouts dlmap__layouts_dlmap_check_source;
+/* Every public struct a caller fills (each starts with struct_size), with this header's size of it: the one list of
+ * them. Each size macro names the struct's last field, beside the struct in the public header (exchange.h, check.h),
+ * and nowhere else: src/struct_size.c checks at compile time that the named field is the last one, PJRT's way, and
+ * defines each struct's layouts; tests/abi walks the list. A public struct that starts with struct_size gets a row. */
+#define DLMAP__CALLER_STRUCTS(X)                             \
+  X(dlmap_array, DLMAP_ARRAY_STRUCT_SIZE)                    \
+  X(dlmap_export_request, DLMAP_EXPORT_REQUEST_STRUCT_SIZE)  \
+  X(dlmap_import_request, DLMAP_IMPORT_REQUEST_STRUCT_SIZE)  \
+  X(dlmap_device_query, DLMAP_DEVICE_QUERY_STRUCT_SIZE)      \
+  X(dlmap_check_source, DLMAP_CHECK_SOURCE_STRUCT_SIZE)
+
+/* The layouts the library knows of each of them (src/struct_size.c): dlmap__layouts_<type>. */
+#define DLMAP__DECLARE_LAYOUTS(type, size) extern const dlmap__layouts dlmap__layouts_##type;
+DLMAP__CALLER_STRUCTS(DLMAP__DECLARE_LAYOUTS)
+#undef DLMAP__DECLARE_LAYOUTS
 
 /* dlmap__struct_read, or invalid_argument ("{argument} is not a size ..."). */
 int32_t dlmap__struct_read_or_raise(const void *caller, void *copy, size_t copy_size, const dlmap__layouts *known,

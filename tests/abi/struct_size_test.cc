@@ -13,21 +13,32 @@
 
 namespace {
 
-// The end of a struct's last field, computed here rather than with the header's macro (what a caller does by hand).
+// The end of a field, computed here rather than with the header's macro (what a caller does by hand): for the layouts
+// released before this header's, whose last fields are history (each struct's current last field is named once, in
+// its size macro beside it in the public header).
 #define FIELDS_END(type, last) static_cast<uint32_t>(offsetof(type, last) + sizeof(type::last))
 
-TEST(StructSize, MacrosAreTheEndOfTheLastField) {
-  EXPECT_EQ(DLMAP_ARRAY_STRUCT_SIZE, FIELDS_END(dlmap_array, num_shards));
-  EXPECT_EQ(DLMAP_EXPORT_REQUEST_STRUCT_SIZE, FIELDS_END(dlmap_export_request, device_allocator));
-  EXPECT_EQ(DLMAP_IMPORT_REQUEST_STRUCT_SIZE, FIELDS_END(dlmap_import_request, device_allocator));
-  EXPECT_EQ(DLMAP_DEVICE_QUERY_STRUCT_SIZE, FIELDS_END(dlmap_device_query, local_hardware_id));
-  EXPECT_EQ(DLMAP_CHECK_SOURCE_STRUCT_SIZE, FIELDS_END(dlmap_check_source, read_only));
+bool Knows(const dlmap__layouts &known, uint32_t size) {
+  for (size_t i = 0; i < known.count; i++) {
+    if (known.layout[i].struct_size == size && known.layout[i].fields_end == size) return true;
+  }
+  return false;
+}
+
+// Every struct of the list (src/struct_size.h), by this header's size of it, which src/struct_size.c checks at compile
+// time to be the end of the struct's last field: its _default() writes that size, and the library knows it as a
+// layout whose fields end there.
+TEST(StructSize, EachStructsDefaultWritesThisHeadersSize) {
+  size_t structs = 0;
+#define EXPECT_THIS_HEADERS_SIZE(type, size)                                           \
+  EXPECT_EQ(type##_default().struct_size, size) << #type;                              \
+  EXPECT_LE(size, sizeof(type)) << #type;                                              \
+  EXPECT_TRUE(Knows(dlmap__layouts_##type, size)) << #type << ": no layout of " #size; \
+  structs++;
+  DLMAP__CALLER_STRUCTS(EXPECT_THIS_HEADERS_SIZE)
+#undef EXPECT_THIS_HEADERS_SIZE
+  EXPECT_GT(structs, 0u);
   EXPECT_LT(DLMAP_ARRAY_STRUCT_SIZE, sizeof(dlmap_array)) << "sizeof counts the tail padding";
-  EXPECT_EQ(dlmap_array_default().struct_size, DLMAP_ARRAY_STRUCT_SIZE);
-  EXPECT_EQ(dlmap_export_request_default().struct_size, DLMAP_EXPORT_REQUEST_STRUCT_SIZE);
-  EXPECT_EQ(dlmap_import_request_default().struct_size, DLMAP_IMPORT_REQUEST_STRUCT_SIZE);
-  EXPECT_EQ(dlmap_device_query_default().struct_size, DLMAP_DEVICE_QUERY_STRUCT_SIZE);
-  EXPECT_EQ(dlmap_check_source_default().struct_size, DLMAP_CHECK_SOURCE_STRUCT_SIZE);
 }
 
 float g_value = 1.0f;
@@ -63,13 +74,14 @@ int32_t RoundTrip(uint32_t array_size, uint32_t export_size, uint32_t import_siz
   return DLMAP_OK;
 }
 
-// Every size a caller may write today: this header's (the end of the last field), 0.2.0's (sizeof, which its
-// _default() wrote; the same fields) and, for the requests, the sizes before device_allocator was appended (issue 64):
-// the end of defer_stream_sync / num_shards, and 0.2.0's sizeof of that layout, which is where device_allocator begins.
+// Every size a caller may write today: this header's (DLMAP_*_STRUCT_SIZE, the end of the last field), 0.2.0's
+// (sizeof, which its _default() wrote; the same fields) and, for the requests, the sizes before device_allocator was
+// appended (issue 64): the end of defer_stream_sync / num_shards, and 0.2.0's sizeof of that layout, which is where
+// device_allocator begins.
 TEST(StructSize, ThisHeadersSizeAndTheReleasedSizesAreAllAccepted) {
   dlmap_error err;
-  EXPECT_EQ(RoundTrip(FIELDS_END(dlmap_array, num_shards), FIELDS_END(dlmap_export_request, device_allocator),
-                      FIELDS_END(dlmap_import_request, device_allocator), &err),
+  EXPECT_EQ(RoundTrip(DLMAP_ARRAY_STRUCT_SIZE, DLMAP_EXPORT_REQUEST_STRUCT_SIZE, DLMAP_IMPORT_REQUEST_STRUCT_SIZE,
+                      &err),
             DLMAP_OK)
       << err.message;
   EXPECT_EQ(RoundTrip(sizeof(dlmap_array), FIELDS_END(dlmap_export_request, defer_stream_sync),
@@ -82,7 +94,7 @@ TEST(StructSize, ThisHeadersSizeAndTheReleasedSizesAreAllAccepted) {
       << "a caller built against 0.2.0: " << err.message;
 
   dlmap_device_query query = dlmap_device_query_default();
-  query.struct_size = FIELDS_END(dlmap_device_query, local_hardware_id);
+  query.struct_size = DLMAP_DEVICE_QUERY_STRUCT_SIZE;
   query.platform = "cpu";
   int32_t type = -1, id = -1;
   EXPECT_EQ(dlmap_dlpack_device(&query, &type, &id, &err), DLMAP_OK) << err.message;

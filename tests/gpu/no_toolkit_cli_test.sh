@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# dlmap GPU tests — `dlmap devices` from a build without any GPU toolkit (third_party/toolchains/no_toolkit/dlmap_config.h):
-# cuda and rocm are built, so each is available or says the vendor's (or the loader's) reason, never "not served".
+# dlmap GPU tests — `dlmap devices` from a build without any GPU toolkit
+# (//third_party/toolchains:no_toolkit/dlmap_config.h): cuda and rocm are built, so each is available or says the
+# vendor's (or the loader's) reason, never "not served".
 set -euo pipefail
 out=$("$1" devices)
 echo "$out" | sed -n '/^Platforms/,$p'
