@@ -116,7 +116,7 @@ static int32_t switch_device(const dlmap__gpu *gpu, device_scope *scope, int32_t
     if (status != 0) return driver_failed(gpu, gpu->context_set_symbol, status, err);
   } else {
     const int status = gpu->call.set_device(device);
-    if (status != 0) return call_failed(gpu, GPU_OP_SET_DEVICE, status, err);
+    if (status != 0) return call_failed(gpu, DLMAP__GPU_OP_SET_DEVICE, status, err);
   }
   scope->current = device;
   return DLMAP_OK;
@@ -128,7 +128,7 @@ static int32_t enter_device(const dlmap__gpu *gpu, int32_t device, device_scope 
   /* A failed query leaves the runtime's way (set_device), as before the driver's entry points were used. */
   scope->driver = gpu->driver.get_current != NULL && gpu->driver.get_current(&scope->context) == 0;
   const int status = gpu->call.get_device(&scope->saved);
-  if (status != 0) return call_failed(gpu, GPU_OP_GET_DEVICE, status, err);
+  if (status != 0) return call_failed(gpu, DLMAP__GPU_OP_GET_DEVICE, status, err);
   scope->current = scope->saved;
   return switch_device(gpu, scope, device, err);
 }
@@ -163,23 +163,26 @@ static int32_t locate_here(const dlmap__gpu *gpu, const void *pointer, dlmap__gp
     /* InvalidValue is the runtime's "not my memory" (HIP 5 and CUDA before 11 answer so for plain host memory).
      * Anything else (a sticky 700 or 719, 3 after fork, 4 at shutdown) says nothing about the pointer: calling
      * it host memory would let a host copy read device memory. */
-    if (gpu->has_value[GPU_VALUE_STATUS_INVALID_VALUE] && status == gpu->value[GPU_VALUE_STATUS_INVALID_VALUE]) {
+    const int invalid = DLMAP__GPU_VALUE_STATUS_INVALID_VALUE;
+    if (gpu->has_value[invalid] && status == gpu->value[invalid]) {
       gpu->call.get_last_error();
       return DLMAP_OK;
     }
-    return call_failed(gpu, GPU_OP_POINTER_ATTRIBUTES, status, err);
+    return call_failed(gpu, DLMAP__GPU_OP_POINTER_ATTRIBUTES, status, err);
   }
   if (!gpu->has_layout) {
-    return dlmap_raise_backend_call_failed(err, gpu->name, gpu->symbol[GPU_OP_POINTER_ATTRIBUTES],
+    return dlmap_raise_backend_call_failed(err, gpu->name, gpu->symbol[DLMAP__GPU_OP_POINTER_ATTRIBUTES],
                                            "the spec lists no pointer-attributes layout for this " "runtime version");
   }
   const int type = read_int(attributes, 0);
   out->kind = dlmap__gpu_memory_kind(gpu, type);
-  if (gpu->has_value[GPU_VALUE_MANAGED_OFFSET] && read_int(attributes, gpu->value[GPU_VALUE_MANAGED_OFFSET]) != 0) {
+  const int managed = DLMAP__GPU_VALUE_MANAGED_OFFSET;
+  if (gpu->has_value[managed] && read_int(attributes, gpu->value[managed]) != 0) {
     out->kind = DLMAP_MEMORY_MANAGED;
   }
-  out->device = read_int(attributes, gpu->value[GPU_VALUE_DEVICE_OFFSET]);
-  memcpy(&out->device_pointer, attributes + gpu->value[GPU_VALUE_DEVICE_POINTER_OFFSET], sizeof out->device_pointer);
+  out->device = read_int(attributes, gpu->value[DLMAP__GPU_VALUE_DEVICE_OFFSET]);
+  memcpy(&out->device_pointer, attributes + gpu->value[DLMAP__GPU_VALUE_DEVICE_POINTER_OFFSET],
+         sizeof out->device_pointer);
   return DLMAP_OK;
 }
 
@@ -257,7 +260,7 @@ static int grant_devices(const dlmap__gpu *gpu, void *pool) {
  * process, at the kind's first allocation rather than at load (a host pool is mapped for every device then): a pool
  * the runtime refuses, or cannot map, leaves the kind to its synchronous allocator for good. */
 static void *kind_pool(const dlmap__gpu *gpu, dlmap_memory_kind kind) {
-  const stream_pool_row *row = gpu->kind_row[kind];
+  const dlmap__gpu_stream_pool_row *row = gpu->kind_row[kind];
   if (row == NULL) return NULL;
   int state = __atomic_load_n(&gpu->pool_state[kind], __ATOMIC_ACQUIRE);
   if (state == 0) {
@@ -331,13 +334,14 @@ int32_t dlmap__gpu_allocate(const dlmap__gpu *gpu, const dlmap__gpu_buffer *want
   if (!fallback) {
     /* pooled, or the pool's own failure (out of memory) is the answer */
   } else if (want->kind == DLMAP_MEMORY_HOST_PINNED) {
-    call = gpu->symbol[GPU_OP_MALLOC_HOST];
-    status = gpu->call.malloc_host(&out->memory, out->bytes, (unsigned)gpu->value[GPU_VALUE_FLAG_MALLOC_HOST]);
+    call = gpu->symbol[DLMAP__GPU_OP_MALLOC_HOST];
+    status = gpu->call.malloc_host(&out->memory, out->bytes, (unsigned)gpu->value[DLMAP__GPU_VALUE_FLAG_MALLOC_HOST]);
   } else if (want->kind == DLMAP_MEMORY_MANAGED) {
-    call = gpu->symbol[GPU_OP_MALLOC_MANAGED];
-    status = gpu->call.malloc_managed(&out->memory, out->bytes, (unsigned)gpu->value[GPU_VALUE_FLAG_MALLOC_MANAGED]);
+    call = gpu->symbol[DLMAP__GPU_OP_MALLOC_MANAGED];
+    status = gpu->call.malloc_managed(&out->memory, out->bytes,
+                                      (unsigned)gpu->value[DLMAP__GPU_VALUE_FLAG_MALLOC_MANAGED]);
   } else {
-    call = gpu->symbol[GPU_OP_MALLOC];
+    call = gpu->symbol[DLMAP__GPU_OP_MALLOC];
     status = gpu->call.malloc(&out->memory, out->bytes);
   }
   result = status != 0 ? named_call_failed(gpu, call, status, err) : DLMAP_OK;
@@ -382,10 +386,12 @@ static bool host_memory(dlmap_memory_kind kind) { return kind == DLMAP_MEMORY_HO
  * runtime's inferred kind (unified addressing) for managed memory, unknown memory and other devices. */
 static int memcpy_kind(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src) {
   const bool dst_device = dst->kind == DLMAP_MEMORY_DEVICE, src_device = src->kind == DLMAP_MEMORY_DEVICE;
-  int64_t kind = gpu->value[GPU_VALUE_MEMCPY_DEFAULT];
-  if (host_memory(src->kind) && dst_device) kind = gpu->value[GPU_VALUE_MEMCPY_HOST_TO_DEVICE];
-  if (src_device && host_memory(dst->kind)) kind = gpu->value[GPU_VALUE_MEMCPY_DEVICE_TO_HOST];
-  if (src_device && dst_device && src->device == dst->device) kind = gpu->value[GPU_VALUE_MEMCPY_DEVICE_TO_DEVICE];
+  int64_t kind = gpu->value[DLMAP__GPU_VALUE_MEMCPY_DEFAULT];
+  if (host_memory(src->kind) && dst_device) kind = gpu->value[DLMAP__GPU_VALUE_MEMCPY_HOST_TO_DEVICE];
+  if (src_device && host_memory(dst->kind)) kind = gpu->value[DLMAP__GPU_VALUE_MEMCPY_DEVICE_TO_HOST];
+  if (src_device && dst_device && src->device == dst->device) {
+    kind = gpu->value[DLMAP__GPU_VALUE_MEMCPY_DEVICE_TO_DEVICE];
+  }
   return (int)kind;
 }
 
@@ -405,7 +411,7 @@ static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
   const int64_t lo = layout->lo_bytes;
   const size_t extent = (size_t)(layout->hi_bytes - lo), compact = (size_t)layout->bytes;
   int status = gpu->call.stream_synchronize(stream); /* the source is complete, and host reads see it */
-  if (status != 0) return call_failed(gpu, GPU_OP_STREAM_SYNCHRONIZE, status, err);
+  if (status != 0) return call_failed(gpu, DLMAP__GPU_OP_STREAM_SYNCHRONIZE, status, err);
   const bool src_host = dlmap_memory_kind_host_accessible(src->kind) && src->kind != DLMAP_MEMORY_KIND_COUNT;
   const bool dst_host = dlmap_memory_kind_host_accessible(dst->kind) && dst->kind != DLMAP_MEMORY_KIND_COUNT;
   char *staged = NULL, *packed = NULL;
@@ -419,7 +425,7 @@ static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
     status = gpu->call.memcpy_async(staged, first + lo, extent, memcpy_kind(gpu, &host, src), stream);
     if (status == 0) status = gpu->call.stream_synchronize(stream);
     if (status != 0) {
-      result = call_failed(gpu, GPU_OP_MEMCPY_ASYNC, status, err);
+      result = call_failed(gpu, DLMAP__GPU_OP_MEMCPY_ASYNC, status, err);
       goto done;
     }
     first = staged - lo;
@@ -436,7 +442,7 @@ static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
     const dlmap__gpu_end host = {packed, DLMAP_MEMORY_HOST, dst->device, DLMAP_DEVICE_CPU, NULL};
     status = gpu->call.memcpy_async(dst->data, packed, compact, memcpy_kind(gpu, dst, &host), stream);
     if (status == 0) status = gpu->call.stream_synchronize(stream);
-    if (status != 0) result = call_failed(gpu, GPU_OP_MEMCPY_ASYNC, status, err);
+    if (status != 0) result = call_failed(gpu, DLMAP__GPU_OP_MEMCPY_ASYNC, status, err);
   }
   goto done;
 out_of_memory: {
@@ -540,10 +546,10 @@ static int32_t kernel_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
   if (launch_kernel(gpu, &plan, stream)) {
     *taken = true;
     const dlmap__gpu_end from = {compact.memory, DLMAP_MEMORY_DEVICE, device, src->device_type, NULL};
-    int op = GPU_OP_MEMCPY_ASYNC;
+    int op = DLMAP__GPU_OP_MEMCPY_ASYNC;
     int status = gpu->call.memcpy_async(dst->data, compact.memory, bytes, memcpy_kind(gpu, dst, &from), stream);
     if (status == 0 && compact.source == DLMAP__GPU_SYNCHRONOUS) {
-      op = GPU_OP_STREAM_SYNCHRONIZE; /* the synchronous free below must not take the buffer from the copy */
+      op = DLMAP__GPU_OP_STREAM_SYNCHRONIZE; /* the synchronous free below must not take the buffer from the copy */
       status = gpu->call.stream_synchronize(stream);
     }
     if (status != 0) result = call_failed(gpu, op, status, err);
@@ -598,7 +604,7 @@ static int32_t copy_rows(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const
     const int status = gpu->call.memcpy_2d_async((char *)dst->data + out, (size_t)dims[pick].dst_step,
                                                  (const char *)src->data + offset, (size_t)dims[pick].src_step,
                                                  (size_t)width, (size_t)dims[pick].extent, kind, stream);
-    if (status != 0) return call_failed(gpu, GPU_OP_MEMCPY_2D_ASYNC, status, err);
+    if (status != 0) return call_failed(gpu, DLMAP__GPU_OP_MEMCPY_2D_ASYNC, status, err);
     for (int32_t d = row; d < k; d++) {
       if (d == pick) continue;
       offset += dims[d].src_step;
@@ -626,12 +632,12 @@ static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, 
                        : -1;
   if (fill >= 0) {
     const int status = gpu->call.memset_async(dst->data, fill, (size_t)layout->bytes, stream);
-    return status != 0 ? call_failed(gpu, GPU_OP_MEMSET_ASYNC, status, err) : DLMAP_OK;
+    return status != 0 ? call_failed(gpu, DLMAP__GPU_OP_MEMSET_ASYNC, status, err) : DLMAP_OK;
   }
   if (dlmap__copy_layout_compact(layout)) {
     const int status = gpu->call.memcpy_async(dst->data, src->data, (size_t)layout->bytes, memcpy_kind(gpu, dst, src),
                                               stream);
-    return status != 0 ? call_failed(gpu, GPU_OP_MEMCPY_ASYNC, status, err) : DLMAP_OK;
+    return status != 0 ? call_failed(gpu, DLMAP__GPU_OP_MEMCPY_ASYNC, status, err) : DLMAP_OK;
   }
   return copy_rows(gpu, dst, src, layout, stream, err);
 }
@@ -665,7 +671,7 @@ int32_t dlmap__gpu_synchronize(const dlmap__gpu *gpu, int32_t device, void *stre
   int32_t result = enter_device(gpu, device, &scope, err);
   if (result != DLMAP_OK) return result;
   const int status = gpu->call.stream_synchronize(stream);
-  if (status != 0) result = call_failed(gpu, GPU_OP_STREAM_SYNCHRONIZE, status, err);
+  if (status != 0) result = call_failed(gpu, DLMAP__GPU_OP_STREAM_SYNCHRONIZE, status, err);
   leave_device(gpu, &scope);
   return result;
 }
@@ -706,20 +712,20 @@ int32_t dlmap__gpu_stream_wait(const dlmap__gpu *gpu, int32_t device, void *prod
   int32_t result = enter_device(gpu, device, &scope, err);
   if (result != DLMAP_OK) return result;
   void *event = NULL;
-  int status = gpu->call.event_create(&event, (unsigned)gpu->value[GPU_VALUE_FLAG_EVENT_DISABLE_TIMING]);
+  int status = gpu->call.event_create(&event, (unsigned)gpu->value[DLMAP__GPU_VALUE_FLAG_EVENT_DISABLE_TIMING]);
   if (status != 0) {
-    result = sync_failed(gpu, stream, GPU_OP_EVENT_CREATE, status, err);
+    result = sync_failed(gpu, stream, DLMAP__GPU_OP_EVENT_CREATE, status, err);
   } else {
     status = gpu->call.event_record(event, producer);
     if (status != 0) {
-      result = sync_failed(gpu, stream, GPU_OP_EVENT_RECORD, status, err);
+      result = sync_failed(gpu, stream, DLMAP__GPU_OP_EVENT_RECORD, status, err);
     } else {
       /* A default-stream handle (legacy, per-thread, HIP's null stream) means that stream of the current device:
        * the consumer's device must be current for the wait, not the producer's. */
       result = switch_device(gpu, &scope, consumer_device, err);
       if (result == DLMAP_OK) {
         status = gpu->call.stream_wait_event(consumer, event, 0);
-        if (status != 0) result = sync_failed(gpu, stream, GPU_OP_STREAM_WAIT_EVENT, status, err);
+        if (status != 0) result = sync_failed(gpu, stream, DLMAP__GPU_OP_STREAM_WAIT_EVENT, status, err);
       }
     }
     /* The wait holds the recorded work, not the event: destroying it now is safe and does not block. */

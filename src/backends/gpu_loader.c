@@ -22,7 +22,7 @@ typedef struct symbol_row {
 
 static const symbol_row kSymbols[] = {
 #define DLMAP_RUNTIME_SYMBOL(PLATFORM, OP, symbol_, ...) \
-  {.platform = DLMAP_PLATFORM_##PLATFORM, .op = GPU_OP_##OP, .symbol = symbol_},
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .op = DLMAP__GPU_OP_##OP, .symbol = symbol_},
 #include "src/generated/runtime_symbols.inc"
 #undef DLMAP_RUNTIME_SYMBOL
     {DLMAP_PLATFORM_COUNT, 0, NULL} /* sentinel: a spec may describe no runtime */
@@ -36,7 +36,7 @@ typedef struct value_row {
 
 static const value_row kValues[] = {
 #define DLMAP_RUNTIME_VALUE(PLATFORM, NAME, value_, ...) \
-  {.platform = DLMAP_PLATFORM_##PLATFORM, .name = GPU_VALUE_##NAME, .value = value_},
+  {.platform = DLMAP_PLATFORM_##PLATFORM, .name = DLMAP__GPU_VALUE_##NAME, .value = value_},
 #include "src/generated/runtime_values.inc"
 #undef DLMAP_RUNTIME_VALUE
     {DLMAP_PLATFORM_COUNT, 0, 0}};
@@ -116,7 +116,7 @@ static const stream_allocator_row kStreamAllocators[] = {
 #undef DLMAP_RUNTIME_STREAM_ALLOCATOR
     {DLMAP_PLATFORM_COUNT, NULL, NULL, 0, 0}};
 
-static const stream_pools_row kStreamPools[] = {
+static const dlmap__gpu_stream_pools_row kStreamPools[] = {
 #define DLMAP_RUNTIME_STREAM_POOLS(PLATFORM, get_default_, malloc_from_pool_, set_access_, from_version_,            \
                                    device_location_, read_write_, ...)                                               \
   {.platform = DLMAP_PLATFORM_##PLATFORM, .get_default = get_default_, .malloc_from_pool = malloc_from_pool_,         \
@@ -126,7 +126,7 @@ static const stream_pools_row kStreamPools[] = {
 #undef DLMAP_RUNTIME_STREAM_POOLS
     {DLMAP_PLATFORM_COUNT, NULL, NULL, NULL, 0, 0, 0}};
 
-static const stream_pool_row kStreamPoolKinds[] = {
+static const dlmap__gpu_stream_pool_row kStreamPoolKinds[] = {
 #define DLMAP_RUNTIME_STREAM_POOL(PLATFORM, MEMORY, location_, allocation_, grant_devices_, ...)                  \
   {.platform = DLMAP_PLATFORM_##PLATFORM, .memory = DLMAP_MEMORY_##MEMORY, .location = location_,                   \
    .allocation = allocation_, .grant_devices = grant_devices_},
@@ -201,10 +201,10 @@ static gpu_slot g_slots[DLMAP_PLATFORM_COUNT];
 int dlmap__gpu_runtimes_loaded; /* gpu.h: the slots loaded so far */
 static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void set_op(gpu_ops *call, int op, void *address) {
+static void set_op(dlmap__gpu_ops *call, int op, void *address) {
   switch (op) {
 #define DLMAP_RUNTIME_OP(OP, op, ...)            \
-  case GPU_OP_##OP:                              \
+  case DLMAP__GPU_OP_##OP:                              \
     memcpy(&call->op, &address, sizeof address); \
     break;
 #include "src/generated/runtime_symbols.inc"
@@ -244,7 +244,7 @@ static bool resolve_symbols(dlmap_platform platform, void *handle, dlmap__gpu *g
     }
     set_op(&gpu->call, row->op, address);
   }
-  for (int op = 0; op < GPU_OP_COUNT; op++) {
+  for (int op = 0; op < DLMAP__GPU_OP_COUNT; op++) {
     if (gpu->symbol[op] == NULL) {
       write3(reason, cap, "the spec's runtime table misses an entry point", NULL, NULL);
       return false;
@@ -301,7 +301,7 @@ static void resolve_address_range(dlmap_platform platform, dlmap__gpu *gpu) {
  * the three symbols (the pools' memory goes back by free_async, so only with the stream-ordered pair); the allocator
  * text gains which kinds they serve, or why none. A kind's pool itself is asked for at its first allocation. */
 static void resolve_stream_pools(dlmap_platform platform, dlmap__gpu *gpu, dlmap__writer *w) {
-  const stream_pools_row *row = kStreamPools;
+  const dlmap__gpu_stream_pools_row *row = kStreamPools;
   while (row->platform != DLMAP_PLATFORM_COUNT && row->platform != platform) row++;
   if (row->platform == DLMAP_PLATFORM_COUNT) return;
   void *ops[] = {dlsym(gpu->library, row->get_default), dlsym(gpu->library, row->malloc_from_pool),
@@ -310,7 +310,7 @@ static void resolve_stream_pools(dlmap_platform platform, dlmap__gpu *gpu, dlmap
   const char *lacking = NULL;
   for (int i = 0; i < 3; i++) lacking = lacking == NULL && ops[i] == NULL ? names[i] : lacking;
   dlmap__put_str(w, "; ");
-  for (const stream_pool_row *kind = kStreamPoolKinds; kind->platform != DLMAP_PLATFORM_COUNT; kind++) {
+  for (const dlmap__gpu_stream_pool_row *kind = kStreamPoolKinds; kind->platform != DLMAP_PLATFORM_COUNT; kind++) {
     if (kind->platform != platform) continue;
     if (gpu->runtime_version >= row->from_version && lacking == NULL) gpu->kind_row[kind->memory] = kind;
     dlmap__put_str(w, dlmap_memory_kind_name(kind->memory));
@@ -364,9 +364,9 @@ static void resolve_stream_allocator(dlmap_platform platform, dlmap__gpu *gpu) {
     dlmap__put_str(&w, ")");
   } else {
     dlmap__put_str(&w, "synchronous: ");
-    dlmap__put_str(&w, gpu->symbol[GPU_OP_MALLOC]);
+    dlmap__put_str(&w, gpu->symbol[DLMAP__GPU_OP_MALLOC]);
     dlmap__put_str(&w, "/");
-    dlmap__put_str(&w, gpu->symbol[GPU_OP_FREE]);
+    dlmap__put_str(&w, gpu->symbol[DLMAP__GPU_OP_FREE]);
     if (!named) {
       dlmap__put_str(&w, " (the spec names no stream-ordered allocator for ");
       dlmap__put_str(&w, gpu->name);
@@ -631,7 +631,7 @@ void dlmap__gpu_probe(dlmap_platform platform, dlmap_platform_status *out) {
     dlmap__writer_init(&w, out->reason, sizeof out->reason);
     dlmap__put_str(&w, dlmap__gpu_error_text(gpu, gpu->devices_status));
     dlmap__put_str(&w, " (");
-    dlmap__put_str(&w, gpu->symbol[GPU_OP_DEVICE_COUNT]);
+    dlmap__put_str(&w, gpu->symbol[DLMAP__GPU_OP_DEVICE_COUNT]);
     dlmap__put_str(&w, " returned ");
     dlmap__put_int(&w, gpu->devices_status);
     dlmap__put_str(&w, ")");
