@@ -19,7 +19,7 @@ typedef struct pool_access {
   int flags;
 } pool_access;
 
-/* Bytes given to pointer_attributes (codegen/spec.py POINTER_ATTRIBUTES_BYTES bounds every offset). */
+/* Bytes given to pointer_attributes (codegen/runtime_interface.py POINTER_ATTRIBUTES_BYTES bounds every offset). */
 #define GPU_ATTRIBUTES_BYTES 256
 
 static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER; /* a kind's default pool, asked for once */

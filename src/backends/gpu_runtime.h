@@ -6,7 +6,7 @@
 
 #include "src/backends/gpu.h"
 
-/* The ops of the spec's symbol table, each with the C signature it is called with (codegen/spec.py
+/* The ops of the spec's symbol table, each with the C signature it is called with (codegen/runtime_interface.py
  * RUNTIME_SIGNATURES, generated as runtime_symbols.inc's DLMAP_RUNTIME_OP rows). Each returns the runtime's error
  * enum (0: success) unless its return type says otherwise. */
 enum {
@@ -45,20 +45,20 @@ typedef struct dlmap__gpu_ops {
 #include "src/generated/runtime_symbols.inc"
 } dlmap__gpu_ops;
 
-/* The driver's entry points beside the runtime's (codegen/spec.py RUNTIME_CONTEXT_SIGNATURES and
+/* The driver's entry points beside the runtime's (codegen/runtime_interface.py RUNTIME_CONTEXT_SIGNATURES and
  * RUNTIME_ADDRESS_RANGE_SIGNATURE). */
 typedef struct dlmap__gpu_driver_ops {
 #define DLMAP_DRIVER_OP(OP, op, R, ARGS, ...) R(*op) ARGS;
 #include "src/generated/runtime_contexts.inc"
 } dlmap__gpu_driver_ops;
 
-/* The stream-ordered allocator's entry points (codegen/spec.py STREAM_ALLOCATOR_SIGNATURES). */
+/* The stream-ordered allocator's entry points (codegen/runtime_interface.py STREAM_ALLOCATOR_SIGNATURES). */
 typedef struct dlmap__gpu_stream_allocator_ops {
 #define DLMAP_STREAM_ALLOCATOR_OP(OP, op, R, ARGS, ...) R(*op) ARGS;
 #include "src/generated/runtime_contexts.inc"
 } dlmap__gpu_stream_allocator_ops;
 
-/* The default pools' entry points (codegen/spec.py STREAM_POOL_SIGNATURES). */
+/* The default pools' entry points (codegen/runtime_interface.py STREAM_POOL_SIGNATURES). */
 typedef struct dlmap__gpu_stream_pool_ops {
 #define DLMAP_STREAM_POOL_OP(OP, op, R, ARGS, ...) R(*op) ARGS;
 #include "src/generated/runtime_contexts.inc"
