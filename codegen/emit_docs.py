@@ -222,11 +222,11 @@ def _kernel_ptx_rows(gpus, each, code):
 def _runtime_section(spec):
     gpus = [p for p in spec.platforms if p.runtime]
     out = ["## GPU runtimes\n",
-           "What the GPU backend (`src/backends/gpu.c`, one implementation for every platform below) loads with "
-           "`dlopen` and `dlsym`, and the values of the vendor's enums it passes; nothing is linked, so one build "
-           "runs with or without a driver. Every operation's C signature is in the schema at the top of "
-           "`spec/platforms.yaml`. Pointer attributes: the runtime writes an `int` memory type at byte 0 and the "
-           "fields below at their byte offsets; the memory-type values depend on the runtime version.\n"]
+           "What the GPU backend (`src/backends/gpu_loader.c` and `gpu.c`, one implementation for every platform "
+           "below) loads with `dlopen` and `dlsym`, and the values of the vendor's enums it passes; nothing is "
+           "linked, so one build runs with or without a driver. Every operation's C signature is in the schema at "
+           "the top of `spec/platforms.yaml`. Pointer attributes: the runtime writes an `int` memory type at byte 0 "
+           "and the fields below at their byte offsets; the memory-type values depend on the runtime version.\n"]
     if not gpus:
         return out + ["No platform of this spec describes a vendor runtime.\n"]
 
