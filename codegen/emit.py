@@ -11,10 +11,11 @@ import itertools
 import textwrap
 
 from names import enumerator, status_enumerator, upper_snake
-from spec import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, KERNEL_SIGNATURES, MEMCPY_KINDS,
-                  RUNTIME_ADDRESS_RANGE_SIGNATURE, RUNTIME_CONTEXT_SIGNATURES, RUNTIME_FLAGS, RUNTIME_SIGNATURES,
-                  STREAM_ALLOCATOR_SIGNATURES, STREAM_POOL_SIGNATURES,
-                  RUNTIME_STATUSES, placeholder_style)
+from runtime_interface import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, KERNEL_SIGNATURES,
+                               POINTER_ATTRIBUTE_FIELDS, RUNTIME_ADDRESS_RANGE_SIGNATURE, RUNTIME_CONTEXT_SIGNATURES,
+                               RUNTIME_SIGNATURES, RUNTIME_VALUE_GROUPS, RUNTIME_VALUE_NAMES,
+                               STREAM_ALLOCATOR_SIGNATURES, STREAM_POOL_SIGNATURES)
+from spec import placeholder_style
 from spec_kernel_ptx import isa_tenths
 from spec_profile import ASK_KEYWORDS, MEMORY_MATCH_C, PLAIN_MARKER, STYLE_MARKERS
 import profile_device_claims
@@ -309,8 +310,9 @@ RUNTIME_SYMBOL = Row("DLMAP_RUNTIME_SYMBOL", "PLATFORM OP symbol",
 
 
 RUNTIME_OP = Row("DLMAP_RUNTIME_OP", "OP op R ARGS",
-                 "The ops of the runtime's symbol table in the schema's order (codegen/spec.py RUNTIME_SIGNATURES), each "
-                 "with the C signature the backend calls it with: return type R and the parenthesised parameters ARGS.")
+                 "The ops of the runtime's symbol table in the schema's order (codegen/runtime_interface.py "
+                 "RUNTIME_SIGNATURES), each with the C signature the backend calls it with: return type R and the "
+                 "parenthesised parameters ARGS.")
 
 
 def _signature_rows(row, signatures):
@@ -325,27 +327,23 @@ def emit_runtime_symbols(spec):
 
 
 RUNTIME_VALUE_NAME = Row("DLMAP_RUNTIME_VALUE_NAME", "NAME",
-                         "Every NAME a DLMAP_RUNTIME_VALUE row may have (codegen/spec.py MEMCPY_KINDS, RUNTIME_FLAGS, "
-                         "RUNTIME_STATUSES and the pointer attributes' offsets): the backend's enum of them.")
+                         "Every NAME a DLMAP_RUNTIME_VALUE row may have (codegen/runtime_interface.py "
+                         "RUNTIME_VALUE_NAMES): the backend's enum of them.")
 RUNTIME_VALUE = Row("DLMAP_RUNTIME_VALUE", "PLATFORM NAME value",
                     "The runtime's enum values and struct offsets. NAME: MEMCPY_<KIND>, FLAG_<FLAG>, STATUS_<STATUS>, "
                     "DEVICE_OFFSET, DEVICE_POINTER_OFFSET, MANAGED_OFFSET (only when given).")
-RUNTIME_VALUE_NAMES = tuple(["MEMCPY_" + kind.upper() for kind in MEMCPY_KINDS] +
-                            ["FLAG_" + flag.upper() for flag in RUNTIME_FLAGS] +
-                            ["STATUS_" + status.upper() for status in RUNTIME_STATUSES] +
-                            ["DEVICE_OFFSET", "DEVICE_POINTER_OFFSET", "MANAGED_OFFSET"])
 
 
 def emit_runtime_values(spec):
     def values(r):
-        pointer = r.pointer_attributes
-        yield from (("MEMCPY_" + kind.upper(), value) for kind, value in r.memcpy_kinds.items())
-        yield from (("FLAG_" + flag.upper(), value) for flag, value in r.flags.items())
-        yield from (("STATUS_" + status.upper(), value) for status, value in r.statuses.items())
-        yield "DEVICE_OFFSET", pointer.device_offset
-        yield "DEVICE_POINTER_OFFSET", pointer.device_pointer_offset
-        if pointer.managed_offset is not None:
-            yield "MANAGED_OFFSET", pointer.managed_offset
+        """A runtime table's values, named as RUNTIME_VALUE_NAMES names them; an optional field the table lacks has no
+        row."""
+        for key, prefix, _ in RUNTIME_VALUE_GROUPS:
+            yield from ((prefix + name.upper(), value) for name, value in getattr(r, key).items())
+        for key, _, _ in POINTER_ATTRIBUTE_FIELDS:
+            offset = getattr(r.pointer_attributes, key)
+            if offset is not None:
+                yield key.upper(), offset
     names = (RUNTIME_VALUE_NAME(name) for name in RUNTIME_VALUE_NAMES)
     rows = (RUNTIME_VALUE(p.name.upper(), name, value)
             for p in spec.platforms if p.runtime for name, value in values(p.runtime))
@@ -362,8 +360,8 @@ def emit_runtime_streams(spec):
 
 
 DRIVER_OP = Row("DLMAP_DRIVER_OP", "OP op R ARGS",
-                "The driver's context ops (codegen/spec.py RUNTIME_CONTEXT_SIGNATURES) and its address-range op, with "
-                "the C signature each is called with.")
+                "The driver's context ops (codegen/runtime_interface.py RUNTIME_CONTEXT_SIGNATURES) and its "
+                "address-range op, with the C signature each is called with.")
 RUNTIME_CONTEXT = Row("DLMAP_RUNTIME_CONTEXT", "PLATFORM library get_current set_current retain_primary",
                       "The driver's context entry points of the GPU platforms whose runtime names them.")
 RUNTIME_ADDRESS_RANGE = Row("DLMAP_RUNTIME_ADDRESS_RANGE", "PLATFORM library symbol",
@@ -372,16 +370,16 @@ RUNTIME_ADDRESS_RANGE = Row("DLMAP_RUNTIME_ADDRESS_RANGE", "PLATFORM library sym
 
 
 STREAM_ALLOCATOR_OP = Row("DLMAP_STREAM_ALLOCATOR_OP", "OP op R ARGS",
-                          "The stream-ordered allocator's ops (codegen/spec.py STREAM_ALLOCATOR_SIGNATURES) with the C "
-                          "signature each is called with.")
+                          "The stream-ordered allocator's ops (codegen/runtime_interface.py "
+                          "STREAM_ALLOCATOR_SIGNATURES) with the C signature each is called with.")
 RUNTIME_STREAM_ALLOCATOR = Row("DLMAP_RUNTIME_STREAM_ALLOCATOR",
                                "PLATFORM malloc_async free_async from_version not_supported",
                                "The runtime's stream-ordered allocator, of the GPU platforms whose runtime names one: "
                                "its entry points in the runtime's library, the oldest runtime version that has them, "
                                "and the status malloc_async returns on a device without a pool.")
 STREAM_POOL_OP = Row("DLMAP_STREAM_POOL_OP", "OP op R ARGS",
-                     "The default pools' ops (codegen/spec.py STREAM_POOL_SIGNATURES) with the C signature each is "
-                     "called with.")
+                     "The default pools' ops (codegen/runtime_interface.py STREAM_POOL_SIGNATURES) with the C "
+                     "signature each is called with.")
 RUNTIME_STREAM_POOLS = Row("DLMAP_RUNTIME_STREAM_POOLS",
                            "PLATFORM get_default malloc_from_pool set_access from_version device_location read_write",
                            "The runtime's default pools of memory kinds other than device memory, of the GPU platforms "
@@ -435,10 +433,11 @@ RUNTIME_KERNEL_COMPILER = Row(
     "The runtime compiler that builds the kernels' source at first use (where there is no PTX or the driver refused "
     "it): its sonames in the order tried, and its entry points in the order of the DLMAP_KERNEL_COMPILER_OP rows.")
 KERNEL_OP = Row("DLMAP_KERNEL_OP", "OP op R ARGS",
-                "The module API's ops (codegen/spec.py KERNEL_SIGNATURES) with the C signature each is called with.")
+                "The module API's ops (codegen/runtime_interface.py KERNEL_SIGNATURES) with the C signature each is "
+                "called with.")
 KERNEL_COMPILER_OP = Row("DLMAP_KERNEL_COMPILER_OP", "OP op R ARGS",
-                         "The runtime compiler's ops (codegen/spec.py KERNEL_COMPILER_SIGNATURES), in the order of "
-                         "every compiler row's (symbols), with the C signature each is called with.")
+                         "The runtime compiler's ops (codegen/runtime_interface.py KERNEL_COMPILER_SIGNATURES), in "
+                         "the order of every compiler row's (symbols), with the C signature each is called with.")
 
 
 RUNTIME_KERNEL_MODULE_LOST = Row("DLMAP_RUNTIME_KERNEL_MODULE_LOST", "PLATFORM status",

@@ -16,6 +16,9 @@ import yaml
 
 import profile_extends
 import spec_kernel_ptx
+from runtime_interface import (DEFAULT_STREAMS, KERNEL_COMPILER_OPS, KERNEL_OPS, MEMCPY_KINDS, POINTER_ATTRIBUTE_FIELDS,
+                               POINTER_ATTRIBUTES_BYTES, RUNTIME_CONTEXT_OPS, RUNTIME_FLAGS, RUNTIME_STATUSES,
+                               RUNTIME_SYMBOLS, STREAM_ALLOCATOR_OPS, STREAM_POOL_OPS)
 import spec_profile as profile_loader
 from names import enumerator, upper_snake  # noqa: F401  (spec.enumerator: emitters and tests use it)
 
@@ -357,91 +360,8 @@ PLACEHOLDER_TYPES = ("int", "uint", "hex", "ptr", "str", "version", "ints", "dev
 STREAM_MEANINGS = ("legacy_default", "per_thread_default", "default", "no_sync", "handle",
                    "host_sync", "invalid")
 CASE_RULES = ("sensitive", "insensitive")
-# The GPU backend's vendor runtime: the ops src/backends/gpu.c calls, each with the C signature it is called with
-# (return type, parameters): the one place they are written. The generator emits them as runtime_symbols.inc's
-# DLMAP_RUNTIME_OP rows, from which gpu.c declares its function pointers; each returns the runtime's error enum
-# (0: success) unless its return type says otherwise. Then the memcpy directions and flags it passes, and the stream
-# meanings that name a runtime's default streams.
-RUNTIME_SIGNATURES = (
-    ("device_count", "int", "int *count"),
-    ("error_string", "const char *", "int error"),  # returns text, not an error
-    ("get_last_error", "int", "void"),  # reads and clears the sticky error
-    ("runtime_version", "int", "int *version"),  # selects pointer_attributes.layouts
-    ("get_device", "int", "int *device"),
-    ("set_device", "int", "int device"),
-    ("malloc", "int", "void **ptr, size_t bytes"),  # device memory
-    ("free", "int", "void *ptr"),
-    ("malloc_host", "int", "void **ptr, size_t bytes, unsigned flags"),  # pinned host memory
-    ("free_host", "int", "void *ptr"),
-    ("malloc_managed", "int", "void **ptr, size_t bytes, unsigned flags"),  # managed memory
-    ("memcpy_async", "int", "void *dst, const void *src, size_t bytes, int kind, void *stream"),
-    ("memcpy_2d_async", "int",
-     "void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, int kind, void *stream"),
-    ("memset_async", "int", "void *dst, int value, size_t bytes, void *stream"),
-    ("event_create", "int", "void **event, unsigned flags"),
-    ("event_record", "int", "void *event, void *stream"),
-    ("event_destroy", "int", "void *event"),
-    ("stream_wait_event", "int", "void *stream, void *event, unsigned flags"),
-    ("stream_synchronize", "int", "void *stream"),
-    ("pointer_attributes", "int", "void *attributes, const void *ptr"),
-)
-RUNTIME_SYMBOLS = tuple(op for op, _, _ in RUNTIME_SIGNATURES)
-MEMCPY_KINDS = ("host_to_device", "device_to_host", "device_to_device", "default")
-RUNTIME_FLAGS = ("event_disable_timing", "malloc_host", "malloc_managed")
-DEFAULT_STREAMS = ("legacy_default", "per_thread_default", "default")
-# Values of the runtime's error enum the backend gives a meaning to: invalid_value is what pointer_attributes
-# returns for memory the runtime does not know (CUDA before 11, HIP 5); every other failure is an error.
-RUNTIME_STATUSES = ("invalid_value",)
-# The driver's context entry points (runtime.context) and its address-range entry point (runtime.address_range), with
-# the C signature each is called with, each returning the driver's error enum (0: success): the generator emits them as
-# runtime_contexts.inc's DLMAP_DRIVER_OP rows, from which src/backends/gpu.c declares its function pointers.
-RUNTIME_CONTEXT_SIGNATURES = (
-    ("get_current", "int", "void **context"),
-    ("set_current", "int", "void *context"),
-    ("retain_primary", "int", "void **context, int device"),
-)
-RUNTIME_CONTEXT_OPS = tuple(op for op, _, _ in RUNTIME_CONTEXT_SIGNATURES)
-RUNTIME_ADDRESS_RANGE_SIGNATURE = ("address_range", "int", "void **base, size_t *bytes, const void *pointer")
-# The runtime's stream-ordered allocator (runtime.stream_allocator), in the runtime's own library, each returning the
-# runtime's error enum: runtime_contexts.inc's DLMAP_STREAM_ALLOCATOR_OP rows.
-STREAM_ALLOCATOR_SIGNATURES = (
-    ("malloc_async", "int", "void **pointer, size_t bytes, void *stream"),
-    ("free_async", "int", "void *pointer, void *stream"),
-)
-STREAM_ALLOCATOR_OPS = tuple(op for op, _, _ in STREAM_ALLOCATOR_SIGNATURES)
-# The runtime's default pools (runtime.stream_allocator.pools), in the runtime's own library: runtime_contexts.inc's
-# DLMAP_STREAM_POOL_OP rows. A location is {int type; int id}; an access descriptor {location; int flags}.
-STREAM_POOL_SIGNATURES = (
-    ("get_default", "int", "void **pool, const void *location, int allocation_type"),
-    ("malloc_from_pool", "int", "void **pointer, size_t bytes, void *pool, void *stream"),
-    ("set_access", "int", "void *pool, const void *descriptors, size_t count"),
-)
-STREAM_POOL_OPS = tuple(op for op, _, _ in STREAM_POOL_SIGNATURES)
-# The module API the strided-copy kernels are loaded and launched through (runtime.kernels), each returning the
-# library's error enum (0: success), and the runtime compiler's entry points (runtime.kernels.compiler), each
-# returning the compiler's status enum (0: success), with their C signatures: the generator emits them as
-# runtime_kernels.inc's DLMAP_KERNEL_OP and DLMAP_KERNEL_COMPILER_OP rows, which src/backends/gpu_kernels.c declares
-# its function pointers and its table of the compiler's entry points from.
-KERNEL_SIGNATURES = (
-    ("module_load_data", "int", "void **module, const void *image"),  # a code image into the current context
-    ("module_get_function", "int", "void **function, void *module, const char *name"),
-    ("launch_kernel", "int", "void *function, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x, "
-     "unsigned block_y, unsigned block_z, unsigned shared_bytes, void *stream, void **params, void **extra"),
-)
-KERNEL_COMPILER_SIGNATURES = (
-    ("create_program", "int", "void **program, const char *source, const char *name, int headers, "
-     "const char *const *header_texts, const char *const *header_names"),
-    ("compile_program", "int", "void *program, int options, const char *const *option_texts"),
-    ("code_size", "int", "void *program, size_t *bytes"),  # the compiled image's size
-    ("code", "int", "void *program, char *image"),
-    ("destroy_program", "int", "void **program"),
-    ("log_size", "int", "void *program, size_t *bytes"),
-    ("log", "int", "void *program, char *text"),
-)
-KERNEL_OPS = tuple(op for op, _, _ in KERNEL_SIGNATURES)
-KERNEL_COMPILER_OPS = tuple(op for op, _, _ in KERNEL_COMPILER_SIGNATURES)
-# Bytes dlmap gives the pointer_attributes call to write into; every field must lie inside.
-POINTER_ATTRIBUTES_BYTES = 256
+# What the GPU backend calls and passes in a vendor runtime (the C signatures, the value names) is
+# runtime_interface.py's; a spec's runtime table is checked against it.
 LOOKUPS = ("device_types", "platforms", "dtypes", "platform_version")
 
 LIST_SECTIONS = ("versions", "flags", "platforms", "memory_kinds", "stream_conventions",
@@ -1213,10 +1133,10 @@ def _runtime(where, e):
 
     body = e["pointer_attributes"]
     sub = _Where(where.source, "%s.pointer_attributes" % where.section, None, where.name)
-    _check_keys(sub, body, ("device_offset", "device_pointer_offset", "layouts"), ("managed_offset",))
-    # Byte 0-3 hold the memory type; an int needs 4 bytes, a pointer 8, inside POINTER_ATTRIBUTES_BYTES.
-    fields = [("device_offset", 4), ("device_pointer_offset", 8)] + \
-        ([("managed_offset", 4)] if "managed_offset" in body else [])
+    _check_keys(sub, body, tuple(key for key, _, required in POINTER_ATTRIBUTE_FIELDS if required) + ("layouts",),
+                tuple(key for key, _, required in POINTER_ATTRIBUTE_FIELDS if not required))
+    # Byte 0-3 hold the memory type; each field lies after it, inside POINTER_ATTRIBUTES_BYTES.
+    fields = [(key, size) for key, size, required in POINTER_ATTRIBUTE_FIELDS if required or key in body]
     offsets = {key: _int(sub, body, key, 4, POINTER_ATTRIBUTES_BYTES - size) for key, size in fields}
     spans = sorted((offsets[key], offsets[key] + size, key) for key, size in fields)
     for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
@@ -1257,9 +1177,8 @@ def _runtime(where, e):
     stream_allocator = _runtime_stream_allocator(
         _Where(where.source, "%s.stream_allocator" % where.section, None, where.name),
         e["stream_allocator"], symbols) if "stream_allocator" in e else None
-    return Runtime(libraries, symbols, memcpy_kinds, flags, streams,
-                   PointerAttributes(offsets["device_offset"], offsets["device_pointer_offset"],
-                                     offsets.get("managed_offset"), layouts), statuses, context, kernels,
+    pointer = PointerAttributes(layouts=layouts, **{key: offsets.get(key) for key, _, _ in POINTER_ATTRIBUTE_FIELDS})
+    return Runtime(libraries, symbols, memcpy_kinds, flags, streams, pointer, statuses, context, kernels,
                    address_range, toolkit, stream_allocator)
 
 

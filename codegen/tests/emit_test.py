@@ -28,6 +28,7 @@ sys.path.insert(0, CODEGEN_DIR)
 
 import emit  # noqa: E402
 import names  # noqa: E402
+import runtime_interface  # noqa: E402
 import spec  # noqa: E402
 
 DEFAULT_FILES = ("versions.yaml", "platforms.yaml", "devices.yaml", "dtypes.yaml", "errors.yaml", "released_values.yaml",
@@ -74,7 +75,7 @@ def rows(text):
     return lines
 
 
-# The rows of the schema's C signatures (codegen/spec.py *_SIGNATURES) and value names: the same in every spec's file.
+# The rows of the C signatures and value names (codegen/runtime_interface.py): the same in every spec's file.
 SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(", "DLMAP_DRIVER_OP(",
                   "DLMAP_STREAM_ALLOCATOR_OP(", "DLMAP_STREAM_POOL_OP(",
                   "DLMAP_RUNTIME_VALUE_NAME(", "DLMAP_STYLE_MARKER(")
@@ -314,10 +315,11 @@ class MinimalSpecFiles(unittest.TestCase):
         ])
 
     def test_runtime_value_names_are_the_schemas(self):
-        # The backend's enum of value names (gpu.c) comes from these rows: every name the schema can give, whatever
-        # the spec sets, so a value the spec adds to a platform's runtime table has its enumerator.
+        # The backend's enum of value names (gpu_runtime.h) comes from these rows: every name the schema can give,
+        # whatever the spec sets, so a value the spec adds to a platform's runtime table has its enumerator.
         names = [r for r in rows(emit.emit_runtime_values(self.spec)) if r.startswith("DLMAP_RUNTIME_VALUE_NAME(")]
-        self.assertEqual(names, ["DLMAP_RUNTIME_VALUE_NAME(%s, _)" % n for n in emit.RUNTIME_VALUE_NAMES])
+        self.assertEqual(names, ["DLMAP_RUNTIME_VALUE_NAME(%s, _)" % n
+                                 for n in runtime_interface.RUNTIME_VALUE_NAMES])
         self.assertIn("DLMAP_RUNTIME_VALUE_NAME(STATUS_INVALID_VALUE, _)", names)
         self.assertIn("DLMAP_RUNTIME_VALUE_NAME(MANAGED_OFFSET, _)", names)
 
@@ -649,26 +651,27 @@ class DefaultSpecRows(unittest.TestCase):
 
     def test_entry_point_signatures(self):
         """The C signatures of the runtime's, the driver's, the module API's and the compiler's ops come from
-        spec.py's tables alone, one row per op in the schema's order, ahead of the spec's rows that name symbols for
-        them."""
+        runtime_interface.py's tables alone, one row per op in the schema's order, ahead of the spec's rows that name
+        symbols for them."""
         spec_ = default_spec()
-        driver = spec.RUNTIME_CONTEXT_SIGNATURES + (spec.RUNTIME_ADDRESS_RANGE_SIGNATURE,)
-        for text, macro, table in ((emit.emit_runtime_symbols(spec_), "DLMAP_RUNTIME_OP", spec.RUNTIME_SIGNATURES),
+        interface = runtime_interface
+        driver = interface.RUNTIME_CONTEXT_SIGNATURES + (interface.RUNTIME_ADDRESS_RANGE_SIGNATURE,)
+        for text, macro, table in ((emit.emit_runtime_symbols(spec_), "DLMAP_RUNTIME_OP", interface.RUNTIME_SIGNATURES),
                                    (emit.emit_runtime_contexts(spec_), "DLMAP_DRIVER_OP", driver),
                                    (emit.emit_runtime_contexts(spec_), "DLMAP_STREAM_ALLOCATOR_OP",
-                                    spec.STREAM_ALLOCATOR_SIGNATURES),
+                                    interface.STREAM_ALLOCATOR_SIGNATURES),
                                    (emit.emit_runtime_contexts(spec_), "DLMAP_STREAM_POOL_OP",
-                                    spec.STREAM_POOL_SIGNATURES),
-                                   (emit.emit_runtime_kernels(spec_), "DLMAP_KERNEL_OP", spec.KERNEL_SIGNATURES),
+                                    interface.STREAM_POOL_SIGNATURES),
+                                   (emit.emit_runtime_kernels(spec_), "DLMAP_KERNEL_OP", interface.KERNEL_SIGNATURES),
                                    (emit.emit_runtime_kernels(spec_), "DLMAP_KERNEL_COMPILER_OP",
-                                    spec.KERNEL_COMPILER_SIGNATURES)):
+                                    interface.KERNEL_COMPILER_SIGNATURES)):
             ops = [r for r in rows(text) if r.startswith(macro + "(")]
             self.assertEqual(ops, ["%s(%s, %s, %s, (%s), _)" % (macro, op.upper(), op, returns, parameters)
                                    for op, returns, parameters in table])
         self.assertIn("DLMAP_RUNTIME_OP(ERROR_STRING, error_string, const char *, (int error), _)",
                       rows(emit.emit_runtime_symbols(spec_)))
-        self.assertEqual(spec.RUNTIME_SYMBOLS, tuple(op for op, _, _ in spec.RUNTIME_SIGNATURES))
-        self.assertEqual(spec.RUNTIME_CONTEXT_OPS, tuple(op for op, _, _ in spec.RUNTIME_CONTEXT_SIGNATURES))
+        self.assertEqual(interface.RUNTIME_SYMBOLS, tuple(op for op, _, _ in interface.RUNTIME_SIGNATURES))
+        self.assertEqual(interface.RUNTIME_CONTEXT_OPS, tuple(op for op, _, _ in interface.RUNTIME_CONTEXT_SIGNATURES))
 
     def test_runtime_rows_of_cuda_and_rocm(self):
         spec_ = default_spec()

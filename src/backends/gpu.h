@@ -1,6 +1,7 @@
 /* dlmap GPU backend — the one interface export and import use to reach CUDA or HIP device memory: loading
  * the vendor runtime the spec describes, devices, pointer queries, allocation, copies and stream waits.
- * src/backends/gpu.c implements it once for every platform whose spec entry has a `runtime`. */
+ * Implemented once for every platform whose spec entry has a `runtime`: src/backends/gpu_loader.c loads the runtime,
+ * src/backends/gpu.c holds the device operations (gpu_runtime.h is what the two share). */
 #ifndef DLMAP_SRC_BACKENDS_GPU_H_
 #define DLMAP_SRC_BACKENDS_GPU_H_
 

@@ -136,7 +136,7 @@ static bool module_lost(dlmap_platform platform, int status) {
 }
 
 /* The runtime compiler's entry points, in the order of every compiler row's symbols (the generated
- * DLMAP_KERNEL_COMPILER_OP rows: codegen/spec.py KERNEL_COMPILER_SIGNATURES). */
+ * DLMAP_KERNEL_COMPILER_OP rows: codegen/runtime_interface.py KERNEL_COMPILER_SIGNATURES). */
 enum {
 #define DLMAP_KERNEL_COMPILER_OP(OP, ...) CC_##OP,
 #include "src/generated/runtime_kernels.inc"
@@ -159,7 +159,7 @@ static const compiler_row kCompilers[] = {
 
 /* ---- the loaded state ----------------------------------------------------------------------------------------- */
 
-/* The module API's and the compiler's entry points, as the generated signatures type them (codegen/spec.py
+/* The module API's and the compiler's entry points, as the generated signatures type them (codegen/runtime_interface.py
  * KERNEL_SIGNATURES, KERNEL_COMPILER_SIGNATURES): module_load_data_fn, …, create_program_fn, …, log_fn. */
 #define DLMAP_KERNEL_OP(OP, op, R, ARGS, ...) typedef R(*op##_fn) ARGS;
 #define DLMAP_KERNEL_COMPILER_OP(OP, op, R, ARGS, ...) typedef R(*op##_fn) ARGS;
