@@ -12,8 +12,8 @@ import textwrap
 
 from names import enumerator, status_enumerator, upper_snake
 from runtime_interface import (KERNEL_COMPILER_OPS, KERNEL_COMPILER_SIGNATURES, KERNEL_OPS, KERNEL_SIGNATURES,
-                               POINTER_ATTRIBUTE_FIELDS, RUNTIME_ADDRESS_RANGE_SIGNATURE, RUNTIME_CONTEXT_SIGNATURES,
-                               RUNTIME_SIGNATURES, RUNTIME_VALUE_GROUPS, RUNTIME_VALUE_NAMES,
+                               POINTER_ATTRIBUTE_FIELDS, POINTER_ATTRIBUTES_BYTES, RUNTIME_ADDRESS_RANGE_SIGNATURE,
+                               RUNTIME_CONTEXT_SIGNATURES, RUNTIME_SIGNATURES, RUNTIME_VALUE_GROUPS, RUNTIME_VALUE_NAMES,
                                STREAM_ALLOCATOR_SIGNATURES, STREAM_POOL_SIGNATURES)
 from spec import placeholder_style
 from spec_kernel_ptx import isa_tenths
@@ -329,6 +329,9 @@ def emit_runtime_symbols(spec):
 RUNTIME_VALUE_NAME = Row("DLMAP_RUNTIME_VALUE_NAME", "NAME",
                          "Every NAME a DLMAP_RUNTIME_VALUE row may have (codegen/runtime_interface.py "
                          "RUNTIME_VALUE_NAMES): the backend's enum of them.")
+POINTER_ATTRIBUTES_SIZE = Row("DLMAP_POINTER_ATTRIBUTES_BYTES", "bytes",
+                              "Once: the bytes a pointer-attributes query is given; every offset above lies inside "
+                              "them (codegen/runtime_interface.py POINTER_ATTRIBUTES_BYTES).")
 RUNTIME_VALUE = Row("DLMAP_RUNTIME_VALUE", "PLATFORM NAME value",
                     "The runtime's enum values and struct offsets. NAME: MEMCPY_<KIND>, FLAG_<FLAG>, STATUS_<STATUS>, "
                     "DEVICE_OFFSET, DEVICE_POINTER_OFFSET, MANAGED_OFFSET (only when given).")
@@ -347,7 +350,8 @@ def emit_runtime_values(spec):
     names = (RUNTIME_VALUE_NAME(name) for name in RUNTIME_VALUE_NAMES)
     rows = (RUNTIME_VALUE(p.name.upper(), name, value)
             for p in spec.platforms if p.runtime for name, value in values(p.runtime))
-    return _list(spec, [RUNTIME_VALUE_NAME, RUNTIME_VALUE], itertools.chain(names, rows))
+    size = [POINTER_ATTRIBUTES_SIZE(POINTER_ATTRIBUTES_BYTES)]
+    return _list(spec, [RUNTIME_VALUE_NAME, POINTER_ATTRIBUTES_SIZE, RUNTIME_VALUE], itertools.chain(names, size, rows))
 
 
 RUNTIME_STREAM = Row("DLMAP_RUNTIME_STREAM", "PLATFORM MEANING handle",

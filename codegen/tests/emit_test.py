@@ -78,7 +78,7 @@ def rows(text):
 # The rows of the C signatures and value names (codegen/runtime_interface.py): the same in every spec's file.
 SIGNATURE_ROWS = ("DLMAP_RUNTIME_OP(", "DLMAP_KERNEL_OP(", "DLMAP_KERNEL_COMPILER_OP(", "DLMAP_DRIVER_OP(",
                   "DLMAP_STREAM_ALLOCATOR_OP(", "DLMAP_STREAM_POOL_OP(",
-                  "DLMAP_RUNTIME_VALUE_NAME(", "DLMAP_STYLE_MARKER(")
+                  "DLMAP_RUNTIME_VALUE_NAME(", "DLMAP_POINTER_ATTRIBUTES_BYTES(", "DLMAP_STYLE_MARKER(")
 
 
 def spec_rows(text):

@@ -19,8 +19,10 @@ typedef struct pool_access {
   int flags;
 } pool_access;
 
-/* Bytes given to pointer_attributes (codegen/runtime_interface.py POINTER_ATTRIBUTES_BYTES bounds every offset). */
-#define GPU_ATTRIBUTES_BYTES 256
+/* Bytes given to pointer_attributes: the generated row (codegen/runtime_interface.py POINTER_ATTRIBUTES_BYTES, which
+ * bounds every offset the runtime values give). */
+#define DLMAP_POINTER_ATTRIBUTES_BYTES(bytes_, ...) typedef unsigned char gpu_attributes_buffer[bytes_];
+#include "src/generated/runtime_values.inc"
 
 static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER; /* a kind's default pool, asked for once */
 
@@ -153,7 +155,7 @@ static int read_int(const unsigned char *bytes, int64_t offset) {
 
 /* dlmap__gpu_locate with the thread's current device. */
 static int32_t locate_here(const dlmap__gpu *gpu, const void *pointer, dlmap__gpu_pointer *out, dlmap_error *err) {
-  unsigned char attributes[GPU_ATTRIBUTES_BYTES];
+  gpu_attributes_buffer attributes;
   memset(attributes, 0, sizeof attributes);
   out->kind = DLMAP_MEMORY_HOST;
   out->device = -1;
