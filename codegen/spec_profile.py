@@ -207,8 +207,7 @@ def load_profile(source, body, spec, helpers, origins=None):
         setattr(profile, row.attr, _read_setting(ctx, row, body, profile))
     # Each setting as the YAML says it, defaults filled in (the docs print them; python/check reads the same).
     profile.yaml_settings = {row.key: profile_settings.raw(body, row) for row in profile_settings.SETTINGS}
-    _models_check(ctx, profile)
-    _cross_checks(ctx, body, profile)
+    _cross_checks(ctx, profile)
     profile_arguments.check(source, h, profile)
     profile_device_texts.load(source, body, spec, h, ctx.device_value, profile)
     profile_import_allow.load(source, imp, spec, h, profile)
@@ -220,15 +219,12 @@ def load_profile(source, body, spec, helpers, origins=None):
     return profile
 
 
-def _models_check(ctx, profile):
+def _cross_checks(ctx, profile):
+    """The checks a row cannot make alone: the models range parsed, and those that span several settings."""
     try:
         profile_models.parse(profile.models)
     except profile_models.ModelsError as e:
         ctx.where(()).fail("key 'models': %s" % e)
-
-
-def _cross_checks(ctx, body, profile):
-    """The checks that span several settings."""
     if profile.absent_read_only != profile.absent_struct and profile.absent_read_only != "versioned":
         ctx.where(("export", "max_version")).fail(
             "key 'absent_read_only': only versioned may differ from absent (a read-only array asked for nothing "

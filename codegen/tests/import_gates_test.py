@@ -15,7 +15,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from spec_rules_test import DEFAULT_FILES, SPEC_DIR, SpecTestCase  # noqa: E402  (also puts codegen/ on sys.path)
 
-import emit  # noqa: E402
 import spec  # noqa: E402
 
 PROFILE = "profiles/array_api.yaml"
