@@ -226,7 +226,7 @@ struct ExportOp {
 };
 
 // ---- export + release of a layout other than the previous call's: two shapes in turn, neither the other cases', so
-// that no plan the unprepared export remembers (src/export.c) ever serves, and every call runs every check -----------
+// that no plan the unprepared export remembers (src/export_plan_cache.c) ever serves: every call runs every check ----
 
 // Two layouts in turn, derived from a case's shape: the first extent + 1 and + 2, neither any other case's layout.
 struct TwoLayouts {

@@ -1,11 +1,14 @@
 /* dlmap core — export (to_dlpack / __dlpack__) as named steps: negotiate the version, validate the array, choose
  * the target, read the stream, place (view or copy), stamp the flags, allocate one heap block holding the managed
- * tensor, shape, strides (and the copied data), copy or view, and hand it out; its deleter runs exactly once. */
+ * tensor, shape, strides (and the copied data), copy or view, and hand it out; its deleter runs exactly once.
+ * dlmap_export itself is in src/export_plan_cache.c: it first asks this thread's remembered plan, whose export then
+ * makes no call into this file, and runs these steps (dlmap__export_unplanned) only where the plan does not serve. */
 #include <stddef.h>
 #include <string.h>
 
 #include "src/device_claim.h"
 #include "src/exchange.h"
+#include "src/export.h"
 #include "src/memory.h"
 #include "src/placement.h"
 #include "src/transfer.h"
@@ -17,7 +20,7 @@
  *   consumer queued there before the release, so that the producer's next write or stream-ordered free of the memory
  *   (dlmap's own copies are freed on their holder's stream) cannot overtake it. Several consumers on several streams
  *   each add their wait. */
-typedef struct gpu_record {
+typedef struct dlmap__export_gpu_record {
   const dlmap__gpu *gpu;
   void *release_stream;     /* the consumer's stream (a runtime handle) */
   int32_t consumer_device;  /* the device whose stream release_stream is */
@@ -25,25 +28,6 @@ typedef struct gpu_record {
   int32_t device;           /* a view: the array's device, and its producer stream */
   void *producer_stream;
 } gpu_record;
-
-/* One allocation per export. The managed tensor comes first, so the deleter's argument is the block. The fixed part
- * is kept within 128 bytes: with the dims of 8 dimensions a view's block is then 256 bytes, which a prepared export
- * copies from its image in one short memcpy (bench/: 320 bytes took glibc's longer loop). */
-typedef struct export_block {
-  union {
-    DLManagedTensor legacy;
-    struct DLManagedTensorVersioned versioned;
-  } tensor;
-  /* the allocator's release and context, copied: the caller's allocator struct need not outlive the export */
-  void (*free_block)(void *ctx, void *block);
-  void *allocator_ctx;
-  void *owner;
-  void (*release)(void *owner);
-  gpu_record *gpu;           /* after the dims, where the release has GPU work to do; else NULL */
-  int64_t dims[];            /* shape[ndim] then strides[ndim]; a host copy or the GPU record follows at an
-                              * aligned offset */
-} export_block;
-_Static_assert(offsetof(export_block, dims) <= 128, "an export block's fixed part fits 128 bytes");
 
 /* Out of line: a host block's release saves no registers for it. */
 __attribute__((noinline)) static void release_gpu(const gpu_record *r) {
@@ -56,55 +40,37 @@ __attribute__((noinline)) static void release_gpu(const gpu_record *r) {
   }
 }
 
-static void release_block(export_block *block) {
+static void release_block(dlmap__export_block *block) {
   if (block->gpu != NULL) release_gpu(block->gpu);
   if (block->release != NULL) block->release(block->owner);
   block->free_block(block->allocator_ctx, block);
 }
 
 /* The block keeps the allocator that made it (resolved: never the NULL default). */
-static void keep_allocator(export_block *block, const dlmap_allocator *allocator) {
+static void keep_allocator(dlmap__export_block *block, const dlmap_allocator *allocator) {
   block->free_block = allocator->release;
   block->allocator_ctx = allocator->ctx;
 }
 
-static void legacy_deleter(DLManagedTensor *self) { release_block((export_block *)(void *)self); }
+static void legacy_deleter(DLManagedTensor *self) { release_block((dlmap__export_block *)(void *)self); }
 
-static void versioned_deleter(struct DLManagedTensorVersioned *self) { release_block((export_block *)(void *)self); }
-
-/* What the steps decide, in the order they decide it; the block is made only once every check has passed. */
-typedef struct export_plan {
-  dlmap_struct_kind structure; /* 1. negotiate */
-  dlmap_version version;
-  const dlmap_device_info *source; /* 2. validate */
-  dlmap__extent extent;            /* of the storage (padded sub-byte elements are bytes) */
-  const dlmap_device_info *target; /* 3. target */
-  int32_t target_id;
-  dlmap_stream_meaning stream; /* 4. stream */
-  dlmap__placement placement;  /* 5. place */
-  bool copy, source_on_gpu;
-  dlmap__transfer transfer;
-  uint64_t flags; /* 6. stamp */
-} export_plan;
-
-/* The caller's structs as this header lays them out, in *array_fields and *request_fields: fields its struct_size does
- * not have read as zero. */
-static int32_t check_arguments(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
-                               dlmap_array *array_fields, dlmap_export_request *request_fields, dlmap_error *err) {
-  if (array == NULL) return dlmap__invalid_argument(err, "array", "must not be NULL");
-  if (request == NULL) return dlmap__invalid_argument(err, "request", "must not be NULL");
-  if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
-  int32_t status = DLMAP__STRUCT_READ(array, array_fields, dlmap_array, DLMAP_ARRAY_STRUCT_SIZE, "array", err);
-  if (status == DLMAP_OK) status = DLMAP__STRUCT_READ(request, request_fields, dlmap_export_request,
-                                                        DLMAP_EXPORT_REQUEST_STRUCT_SIZE, "request", err);
-  if (status == DLMAP_OK) status = dlmap__check_copy_mode(request_fields->copy, err);
-  return status;
+static void versioned_deleter(struct DLManagedTensorVersioned *self) {
+  release_block((dlmap__export_block *)(void *)self);
 }
+
+const dlmap__managed_fields dlmap__managed_fields_of[3] = {
+    [DLMAP_STRUCT_LEGACY] = {offsetof(dlmap__export_block, tensor.legacy.dl_tensor),
+                             offsetof(dlmap__export_block, tensor.legacy.manager_ctx),
+                             offsetof(dlmap_exported, legacy)},
+    [DLMAP_STRUCT_VERSIONED] = {offsetof(dlmap__export_block, tensor.versioned.dl_tensor),
+                                offsetof(dlmap__export_block, tensor.versioned.manager_ctx),
+                                offsetof(dlmap_exported, versioned)},
+};
 
 /* 1. max_version → struct (the profile's ranges) and the version every value must be expressible in: a versioned
  * tensor is stamped min(max_version, current), or the profile's fixed export.stamp (which the generator keeps at or
  * below every versioned range's start); a legacy one speaks the newest legacy version up to max_version. */
-static int32_t negotiate(const dlmap_array *array, const dlmap_export_request *request, export_plan *plan,
+static int32_t negotiate(const dlmap_array *array, const dlmap_export_request *request, dlmap__export_steps *plan,
                          dlmap_error *err) {
   plan->structure = DLMAP_STRUCT_LEGACY; /* the lookup sets it; -O2 cannot tell (maybe-uninitialized) */
   const int32_t status =
@@ -126,7 +92,7 @@ static int32_t negotiate(const dlmap_array *array, const dlmap_export_request *r
 }
 
 /* 2. The array itself: one device, of a type the profile exports from, a valid dtype and storage. */
-static int32_t validate(const dlmap_array *array, export_plan *plan, dlmap_error *err) {
+static int32_t validate(const dlmap_array *array, dlmap__export_steps *plan, dlmap_error *err) {
   if (array->num_shards > 1) {
     return dlmap_raise_to_dlpack_multi_device(err, array->num_shards);
   }
@@ -146,7 +112,7 @@ static int32_t validate(const dlmap_array *array, export_plan *plan, dlmap_error
 
 /* 3. The target device: dl_device, or the array's own; the profile says which device types dl_device may name
  * (and whether device type 0, being falsy, means no dl_device, and whether host memory is device 0 only). */
-static int32_t choose_target(const dlmap_array *array, const dlmap_export_request *request, export_plan *plan,
+static int32_t choose_target(const dlmap_array *array, const dlmap_export_request *request, dlmap__export_steps *plan,
                              dlmap_error *err) {
   plan->target = plan->source;
   plan->target_id = array->device_id;
@@ -176,7 +142,7 @@ static int32_t choose_target(const dlmap_array *array, const dlmap_export_reques
  * convention forbids is: an error (validate), or a host wait (pass_through: always correct, never an error); or
  * refuses every stream but None whatever the convention (none_only). export.stream_no_sync: a value some convention
  * reads as no_sync (-1) means no synchronisation on every device type, whatever its own convention allows. */
-static int32_t read_stream(const dlmap_export_request *request, export_plan *plan, dlmap_error *err) {
+static int32_t read_stream(const dlmap_export_request *request, dlmap__export_steps *plan, dlmap_error *err) {
   const dlmap_profile_info *profile = dlmap_profile_current();
   if (request->has_stream && profile->stream == DLMAP_STREAM_POLICY_NONE_ONLY) {
     return dlmap_raise_stream_not_none(err, request->stream);
@@ -196,7 +162,7 @@ static int32_t read_stream(const dlmap_export_request *request, export_plan *pla
 }
 
 /* The consumer's stream as the runtime's handle (NULL where it names none: -1, a host wait). */
-static void *consumer_stream(const dlmap_export_request *request, const export_plan *plan) {
+static void *consumer_stream(const dlmap_export_request *request, const dlmap__export_steps *plan) {
   void *consumer = NULL;
   if (plan->stream == DLMAP_STREAM_HANDLE) {
     consumer = (void *)(intptr_t)request->stream;
@@ -208,7 +174,7 @@ static void *consumer_stream(const dlmap_export_request *request, const export_p
 }
 
 /* The device whose stream a view's consumer uses: the target GPU for a GPU view, else the array's own. */
-static int32_t consumer_device(const dlmap_array *array, const export_plan *plan) {
+static int32_t consumer_device(const dlmap_array *array, const dlmap__export_steps *plan) {
   return plan->placement.kind == DLMAP__PLACE_GPU_VIEW ? plan->target_id : array->device_id;
 }
 
@@ -216,7 +182,7 @@ static int32_t consumer_device(const dlmap_array *array, const export_plan *plan
  * is exported to the host without a copy, and to a GPU of its platform where the runtime confirms it. A copy is
  * planned (the CPU backend copies between host-accessible memories, the GPU backend the rest); a view of GPU memory
  * checks now that the consumer's stream can be made to wait (done last, in view()). */
-static int32_t place(const dlmap_array *array, const dlmap_export_request *request, export_plan *plan,
+static int32_t place(const dlmap_array *array, const dlmap_export_request *request, dlmap__export_steps *plan,
                      dlmap_error *err) {
   plan->placement = dlmap__place(plan->source, array->device_id, array->data, 0, plan->target, plan->target_id,
                                  request->copy == DLMAP_COPY_ALWAYS);
@@ -241,7 +207,7 @@ static int32_t place(const dlmap_array *array, const dlmap_export_request *reque
 /* 6. Flags, and whether the negotiated version can say everything the tensor needs (the profile may let a legacy
  * tensor carry any value the spec knows, drop READ_ONLY, which a legacy tensor cannot carry, and leave IS_COPIED
  * unset on a copy). */
-static int32_t stamp(const dlmap_array *array, export_plan *plan, dlmap_error *err) {
+static int32_t stamp(const dlmap_array *array, dlmap__export_steps *plan, dlmap_error *err) {
   const dlmap_profile_info *profile = dlmap_profile_current();
   const bool legacy = plan->structure == DLMAP_STRUCT_LEGACY;
   plan->flags = 0;
@@ -259,7 +225,7 @@ static int32_t stamp(const dlmap_array *array, export_plan *plan, dlmap_error *e
 
 /* Whether the block's release has GPU work (gpu_record): a copy into GPU memory; a view of GPU memory whose consumer
  * named a stream the release can be ordered on (a deferred wait leaves that to the caller, as the wait itself). */
-static bool gpu_recorded(const dlmap_export_request *request, const export_plan *plan) {
+static bool gpu_recorded(const dlmap_export_request *request, const dlmap__export_steps *plan) {
   if (plan->copy) return dlmap__transfer_gpu_destination(&plan->transfer);
   return plan->source_on_gpu && !request->defer_stream_sync &&
          dlmap__release_stream(plan->target->platform, plan->stream, request->stream) != DLMAP__GPU_NO_STREAM;
@@ -267,11 +233,11 @@ static bool gpu_recorded(const dlmap_export_request *request, const export_plan 
 
 /* 7. One block: header, shape and strides, then at an aligned offset a host copy, or its GPU record (which the copy
  * or view step fills). The caller owns the block (release_block); it owns nothing yet. */
-static int32_t allocate(const dlmap_array *array, const dlmap_export_request *request, const export_plan *plan,
-                        export_block **out, size_t *header, dlmap_error *err) {
+static int32_t allocate(const dlmap_array *array, const dlmap_export_request *request, const dlmap__export_steps *plan,
+                        dlmap__export_block **out, size_t *header, dlmap_error *err) {
   const uint64_t data_bytes = plan->extent.compact_bytes;
   const bool host_copy = plan->copy && !dlmap__transfer_gpu_destination(&plan->transfer);
-  if (!dlmap__align_size(sizeof(export_block) + 2 * (size_t)array->ndim * sizeof(int64_t), header) ||
+  if (!dlmap__export_header_size(array->ndim, header) ||
       (plan->copy && data_bytes > SIZE_MAX - *header)) {
     return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export");
   }
@@ -279,7 +245,7 @@ static int32_t allocate(const dlmap_array *array, const dlmap_export_request *re
                       : gpu_recorded(request, plan) ? sizeof(gpu_record)
                                                     : 0;
   const size_t total = *header + tail;
-  export_block *block = (export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
+  dlmap__export_block *block = (dlmap__export_block *)dlmap__allocate(request->allocator, total, DLMAP_DATA_ALIGNMENT);
   if (block == NULL) {
     return dlmap_raise_out_of_memory(err, total, "an export");
   }
@@ -291,9 +257,8 @@ static int32_t allocate(const dlmap_array *array, const dlmap_export_request *re
 
 /* The tensor's shape, strides (compact for a copy; never NULL for ndim > 0, DLPack 1.2) and device. A 0-d tensor's
  * shape and strides are NULL, or under export.scalar_dims empty both point to the block's zero-length dims. */
-static DLTensor *describe(const dlmap_array *array, const export_plan *plan, export_block *block) {
-  DLTensor *tensor =
-      plan->structure == DLMAP_STRUCT_LEGACY ? &block->tensor.legacy.dl_tensor : &block->tensor.versioned.dl_tensor;
+static DLTensor *describe(const dlmap_array *array, const dlmap__export_steps *plan, dlmap__export_block *block) {
+  DLTensor *tensor = (DLTensor *)(void *)((char *)block + dlmap__managed_fields_of[plan->structure].tensor);
   const int32_t ndim = array->ndim;
   int64_t *shape = block->dims, *strides = block->dims + ndim;
   if (ndim > 0) {
@@ -318,8 +283,8 @@ static DLTensor *describe(const dlmap_array *array, const export_plan *plan, exp
  * host destination: the host does). Out of line: its copy layout (1.5 KiB on the stack) would otherwise widen the
  * frame of every export, views included, and cost them a register (bench/: one instruction per view export). */
 __attribute__((noinline)) static int32_t copy(const dlmap_array *array, const dlmap_export_request *request,
-                                              const export_plan *plan, export_block *block, size_t header,
-                                              DLTensor *tensor, dlmap_error *err) {
+                                              const dlmap__export_steps *plan, dlmap__export_block *block,
+                                              size_t header, DLTensor *tensor, dlmap_error *err) {
   /* data may be NULL only without elements, and NULL + byte_offset is undefined */
   const char *first = plan->extent.count > 0 ? (const char *)array->data + array->byte_offset : NULL;
   dlmap__copy_layout layout; /* made here, where a copy was planned: views never need it */
@@ -343,7 +308,7 @@ __attribute__((noinline)) static int32_t copy(const dlmap_array *array, const dl
 
 /* 8b. The view: the producer's memory. byte_offset is kept, not folded into data: on handle-based devices (OpenCL,
  * Metal) data is an opaque handle that must not be offset. The consumer's stream is made to wait last. */
-static int32_t view(const dlmap_array *array, const dlmap_export_request *request, const export_plan *plan,
+static int32_t view(const dlmap_array *array, const dlmap_export_request *request, const dlmap__export_steps *plan,
                     DLTensor *tensor, dlmap_error *err) {
   tensor->data = plan->placement.kind == DLMAP__PLACE_GPU_VIEW ? plan->placement.gpu_view_data : array->data;
   tensor->byte_offset = array->byte_offset;
@@ -353,8 +318,8 @@ static int32_t view(const dlmap_array *array, const dlmap_export_request *reques
 }
 
 /* 8c. A GPU view's release order (gpu_record, where gpu_recorded): allocate() left room for it after the header. */
-static void record_view(const dlmap_array *array, const dlmap_export_request *request, const export_plan *plan,
-                        export_block *block, size_t header) {
+static void record_view(const dlmap_array *array, const dlmap_export_request *request, const dlmap__export_steps *plan,
+                        dlmap__export_block *block, size_t header) {
   gpu_record *record = (gpu_record *)(void *)((char *)block + header);
   memset(record, 0, sizeof *record);
   record->gpu = dlmap__gpu_loaded(plan->source->platform); /* loaded: view() made the consumer's stream wait */
@@ -365,22 +330,25 @@ static void record_view(const dlmap_array *array, const dlmap_export_request *re
   block->gpu = record;
 }
 
-/* 9. Hand the block out: from here its deleter, run by the consumer, owns it and the array's owner. */
-static void hand_out(const dlmap_array *array, const export_plan *plan, export_block *block, dlmap_exported *out) {
+/* 9. Hand the block out: from here its deleter, run by the consumer, owns it and the array's owner. The managed
+ * tensor is the block's first member, whichever struct: its manager_ctx and out's one pointer are the block. Inlined
+ * into the export (a call of its own cost it about 10 instructions) and into a plan's image writer. */
+static inline __attribute__((always_inline)) void hand_out(const dlmap_array *array, const dlmap__export_steps *plan,
+                                                           dlmap__export_block *block, dlmap_exported *out) {
+  const dlmap__managed_fields *fields = &dlmap__managed_fields_of[plan->structure];
+  void *const self = block;
   block->owner = array->owner;
   block->release = array->release;
+  memcpy((char *)block + fields->manager_ctx, &self, sizeof self);
   memset(out, 0, sizeof *out);
-  if (plan->structure == DLMAP_STRUCT_LEGACY) {
-    block->tensor.legacy.manager_ctx = block;
+  memcpy((char *)out + fields->result, &self, sizeof self);
+  if (plan->structure == DLMAP_STRUCT_LEGACY) { /* what one struct alone has: its deleter's type, version, flags */
     block->tensor.legacy.deleter = legacy_deleter;
-    out->legacy = &block->tensor.legacy;
   } else {
+    block->tensor.versioned.deleter = versioned_deleter;
     block->tensor.versioned.version.major = plan->version.major;
     block->tensor.versioned.version.minor = plan->version.minor;
-    block->tensor.versioned.manager_ctx = block;
-    block->tensor.versioned.deleter = versioned_deleter;
     block->tensor.versioned.flags = plan->flags;
-    out->versioned = &block->tensor.versioned;
   }
   out->structure = plan->structure;
   out->version = plan->version;
@@ -388,9 +356,9 @@ static void hand_out(const dlmap_array *array, const export_plan *plan, export_b
   out->stream = plan->stream;
 }
 
-/* Steps 1-6: every check and decision an export makes before it allocates. */
-static int32_t decide(const dlmap_array *array, const dlmap_export_request *request, export_plan *plan,
-                      dlmap_error *err) {
+/* Steps 1-6, in order; the first error stops them. */
+int32_t dlmap__export_decide(const dlmap_array *array, const dlmap_export_request *request, dlmap__export_steps *plan,
+                             dlmap_error *err) {
   int32_t status = negotiate(array, request, plan, err);
   if (status == DLMAP_OK) status = validate(array, plan, err);
   if (status == DLMAP_OK) status = choose_target(array, request, plan, err);
@@ -400,268 +368,34 @@ static int32_t decide(const dlmap_array *array, const dlmap_export_request *requ
   return status;
 }
 
-/* ---- prepared exports (dlmap_export_plan_create): the steps above run once on a template array, and describe() and
- * hand_out() write a view's block once, as an image; each planned export then copies the image into a new block and
- * sets what differs per call: the addresses inside the block, the data, the owner. ---- */
 
-struct dlmap_export_plan {
-  dlmap_array array;            /* the template; shape and strides point into dims */
-  dlmap_export_request request; /* allocator and device_allocator point at these copies (or are NULL) */
-  dlmap_allocator allocator;
-  dlmap_device_allocator device_allocator;
-  export_plan steps;            /* what negotiate … stamp decided */
-  bool fast;                    /* a view the data pointer cannot change: planned exports copy the image */
-  dlmap_exported out;           /* what a fast export reports (its tensor pointer set per call) */
-  size_t header;                /* the block's size */
-  export_block *image;          /* a fast plan's block as describe() and hand_out() leave it, inside this allocation */
-  size_t tensor_offset;         /* where in the block the DLTensor is, and the managed tensor's manager_ctx (by the */
-  size_t context_offset;        /* struct the request negotiated) */
-  bool dims_set;                /* the tensor's shape and strides point into the block (ndim > 0 or scalar_dims) */
-  int64_t dims[];               /* shape[ndim] then strides[ndim] (when the template has strides) */
-};
-
-/* Whether the steps' outcome holds for any data pointer: a view on the array's own device with no stream to wait on
- * now. Such a plan serves an export from its image. */
-static bool steps_fast(const export_plan *steps, const dlmap_export_request *request) {
-  return !steps->copy && steps->placement.kind == DLMAP__PLACE_VIEW &&
-         (!steps->source_on_gpu || request->defer_stream_sync);
+void dlmap__export_write_view(const dlmap_array *array, const dlmap_export_request *request,
+                              const dlmap__export_steps *steps, dlmap__export_block *block, dlmap_exported *out) {
+  keep_allocator(block, dlmap__allocator_or_default(request->allocator));
+  DLTensor *tensor = describe(array, steps, block);
+  (void)view(array, request, steps, tensor, NULL); /* no stream to wait on: nothing to fail */
+  hand_out(array, steps, block, out);
 }
 
-/* The sizes of a plan for ndim dimensions (its image follows at plan_size) and of its export block. */
-static bool plan_sizes(int32_t ndim, size_t *plan_size, size_t *header) {
-  return dlmap__align_size(sizeof(export_block) + 2 * (size_t)ndim * sizeof(int64_t), header) &&
-         dlmap__align_size(sizeof(dlmap_export_plan) + 2 * (size_t)ndim * sizeof(int64_t), plan_size);
-}
-
-/* The template's block, written by the export's own steps; its addresses (shape, strides, manager_ctx) are the
- * image's, relocated per call. */
-static void write_image(dlmap_export_plan *p) {
-  memset(p->image, 0, p->header);
-  keep_allocator(p->image, dlmap__allocator_or_default(p->request.allocator));
-  DLTensor *tensor = describe(&p->array, &p->steps, p->image);
-  (void)view(&p->array, &p->request, &p->steps, tensor, NULL); /* a fast plan's view has no stream to fail */
-  hand_out(&p->array, &p->steps, p->image, &p->out);
-}
-
-/* Fills the plan at p (plan_size bytes, then the image's header bytes where the steps are fast) from the caller's
- * structs as read and the steps they passed. The image is written by the steps, or copied from `made`, the block and
- * result an export just made with them (the addresses in it are relocated per call all the same). */
-static void plan_fill(dlmap_export_plan *p, const dlmap_array *array, const dlmap_export_request *request,
-                      const export_plan *steps, size_t plan_size, size_t header, const export_block *made,
-                      const dlmap_exported *made_out) {
-  const size_t ndim = (size_t)array->ndim; /* validate() bounded it by DLMAP_MAX_NDIM */
-  p->array = *array;
-  p->request = *request;
-  p->allocator = *dlmap__allocator_or_default(request->allocator);
-  p->request.allocator = request->allocator != NULL ? &p->allocator : NULL;
-  if (request->device_allocator != NULL) p->device_allocator = *request->device_allocator;
-  p->request.device_allocator = request->device_allocator != NULL ? &p->device_allocator : NULL;
-  p->steps = *steps;
-  p->fast = steps_fast(steps, request);
-  p->header = header;
-  p->image = p->fast ? (export_block *)(void *)((char *)p + plan_size) : NULL;
-  const bool legacy = steps->structure == DLMAP_STRUCT_LEGACY;
-  p->tensor_offset = legacy ? offsetof(export_block, tensor.legacy.dl_tensor)
-                            : offsetof(export_block, tensor.versioned.dl_tensor);
-  p->context_offset = legacy ? offsetof(export_block, tensor.legacy.manager_ctx)
-                             : offsetof(export_block, tensor.versioned.manager_ctx);
-  p->dims_set = ndim > 0 || dlmap_profile_current()->scalar_dims_empty;
-  if (ndim > 0) memcpy(p->dims, array->shape, ndim * sizeof(int64_t));
-  p->array.shape = ndim > 0 ? p->dims : NULL;
-  if (array->strides != NULL && ndim > 0) {
-    memcpy(p->dims + ndim, array->strides, ndim * sizeof(int64_t));
-    p->array.strides = p->dims + ndim;
-  }
-  p->array.data = NULL; /* per call */
-  p->array.owner = NULL;
-  p->array.release = NULL;
-  if (!p->fast) return;
-  if (made == NULL) {
-    write_image(p);
-    return;
-  }
-  memcpy(p->image, made, header);
-  p->out = *made_out;
-}
-
-/* The error of a failed block allocation, as allocate() raises it; out of line, so that the export's own frame stays
- * small. */
-__attribute__((noinline, cold)) static int32_t image_out_of_memory(size_t bytes, dlmap_error *err) {
-  return dlmap_raise_out_of_memory(err, bytes, "an export");
-}
-
-/* A fast plan's export: a new block holding the image, with this call's addresses and owner. */
-static inline __attribute__((always_inline)) int32_t export_from_image(const dlmap_export_plan *plan, void *data,
-                                                                        void *owner, void (*release)(void *owner),
-                                                                        dlmap_exported *out, dlmap_error *err) {
-  /* header is a multiple of the alignment (dlmap__align_size) and the plan's allocator resolved: dlmap__allocate would
-   * ask the same */
-  const dlmap_allocator *allocator = &plan->allocator;
-  export_block *block = (export_block *)allocator->allocate(allocator->ctx, plan->header, DLMAP_DATA_ALIGNMENT);
-  if (block == NULL) return image_out_of_memory(plan->header, err);
-  memcpy(block, plan->image, plan->header);
-  /* The managed tensor is the block's first member, whichever struct: out's one pointer is the block. */
-  *out = plan->out;
-  if (plan->out.structure == DLMAP_STRUCT_LEGACY) {
-    out->legacy = &block->tensor.legacy;
-  } else {
-    out->versioned = &block->tensor.versioned;
-  }
-  void *const context = block;
-  memcpy((char *)block + plan->context_offset, &context, sizeof context);
-  DLTensor *tensor = (DLTensor *)(void *)((char *)block + plan->tensor_offset);
-  if (plan->dims_set) { /* the image's pointers are the template's */
-    tensor->shape = block->dims;
-    tensor->strides = block->dims + plan->array.ndim;
-  }
-  tensor->data = data;
-  block->owner = owner;
-  block->release = release;
-  return DLMAP_OK;
-}
-
-/* ---- the last export's plan, per thread: an unprepared export whose array and request equal, in every field the
- * steps read, those of the fast export this thread last remembered is served from that export's image (a framework
- * exports the same few layouts over and over; a layout is remembered when it comes twice in a row). It lives in
- * thread-local storage, allocated by nothing and freed by nothing; only exports of up to kRememberedNdim dimensions
- * are remembered. ---- */
-
-enum { kRememberedNdim = 8 };
-#define DLMAP__REMEMBERED_PLAN_BYTES                                                         \
-  (sizeof(dlmap_export_plan) + sizeof(export_block) + 4 * kRememberedNdim * sizeof(int64_t) + \
-   2 * DLMAP_DATA_ALIGNMENT)
-/* A union may hold a struct with a flexible array member; the bytes give its dims and image room. */
-static _Thread_local union {
-  dlmap_export_plan plan;
-  unsigned char bytes[DLMAP__REMEMBERED_PLAN_BYTES];
-} remembered; /* remembered.plan.array.struct_size is 0 until the first export is remembered */
-/* Set while an export is served from `remembered`: an allocator that exports on this thread from inside it must not
- * overwrite the plan being copied. */
-static _Thread_local bool remembered_in_use;
-
-/* Whether the two allocators are the same functions and context (NULL: the default). */
-static bool same_allocator(const dlmap_allocator *a, const dlmap_allocator *b) {
-  return a->allocate == b->allocate && a->release == b->release && a->ctx == b->ctx;
-}
-
-/* Whether array and request, as read from the caller, equal the remembered plan's template in every field the steps
- * read (data, owner and release differ per call; a NULL data with elements is data_null, which the steps report). */
-static bool remembered_serves(const dlmap_export_plan *p, const dlmap_array *a, const dlmap_export_request *r) {
-  const dlmap_array *t = &p->array;
-  const dlmap_export_request *q = &p->request;
-  const size_t ndim = (size_t)t->ndim;
-  /* The layout first, where a new array most often differs (a NULL shape is shape_null, which the steps report). */
-  if (t->struct_size == 0 || a->ndim != t->ndim || (a->strides == NULL) != (t->strides == NULL) ||
-      (ndim > 0 && (a->shape == NULL ||
-                    !(t->strides != NULL ? dlmap__same_dims(a->shape, a->strides, t->shape, t->strides, ndim)
-                                         : dlmap__same_dims(a->shape, a->shape, t->shape, t->shape, ndim))))) {
-    return false;
-  }
-  const bool same_array = a->device_type == t->device_type && a->device_id == t->device_id &&
-                          memcmp(&a->dtype, &t->dtype, sizeof a->dtype) == 0 && a->byte_offset == t->byte_offset &&
-                          a->read_only == t->read_only && a->subbyte_padded == t->subbyte_padded &&
-                          a->producer_stream == t->producer_stream && a->num_shards == t->num_shards &&
-                          (a->data != NULL || p->steps.extent.count == 0);
-  return same_array && r->has_max_version == q->has_max_version && r->max_version.major == q->max_version.major &&
-         r->max_version.minor == q->max_version.minor && r->has_dl_device == q->has_dl_device &&
-         r->dl_device_type == q->dl_device_type && r->dl_device_id == q->dl_device_id && r->copy == q->copy &&
-         r->has_stream == q->has_stream && r->stream == q->stream && r->defer_stream_sync == q->defer_stream_sync &&
-         same_allocator(dlmap__allocator_or_default(r->allocator), &p->allocator);
-}
-
-/* The fingerprint of the last fast export's layout that was not remembered. */
-static _Thread_local uint64_t last_layout;
-
-/* Remembers a fast export's plan, its image copied from the block just made, for this thread's next export, when its
- * layout is the one the thread's previous fast export had (a plan too large for the storage is not kept). */
-static void remember(const dlmap_array *array, const dlmap_export_request *request, const export_plan *steps,
-                     const export_block *block, const dlmap_exported *out) {
-  if (remembered_in_use || !steps_fast(steps, request) || array->ndim > kRememberedNdim) return;
-  const uint64_t layout = dlmap__layout_fingerprint(array->ndim, array->shape, array->strides);
-  if (layout != last_layout) {
-    last_layout = layout;
-    return;
-  }
-  size_t plan_size = 0, header = 0;
-  if (!plan_sizes(array->ndim, &plan_size, &header) || plan_size + header > sizeof remembered.bytes) return;
-  plan_fill(&remembered.plan, array, request, steps, plan_size, header, block, out);
-}
-
-int32_t dlmap_export(const dlmap_array *array, const dlmap_export_request *request, dlmap_exported *out,
-                     dlmap_error *err) {
-  dlmap_array array_fields;
-  dlmap_export_request request_fields;
-  int32_t status = check_arguments(array, request, out, &array_fields, &request_fields, err);
-  if (status != DLMAP_OK) return status;
-  array = &array_fields;
-  request = &request_fields;
-  if (!remembered_in_use && remembered_serves(&remembered.plan, array, request)) {
-    remembered_in_use = true;
-    status = export_from_image(&remembered.plan, array->data, array->owner, array->release, out, err);
-    remembered_in_use = false;
-    return status;
-  }
-  export_plan plan;
-  status = decide(array, request, &plan, err);
-  export_block *block = NULL;
+int32_t dlmap__export_unplanned(const dlmap_array *array, const dlmap_export_request *request,
+                                dlmap__export_steps *plan, dlmap__export_block **made, dlmap_exported *out,
+                                dlmap_error *err) {
+  int32_t status = dlmap__export_decide(array, request, plan, err);
+  dlmap__export_block *block = NULL;
   size_t header = 0;
-  if (status == DLMAP_OK) status = allocate(array, request, &plan, &block, &header, err);
+  if (status == DLMAP_OK) status = allocate(array, request, plan, &block, &header, err);
   if (status != DLMAP_OK) return status;
   /* The block owns what the copy step allocates; on error release_block frees both (the array's owner is not yet
    * the block's: hand_out gives it). */
-  DLTensor *tensor = describe(array, &plan, block);
+  DLTensor *tensor = describe(array, plan, block);
   status =
-      plan.copy ? copy(array, request, &plan, block, header, tensor, err) : view(array, request, &plan, tensor, err);
+      plan->copy ? copy(array, request, plan, block, header, tensor, err) : view(array, request, plan, tensor, err);
   if (status != DLMAP_OK) {
     release_block(block);
     return status;
   }
-  if (!plan.copy && gpu_recorded(request, &plan)) record_view(array, request, &plan, block, header);
-  hand_out(array, &plan, block, out);
-  remember(array, request, &plan, block, out);
+  if (!plan->copy && gpu_recorded(request, plan)) record_view(array, request, plan, block, header);
+  hand_out(array, plan, block, out);
+  *made = block;
   return DLMAP_OK;
-}
-
-int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_request *request,
-                                 dlmap_export_plan **plan, dlmap_error *err) {
-  if (plan == NULL) return dlmap__invalid_argument(err, "plan", "must not be NULL");
-  dlmap_array array_fields;
-  dlmap_export_request request_fields;
-  dlmap_exported unused;
-  int32_t status = check_arguments(array, request, &unused, &array_fields, &request_fields, err);
-  export_plan steps;
-  if (status == DLMAP_OK) status = decide(&array_fields, &request_fields, &steps, err);
-  if (status != DLMAP_OK) return status;
-  size_t header = 0, plan_size = 0;
-  if (!plan_sizes(array_fields.ndim, &plan_size, &header)) {
-    return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export plan");
-  }
-  const size_t size = plan_size + (steps_fast(&steps, &request_fields) ? header : 0);
-  dlmap_export_plan *p = (dlmap_export_plan *)dlmap__allocate(request_fields.allocator, size, DLMAP_DATA_ALIGNMENT);
-  if (p == NULL) return dlmap_raise_out_of_memory(err, size, "an export plan");
-  plan_fill(p, &array_fields, &request_fields, &steps, plan_size, header, NULL, NULL);
-  *plan = p;
-  return DLMAP_OK;
-}
-
-int32_t dlmap_export_planned(const dlmap_export_plan *plan, void *data, void *owner, void (*release)(void *owner),
-                             dlmap_exported *out, dlmap_error *err) {
-  if (plan == NULL) return dlmap__invalid_argument(err, "plan", "must not be NULL");
-  if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
-  /* A plan whose steps depend on the data pointer, or a NULL pointer where there are elements (data_null): the
-   * whole export, which gives the same result as ever. */
-  if (!plan->fast || (data == NULL && plan->steps.extent.count > 0)) {
-    dlmap_array array = plan->array;
-    array.data = data;
-    array.owner = owner;
-    array.release = release;
-    return dlmap_export(&array, &plan->request, out, err);
-  }
-  return export_from_image(plan, data, owner, release, out, err);
-}
-
-void dlmap_export_plan_free(dlmap_export_plan *plan) {
-  if (plan == NULL) return;
-  const dlmap_allocator allocator = plan->allocator; /* the plan holds the allocator it is freed with */
-  dlmap__release(&allocator, plan);
 }

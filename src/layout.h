@@ -104,7 +104,7 @@ static inline bool dlmap__same_dims(const int64_t *shape, const int64_t *strides
 /* A fingerprint of a layout: equal layouts give equal fingerprints; different ones usually differ (sums, so a
  * permutation of the same extents and strides does not: a false match only costs the full comparison that follows).
  * The unprepared calls compare it before the remembered plan, and remember a layout's plan only when it comes twice in
- * a row (src/export.c, src/import.c). Sums, two dimensions a step: a few instructions per dimension. */
+ * a row (src/export_plan_cache.c, src/import.c). Sums, two dimensions a step: a few instructions per dimension. */
 static inline uint64_t dlmap__layout_fingerprint(int32_t ndim, const int64_t *shape, const int64_t *strides) {
   uint64_t extent0 = 0, extent1 = 0, step0 = 0, step1 = 0;
   const int32_t pairs = ndim / 2 * 2;

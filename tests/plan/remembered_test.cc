@@ -1,8 +1,8 @@
-// The unprepared calls remember, per thread, the plan of a view whose layout came twice in a row (src/export.c,
-// src/import.c). What an exchange gives must not depend on what came before it on the thread: for every pair of table
-// rows, the second exchanged right after the first (made twice) gives what it gives on a thread of its own (whose
-// memory is empty), in status, error, tensor and ownership. Also: threads that exchange different layouts at once,
-// and an allocator that exports from inside an export served from memory.
+// The unprepared calls remember, per thread, the plan of a view whose layout came twice in a row
+// (src/export_plan_cache.c, src/import.c). What an exchange gives must not depend on what came before it on the
+// thread: for every pair of table rows, the second exchanged right after the first (made twice) gives what it gives on
+// a thread of its own (whose memory is empty), in status, error, tensor and ownership. Also: threads that exchange
+// different layouts at once, and an allocator that exports from inside an export served from memory.
 #include <cstdint>
 #include <cstring>
 #include <string>
