@@ -119,6 +119,11 @@ SETTINGS = (
     Setting("export.scalar_dims", "words", "scalar_dims", "scalar_dims_empty", "bool",
             "a 0-d tensor's shape and strides: NULL, or pointers to zero-length arrays (PyTorch)",
             default="null", words=_bools("null", "empty", "empty")),
+    Setting("export.byte_offset", "words", "byte_offset", "byte_offset_folded", "bool",
+            "keep: a view's byte_offset is the array's; fold: where data is an address (a device type a dlmap backend "
+            "serves), data points at the first element and byte_offset is 0, for consumers that require it "
+            "(NVIDIA/cutlass#3450, pytorch/pytorch#193213; JAX and NumPy export so); handle-based memory (OpenCL, Metal) "
+            "keeps it either way", default="keep", words=_bools("keep", "fold", "fold")),
     Setting("export.copy_argument", "words", "copy_argument", "copy_argument_truth", "bool",
             "strict: __dlpack__'s copy is True, False, None or a boolean scalar (else argument_type_copy); truth: "
             "None, or any other object but a str by its truth value (NumPy 2)",

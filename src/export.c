@@ -307,11 +307,17 @@ __attribute__((noinline)) static int32_t copy(const dlmap_array *array, const dl
 }
 
 /* 8b. The view: the producer's memory. byte_offset is kept, not folded into data: on handle-based devices (OpenCL,
- * Metal) data is an opaque handle that must not be offset. The consumer's stream is made to wait last. */
+ * Metal) data is an opaque handle that must not be offset. The profile's export.byte_offset fold moves it into data
+ * where data is an address (a device type a dlmap backend serves). The consumer's stream is made to wait last. */
 static int32_t view(const dlmap_array *array, const dlmap_export_request *request, const dlmap__export_steps *plan,
                     DLTensor *tensor, dlmap_error *err) {
   tensor->data = plan->placement.kind == DLMAP__PLACE_GPU_VIEW ? plan->placement.gpu_view_data : array->data;
   tensor->byte_offset = array->byte_offset;
+  if (dlmap_profile_current()->byte_offset_folded &&
+      dlmap_platform_find(plan->source->platform)->backend != DLMAP_BACKEND_NONE) {
+    if (tensor->data != NULL) tensor->data = (char *)tensor->data + tensor->byte_offset; /* NULL: no elements */
+    tensor->byte_offset = 0;
+  }
   if (request->defer_stream_sync || !plan->source_on_gpu) return DLMAP_OK;
   return dlmap__view_sync(plan->source, array->device_id, array->producer_stream, consumer_device(array, plan),
                           plan->stream, request->stream, true, err);

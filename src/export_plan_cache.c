@@ -113,7 +113,9 @@ static inline __attribute__((always_inline)) int32_t export_from_image(const dlm
     tensor->shape = block->dims;
     tensor->strides = block->dims + plan->array.ndim;
   }
-  tensor->data = data;
+  /* The template's view kept its byte_offset, or folded it into data (export.byte_offset fold): the same here. */
+  const uint64_t folded = plan->array.byte_offset - tensor->byte_offset;
+  tensor->data = data != NULL ? (char *)data + folded : NULL;
   block->owner = owner;
   block->release = release;
   return DLMAP_OK;

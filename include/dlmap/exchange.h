@@ -87,7 +87,7 @@ typedef struct dlmap_array {
   int32_t ndim;
   const int64_t *shape;    /* ndim extents; may be NULL when ndim == 0 */
   const int64_t *strides;  /* ndim strides in elements; NULL means compact row-major */
-  uint64_t byte_offset;    /* bytes from data to the first element; kept as is in the export */
+  uint64_t byte_offset;    /* bytes from data to the first element; kept in a view (export.byte_offset fold: in data) */
   bool read_only;          /* the consumer must not write */
   bool subbyte_padded;     /* sub-byte elements are padded to a byte each (IS_SUBBYTE_TYPE_PADDED) */
   /* The owner keeps the data alive. On success dlmap takes this one reference and calls

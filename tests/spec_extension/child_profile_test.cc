@@ -50,4 +50,57 @@ TEST(ChildProfile, ErrorOrigins) {
                "were: [{shape:packed}], strides were [{strides:packed}].");
 }
 
+// export.byte_offset fold: a view's offset moves into data (data is an address on the host), the same through the
+// full export, the thread's remembered plan (a layout exported twice in a row) and a prepared plan.
+TEST(ChildProfile, ByteOffsetFoldedIntoData) {
+  ASSERT_TRUE(dlmap_profile_current()->byte_offset_folded);
+  alignas(8) static float buffer[8];
+  const int64_t shape[] = {4};
+  dlmap_array array = dlmap_array_default();
+  array.data = buffer;
+  array.dtype = DLDataType{kDLFloat, 32, 1};
+  array.ndim = 1;
+  array.shape = shape;
+  array.byte_offset = 3 * sizeof(float);
+  const dlmap_export_request request = dlmap_export_request_default();
+  dlmap_error err;
+  for (int round = 0; round < 3; round++) {  // the third is served from the remembered plan
+    dlmap_exported out;
+    ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
+    EXPECT_EQ(out.legacy->dl_tensor.data, static_cast<void *>(buffer + 3)) << "round " << round;
+    EXPECT_EQ(out.legacy->dl_tensor.byte_offset, 0u) << "round " << round;
+    out.legacy->deleter(out.legacy);
+  }
+  dlmap_export_plan *plan = nullptr;
+  ASSERT_EQ(dlmap_export_plan_create(&array, &request, &plan, &err), DLMAP_OK) << err.message;
+  static float other[8];
+  dlmap_exported out;
+  ASSERT_EQ(dlmap_export_planned(plan, other, nullptr, nullptr, &out, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(out.legacy->dl_tensor.data, static_cast<void *>(other + 3));
+  EXPECT_EQ(out.legacy->dl_tensor.byte_offset, 0u);
+  out.legacy->deleter(out.legacy);
+  dlmap_export_plan_free(plan);
+}
+
+// Where no dlmap backend serves the device type, data may be a handle (OpenCL, Metal): dlmap cannot tell, so the
+// offset stays in byte_offset (jax exports oneAPI arrays, which no backend serves).
+TEST(ChildProfile, ByteOffsetKeptWhereNoBackendServesTheType) {
+  static float buffer[8];
+  const int64_t shape[] = {4};
+  dlmap_array array = dlmap_array_default();
+  array.data = buffer;
+  array.device_type = DLMAP_DEVICE_ONEAPI;
+  array.dtype = DLDataType{kDLFloat, 32, 1};
+  array.ndim = 1;
+  array.shape = shape;
+  array.byte_offset = 8;
+  const dlmap_export_request request = dlmap_export_request_default();
+  dlmap_error err;
+  dlmap_exported out;
+  ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(out.legacy->dl_tensor.data, static_cast<void *>(buffer));
+  EXPECT_EQ(out.legacy->dl_tensor.byte_offset, 8u);
+  out.legacy->deleter(out.legacy);
+}
+
 }  // namespace
