@@ -1,7 +1,8 @@
 /* dlmap Python binding — what the conformance checker (python/check, `dlmap.check`) asks of the library: the producer
- * rules' table (dlmap._check_rules) and the spec's judgement of a tensor's values (dlmap._judge_tensor,
- * dlmap._judge_device_type), so that Python and C (dlmap_check_export) judge a tensor once, by the same code
- * (src/check_tensor.c). The module the checker ships is always this one, built from the spec the checker reads. */
+ * rules' table (dlmap._check_rules) and the spec's judgement of a tensor's values and version (dlmap._judge_tensor,
+ * dlmap._judge_version, dlmap._judge_device_type), so that Python and C (dlmap_check_export) judge a tensor once,
+ * by the same code (src/check_tensor.c). The module the checker ships is always this one, built from the spec the
+ * checker reads. */
 #include <string.h>
 
 #include "dlmap/check.h"
@@ -93,6 +94,18 @@ static PyObject *judge_device_type(PyObject *module, PyObject *args) {
   return PyUnicode_FromString(problem.detail);
 }
 
+/* dlmap._judge_version((major, minor)): dlmap_check_version's problem text for a versioned tensor, or None. */
+static PyObject *judge_version(PyObject *module, PyObject *arg) {
+  dlmap_version version;
+  bool has_version;
+  dlmap_check_problem problem;
+  (void)module;
+  if (parse_version(arg, &version, &has_version) < 0) return NULL;
+  if (!has_version) return PyErr_Format(PyExc_TypeError, "version must be (major, minor)");
+  if (dlmap_check_version(version, &problem)) Py_RETURN_NONE;
+  return PyUnicode_FromString(problem.detail);
+}
+
 PyMethodDef dlmap_py_conformance_functions[] = {
     {"_check_rules", check_rules, METH_NOARGS,
      "_check_rules()\n--\n\nThe conformance checker's producer rules, {id: text}, from the library's table "
@@ -102,6 +115,10 @@ PyMethodDef dlmap_py_conformance_functions[] = {
      "The spec's judgement of an exported tensor's values (dlmap_check_tensor, as dlmap_check_export applies it): "
      "[(rule, detail), ...] for its flags, strides, dtype (code, bits, lanes) and device type, each in `version` "
      "((major, minor), or None: any version the spec lists). For dlmap.check."},
+    {"_judge_version", judge_version, METH_O,
+     "_judge_version(version)\n--\n\n"
+     "Why a versioned tensor's stamped (major, minor) is outside the spec's versioned range, or None "
+     "(dlmap_check_version). For dlmap.check."},
     {"_judge_device_type", judge_device_type, METH_VARARGS,
      "_judge_device_type(device_type, version=None)\n--\n\n"
      "Why device_type is not a spec device type (expressible in version), or None (dlmap_check_device_type). For "

@@ -1,8 +1,8 @@
 /* dlmap library — dlmap_check_export: the conformance checker for a C producer's export callback. It sends every
  * __dlpack__ argument combination, judges each answer by the spec's tables and this library's profile (the struct a
  * max_version gets, version gating, stream policy, read-only policy, error kinds), runs each deleter exactly once and
- * reports every violation as a row. A tensor's values (flags, strides, dtype, device type) are judged by
- * dlmap_check_tensor (check_tensor.c), as the Python checker (python/check/producer.py) judges capsules' through the
+ * reports every violation as a row. A tensor's values (flags, strides, dtype, device type) and its stamped version's
+ * range are judged by dlmap_check_tensor and dlmap_check_version (check_tensor.c), as the Python checker (python/check/producer.py) judges capsules' through the
  * module; the profile's part (struct, version gating, read-only, copies, streams) is judged here. */
 #include "dlmap/check.h"
 
@@ -189,10 +189,10 @@ static expectation expect(const dlmap_check_request *r, const dlmap_check_source
 /* The versioned struct's version against max_version; false when its major is one the checker cannot read (then only
  * the deleter may be touched). */
 static bool judge_version(checker *c, const dlmap_check_request *r, const answer_view *a, dlmap_struct_kind wanted) {
+  dlmap_check_problem outside;
   if (a->kind != DLMAP_STRUCT_VERSIONED) return true;
-  if (dlmap_version_struct(a->version) != DLMAP_STRUCT_VERSIONED) {
-    report(c, "P-version", "version %u.%u is not one the versioned struct covers", (unsigned)a->version.major,
-           (unsigned)a->version.minor);
+  if (!dlmap_check_version(a->version, &outside)) { /* the spec's range, judged as the Python checker judges it */
+    report(c, outside.rule, "%s", outside.detail);
     return false;
   }
   /* A newer minor than max_version is the standard's recommended answer for a max_version of the producer's own

@@ -1,5 +1,5 @@
 /* dlmap library — dlmap_check_tensor: the spec's judgement of one exported tensor's values (flags, strides, dtype,
- * device type, each in the tensor's version). Conformance is judged here once: dlmap_check_export (check_export.c)
+ * device type, each in the tensor's version), and of a versioned tensor's stamped version (dlmap_check_version). Conformance is judged here once: dlmap_check_export (check_export.c)
  * reports these problems for a C producer, and the Python checker (python/check/producer.py) for any Python
  * producer, through the module's _judge_tensor (python/judge_tensor.c). What a profile decides (the struct a
  * max_version gets, the version a legacy tensor is judged in, read-only and stream policy) stays with each caller. */
@@ -109,6 +109,16 @@ static void judge_dtype(problem_list *list, DLDataType dtype, const dlmap_versio
     add(list, "P-dtype", "%s %u-bit needs %s, the tensor is %s", code->name, (unsigned)dtype.bits,
         show(introduced).text, show(*version).text);
   }
+}
+
+bool dlmap_check_version(dlmap_version stamped, dlmap_check_problem *problem) {
+  const dlmap_version from = dlmap__version(DLMAP_ABI_VERSIONED_FROM_MAJOR, DLMAP_ABI_VERSIONED_FROM_MINOR);
+  const dlmap_version until = dlmap__version(DLMAP_ABI_VERSIONED_UNTIL_MAJOR, DLMAP_ABI_VERSIONED_UNTIL_MINOR);
+  problem_list list = {problem, problem != NULL ? 1 : 0, 0};
+  if (!dlmap__version_le(from, stamped) || dlmap__version_le(until, stamped)) {
+    add(&list, "P-version", "%s is outside [%s, %s)", show(stamped).text, show(from).text, show(until).text);
+  }
+  return list.count == 0;
 }
 
 bool dlmap_check_device_type(int64_t device_type, const dlmap_version *version, dlmap_check_problem *problem) {

@@ -102,6 +102,11 @@ typedef struct dlmap_check_problem {
 size_t dlmap_check_tensor(const DLTensor *tensor, uint64_t flags, const dlmap_version *version,
                           dlmap_check_problem *problems, size_t capacity);
 
+/* The spec's judgement of a versioned tensor's stamped version, before anything past the struct's ABI-stable head
+ * is read: false, with the problem (P-version) written to `problem` (optional), when it is outside the spec's
+ * versioned range [abi.versioned.introduced, abi.versioned.until), whose struct layout the spec does not give. */
+bool dlmap_check_version(dlmap_version stamped, dlmap_check_problem *problem);
+
 /* The device-type part of dlmap_check_tensor() alone, for a device a producer reports (__dlpack_device__, any
  * integer): false, with the problem written to `problem` (optional), when device_type is not a spec device type, or
  * is newer than `version` (NULL: any version). */

@@ -394,10 +394,10 @@ def judge(rules, request, out, source, exact_struct):
         return v
     mv = request.max_version
     if out.struct == "versioned":
-        low, until = rules.structs["versioned"][:2]
-        if not low <= out.version < until:
-            v.append(("P-version", "%s is outside [%s, %s)" % (show_version(out.version), show_version(low),
-                                                               show_version(until))))
+        low = rules.structs["versioned"][0]
+        outside = dlmap._judge_version(out.version)  # the spec's versioned range: the library's judgement
+        if outside:
+            v.append(("P-version", outside))
         elif (mv is None and rules.profile_answer(None, source.readonly) != ("struct", "versioned")) or \
                 (mv is not None and tuple(mv) < low):
             v.append(("P-version", "a versioned tensor for max_version=%s" % (mv,)))

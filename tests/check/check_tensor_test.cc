@@ -1,7 +1,8 @@
-// dlmap tests — dlmap_check_tensor and dlmap_check_device_type (src/check_tensor.c): the spec's judgement of a
-// tensor's values that dlmap_check_export and the Python checker (through dlmap._judge_tensor) both report. Each rule
-// is broken alone and gets its one problem with the text the checkers' rows show; the order is flags, strides, dtype,
-// device. The values are the shipped spec's (spec/versions.yaml, devices.yaml, dtypes.yaml).
+// dlmap tests — dlmap_check_tensor, dlmap_check_version and dlmap_check_device_type (src/check_tensor.c): the spec's
+// judgement of a tensor's values and version that dlmap_check_export and the Python checker (through the module's
+// _judge_tensor, _judge_version, _judge_device_type) both report. Each rule is broken alone and gets its one problem
+// with the text the checkers' rows show; the order is flags, strides, dtype, device. The values are the shipped
+// spec's (spec/versions.yaml, devices.yaml, dtypes.yaml).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -115,8 +116,19 @@ TEST(CheckDeviceType, AReportedDeviceTypeOfAnyWidth) {
   EXPECT_TRUE(dlmap_check_device_type(kTrn, nullptr, nullptr));
 }
 
+TEST(CheckVersion, AStampedVersionInTheVersionedRange) {  // abi.versioned: [1.0, 2.0)
+  dlmap_check_problem problem;
+  EXPECT_TRUE(dlmap_check_version(k1_0, &problem));
+  EXPECT_TRUE(dlmap_check_version(dlmap_version{1, 99}, nullptr));  // a newer minor of a readable major
+  EXPECT_FALSE(dlmap_check_version(dlmap_version{2, 0}, &problem));
+  EXPECT_STREQ(problem.rule, "P-version");
+  EXPECT_STREQ(problem.detail, "(2, 0) is outside [(1, 0), (2, 0))");
+  EXPECT_FALSE(dlmap_check_version(dlmap_version{0, 8}, &problem));
+  EXPECT_STREQ(problem.detail, "(0, 8) is outside [(1, 0), (2, 0))");
+}
+
 TEST(CheckTensor, ItsRulesAreInTheCheckersTable) {
-  for (const char *rule : {"P-flags", "P-strides", "P-dtype", "P-device"}) {
+  for (const char *rule : {"P-flags", "P-strides", "P-dtype", "P-device", "P-version"}) {
     EXPECT_NE(dlmap_check_rule_find(rule), nullptr) << rule;
   }
 }
