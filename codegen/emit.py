@@ -546,11 +546,14 @@ def emit_dtype_widths(spec):
         for c in spec.dtype_codes for w in c.widths))
 
 
-VERSION = Row("DLMAP_VERSION", "major minor STRUCT note", "One row per DLPack version, oldest first.")
+VERSION = Row("DLMAP_VERSION", "major minor STRUCT note non_null_strides",
+              "One row per DLPack version, oldest first; non_null_strides: true where the version's `requires` lists "
+              "the rule (strides not NULL when ndim != 0), which every later version keeps.")
 
 
 def emit_versions(spec):
-    return _list(spec, [VERSION], (VERSION(v.version.major, v.version.minor, v.struct.upper(), c_string(v.note))
+    return _list(spec, [VERSION], (VERSION(v.version.major, v.version.minor, v.struct.upper(), c_string(v.note),
+                                           c_bool("non_null_strides" in v.requires))
                              for v in spec.versions))
 
 

@@ -74,6 +74,7 @@ class VersionInfo:
     version: Version
     struct: str
     note: str
+    requires: tuple = ()  # the tensor rules (TENSOR_RULES) this release introduces, kept by every later one
 
 
 @dataclass
@@ -713,13 +714,14 @@ def _load_versions(lists):
     for where, e in _entries(lists, "versions"):
         _check_keys(where, e, ("version", "struct", "note"), ("requires",))
         version = _version(where, e, "version")
-        # Tensor rules a release introduces; only the conformance checker (python/check) reads them.
-        for rule in _str_list(where, e, "requires"):
+        # Tensor rules a release introduces; the conformance judgement (src/check_tensor.c) reads them.
+        requires = tuple(_str_list(where, e, "requires"))
+        for rule in requires:
             if rule not in TENSOR_RULES:
                 where.fail("key 'requires': unknown rule '%s' (known: %s)" % (rule, ", ".join(TENSOR_RULES)))
         if versions and version <= versions[-1].version:
             where.fail("versions must be listed oldest first; %s follows %s" % (version, versions[-1].version))
-        versions.append(VersionInfo(version, _choice(where, e, "struct", STRUCTS), _str(where, e, "note")))
+        versions.append(VersionInfo(version, _choice(where, e, "struct", STRUCTS), _str(where, e, "note"), requires))
     return versions
 
 

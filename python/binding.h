@@ -278,10 +278,13 @@ dlmap_py_allocation_stats dlmap_py_allocations(void);
 void dlmap_py_fail_next_allocations(long long n);
 void dlmap_py_watch_gil(bool watch);
 
-/* ---- module.c, for the testing hooks ------------------------------------------------------------------------------ */
+/* ---- module.c, for the testing hooks and the checker's functions -------------------------------------------------- */
 
 /* dlmap._stats, dlmap._fail_allocations, dlmap._call_deleter_on_thread, … (testing_hooks.c). */
 extern PyMethodDef dlmap_py_testing_hooks[];
+
+/* dlmap._check_rules, dlmap._judge_tensor, _judge_version, _judge_device_type: the checker's (conformance.c). */
+extern PyMethodDef dlmap_py_conformance_functions[];
 
 /* ---- interned names ----------------------------------------------------------------------------------------------- */
 

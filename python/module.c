@@ -1,10 +1,10 @@
 /* dlmap Python binding — the `dlmap` extension module: dlmap.empty, dlmap.from_dlpack (C exchange API, then the
  * Python protocol with versioned-first negotiation) and the module itself. The counted allocator is allocator.c, the
- * testing hooks (dlmap._stats, …) testing_hooks.c. */
+ * testing hooks (dlmap._stats, …) testing_hooks.c, the conformance checker's functions (dlmap._judge_tensor, …)
+ * conformance.c. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "dlmap/check.h"
 #include "python/binding.h"
 
 /* ---- dlmap.empty --------------------------------------------------------------------------------------------------- */
@@ -642,20 +642,6 @@ static PyObject *platform_status(PyObject *module, PyObject *arg) {
                        "device_count", (int)status.device_count, "reason", status.reason);
 }
 
-/* dlmap._check_rules(): {id: text} of the producer rules, from the library's table, for the Python checker. */
-static PyObject *check_rules(PyObject *module, PyObject *unused) {
-  (void)module;
-  (void)unused;
-  PyObject *rules = PyDict_New();
-  const dlmap_check_rule_info *rule;
-  for (size_t i = 0; rules != NULL && (rule = dlmap_check_rule_at(i)) != NULL; i++) {
-    PyObject *text = PyUnicode_FromString(rule->text);
-    if (text == NULL || PyDict_SetItemString(rules, rule->id, text) < 0) Py_CLEAR(rules);
-    Py_XDECREF(text);
-  }
-  return rules;
-}
-
 /* ---- the module --------------------------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
@@ -677,10 +663,6 @@ static PyMethodDef module_methods[] = {
      "profile_models()\n--\n\nThe peer releases the module's profile reproduces, as its `models:` key says "
      "(\"jax >= 0.11.1\", \"numpy >= 2.5\"): the differential tests compare a peer only with the profile that "
      "claims its release."},
-    {"_check_rules", check_rules, METH_NOARGS,
-     "_check_rules()\n--\n\nThe conformance checker's producer rules, {id: text}, from the library's table "
-     "(dlmap.check "
-     "reads them from here)."},
     {"set_device_allocator", dlmap_py_set_device_allocator, METH_VARARGS,
      "set_device_allocator(allocate, release, /)\n--\n\n"
      "Installs a framework's device allocator for every device buffer the module's exchanges make (device copies and "
@@ -749,7 +731,8 @@ PyMODINIT_FUNC DLMAP_PY_INIT_FUNCTION(void) { /* PyInit_<module name> */
 
   PyObject *module = PyModule_Create(&module_def);
   if (module == NULL) return NULL;
-  if (PyModule_AddFunctions(module, dlmap_py_testing_hooks) < 0) {
+  if (PyModule_AddFunctions(module, dlmap_py_testing_hooks) < 0 ||
+      PyModule_AddFunctions(module, dlmap_py_conformance_functions) < 0) {
     Py_DECREF(module);
     return NULL;
   }

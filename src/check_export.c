@@ -1,7 +1,9 @@
 /* dlmap library — dlmap_check_export: the conformance checker for a C producer's export callback. It sends every
  * __dlpack__ argument combination, judges each answer by the spec's tables and this library's profile (the struct a
  * max_version gets, version gating, stream policy, read-only policy, error kinds), runs each deleter exactly once and
- * reports every violation as a row. The Python checker (python/check/producer.py) applies the same rules to capsules. */
+ * reports every violation as a row. A tensor's values (flags, strides, dtype, device type) and its stamped version's
+ * range are judged by dlmap_check_tensor and dlmap_check_version (check_tensor.c), as the Python checker (python/check/producer.py) judges capsules' through the
+ * module; the profile's part (struct, version gating, read-only, copies, streams) is judged here. */
 #include "dlmap/check.h"
 
 #include <stdarg.h>
@@ -27,7 +29,6 @@ static const dlmap_check_rule_info kRules[] = {
      "a versioned tensor's version is in the spec's versioned range and of no newer major than max_version; "
      "max_version=None and versions below the versioned range get the legacy struct"},
     {"P-struct", "the struct is the one the profile's export.max_version ranges give that max_version"},
-    {"P-values", "the device type, dtype and flags are spec values expressible in the tensor's version"},
     {"P-flags", "every flag bit set is a spec flag introduced in the tensor's version"},
     {"P-strides", "strides are not NULL for ndim != 0 from the version whose `requires` lists non_null_strides"},
     {"P-dtype", "the dtype is a spec code and width, with valid lanes, expressible in the tensor's version"},
@@ -188,10 +189,10 @@ static expectation expect(const dlmap_check_request *r, const dlmap_check_source
 /* The versioned struct's version against max_version; false when its major is one the checker cannot read (then only
  * the deleter may be touched). */
 static bool judge_version(checker *c, const dlmap_check_request *r, const answer_view *a, dlmap_struct_kind wanted) {
+  dlmap_check_problem outside;
   if (a->kind != DLMAP_STRUCT_VERSIONED) return true;
-  if (dlmap_version_struct(a->version) != DLMAP_STRUCT_VERSIONED) {
-    report(c, "P-version", "version %u.%u is not one the versioned struct covers", (unsigned)a->version.major,
-           (unsigned)a->version.minor);
+  if (!dlmap_check_version(a->version, &outside)) { /* the spec's range, judged as the Python checker judges it */
+    report(c, outside.rule, "%s", outside.detail);
     return false;
   }
   /* A newer minor than max_version is the standard's recommended answer for a max_version of the producer's own
@@ -237,17 +238,19 @@ static void judge_tensor(checker *c, const dlmap_check_request *r, const answer_
                          const baseline *base) {
   const dlmap_profile_info *profile = dlmap_profile_current();
   const DLTensor *t = a->t;
-  dlmap_error err;
   if (!judge_version(c, r, a, wanted)) return;
   if (wanted != DLMAP_STRUCT_NONE && wanted != a->kind) {
     report(c, "P-struct", "the profile gives the %s struct", wanted == DLMAP_STRUCT_LEGACY ? "legacy" : "versioned");
   }
-  if (a->kind == DLMAP_STRUCT_VERSIONED || profile->gating == DLMAP_GATING_STRICT) {
-    dlmap_version at = a->kind == DLMAP_STRUCT_VERSIONED ? a->version : dlmap__legacy_newest();
-    if (dlmap_check_representable(t->device.device_type, t->dtype, a->flags, at, &err) != DLMAP_OK) {
-      report(c, "P-values", "%s", err.message);
-    }
-  }
+  /* The version the values must be expressible in: a versioned tensor's own; a legacy one's under the profile's
+   * version gating, the newest legacy version (strict) or any version the spec lists (known). */
+  dlmap_version legacy_newest = dlmap__legacy_newest();
+  const dlmap_version *at = a->kind == DLMAP_STRUCT_VERSIONED        ? &a->version
+                            : profile->gating == DLMAP_GATING_STRICT ? &legacy_newest
+                                                                     : NULL;
+  dlmap_check_problem problems[DLMAP_CHECK_TENSOR_PROBLEMS_MAX];
+  size_t found = dlmap_check_tensor(t, a->flags, at, problems, DLMAP_CHECK_TENSOR_PROBLEMS_MAX);
+  for (size_t i = 0; i < found; i++) report(c, problems[i].rule, "%s", problems[i].detail);
   int32_t want_type = r->has_dl_device ? r->dl_device_type : c->source->device_type;
   int32_t want_id = r->has_dl_device ? r->dl_device_id : c->source->device_id;
   if ((int32_t)t->device.device_type != want_type || t->device.device_id != want_id) {

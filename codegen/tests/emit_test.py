@@ -273,8 +273,8 @@ class MinimalSpecFiles(unittest.TestCase):
 
     def test_versions(self):
         self.assertRows(emit.emit_versions, [
-            'DLMAP_VERSION(0, 9, LEGACY, "Old.", _)',
-            r'DLMAP_VERSION(1, 0, VERSIONED, "Quote \" backslash \\ newline\n\303\274n\303\257code\077 done.", _)',
+            'DLMAP_VERSION(0, 9, LEGACY, "Old.", false, _)',
+            r'DLMAP_VERSION(1, 0, VERSIONED, "Quote \" backslash \\ newline\n\303\274n\303\257code\077 done.", false, _)',
         ])
 
     def test_flags(self):
@@ -777,7 +777,10 @@ class DefaultSpecRows(unittest.TestCase):
         self.assertRow(emit.emit_versions,
                        'DLMAP_VERSION(0, 5, LEGACY, "Renames only \\342\\200\\224 kDLGPU becomes kDLCUDA, '
                        'kDLCPUPinned becomes kDLCUDAHost; ABI unchanged. DLPACK_VERSION 050 (an octal literal, 40).", '
-                       '_)')
+                       'false, _)')
+        # 1.2's `requires: [non_null_strides]` (spec/versions.yaml), the one version that lists it
+        self.assertEqual([row.split(", ")[:2] for row in rows(emit.emit_versions(default_spec()))
+                          if row.endswith(", true, _)")], [["DLMAP_VERSION(1", "2"]])
         self.assertRow(emit.emit_flags,
                        'DLMAP_FLAG_ROW(IS_SUBBYTE_TYPE_PADDED, 2, 1, 1, "Sub-byte elements (float4, float6, int4, '
                        '\\342\\200\\246) are padded to one byte each instead of packed.", _)')

@@ -80,6 +80,38 @@ typedef struct dlmap_check_row {
 int32_t dlmap_check_export(dlmap_check_export_fn fn, void *context, const dlmap_check_source *source,
                            dlmap_check_row *rows, size_t capacity, size_t *count, size_t *requests, dlmap_error *err);
 
+/* One spec rule a tensor breaks: the rule's id and what is wrong ("kDLFloat has no 7-bit width"). */
+typedef struct dlmap_check_problem {
+  const char *rule;  /* "P-flags", "P-strides", "P-dtype" or "P-device" (static); dlmap_check_rule_find() explains it */
+  char detail[112];
+} dlmap_check_problem;
+
+/* The most problems dlmap_check_tensor() finds in one tensor: one per flag bit, the strides, the dtype, the device. */
+#define DLMAP_CHECK_TENSOR_PROBLEMS_MAX 67
+
+/* The spec's judgement of one exported tensor's values, the one both checkers apply: dlmap_check_export and Python's
+ * dlmap.check.producer (through the module's _judge_tensor). `version`: the version the values must be expressible
+ * in: a versioned tensor's stamped version; for a legacy tensor the version its profile judges it in (the newest
+ * legacy version under strict version gating), or NULL for any version the spec lists. `flags`: a versioned
+ * tensor's flags (0 for a legacy one). Reads tensor's device type, dtype, ndim and whether strides is NULL, never
+ * shape or data. Writes the problems, in this order, to `problems` (at most `capacity`): each flag bit set that the
+ * spec does not know or that is newer than `version`, lowest bit first (P-flags); NULL strides with ndim != 0 from
+ * the version whose `requires` lists non_null_strides (P-strides); a dtype code, width or lane count the spec does
+ * not have, or a width newer than `version` (P-dtype); a device type the spec does not have, or newer than
+ * `version` (P-device). Returns how many there are (0: none; at most DLMAP_CHECK_TENSOR_PROBLEMS_MAX). */
+size_t dlmap_check_tensor(const DLTensor *tensor, uint64_t flags, const dlmap_version *version,
+                          dlmap_check_problem *problems, size_t capacity);
+
+/* The spec's judgement of a versioned tensor's stamped version, before anything past the struct's ABI-stable head
+ * is read: false, with the problem (P-version) written to `problem` (optional), when it is outside the spec's
+ * versioned range [abi.versioned.introduced, abi.versioned.until), whose struct layout the spec does not give. */
+bool dlmap_check_version(dlmap_version stamped, dlmap_check_problem *problem);
+
+/* The device-type part of dlmap_check_tensor() alone, for a device a producer reports (__dlpack_device__, any
+ * integer): false, with the problem written to `problem` (optional), when device_type is not a spec device type, or
+ * is newer than `version` (NULL: any version). */
+bool dlmap_check_device_type(int64_t device_type, const dlmap_version *version, dlmap_check_problem *problem);
+
 /* A rule dlmap_check_export reports: its id and what it means. */
 typedef struct dlmap_check_rule_info {
   const char *id;

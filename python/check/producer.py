@@ -394,10 +394,10 @@ def judge(rules, request, out, source, exact_struct):
         return v
     mv = request.max_version
     if out.struct == "versioned":
-        low, until = rules.structs["versioned"][:2]
-        if not low <= out.version < until:
-            v.append(("P-version", "%s is outside [%s, %s)" % (show_version(out.version), show_version(low),
-                                                               show_version(until))))
+        low = rules.structs["versioned"][0]
+        outside = dlmap._judge_version(out.version)  # the spec's versioned range: the library's judgement
+        if outside:
+            v.append(("P-version", outside))
         elif (mv is None and rules.profile_answer(None, source.readonly) != ("struct", "versioned")) or \
                 (mv is not None and tuple(mv) < low):
             v.append(("P-version", "a versioned tensor for max_version=%s" % (mv,)))
@@ -410,18 +410,10 @@ def judge(rules, request, out, source, exact_struct):
     answer = rules.profile_answer(mv, source.readonly)
     if exact_struct and answer[0] == "struct" and answer[1] != out.struct:
         v.append(("P-struct", "%s; the profile gives %s" % (out.struct, answer[1])))
-    at = rules.tensor_version(out.struct, out.version)
-    for problem in rules.flag_problems(out.flags, out.version) if out.struct == "versioned" else []:
-        v.append(("P-flags", problem))
-    since = rules.non_null_strides_since
-    if out.struct == "versioned" and since and out.version >= since and out.ndim and out.strides_null:
-        v.append(("P-strides", "NULL strides with ndim %d in %s" % (out.ndim, show_version(out.version))))
-    problem = rules.dtype_problem(*out.dtype, at)
-    if problem:
-        v.append(("P-dtype", problem))
-    problem = rules.device_problem(out.device[0], at)
-    if problem:
-        v.append(("P-device", problem))
+    # The tensor's values (flags, strides, dtype, device type) by the spec: the library's judgement, the one
+    # dlmap_check_export applies (src/check_tensor.c), in the version this profile judges the tensor in.
+    v += dlmap._judge_tensor(out.device[0], out.dtype, out.ndim, bool(out.strides_null), out.flags,
+                             rules.tensor_version(out.struct, out.version))
     expected_device = tuple(request.dl_device) if request.dl_device is not None else source.reported
     if expected_device is not None and tuple(out.device) != tuple(expected_device):
         v.append(("P-device", "on %s:%d, expected %s:%d" % (rules.device_name(out.device[0]), out.device[1],
@@ -494,8 +486,9 @@ def _check_device_report(rules, calls, source):
         return answer["garbage"], [("P-device-report", "not a tuple of two ints")]
     source.reported = tuple(answer["device"])
     problems = []
-    if rules.device_problem(source.reported[0], None):
-        problems.append(("P-device-report", rules.device_problem(source.reported[0], None)))
+    problem = dlmap._judge_device_type(source.reported[0])  # the library's judgement (src/check_tensor.c)
+    if problem:
+        problems.append(("P-device-report", problem))
     if source.reported[1] < 0:
         problems.append(("P-device-report", "device id %d" % source.reported[1]))
     return "%s:%d" % (rules.device_name(source.reported[0]), source.reported[1]), problems

@@ -25,6 +25,8 @@ struct Producer {
   bool set_is_copied = true;
   bool validate_stream = true;
   bool copy_ignored = false;         // broken: copy=True shares the data
+  bool null_strides = false;         // broken from DLPack 1.2 on (non_null_strides)
+  uint8_t dtype_code = kDLFloat;     // broken: a code the spec does not have
   const char *unavailable_kind = "BufferError";
   const char *copy_forbidden_kind = "BufferError";
   const char *stream_kind = "ValueError";
@@ -85,9 +87,9 @@ void produce(void *context, const dlmap_check_request *r, dlmap_check_answer *an
   t.data = copy ? b->copy : p->data;
   t.device = {kDLCPU, 0};
   t.ndim = 2;
-  t.dtype = {kDLFloat, 64, 1};
+  t.dtype = {p->dtype_code, 64, 1};
   t.shape = b->shape;
-  t.strides = b->strides;
+  t.strides = p->null_strides ? nullptr : b->strides;
   bool versioned = !p->legacy_always &&
                    (p->versioned_for_none || (r->has_max_version && !below(r->max_version, 1, 0)));
   p->made++;
@@ -187,6 +189,31 @@ TEST(CheckExport, VersionedForNoneIsReported) {
       EXPECT_EQ(std::strstr(row.sent, "max_version=(1,"), nullptr) << dump(r);
     }
   }
+}
+
+// The values are judged by dlmap_check_tensor, one row per problem with the Python checker's text (issue 66).
+TEST(CheckExport, TensorValuesAreJudgedByCheckTensor) {
+  Producer p = following_the_profile();
+  p.null_strides = true;
+  Result r = check(&p);
+  size_t strides_rows = 0;
+  for (const auto &row : r.rows) {
+    ASSERT_STREQ(row.rule, "P-strides") << dump(r);
+    EXPECT_EQ(std::string(row.detail).rfind("NULL strides with ndim 2 in (1, ", 0), 0u) << dump(r);
+    EXPECT_EQ(std::strstr(row.got, "versioned 1.0 "), nullptr) << dump(r);  // 1.0 allows NULL strides
+    strides_rows++;
+  }
+  EXPECT_EQ(strides_rows > 0, !jax_profile()) << dump(r);  // JAX's legacy tensors have no strides rule
+
+  Producer bad_dtype = following_the_profile();
+  bad_dtype.dtype_code = 200;
+  Result d = check(&bad_dtype);
+  ASSERT_GT(d.count, 0u);
+  for (const auto &row : d.rows) {  // every tensor, legacy ones under either version gating too
+    EXPECT_STREQ(row.rule, "P-dtype") << dump(d);
+    EXPECT_STREQ(row.detail, "dtype code 200 is not in the spec") << dump(d);
+  }
+  EXPECT_EQ(d.count, static_cast<size_t>(bad_dtype.made)) << dump(d);  // one row per tensor the producer made
 }
 
 TEST(CheckExport, CopiesAreChecked) {
