@@ -105,7 +105,10 @@ static int32_t validate(const dlmap_array *array, dlmap__export_steps *plan, dlm
   /* where the platform's runtime is loaded, the array's device id is below its device count (src/device_claim.h) */
   if (status == DLMAP_OK) status = dlmap__device_id_check(plan->source, array->device_id, err);
   if (status != DLMAP_OK) return status;
-  plan->source_on_gpu = dlmap_platform_find(plan->source->platform)->backend == DLMAP_BACKEND_GPU;
+  const dlmap_backend backend = dlmap_platform_find(plan->source->platform)->backend;
+  plan->source_on_gpu = backend == DLMAP_BACKEND_GPU;
+  /* export.byte_offset fold, where data is an address: a device type a dlmap backend serves (else maybe a handle) */
+  plan->fold_byte_offset = backend != DLMAP_BACKEND_NONE && dlmap_profile_current()->byte_offset_folded;
   return dlmap__check_storage(array->ndim, array->shape, array->strides, array->dtype, array->subbyte_padded,
                               array->data, &plan->extent, err);
 }
@@ -313,8 +316,7 @@ static int32_t view(const dlmap_array *array, const dlmap_export_request *reques
                     DLTensor *tensor, dlmap_error *err) {
   tensor->data = plan->placement.kind == DLMAP__PLACE_GPU_VIEW ? plan->placement.gpu_view_data : array->data;
   tensor->byte_offset = array->byte_offset;
-  if (dlmap_profile_current()->byte_offset_folded &&
-      dlmap_platform_find(plan->source->platform)->backend != DLMAP_BACKEND_NONE) {
+  if (plan->fold_byte_offset) {
     if (tensor->data != NULL) tensor->data = (char *)tensor->data + tensor->byte_offset; /* NULL: no elements */
     tensor->byte_offset = 0;
   }

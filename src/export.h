@@ -56,6 +56,7 @@ typedef struct dlmap__export_steps {
   dlmap_stream_meaning stream; /* 4. stream */
   dlmap__placement placement;  /* 5. place */
   bool copy, source_on_gpu;
+  bool fold_byte_offset; /* a view's byte_offset goes into data (profile export.byte_offset fold, data an address) */
   dlmap__transfer transfer;
   uint64_t flags; /* 6. stamp */
 } dlmap__export_steps;
