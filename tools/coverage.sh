@@ -67,8 +67,8 @@ find "$execroot/bazel-out" -path '*.runfiles/*/bazel-out/*' -name '*.gcda' | whi
 done
 
 # gcov runs in the execution root, where the objects' recorded paths (sources, external headers) resolve; the report is
-# of this checkout's hand-written C only.
-gcovr --root "$PWD" --object-directory "$execroot" --branches --exclude-unreachable-branches \
+# of this checkout's hand-written C only, its files named from the execution root (whose src/ and python/ link here).
+gcovr --root "$execroot" --object-directory "$execroot" --branches --exclude-unreachable-branches \
   --filter 'src/[^/]*\.c$' --filter 'src/backends/[^/]*\.c$' --filter 'python/[^/]*\.c$' \
   --txt - --print-summary "$execroot/bazel-out" 2>/dev/null | tee "$summary"
 
