@@ -30,8 +30,11 @@ undefined=$(nm -u "$work/dlmap/lib/libdlmap.a" 2>/dev/null || true)
 case "$undefined" in *__asan_*) sanitize="$sanitize,address" ;; esac
 case "$undefined" in *__ubsan_*) sanitize="$sanitize,undefined" ;; esac
 case "$undefined" in *__tsan_*) sanitize="$sanitize,thread" ;; esac
+# So does one built with gcov counts (--config=gcov, or asan-gcov in tools/hardening.sh): link libgcov.
+coverage=""
+case "$undefined" in *__gcov_*) coverage="--coverage" ;; esac
 # shellcheck disable=SC2046
-gcc -std=c11 -Wall -Wextra -Werror ${sanitize:+-fsanitize=${sanitize#,}} -o "$work/main" "$work/main.c" \
+gcc -std=c11 -Wall -Wextra -Werror ${sanitize:+-fsanitize=${sanitize#,}} $coverage -o "$work/main" "$work/main.c" \
   $(pkg-config --cflags --libs dlmap)
 "$work/main" >"$work/main.out"
 cat "$work/main.out"

@@ -5,17 +5,24 @@
 # profile's library and module: their counts are merged) for src/ and python/*.c. Generated code is not counted.
 #
 # Usage: tools/coverage.sh [--report-only] [--floor LINES BRANCHES]
-#   --report-only   read the last run's counts again instead of running the tests
+#   --report-only   read the last run's counts again instead of running the tests. Right after that run's build: gcov
+#                   finds the sources through the execution root, where Bazel links only the top-level directories the
+#                   last command loaded (a build of one package there since leaves most sources unresolved, silently)
 #   --floor         percentages: exit 1 when either total is below its floor
 # Prints gcovr's per-file table and the totals. Needs gcovr (Debian's `gcovr`: apt install gcovr). Takes about 15
 # minutes on 2 cores (an -O0 build of everything, then the suite).
+# CI prints the figure at every landing and fails below the floor without this build: tools/hardening.sh's asan step
+# builds and runs its tests with --config=asan-gcov (ASan+UBSan plus these counts), and its coverage step runs
+# `tools/coverage.sh --report-only --floor LINES BRANCHES` on that output root, the floor read from tools/coverage_floor.
 # Environment: DLMAP_COVERAGE_ROOT (the output root, default /tmp/bazel_coverage), DLMAP_COVERAGE_TARGETS (default: the
-# C, Python, GPU-fake and tool tests).
+# C, Python, GPU-fake and tool tests), DLMAP_COVERAGE_CONFIG (the Bazel config of the instrumented build, default gcov;
+# the hardening run's coverage step passes asan-gcov, so that `bazel info` names that build's execution root).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=${DLMAP_COVERAGE_ROOT:-/tmp/bazel_coverage}
 TARGETS=${DLMAP_COVERAGE_TARGETS:-//tests/... //python/... //gpu/... //tools:all}
+CONFIG=${DLMAP_COVERAGE_CONFIG:-gcov}
 floor_lines="" floor_branches="" run=1
 while [ $# -gt 0 ]; do
   case $1 in
@@ -28,13 +35,15 @@ done
 command -v gcovr >/dev/null || { echo "tools/coverage.sh: gcovr is not installed (apt install gcovr)" >&2; exit 2; }
 
 cbazel() { bazel --output_user_root="$ROOT" "$@"; }
-execroot=$(cbazel info --config=gcov execution_root 2>/dev/null)
+execroot=$(cbazel info --config="$CONFIG" execution_root 2>/dev/null)
+[ "$run" = 1 ] || [ -d "$execroot/bazel-out" ] ||
+  { echo "tools/coverage.sh: --report-only: no build under $execroot (output root $ROOT)" >&2; exit 2; }
 if [ "$run" = 1 ]; then
   # Counts from an earlier run would add to this one's.
   [ -d "$execroot/bazel-out" ] && find "$execroot/bazel-out" -name '*.gcda' -delete
   # shellcheck disable=SC2086
-  cbazel test --config=gcov --symlink_prefix=/ --keep_going --nocache_test_results $TARGETS >/dev/null 2>&1 ||
-    echo "tools/coverage.sh: some tests failed under --config=gcov; their counts are still read" >&2
+  cbazel test --config="$CONFIG" --symlink_prefix=/ --keep_going --nocache_test_results $TARGETS >/dev/null 2>&1 ||
+    echo "tools/coverage.sh: some tests failed under --config=$CONFIG; their counts are still read" >&2
 fi
 
 # Each test wrote its counts relative to its working directory, its runfiles tree: add them up, object by object, into
@@ -58,8 +67,8 @@ find "$execroot/bazel-out" -path '*.runfiles/*/bazel-out/*' -name '*.gcda' | whi
 done
 
 # gcov runs in the execution root, where the objects' recorded paths (sources, external headers) resolve; the report is
-# of this checkout's hand-written C only.
-gcovr --root "$PWD" --object-directory "$execroot" --branches --exclude-unreachable-branches \
+# of this checkout's hand-written C only, its files named from the execution root (whose src/ and python/ link here).
+gcovr --root "$execroot" --object-directory "$execroot" --branches --exclude-unreachable-branches \
   --filter 'src/[^/]*\.c$' --filter 'src/backends/[^/]*\.c$' --filter 'python/[^/]*\.c$' \
   --txt - --print-summary "$execroot/bazel-out" 2>/dev/null | tee "$summary"
 

@@ -1,8 +1,11 @@
 #!/bin/sh
 # dlmap hardening run (CI): every test that runs compiled code under ASan+UBSan, every C/C++ test under valgrind, the
-# TSan stress test, every fuzz target for a bounded time.
+# TSan stress test, every fuzz target for a bounded time; the ASan build carries gcov counts, and the coverage step
+# prints the figure they give and fails below the floor in tools/coverage_floor.
 #
-# Usage: tools/hardening.sh [STEP...]      steps: asan valgrind tsan fuzz spec pydbg (default: all six, in that order)
+# Usage: tools/hardening.sh [STEP...]      steps: asan coverage valgrind tsan fuzz spec pydbg (default: all seven, in
+#                                          that order; coverage reports on the last asan step's counts, so it must
+#                                          come before tsan and fuzz rebuild the same objects)
 #        tools/hardening.sh merge          fold the last fuzz run's new inputs into the committed seed corpora
 # Environment:
 #   DLMAP_FUZZ_SECONDS     seconds per fuzz target (default 30)
@@ -21,7 +24,7 @@
 #   DLMAP_HARDENING_OUT    logs, fuzz working corpora and crash artifacts (default /tmp/dlmap_hardening.<checkout
 #                          checksum>; the summary names it)
 #   DLMAP_NO_INSTALL=1     do not apt-get install missing packages (clang lld libclang-rt-14-dev valgrind
-#                          python3-hypothesis, and python3-dbg for the pydbg step), just report them
+#                          python3-hypothesis gcovr, and python3-dbg for the pydbg step), just report them
 # Exit status: non-zero when any step fails (a test failure, a sanitizer or valgrind report, a fuzz crash); the
 # summary at the end says which. A fuzz crash leaves its input under $DLMAP_HARDENING_OUT/fuzz/<target>/: add it
 # to fuzz/regressions/<target>/ with the fix (see RELIABILITY.md).
@@ -50,7 +53,7 @@ done
 case "$FUZZ_RUNS" in
   "" | *[!0-9]*) [ -z "$FUZZ_RUNS" ] || { echo "hardening: DLMAP_FUZZ_RUNS must be a number" >&2; exit 2; } ;;
 esac
-steps=${*:-asan valgrind tsan fuzz spec pydbg}
+steps=${*:-asan coverage valgrind tsan fuzz spec pydbg}
 
 # --symlink_prefix=/: no bazel-* links in the checkout (they would point into this separate output root).
 hbazel() { bazel --output_user_root="$ROOT" "$@"; }
@@ -83,7 +86,7 @@ install_missing() {
       DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $options $missing
   }
 }
-install_missing -- clang lld libclang-rt-14-dev valgrind python3-hypothesis
+install_missing -- clang lld libclang-rt-14-dev valgrind python3-hypothesis gcovr
 # Python's debug build for the pydbg step, without the gdb it recommends.
 case " $steps " in *" pydbg "*) install_missing --no-install-recommends -- python3-dbg ;; esac
 
@@ -95,7 +98,8 @@ trap 'hbazel shutdown >/dev/null 2>&1 || true' EXIT
 
 note() { echo "$*" | tee -a "$summary"; }
 
-# Runs one step's command, logs it, records pass/fail and wall time.
+# Runs one step's command, logs it, records pass/fail and wall time; prints the log's last $shown lines.
+shown=25
 run_step() {
   name=$1
   shift
@@ -104,7 +108,7 @@ run_step() {
   echo "==== hardening: $name ($*)"
   if "$@" >"$log" 2>&1; then result=PASS; else result=FAIL; failed=1; fi
   end=$(date +%s)
-  tail -n 25 "$log"
+  tail -n "$shown" "$log"
   note "$name: $result in $((end - start)) s (log: $log)"
 }
 
@@ -141,10 +145,22 @@ compiled_code_tests() {
 step_asan() {
   # gcc AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer around every test that runs compiled code; the
   # Python tests (the hostile-producer property with more examples and a fresh seed) run with the runtime preloaded.
+  # Built with gcov counts too (--config=asan-gcov: -O0, unsandboxed), which the coverage step reads: the figure
+  # without a build of its own. The counts of an earlier run would add to this one's: deleted first.
   targets=$(compiled_code_tests) || return 1
+  execroot=$(hbazel info $BFLAGS --config=asan-gcov execution_root 2>/dev/null) || return 1
+  [ ! -d "$execroot/bazel-out" ] || find "$execroot/bazel-out" -name '*.gcda' -delete
   # shellcheck disable=SC2086
-  hbazel test $BFLAGS $TFLAGS --config=asan --keep_going --test_env=DLMAP_HOSTILE_EXAMPLES="$HOSTILE_EXAMPLES" \
+  hbazel test $BFLAGS $TFLAGS --config=asan-gcov --keep_going --test_env=DLMAP_HOSTILE_EXAMPLES="$HOSTILE_EXAMPLES" \
     --test_env=DLMAP_HOSTILE_RANDOM=1 -- $targets
+}
+
+step_coverage() {
+  # The lines and branches of the hand-written C that the asan step's tests reached (tools/coverage.sh, which adds up
+  # every test's and every object's counts), against the floor in tools/coverage_floor: below it, the step fails.
+  # shellcheck disable=SC2046
+  DLMAP_COVERAGE_ROOT="$ROOT" DLMAP_COVERAGE_CONFIG=asan-gcov tools/coverage.sh --report-only \
+    --floor $(grep -v '^#' tools/coverage_floor)
 }
 
 step_valgrind() {
@@ -247,6 +263,12 @@ for step in $steps; do
       run_step "$step" "step_$step"
       note "  $(test_totals "$OUT/$step.log")"
       ;;
+    coverage)
+      shown=500 # the whole per-file table into the CI log, not only its last 25 lines
+      run_step coverage step_coverage
+      shown=25
+      grep -E "^(lines|branches|functions): |^(PASS|FAIL)  coverage" "$OUT/coverage.log" | sed 's/^/  /' >>"$summary" || true
+      ;;
     fuzz)
       run_step fuzz step_fuzz
       grep -E "^fuzz [a-z_]+: " "$OUT/fuzz.log" >>"$summary" || true
@@ -259,7 +281,7 @@ for step in $steps; do
       step_merge
       ;;
     *)
-      echo "hardening: unknown step '$step' (asan valgrind tsan fuzz spec pydbg merge)" >&2
+      echo "hardening: unknown step '$step' (asan coverage valgrind tsan fuzz spec pydbg merge)" >&2
       exit 2
       ;;
   esac

@@ -9,7 +9,10 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "dlmap_config.h"
+/* <>, not "": a build without sandboxing (the hardening run's --config=asan-gcov) puts every header of an external
+ * repository on disk, and Bazel's -iquote for @dlmap_config (whose DLPack header every target uses) would find
+ * the host's dlmap_config.h before the one this library's config names (//tests/gpu:no_toolkit_dlmap's). */
+#include <dlmap_config.h>
 #include "src/backends/gpu_runtime.h"
 
 /* ---- the spec's rows ------------------------------------------------------------------------------- */

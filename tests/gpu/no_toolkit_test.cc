@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "dlmap/dlmap.h"
-#include "dlmap_config.h"
+#include <dlmap_config.h>  // <>: the no-toolkit one, also unsandboxed (see src/backends/gpu_loader.c)
 
 // LeakSanitizer (--config=asan): the HIP 5.2 runtime leaks per-thread state in every thread that calls
 // hipGetDeviceCount; that is the vendor's allocation, suppressed by library name (as in tests/platforms_test.cc).
