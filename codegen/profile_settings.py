@@ -1,6 +1,6 @@
 # dlmap codegen — the profile schema: every profile key declared once, as data. The loader (spec_profile.py) loops
 # over these rows, emit.py writes the C struct's fields (dlmap_spec.h) and their designated initialiser (profile.inc)
-# from them, emit_docs.py the schema page (docs/profile.md), and the conformance checker (python/check, which ships a
+# from them, emit_docs.py the docs' settings table (docs/devices.md), and the conformance checker (python/check, which ships a
 # copy of this file) reads a profile's settings through them, defaults included.
 """The rows of the profile schema. Plain data, importable without the rest of codegen.
 
@@ -272,6 +272,10 @@ TABLES = (
           "{shape:packed} 2,3,4, {device:text} the device_texts entry, {version:major} 2, {takes:s} and {given:was} "
           "plurals), a status word shown as \"WORD: \", and when it happens (`dlmap explain`)", required=False),
 )
+
+
+assert all(s.type in PLAIN_TYPES + CUSTOM_TYPES for s in SETTINGS), "a setting of an unknown type"
+assert len({s.key for s in SETTINGS + TABLES}) == len(SETTINGS) + len(TABLES), "a key declared twice"
 
 
 def setting(key):
