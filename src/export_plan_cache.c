@@ -274,7 +274,8 @@ int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_re
   if (plan == NULL) return dlmap__invalid_argument(err, "plan", "must not be NULL");
   dlmap_array array_fields;
   dlmap_export_request request_fields;
-  dlmap_exported unused;
+  dlmap_exported unused; /* read_arguments checks that out is not NULL; a plan hands nothing out */
+  memset(&unused, 0, sizeof unused);
   int32_t status = dlmap__export_read_arguments(array, request, &unused, &array_fields, &request_fields, err);
   dlmap__export_steps steps;
   if (status == DLMAP_OK) status = dlmap__export_decide(&array_fields, &request_fields, &steps, err);
