@@ -61,8 +61,21 @@ typedef struct dlmap__export_steps {
   uint64_t flags; /* 6. stamp */
 } dlmap__export_steps;
 
+/* A caller's padding bytes are indeterminate (a struct built field by field, not from its _default()), and the plan
+ * cache compares the structs as read byte for byte: the read copies' padding is zeroed, so that no comparison reads
+ * an undefined byte (valgrind) and equal fields compare equal. Where the compiler lacks the builtin (clang 14), a
+ * padding difference only costs a full export. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_clear_padding)
+#define DLMAP__CLEAR_PADDING(object) __builtin_clear_padding(object)
+#endif
+#endif
+#ifndef DLMAP__CLEAR_PADDING
+#define DLMAP__CLEAR_PADDING(object) ((void)(object))
+#endif
+
 /* The caller's structs as this header lays them out, in *array_fields and *request_fields: fields its struct_size does
- * not have read as zero. Inline: every export reads both. */
+ * not have read as zero, padding zeroed. Inline: every export reads both. */
 static inline int32_t dlmap__export_read_arguments(const dlmap_array *array, const dlmap_export_request *request,
                                                    const dlmap_exported *out, dlmap_array *array_fields,
                                                    dlmap_export_request *request_fields, dlmap_error *err) {
@@ -72,8 +85,10 @@ static inline int32_t dlmap__export_read_arguments(const dlmap_array *array, con
   int32_t status = DLMAP__STRUCT_READ(array, array_fields, dlmap_array, DLMAP_ARRAY_STRUCT_SIZE, "array", err);
   if (status == DLMAP_OK) status = DLMAP__STRUCT_READ(request, request_fields, dlmap_export_request,
                                                         DLMAP_EXPORT_REQUEST_STRUCT_SIZE, "request", err);
-  if (status == DLMAP_OK) status = dlmap__check_copy_mode(request_fields->copy, err);
-  return status;
+  if (status != DLMAP_OK) return status;
+  DLMAP__CLEAR_PADDING(array_fields);
+  DLMAP__CLEAR_PADDING(request_fields);
+  return dlmap__check_copy_mode(request_fields->copy, err);
 }
 
 /* The size of an export block's header for ndim dimensions (the fixed part and the dims, aligned: a copy or the GPU
