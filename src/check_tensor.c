@@ -1,40 +1,15 @@
 /* dlmap library — dlmap_check_tensor: the spec's judgement of one exported tensor's values (flags, strides, dtype,
- * device type, each in the tensor's version), and of a versioned tensor's stamped version (dlmap_check_version). Conformance is judged here once: dlmap_check_export (check_export.c)
- * reports these problems for a C producer, and the Python checker (python/check/producer.py) for any Python
- * producer, through the module's _judge_tensor (python/judge_tensor.c). What a profile decides (the struct a
- * max_version gets, the version a legacy tensor is judged in, read-only and stream policy) stays with each caller. */
+ * device type, each in the tensor's version), and of a versioned tensor's stamped version (dlmap_check_version).
+ * Conformance is judged here once: dlmap_check_export (check_export.c) reports these problems for a C producer, and
+ * the Python checker (python/check/producer.py) for any Python producer, through the module's _judge_tensor
+ * (python/conformance.c). What a profile decides (the struct a max_version gets, the version a legacy tensor is
+ * judged in, read-only and stream policy) stays with each caller. The spec's flags and strides rule: versions.c. */
 #include "dlmap/check.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "src/internal.h"
-
-/* Each flag the spec lists: its bit, its name and the version that introduced it. */
-typedef struct spec_flag {
-  unsigned bit;
-  const char *name;
-  dlmap_version introduced;
-} spec_flag;
-
-static const spec_flag kSpecFlags[] = {
-#define DLMAP_FLAG_ROW(NAME, bit_, major_, minor_, ...) {.bit = (bit_), .name = #NAME, .introduced = {major_, minor_}},
-#include "src/generated/flags.inc"
-#undef DLMAP_FLAG_ROW
-};
-
-/* Every listed version with whether its `requires` names non_null_strides, oldest first. */
-typedef struct strides_rule_row {
-  dlmap_version version;
-  bool non_null_strides;
-} strides_rule_row;
-
-static const strides_rule_row kStridesRule[] = {
-#define DLMAP_VERSION(major_, minor_, STRUCT, note_, non_null_strides_, ...) \
-  {.version = {major_, minor_}, .non_null_strides = (non_null_strides_)},
-#include "src/generated/versions.inc"
-#undef DLMAP_VERSION
-};
 
 /* The problem list being written: at most `capacity` kept, every one counted. */
 typedef struct problem_list {
@@ -66,33 +41,18 @@ static shown_version show(dlmap_version v) {
   return s;
 }
 
-static const spec_flag *find_flag(unsigned bit) {
-  for (size_t i = 0; i < sizeof kSpecFlags / sizeof kSpecFlags[0]; i++) {
-    if (kSpecFlags[i].bit == bit) return &kSpecFlags[i];
-  }
-  return NULL;
-}
-
 /* P-flags: every set bit the spec does not know, or that is newer than the tensor's version. */
 static void judge_flags(problem_list *list, uint64_t flags, const dlmap_version *version) {
   for (unsigned bit = 0; bit < 64; bit++) {
     if (!(flags >> bit & 1u)) continue;
-    const spec_flag *known = find_flag(bit);
-    if (known == NULL) {
+    const char *name;
+    dlmap_version introduced;
+    if (!dlmap__flag_find(bit, &name, &introduced)) {
       add(list, "P-flags", "bit %u is not a flag the spec knows", bit);
-    } else if (version != NULL && !dlmap__version_le(known->introduced, *version)) {
-      add(list, "P-flags", "%s needs %s, the tensor is %s", known->name, show(known->introduced).text,
-          show(*version).text);
+    } else if (version != NULL && !dlmap__version_le(introduced, *version)) {
+      add(list, "P-flags", "%s needs %s, the tensor is %s", name, show(introduced).text, show(*version).text);
     }
   }
-}
-
-/* Whether strides must not be NULL in `version`: a listed version at or below it requires non_null_strides. */
-static bool non_null_strides_in(dlmap_version version) {
-  for (size_t i = 0; i < sizeof kStridesRule / sizeof kStridesRule[0]; i++) {
-    if (kStridesRule[i].non_null_strides && dlmap__version_le(kStridesRule[i].version, version)) return true;
-  }
-  return false;
 }
 
 /* P-dtype: the code, then the width, then the lanes, then the width's version. */
@@ -139,7 +99,7 @@ size_t dlmap_check_tensor(const DLTensor *tensor, uint64_t flags, const dlmap_ve
   problem_list list = {problems, problems != NULL ? capacity : 0, 0};
   dlmap_check_problem device;
   judge_flags(&list, flags, version);
-  if (version != NULL && tensor->ndim != 0 && tensor->strides == NULL && non_null_strides_in(*version)) {
+  if (version != NULL && tensor->ndim != 0 && tensor->strides == NULL && dlmap__version_requires_non_null_strides(*version)) {
     add(&list, "P-strides", "NULL strides with ndim %d in %s", (int)tensor->ndim, show(*version).text);
   }
   judge_dtype(&list, tensor->dtype, version);

@@ -76,6 +76,13 @@ static inline bool dlmap__version_le(dlmap_version a, dlmap_version b) {
   return a.major < b.major || (a.major == b.major && a.minor <= b.minor);
 }
 
+/* Whether a tensor of version v must have non-NULL strides when ndim != 0: a listed version at or below v names
+ * non_null_strides in its `requires` (src/versions.c). */
+bool dlmap__version_requires_non_null_strides(dlmap_version v);
+
+/* The spec's flag of this bit (0-63): its name and the version that introduced it; false for a bit it does not list. */
+bool dlmap__flag_find(unsigned bit, const char **name, dlmap_version *introduced);
+
 /* dlmap_check_representable for a device already looked up and a dtype already validated (export and import
  * have done both, so they skip the second lookup and validation). */
 int32_t dlmap__check_in_version(const dlmap_device_info *device, DLDataType dtype, uint64_t flags, dlmap_version v,

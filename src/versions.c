@@ -22,6 +22,37 @@ static const flag_row kFlags[] = {
 #undef DLMAP_FLAG_ROW
 };
 
+/* Every listed version with whether its `requires` names non_null_strides, oldest first. */
+typedef struct strides_rule_row {
+  dlmap_version version;
+  bool non_null_strides;
+} strides_rule_row;
+
+static const strides_rule_row kStridesRule[] = {
+#define DLMAP_VERSION(major_, minor_, STRUCT, note_, non_null_strides_, ...) \
+  {.version = {.major = major_, .minor = minor_}, .non_null_strides = (non_null_strides_)},
+#include "src/generated/versions.inc"
+#undef DLMAP_VERSION
+};
+
+bool dlmap__version_requires_non_null_strides(dlmap_version v) {
+  for (size_t i = 0; i < sizeof kStridesRule / sizeof kStridesRule[0]; i++) {
+    if (kStridesRule[i].non_null_strides && dlmap__version_le(kStridesRule[i].version, v)) return true;
+  }
+  return false;
+}
+
+bool dlmap__flag_find(unsigned bit, const char **name, dlmap_version *introduced) {
+  for (size_t i = 0; bit < 64 && i < sizeof kFlags / sizeof kFlags[0]; i++) {
+    if (kFlags[i].bit == UINT64_C(1) << bit) {
+      *name = kFlags[i].name;
+      *introduced = kFlags[i].introduced;
+      return true;
+    }
+  }
+  return false;
+}
+
 int dlmap_version_compare(dlmap_version a, dlmap_version b) {
   if (a.major != b.major) return a.major < b.major ? -1 : 1;
   if (a.minor != b.minor) return a.minor < b.minor ? -1 : 1;
