@@ -13,6 +13,8 @@ else in it is shown literally (Markdown punctuation is escaped, `__dunder__` nam
 import re
 
 import profile_settings
+from profile_device_claims import CLAIMS
+from spec_profile import ASK_KEYWORDS, ASK_RETRIES
 from names import status_enumerator
 from runtime_interface import KERNEL_COMPILER_OPS, KERNEL_OPS
 from spec import placeholder_style
@@ -383,8 +385,8 @@ def _profile_section(spec):
 # How each type of setting is written, where it is not one of a setting's own words.
 _TYPE_VALUES = {"bool": "true, false", "int": "an integer", "text": "text", "word": "a lower-case word",
                 "identifier": "a Python identifier", "error": "an error id", "stamp": "negotiated, \"M.m\"",
-                "version_or_current": "current, \"M.m\"", "retry": "any_type_error, when_defaults, [keywords]",
-                "keywords": "[max_version, stream, dl_device, copy]", "claims": "[host_types, device_types, device_id], none",
+                "version_or_current": "current, \"M.m\"", "retry": ", ".join(ASK_RETRIES) + ", [keywords]",
+                "keywords": "[%s]" % ", ".join(ASK_KEYWORDS), "claims": "[%s], none" % ", ".join(CLAIMS),
                 "dtype_list": "any, [dtype names]", "device_name_map": "any, {name: device type}"}
 
 
