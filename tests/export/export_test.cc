@@ -1167,4 +1167,53 @@ TEST(ExportVersions, FlagNotInVersion) {
   EXPECT_STREQ(dlmap_error_kind_name(err.kind), "BufferError");
 }
 
+
+// A 0-d export carries a NULL shape (and strides) at every version it can be stamped with, and dlmap's own import takes
+// it back at that version: spec/versions.yaml's 1.3 note says why a NULL shape at ndim 0 is safe for every version
+// (issue 65). Every version the spec lists that the profile exports to (its struct lookup says which), plain and copied.
+TEST(ExportVersions, ZeroDimAtEveryStampedVersion) {
+  int exported_versions = 0;
+  for (const spec_facts_version_entry &f : spec_facts_versions) {
+    dlmap_struct_kind kind;
+    if (dlmap_profile_struct_lookup(true, dlmap_version{f.version.major, f.version.minor}, &kind, nullptr) != DLMAP_OK)
+      continue;
+    exported_versions++;
+    for (const dlmap_copy_mode copy : {DLMAP_COPY_IF_NEEDED, DLMAP_COPY_ALWAYS}) {
+      SCOPED_TRACE(std::string(f.text) + (copy == DLMAP_COPY_ALWAYS ? ", copied" : ", view"));
+      float value = 2.5f;
+      Owner owner;
+      const dlmap_array array = CpuArray(&value, nullptr, 0, &owner);
+      dlmap_export_request request = dlmap_export_request_default();
+      request.has_max_version = true;
+      request.max_version.major = f.version.major;
+      request.max_version.minor = f.version.minor;
+      request.copy = copy;
+      dlmap_exported out;
+      dlmap_error err;
+      ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
+      EXPECT_EQ(out.version.major, f.version.major);
+      EXPECT_EQ(out.version.minor, f.version.minor);
+      const DLTensor *tensor = out.versioned != nullptr ? &out.versioned->dl_tensor : &out.legacy->dl_tensor;
+      EXPECT_EQ(out.structure, kind);
+      EXPECT_EQ(std::string(f.structure), kind == DLMAP_STRUCT_VERSIONED ? "versioned" : "legacy");
+      EXPECT_EQ(tensor->ndim, 0);
+      EXPECT_EQ(tensor->shape, nullptr);
+      EXPECT_EQ(tensor->strides, nullptr);
+
+      dlmap_import_request import = dlmap_import_request_default();
+      dlmap_imported imported;
+      const int32_t status = out.versioned != nullptr ? dlmap_import_versioned(out.versioned, &import, &imported, &err)
+                                                      : dlmap_import_legacy(out.legacy, &import, &imported, &err);
+      ASSERT_EQ(status, DLMAP_OK) << err.message;
+      EXPECT_EQ(imported.tensor.ndim, 0);
+      float read;
+      std::memcpy(&read, imported.tensor.data, sizeof read);
+      EXPECT_EQ(read, 2.5f);
+      dlmap_imported_release(&imported);
+      EXPECT_EQ(owner.releases.load(), 1);
+    }
+  }
+  EXPECT_GE(exported_versions, 2) << "at least one legacy and one versioned release";
+}
+
 }  // namespace
