@@ -37,9 +37,14 @@ class UnknownProfile(ValueError):
     """A profile name that is neither the built spec's nor a shipped one; the text lists the available names."""
 
 
+# libyaml's parser where PyYAML has it (Debian's python3-yaml does): the same safe loading, about nine times faster
+# than the pure-Python one. Every checker child that imports a module building Rules() reads the whole spec.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _load(path):
     with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle) or {}
+        return yaml.load(handle, Loader=_LOADER) or {}
 
 
 class Spec:

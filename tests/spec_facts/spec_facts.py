@@ -32,9 +32,13 @@ IDENTITY = {"versions": "version", "flags": "name", "platforms": "name", "memory
 MAPPINGS = ("abi", "lookup", "profile", "released_values", "exchange_api")
 
 
+# libyaml's parser where PyYAML has it: the same safe loading, about nine times faster than the pure-Python one.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _load(path):
     with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle) or {}
+        return yaml.load(handle, Loader=_LOADER) or {}
 
 
 def _codegen_module(name):
