@@ -75,10 +75,11 @@ typedef struct dlmap__export_steps {
 #endif
 
 /* The caller's structs as this header lays them out, in *array_fields and *request_fields: fields its struct_size does
- * not have read as zero, padding zeroed. Inline: every export reads both. */
-static inline int32_t dlmap__export_read_arguments(const dlmap_array *array, const dlmap_export_request *request,
-                                                   const dlmap_exported *out, dlmap_array *array_fields,
-                                                   dlmap_export_request *request_fields, dlmap_error *err) {
+ * not have read as zero, padding zeroed. Always inlined: every export reads both, and with the padding stores GCC 12
+ * stopped inlining it, which cost a served export 31 instructions (bench/: 487 -> 456; 442 without the stores). */
+static inline __attribute__((always_inline)) int32_t dlmap__export_read_arguments(
+    const dlmap_array *array, const dlmap_export_request *request, const dlmap_exported *out,
+    dlmap_array *array_fields, dlmap_export_request *request_fields, dlmap_error *err) {
   if (array == NULL) return dlmap__invalid_argument(err, "array", "must not be NULL");
   if (request == NULL) return dlmap__invalid_argument(err, "request", "must not be NULL");
   if (out == NULL) return dlmap__invalid_argument(err, "out", "must not be NULL");
