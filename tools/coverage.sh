@@ -4,11 +4,14 @@
 # an output root of its own, then gcovr over every object of each source (the same file is compiled into each
 # profile's library and module: their counts are merged) for src/ and python/*.c. Generated code is not counted.
 #
-# Usage: tools/coverage.sh [--report-only] [--floor LINES BRANCHES]
+# Usage: tools/coverage.sh [--report-only] [--floor LINES BRANCHES] [--explained]
 #   --report-only   read the last run's counts again instead of running the tests. Right after that run's build: gcov
 #                   finds the sources through the execution root, where Bazel links only the top-level directories the
 #                   last command loaded (a build of one package there since leaves most sources unresolved, silently)
 #   --floor         percentages: exit 1 when either total is below its floor
+#   --explained     exit 1 when a line the tests leave unreached (never run, or a branch never taken) has no entry in
+#                   tools/coverage_unreached, or an entry's line is reached now (tools/coverage_unreached.py); without
+#                   it the comparison is only printed. Plain gcov builds only
 # Prints gcovr's per-file table and the totals. Needs gcovr (Debian's `gcovr`: apt install gcovr). Takes about 15
 # minutes on 2 cores (an -O0 build of everything, then the suite).
 # CI prints the figure at every landing and fails below the floor without this build: tools/hardening.sh's asan step
@@ -23,13 +26,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=${DLMAP_COVERAGE_ROOT:-/tmp/bazel_coverage}
 TARGETS=${DLMAP_COVERAGE_TARGETS:-//tests/... //python/... //gpu/... //tools:all}
 CONFIG=${DLMAP_COVERAGE_CONFIG:-gcov}
-floor_lines="" floor_branches="" run=1
+floor_lines="" floor_branches="" run=1 explained=0 unreached_status=0
 while [ $# -gt 0 ]; do
   case $1 in
-    --floor) [ $# -ge 3 ] || { echo "usage: tools/coverage.sh [--report-only] [--floor LINES BRANCHES]" >&2; exit 2; }
+    --floor) [ $# -ge 3 ] || { echo "usage: tools/coverage.sh [--report-only] [--floor LINES BRANCHES] [--explained]" >&2; exit 2; }
              floor_lines=$2 floor_branches=$3; shift 3 ;;
     --report-only) run=0; shift ;;
-    *) echo "usage: tools/coverage.sh [--report-only] [--floor LINES BRANCHES]" >&2; exit 2 ;;
+    --explained) explained=1; shift ;;
+    *) echo "usage: tools/coverage.sh [--report-only] [--floor LINES BRANCHES] [--explained]" >&2; exit 2 ;;
   esac
 done
 command -v gcovr >/dev/null || { echo "tools/coverage.sh: gcovr is not installed (apt install gcovr)" >&2; exit 2; }
@@ -70,7 +74,15 @@ done
 # of this checkout's hand-written C only, its files named from the execution root (whose src/ and python/ link here).
 gcovr --root "$execroot" --object-directory "$execroot" --branches --exclude-unreachable-branches \
   --filter 'src/[^/]*\.c$' --filter 'src/backends/[^/]*\.c$' --filter 'python/[^/]*\.c$' \
-  --txt - --print-summary "$execroot/bazel-out" 2>/dev/null | tee "$summary"
+  --txt - --print-summary --json "$scratch/report.json" "$execroot/bazel-out" 2>/dev/null | tee "$summary"
+
+# What the tests leave unreached against tools/coverage_unreached's explanations (plain gcov only: the asan-gcov build
+# adds UBSan's checks, branches no list explains). With --explained an unexplained or stale entry fails the run.
+if [ "$CONFIG" = gcov ]; then
+  python3 tools/coverage_unreached.py "$scratch/report.json" tools/coverage_unreached > "$scratch/unreached" ||
+    [ "$explained" = 0 ] || unreached_status=1
+  cat "$scratch/unreached"
+fi
 
 percent() { sed -n "s/^$1: \([0-9.]*\)%.*/\1/p" "$summary"; }
 lines=$(percent lines) branches=$(percent branches)
@@ -83,3 +95,4 @@ if [ -n "$floor_lines" ]; then
     printf "PASS  coverage: lines %s%% (floor %s%%), branches %s%% (floor %s%%)\n", l, fl, b, fb
   }'
 fi
+exit "$unreached_status"
