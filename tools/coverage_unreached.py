@@ -4,7 +4,8 @@
 usage: coverage_unreached.py GCOVR_JSON UNREACHED_LIST
 
 GCOVR_JSON is gcovr's --json report of tools/coverage.sh's plain gcov build; UNREACHED_LIST is tools/coverage_unreached,
-one line per source line that keeps a branch (or itself) unreached: `path/file.c:LINE: why`, `#` comments and blank
+one entry per source line (or lines) that keeps a branch (or itself) unreached: `path/file.c:LINES: why`, LINES a
+line, a range FIRST-LAST or a comma-separated list of them, `#` comments and blank
 lines ignored. Prints the unreached lines the list does not explain and the listed lines the tests now reach (a stale
 entry: remove it), and exits 1 when there is either. Line numbers are this checkout's: an edit above a listed line moves
 it, and this report says which entries to move.
@@ -13,7 +14,7 @@ import json
 import re
 import sys
 
-ENTRY = re.compile(r"^(?P<path>[^:\s]+\.c):(?P<line>[0-9]+): (?P<why>\S.*)$")
+ENTRY = re.compile(r"^(?P<path>[^:\s]+\.c):(?P<lines>[0-9]+(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*): (?P<why>\S.*)$")
 
 
 def unreached_lines(report):
@@ -33,8 +34,8 @@ def unreached_lines(report):
 
 
 def read_list(path):
-    """{(path, line): why}; a line that is neither an entry, a comment nor blank is an error."""
-    entries = {}
+    """[(path, lines, why)]; a line that is neither an entry, a comment nor blank is an error."""
+    entries = []
     with open(path, encoding="utf-8") as handle:
         for number, text in enumerate(handle, 1):
             text = text.rstrip("\n")
@@ -42,8 +43,12 @@ def read_list(path):
                 continue
             match = ENTRY.match(text)
             if match is None:
-                sys.exit("%s:%d: not `path/file.c:LINE: why`: %s" % (path, number, text))
-            entries[(match["path"], int(match["line"]))] = match["why"]
+                sys.exit("%s:%d: not `path/file.c:LINES: why`: %s" % (path, number, text))
+            lines = []
+            for part in match["lines"].split(","):
+                first, _, last = part.partition("-")
+                lines.extend(range(int(first), int(last or first) + 1))
+            entries.append((match["path"], match["lines"], lines, match["why"]))
     return entries
 
 
@@ -52,14 +57,16 @@ def main(argv):
         sys.exit(__doc__.strip().splitlines()[2])
     with open(argv[1], encoding="utf-8") as handle:
         missed = unreached_lines(json.load(handle))
-    listed = read_list(argv[2])
-    unexplained = sorted(set(missed) - set(listed))
-    stale = sorted(set(listed) - set(missed))
+    entries = read_list(argv[2])
+    explained = {(path, line) for path, _, lines, _ in entries for line in lines}
+    unexplained = sorted(set(missed) - explained)
+    # An entry none of whose lines is unreached any more: a test reaches it now, or an edit moved it.
+    stale = [e for e in entries if not any((e[0], line) in missed for line in e[2])]
     for path, line in unexplained:
         print("unexplained  %s:%d: %s" % (path, line, missed[(path, line)]))
-    for path, line in stale:
-        print("stale        %s:%d: reached now (listed: %s)" % (path, line, listed[(path, line)]))
-    print("unreached lines: %d, explained in %s: %d, unexplained: %d, stale entries: %d"
+    for path, text, _, why in stale:
+        print("stale        %s:%s: reached now (listed: %s)" % (path, text, why))
+    print("unreached lines: %d, explained by %s: %d, unexplained: %d, stale entries: %d"
           % (len(missed), argv[2], len(missed) - len(unexplained), len(unexplained), len(stale)))
     return 1 if unexplained or stale else 0
 
