@@ -1,0 +1,79 @@
+# dlmap Python binding tests — pytorch_argument_failures_test: the pytorch profile's module (//python/pytorch), whose
+# profile reads a device name's ":N" index (import.device_index: colon) and words signature errors from the catalogue
+# (arguments.signature_errors: catalogue). Names that only look indexed, keywords that are not strings, and a keyword
+# whose comparison raises while the binding looks for a missing argument.
+"""Each refusal is the catalogue's error or the exception the caller's own object raised, unchanged, and nothing is
+left behind (DlmapTestCase)."""
+
+import ctypes
+import unittest
+
+import dlmap
+import testing
+
+PROFILE = "pytorch"
+
+# PyObject_Call(callable, args, kwargs): the one way to hand a C function a keyword dict with a non-str key (a call
+# site's ** refuses one before the callee runs).
+_call = ctypes.pythonapi.PyObject_Call
+_call.restype = ctypes.py_object
+_call.argtypes = [ctypes.py_object, ctypes.py_object, ctypes.py_object]
+
+
+def message(error_id, **fields):
+    kind, template = testing.profile_error(PROFILE, error_id)
+    return kind, template.format(**fields)
+
+
+class ProfileTest(unittest.TestCase):
+    def test_profile(self):
+        self.assertEqual(dlmap.profile(), PROFILE)
+        self.assertEqual(testing.profile_spec(PROFILE)["import"]["device_index"], "colon")
+
+
+class DeviceIndexTest(testing.DlmapTestCase):
+    def test_index_read_after_a_colon(self):
+        a = dlmap.from_dlpack(dlmap.empty(2), device="cpu:0")
+        self.assertEqual(a.device, (1, 0))
+
+    def test_names_that_only_look_indexed(self):
+        # digits without a colon before them, a name of digits only, a colon with no name before it: the whole text
+        # is the name, and no device type has it
+        for name in ["cpu0", "123", ":1"]:
+            with self.subTest(name=name):
+                kind, text = message("name_unknown", what="device type", name=name)
+                self.assertRaisesExactly(kind, text, dlmap.from_dlpack, dlmap.empty(2), device=name)
+
+
+class SignatureTest(testing.DlmapTestCase):
+    def test_keyword_that_is_not_a_string(self):
+        # the catalogue's check skips it; CPython's parser then refuses it in its own words
+        a = dlmap.empty(2)
+        self.assertRaisesExactly(TypeError, "keywords must be strings", _call, dlmap.from_dlpack, (a,), {1: 2})
+        self.assertRaisesExactly(TypeError, "keywords must be strings", _call, a.__dlpack__, (), {1: 2})
+
+    def test_missing_argument_named_by_the_catalogue(self):
+        a = dlmap.empty(2)
+        kind, text = message("argument_missing", function="from_dlpack", name="ext_tensor")
+        self.assertRaisesExactly(kind, text, dlmap.from_dlpack, device=None)
+        self.assertEqual(dlmap.from_dlpack(a).shape, (2,))
+
+    def test_keyword_whose_comparison_raises(self):
+        # a str subclass named "device" whose hash is the missing parameter's: looking "ext_tensor" up in the
+        # keywords compares the two, and the exception its __eq__ raises is what the caller gets
+        raised = LookupError("compared")
+
+        class Key(str):
+            def __hash__(self):
+                return hash("ext_tensor")
+
+            def __eq__(self, other):
+                raise raised
+
+        with self.assertRaises(LookupError) as ctx:
+            dlmap.from_dlpack(**{Key("device"): None})
+        self.assertIs(ctx.exception, raised)
+
+
+if __name__ == "__main__":
+    unittest.main()
