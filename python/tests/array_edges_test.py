@@ -112,6 +112,38 @@ class RaisingLookupTest(testing.DlmapTestCase):
                 self.assertIs(ctx.exception, raised)
 
 
+class ExchangeTableTest(testing.DlmapTestCase):
+    def test_table_tensor_on_an_unknown_device_type(self):
+        # a producer's C exchange table hands out a versioned tensor on device type 99, which the spec does not know:
+        # no stream is read for it, import refuses it (the catalogue's error), and its deleter runs once per call
+        producer = testing.Producer(bytearray(16), (2, 32, 1), (4,), device=(99, 0))
+
+        def tensor_address():
+            capsule = producer.make_capsule(True)
+            address = testing.capsule_pointer(capsule, testing.NAME_VERSIONED)
+            testing.rename_capsule(capsule, testing.NAME_VERSIONED_USED)  # the table hands the tensor over
+            return address
+
+        table = testing.table_handing_out(tensor_address)
+
+        class Tabled:
+            __dlpack_c_exchange_api__ = testing._capsule_new(ctypes.addressof(table), testing.NAME_EXCHANGE_API,
+                                                             None)
+
+            def __dlpack__(self, **kwargs):
+                raise AssertionError("the table serves this producer")
+
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        kind, template = testing.profile_error(PROFILE, "import_unsupported_device_type")
+        text = template.format(dl_device_type=99, array="unknown tensor of ndim 1")
+        for calls, kwargs in enumerate(({}, {"stream": None}), start=1):
+            with self.subTest(kwargs=kwargs):
+                self.assertRaisesExactly(kind, text, dlmap.from_dlpack, Tabled(), **kwargs)
+                self.assertEqual(testing.deleted, ["producer"] * calls)
+
+
 class RepeatedKeywordTest(testing.DlmapTestCase):
     def test_last_value_of_a_repeated_keyword_stands(self):
         # CPython's callers never repeat a name in kwnames, a C caller may: the fast path gives the call to the

@@ -45,6 +45,19 @@ class DeviceIndexTest(testing.DlmapTestCase):
                 self.assertRaisesExactly(kind, text, dlmap.from_dlpack, dlmap.empty(2), device=name)
 
 
+class ReadOnlyExportTest(testing.DlmapTestCase):
+    def test_read_only_asked_of_a_read_only_array(self):
+        # read_only=True of an array already read-only is no one-off request: the array's own export, versioned by
+        # export.max_version.absent_read_only, where a writable array's one-off read-only legacy export is refused
+        kind, text = message("read_only_needs_versioned")
+        self.assertRaisesExactly(kind, text, dlmap.empty(2).__dlpack__, read_only=True)
+        a = dlmap.empty(2)
+        a.readonly = True
+        capsule = a.__dlpack__(read_only=True)
+        self.assertEqual(testing.capsule_name(capsule), "dltensor_versioned")
+        self.assertEqual(testing.versioned_tensor(capsule).flags & testing.FLAG_READ_ONLY, testing.FLAG_READ_ONLY)
+
+
 class SignatureTest(testing.DlmapTestCase):
     def test_keyword_that_is_not_a_string(self):
         # the catalogue's check skips it; CPython's parser then refuses it in its own words
