@@ -116,6 +116,13 @@ class FromDlpackArgumentsTest(testing.DlmapTestCase):
         self.assertIsNone(testing.capsule_name(capsule), "the capsule is left as it was")
 
 
+class PlatformStatusArgumentsTest(testing.DlmapTestCase):
+    def test_platform_name_that_is_no_utf8(self):
+        with self.assertRaises(UnicodeEncodeError) as ctx:
+            dlmap.platform_status("\ud800")
+        self.assertEqual(ctx.exception.reason, "surrogates not allowed")
+
+
 class UnimportedDevice:
     """A producer on device type 99, which no profile imports from: from_dlpack refuses it naming str(x), before
     __dlpack__ is asked. `text` is what __str__ returns, or an exception it raises."""
