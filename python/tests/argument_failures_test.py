@@ -61,15 +61,21 @@ class EmptyArgumentsTest(testing.DlmapTestCase):
         self.assertEqual(ctx.exception.reason, "surrogates not allowed")
 
     def test_sub_byte_shape_with_a_negative_extent(self):
-        # the zero-filled scratch source of a sub-byte dtype is sized only for a shape export accepts
+        # the zero-filled scratch source of a sub-byte dtype is sized only for a shape export accepts: a negative
+        # extent stops the count at once (before the extents after it), and export reports it
+        self.assertRaisesExactly(BufferError, "Dimension 0 of the DLPack tensor has negative extent -1",
+                                 dlmap.empty, (-1, 4), "int4")
         self.assertRaisesExactly(BufferError, "Dimension 1 of the DLPack tensor has negative extent -1",
                                  dlmap.empty, (4, -1), "int4")
 
     def test_sub_byte_element_count_that_overflows(self):
-        self.assertRaisesExactly(
-            BufferError,
-            "The DLPack tensor's element count or byte extent overflows (shape [1099511627776, 1099511627776], "
-            "strides [none: compact row-major])", dlmap.empty, (2 ** 40, 2 ** 40), "uint4")
+        # the element count past 2^64 (before the last extent is read), and a count whose bits pass 2^64
+        for shape in [(2 ** 40, 2 ** 40, 1), (2 ** 62,)]:
+            with self.subTest(shape=shape):
+                self.assertRaisesExactly(
+                    BufferError,
+                    f"The DLPack tensor's element count or byte extent overflows (shape [{', '.join(map(str, shape))}], "
+                    "strides [none: compact row-major])", dlmap.empty, shape, "uint4")
 
     def test_sub_byte_scratch_that_cannot_be_allocated(self):
         # 2^61 - 1 four-bit elements: a size dlmap accepts (2^63 - 4 bits) whose scratch (2^60 bytes) no allocator

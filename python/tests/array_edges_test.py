@@ -20,9 +20,9 @@ _vectorcall.restype = ctypes.py_object
 _vectorcall.argtypes = [ctypes.py_object, ctypes.c_void_p, ctypes.c_size_t, ctypes.py_object]
 
 
-def vectorcall(fn, kwnames, values):
+def vectorcall(fn, kwnames, values, nargs=0):
     args = (ctypes.py_object * len(values))(*values)
-    return _vectorcall(fn, ctypes.cast(args, ctypes.c_void_p), 0, kwnames)
+    return _vectorcall(fn, ctypes.cast(args, ctypes.c_void_p), nargs, kwnames)
 
 
 class ProfileTest(unittest.TestCase):
@@ -155,6 +155,49 @@ class RepeatedKeywordTest(testing.DlmapTestCase):
         self.assertRaisesExactly(TypeError,
                                  "copy must be True, False, None or a boolean scalar (numpy.bool_), got str",
                                  vectorcall, a.__dlpack__, ("copy", "copy"), [None, "yes"])
+
+    def test_empty_kwnames_is_the_plain_call(self):
+        # an empty kwnames tuple (where NULL is usual) names no keyword: from_dlpack(x) and x.__dlpack__() as plain
+        a = dlmap.empty(2)
+        self.assertEqual(vectorcall(dlmap.from_dlpack, (), [a], nargs=1).via, "c_exchange_api")
+        self.assertEqual(testing.capsule_name(vectorcall(a.__dlpack__, (), [])), "dltensor")
+
+
+class MethodLookupTest(testing.DlmapTestCase):
+    def test_slots_producer_with_python_methods(self):
+        # generic attribute lookup and no instance dict, but __dlpack__ a Python function (no C method descriptor):
+        # the methods are looked up and bound as attribute access does
+        class Slotted:
+            __slots__ = ("inner",)
+
+            def __init__(self, inner):
+                self.inner = inner
+
+            def __dlpack__(self, **kwargs):
+                return self.inner.__dlpack__(**kwargs)
+
+            def __dlpack_device__(self):
+                return self.inner.__dlpack_device__()
+
+        b = dlmap.from_dlpack(Slotted(dlmap.empty(3)))
+        self.assertEqual((b.via, b.shape), ("dltensor_versioned", (3,)))
+
+    def test_c_dlpack_with_a_python_dlpack_device(self):
+        # an ndarray subclass without an instance dict that overrides __dlpack_device__ in Python: NumPy's C
+        # __dlpack__ with a Python __dlpack_device__, which is asked (bound), not skipped
+        np = testing.require("numpy", "python3-numpy")
+        asked = []
+
+        class Reported(np.ndarray):
+            __slots__ = ()
+
+            def __dlpack_device__(self):
+                asked.append(True)
+                return super().__dlpack_device__()
+
+        n = np.arange(3.0).view(Reported)
+        b = dlmap.from_dlpack(n)
+        self.assertEqual((b.via, b.data_ptr, asked), ("dltensor", n.ctypes.data, [True]))
 
 
 if __name__ == "__main__":

@@ -13,11 +13,19 @@ import testing
 
 PROFILE = "pytorch"
 
-# PyObject_Call(callable, args, kwargs): the one way to hand a C function a keyword dict with a non-str key (a call
-# site's ** refuses one before the callee runs).
+# PyObject_Call(callable, args, kwargs) and PyObject_Vectorcall(callable, args, nargsf, kwnames), as a C caller makes
+# them: the first refuses a non-str key itself for a vectorcall function, the second passes on whatever kwnames holds.
 _call = ctypes.pythonapi.PyObject_Call
 _call.restype = ctypes.py_object
 _call.argtypes = [ctypes.py_object, ctypes.py_object, ctypes.py_object]
+_vectorcall = ctypes.pythonapi.PyObject_Vectorcall
+_vectorcall.restype = ctypes.py_object
+_vectorcall.argtypes = [ctypes.py_object, ctypes.c_void_p, ctypes.c_size_t, ctypes.py_object]
+
+
+def vectorcall(fn, nargs, kwnames, values):
+    args = (ctypes.py_object * len(values))(*values)
+    return _vectorcall(fn, ctypes.cast(args, ctypes.c_void_p), nargs, kwnames)
 
 
 def message(error_id, **fields):
@@ -37,9 +45,9 @@ class DeviceIndexTest(testing.DlmapTestCase):
         self.assertEqual(a.device, (1, 0))
 
     def test_names_that_only_look_indexed(self):
-        # digits without a colon before them, a name of digits only, a colon with no name before it: the whole text
-        # is the name, and no device type has it
-        for name in ["cpu0", "123", ":1"]:
+        # digits without a colon before them, a name of digits only, a colon with no name before it, digits after
+        # a character below '0': the whole text is the name, and no device type has it
+        for name in ["cpu0", "123", ":1", "cpu-1"]:
             with self.subTest(name=name):
                 kind, text = message("name_unknown", what="device type", name=name)
                 self.assertRaisesExactly(kind, text, dlmap.from_dlpack, dlmap.empty(2), device=name)
@@ -64,6 +72,10 @@ class SignatureTest(testing.DlmapTestCase):
         a = dlmap.empty(2)
         self.assertRaisesExactly(TypeError, "keywords must be strings", _call, dlmap.from_dlpack, (a,), {1: 2})
         self.assertRaisesExactly(TypeError, "keywords must be strings", _call, a.__dlpack__, (), {1: 2})
+        # through vectorcall the int reaches dlmap's tuple-and-dict path: the catalogue's check skips it and
+        # CPython's parser refuses it in its own words
+        self.assertRaisesExactly(TypeError, "keywords must be strings", vectorcall, dlmap.from_dlpack, 1, (1,), [a, 2])
+        self.assertRaisesExactly(TypeError, "keywords must be strings", vectorcall, a.__dlpack__, 0, (1,), [2])
 
     def test_missing_argument_named_by_the_catalogue(self):
         a = dlmap.empty(2)
