@@ -199,6 +199,31 @@ class MethodLookupTest(testing.DlmapTestCase):
         b = dlmap.from_dlpack(n)
         self.assertEqual((b.via, b.data_ptr, asked), ("dltensor", n.ctypes.data, [True]))
 
+    def test_class_reassigned_during_lookup(self):
+        # a str-subclass key in the class dict whose hash is "__dlpack_device__"'s: looking that name up compares it,
+        # and its __eq__ moves x to another class; the descriptors found for the old class are dropped and attribute
+        # lookup proper answers for the new one
+        np = testing.require("numpy", "python3-numpy")
+        armed = []
+
+        class Key(str):
+            def __hash__(self):
+                return hash("__dlpack_device__")
+
+            def __eq__(self, other):
+                if armed and str.__eq__(other, "__dlpack_device__"):
+                    armed.pop().__class__ = Moved
+                return False
+
+        Moved = type("Moved", (np.ndarray,), {"__slots__": ()})
+        Moving = type("Moving", (np.ndarray,), {"__slots__": (), Key("collider"): 1})
+        x = np.arange(3.0).view(Moving)
+        armed.append(x)
+        b = dlmap.from_dlpack(x)
+        self.assertEqual(armed, [], "the lookup compared the key")
+        self.assertIs(type(x), Moved)
+        self.assertEqual((b.via, b.data_ptr, b.shape), ("dltensor", x.ctypes.data, (3,)))
+
 
 if __name__ == "__main__":
     unittest.main()
