@@ -66,6 +66,23 @@ class ReadOnlyExportTest(testing.DlmapTestCase):
         self.assertEqual(testing.versioned_tensor(capsule).flags & testing.FLAG_READ_ONLY, testing.FLAG_READ_ONLY)
 
 
+    def test_read_only_whose_truth_raises(self):
+        # arguments.read_only truth: read_only's __bool__ is asked, and what it raises is the caller's, on the fast
+        # path and on the tuple-and-dict path (a keyword that is an equal but distinct string) alike
+        raised = ArithmeticError("no truth")
+
+        class Undecided:
+            def __bool__(self):
+                raise raised
+
+        a = dlmap.empty(2)
+        for path, name in [("keyword", "read_only"), ("tuple and dict", "".join(list("read_only")))]:
+            with self.subTest(path=path):
+                with self.assertRaises(ArithmeticError) as ctx:
+                    a.__dlpack__(max_version=(1, 0), **{name: Undecided()})
+                self.assertIs(ctx.exception, raised)
+
+
 class SignatureTest(testing.DlmapTestCase):
     def test_keyword_that_is_not_a_string(self):
         # the catalogue's check skips it; CPython's parser then refuses it in its own words
