@@ -1,0 +1,87 @@
+# dlmap Python binding tests — which refusals of max_version from_dlpack remembers per producer type
+# (python/producers.c) for the two method shapes protocol_test.py leaves out: a class attribute whose __get__ binds
+# itself to the instance as a method (remembered: every instance gets the same method), and an instance whose own
+# __dlpack__ refuses while its class is remembered (not the type's refusal: the class is forgotten and asked
+# versioned again). What is remembered shows in dlmap._stats()["legacy_only_types"] and in the reference the table
+# holds to the class.
+import array
+import sys
+import types
+import unittest
+
+import dlmap
+from testing import DlmapTestCase, Producer
+
+
+def float_buffer(n):
+    return array.array("f", [float(i) for i in range(n)])
+
+
+class PlainDlpack:
+    """A __dlpack__ that is a callable object taking no max_version: a versioned call fails binding its __call__
+    before any of its code runs, so the refusal is the same for every instance."""
+
+    def __init__(self, producer):
+        self.producer = producer
+
+    def __call__(self, stream=None):
+        return self.producer.__dlpack__(stream=stream)
+
+
+class SelfBinding:
+    """A class attribute that binds itself to the instance: x.__dlpack__ is types.MethodType(this object, x)."""
+
+    def __init__(self, producer):
+        self.producer = producer
+        self.instances = []
+
+    def __get__(self, instance, owner):
+        return self if instance is None else types.MethodType(self, instance)
+
+    def __call__(self, instance, stream=None):
+        self.instances.append(instance)
+        return self.producer.__dlpack__(stream=stream)
+
+
+def remembered():
+    return dlmap._stats()["legacy_only_types"]
+
+
+class LegacyOnlyMethodTest(DlmapTestCase):
+    def test_a_method_bound_from_the_types_own_attribute_is_remembered(self):
+        producer = Producer(float_buffer(3), (2, 32, 1), (3,))
+
+        class Legacy:
+            __dlpack__ = SelfBinding(producer)
+
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        xs = [Legacy() for _ in range(3)]
+        before, count = sys.getrefcount(Legacy), remembered()
+        self.assertEqual([dlmap.from_dlpack(x).via for x in xs], ["dltensor"] * 3)
+        self.assertEqual(Legacy.__dict__["__dlpack__"].instances, xs, "each bound to its instance, called plainly")
+        self.assertEqual(producer.calls, [{"stream": None}] * 3, "one plain call per import after the first refusal")
+        self.assertEqual((sys.getrefcount(Legacy), remembered()), (before + 1, count + 1), "remembered")
+
+    def test_an_instances_own_refusal_forgets_the_class(self):
+        class Legacy:
+            __dlpack__ = PlainDlpack(Producer(float_buffer(3), (2, 32, 1), (3,)))
+
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        before, count = sys.getrefcount(Legacy), remembered()
+        self.assertEqual(dlmap.from_dlpack(Legacy()).via, "dltensor")
+        self.assertEqual((sys.getrefcount(Legacy), remembered()), (before + 1, count + 1), "remembered")
+        own = Legacy()
+        inner = Producer(float_buffer(3), (2, 32, 1), (3,))
+        own.__dlpack__ = PlainDlpack(inner)  # refuses too, but it is this instance's, not the type's
+        self.assertEqual(dlmap.from_dlpack(own).via, "dltensor")
+        self.assertEqual(inner.calls, [{"stream": None}], "asked versioned (refused), then plainly")
+        del own  # its reference to the class
+        self.assertEqual((sys.getrefcount(Legacy), remembered()), (before, count), "the class is forgotten")
+
+
+if __name__ == "__main__":
+    unittest.main()
