@@ -33,6 +33,8 @@ class ArgumentTest(DlmapTestCase):
         with self.assertRaises(OverflowError):
             dlmap._fail_allocations(2 ** 70)
         self.assertIsNotNone(dlmap.empty(3), "a refused count arms no failure")
+        dlmap._fail_allocations(-1)  # -1 is a count (none), not PyLong_AsLongLong's error value
+        self.assertIsNotNone(dlmap.empty(3), "a negative count arms no failure")
 
     def test_watch_gil_passes_on_a_truth_value_error(self):
         with self.assertRaisesRegex(ZeroDivisionError, "^no truth here$"):
@@ -44,6 +46,9 @@ class ArgumentTest(DlmapTestCase):
         kind, text = catalogue_text("capsule_consumed", expected="dltensor_versioned", got="NULL")
         e = self.assertRaisesExactly(kind, text, dlmap._call_deleter_on_thread, 42)
         self.assertEqual(e.dlmap_id, "capsule_consumed")
+        nameless = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+            ("PyCapsule_New", ctypes.pythonapi))(1, None, None)  # a capsule named NULL, no destructor
+        self.assertRaisesExactly(kind, text, dlmap._call_deleter_on_thread, nameless)
         a = dlmap.empty(3)
         capsule = a.__dlpack__(max_version=(1, 0))
         dlmap._call_deleter_on_thread(capsule)  # consumes it: its deleter ran once, on another thread
