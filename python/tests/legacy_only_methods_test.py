@@ -3,7 +3,8 @@
 # itself to the instance as a method (remembered: every instance gets the same method); an instance whose own
 # __dlpack__ refuses while its class is remembered (not the type's refusal: the class is forgotten and asked
 # versioned again); a __dlpack__ only the instance has (never remembered); and a remembered type evicted from the
-# table by its own failing plain call (the TypeError propagates, the other entries untouched). What is remembered
+# table by its own failing plain call (the TypeError propagates, the other entries untouched); an instance's own C
+# method of another object (asked versioned, the class still remembered). What is remembered
 # shows in dlmap._stats()["legacy_only_types"] and in the reference the table holds to the class.
 import array
 import sys
@@ -85,6 +86,25 @@ class LegacyOnlyMethodTest(DlmapTestCase):
         self.assertEqual(inner.calls, [{"stream": None}], "asked versioned (refused), then plainly")
         del own  # its reference to the class
         self.assertEqual((sys.getrefcount(Legacy), remembered()), (before, held - 1), "the class is forgotten")
+
+    def test_an_instances_own_c_method_is_asked_versioned(self):
+        # The class is remembered; an instance carries a C method bound to another object (a dlmap array's
+        # __dlpack__): not the type's method, so the instance is asked versioned, and its answer is versioned.
+        class Legacy:
+            __dlpack__ = PlainDlpack(Producer(float_buffer(3), (2, 32, 1), (3,)))
+
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        before = sys.getrefcount(Legacy)
+        self.assertEqual(dlmap.from_dlpack(Legacy()).via, "dltensor")
+        self.assertEqual(sys.getrefcount(Legacy), before + 1, "remembered")
+        own = Legacy()
+        inner = dlmap.empty(3)
+        own.__dlpack__ = inner.__dlpack__
+        self.assertEqual(dlmap.from_dlpack(own).via, "dltensor_versioned")
+        del own
+        self.assertEqual(sys.getrefcount(Legacy), before + 1, "still remembered: the instance's method took it")
 
     def test_an_instance_only_method_is_not_the_types(self):
         class Bare:  # no __dlpack__ of its own: the instance carries it
