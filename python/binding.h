@@ -283,6 +283,9 @@ void dlmap_py_watch_gil(bool watch);
 /* dlmap._stats, dlmap._fail_allocations, dlmap._call_deleter_on_thread, … (testing_hooks.c). */
 extern PyMethodDef dlmap_py_testing_hooks[];
 
+/* dlmap._call_failing_python_allocation (python_allocation_failure.c). */
+extern PyMethodDef dlmap_py_python_allocation_failure[];
+
 /* dlmap._check_rules, dlmap._judge_tensor, _judge_version, _judge_device_type: the checker's (conformance.c). */
 extern PyMethodDef dlmap_py_conformance_functions[];
 

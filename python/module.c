@@ -732,6 +732,7 @@ PyMODINIT_FUNC DLMAP_PY_INIT_FUNCTION(void) { /* PyInit_<module name> */
   PyObject *module = PyModule_Create(&module_def);
   if (module == NULL) return NULL;
   if (PyModule_AddFunctions(module, dlmap_py_testing_hooks) < 0 ||
+      PyModule_AddFunctions(module, dlmap_py_python_allocation_failure) < 0 ||
       PyModule_AddFunctions(module, dlmap_py_conformance_functions) < 0) {
     Py_DECREF(module);
     return NULL;
