@@ -99,6 +99,14 @@ class PythonAllocationFailureTest(DlmapTestCase):
     def test_buffer(self):
         self.sweep(memoryview, self.array)
 
+    def test_conformance_judges(self):
+        # dlmap.check's judges build lists of (rule, detail) and texts: a bad tensor has several, a stamp out of range
+        # and an unknown device type one each.
+        self.sweep(dlmap._check_rules)
+        self.sweep(dlmap._judge_tensor, 9999, (99, 7, 3), 2, True, 1 << 40, (1, 0))
+        self.sweep(dlmap._judge_version, (99, 0))
+        self.sweep(dlmap._judge_device_type, 9999, (1, 0))
+
     def test_errors(self):
         # The catalogue's errors: their message, class and attributes are Python objects made on the way out.
         self.sweep(dlmap.empty, (-1,))
