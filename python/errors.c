@@ -63,19 +63,18 @@ static int invalid_value(const char *argument, const char *reason) {
 static int as_int64(PyObject *obj, const char *argument, int64_t *out) {
   if (PyLong_CheckExact(obj)) { /* the common case, read without PyNumber_Index's new reference */
     int overflow = 0;
+    /* Of an exact int it only reports overflow, in the flag: it raises nothing (no __index__ to call). */
     const long long value = PyLong_AsLongLongAndOverflow(obj, &overflow);
     if (overflow != 0) return invalid_value(argument, "the value does not fit in a 64-bit integer");
-    if (value == -1 && PyErr_Occurred()) return -1;
     *out = (int64_t)value;
     return 1;
   }
   if (PyBool_Check(obj) || !PyIndex_Check(obj)) return 0;
-  PyObject *index = PyNumber_Index(obj);
+  PyObject *index = PyNumber_Index(obj); /* an exact int (Python 3.10 on): read as above, raising nothing */
   if (index == NULL) return -1;
   int overflow = 0;
   const long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
   Py_DECREF(index);
-  if (value == -1 && PyErr_Occurred()) return -1;
   if (overflow != 0) return invalid_value(argument, "the value does not fit in a 64-bit integer");
   *out = (int64_t)value;
   return 1;
