@@ -63,6 +63,15 @@ class PythonAllocationFailureTest(DlmapTestCase):
         self.sweep(self.array.__dlpack__, max_version=(1, 0))
         self.sweep(self.array.__dlpack__, max_version=(1, 0), copy=True)
 
+    def test_keywords_through_vectorcall(self):
+        # Called from Python code, keywords come as vectorcall's names, which the binding turns into a dict.
+        array = self.array
+        self.sweep(lambda: array.__dlpack__(max_version=(1, 0), copy=True))
+        self.sweep(lambda: dlmap.from_dlpack(array, copy=True))
+
+    def test_max_version_list(self):
+        self.sweep(self.array.__dlpack__, max_version=[1, 0])  # read from a tuple copy of the list
+
     def test_device(self):
         self.sweep(self.array.__dlpack_device__)
 
