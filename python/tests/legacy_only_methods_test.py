@@ -51,7 +51,29 @@ def remembered():
     return dlmap._stats()["legacy_only_types"]
 
 
+def churn_table():
+    """Fills the table with TABLE throwaway legacy types, replacing whatever a test remembered: every run of a test
+    then leaves the table as full and holding as many references (Python's debug build runs each test again and
+    counts them)."""
+    for _ in range(TABLE):
+        class Throwaway:
+            __dlpack__ = PlainDlpack(Producer(float_buffer(3), (2, 32, 1), (3,)))
+
+            def __dlpack_device__(self):
+                return (1, 0)
+
+        dlmap.from_dlpack(Throwaway())
+
+
 class LegacyOnlyMethodTest(DlmapTestCase):
+    def setUp(self):
+        churn_table()
+        super().setUp()
+
+    def tearDown(self):
+        churn_table()
+        super().tearDown()
+
     def test_a_method_bound_from_the_types_own_attribute_is_remembered(self):
         producer = Producer(float_buffer(3), (2, 32, 1), (3,))
 
