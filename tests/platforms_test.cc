@@ -266,4 +266,14 @@ TEST(PlatformProbe, FromManyThreadsAtOnce) {
   }
 }
 
+// A platform without a GPU runtime (the CPU's) or not in the table has no allocator to name: the text says which.
+TEST(Platforms, AllocatorOfAPlatformWithoutARuntime) {
+  char text[128];
+  ASSERT_GT(dlmap_platform_allocator(DLMAP_PLATFORM_CPU, text, sizeof text), 0u);
+  EXPECT_STREQ(text, "none: the platform has no GPU runtime");
+  ASSERT_EQ(dlmap_platform_find(DLMAP_PLATFORM_COUNT), nullptr);
+  ASSERT_GT(dlmap_platform_allocator(DLMAP_PLATFORM_COUNT, text, sizeof text), 0u);
+  EXPECT_STREQ(text, "none: the platform has no GPU runtime");
+}
+
 }  // namespace
