@@ -2,7 +2,8 @@
 // take: a host copy out of pinned memory (which first waits for the source's stream, and fails when that wait does),
 // a copy from device memory into pinned memory, a pinned view (host_sync: the device is checked, nothing enqueued),
 // dlmap_stream_wait_batch's deduplication by device, producer stream and meaning (past its 64 remembered keys too),
-// and dlmap_memory_locate's failure and its optional outputs.
+// dlmap_memory_locate's failure and its optional outputs, and a cross-device copy whose wait for its pool
+// allocation fails.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -214,6 +215,45 @@ TEST_F(FakeTransfer, LocateReportsTheRuntimesFailureAndFillsOnlyWhatIsAsked) {
   ASSERT_EQ(dlmap_memory_locate(DLMAP_DEVICE_CUDA, on1->dl_tensor.data, &kind, nullptr, &err), DLMAP_OK)
       << err.message;
   EXPECT_EQ(kind, DLMAP_MEMORY_DEVICE);
+  on1->deleter(on1);
+}
+
+// A copy from device 1 to device 0 with the consumer's stream named: the destination is taken from the pool on the
+// consumer's stream (device 0) and the copy, on device 1's stream, first waits for that allocation. When that wait
+// fails, the memory is given back and the export fails; nothing stays allocated.
+TEST_F(FakeTransfer, ACrossDeviceCopyWhoseAllocationWaitFailsGivesTheMemoryBack) {
+  std::vector<float> data = Values(4);
+  DLManagedTensor *on1 = DeviceCopy(data, 1);
+  ASSERT_NE(on1, nullptr);
+  void *consumer = fake_gpu_stream_create();
+  dlmap_array array = CudaArray(on1, 1, nullptr);
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA, 0);
+  request.copy = DLMAP_COPY_ALWAYS;
+  request.has_stream = true;
+  request.stream = reinterpret_cast<intptr_t>(consumer);
+  const fake_gpu_stats before = *fake_gpu_get_stats();
+  dlmap_exported out{};
+  dlmap_error err{};
+  ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(fake_gpu_get_stats()->pool_allocations - before.pool_allocations, 1);
+  EXPECT_EQ(fake_gpu_get_stats()->waits - before.waits, 2) << "the copy after the allocation, the consumer after the copy";
+  out.legacy->deleter(out.legacy);
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  const fake_gpu_stats settled = *fake_gpu_get_stats();
+  fake_gpu_fail_next("wait", FAKE_INVALID_HANDLE);  // the first wait: the copy's stream for the allocation
+  dlmap_exported failed{};
+  EXPECT_EQ(dlmap_export(&array, &request, &failed, &err), DLMAP_ERR_STREAM_SYNC_FAILED);
+  EXPECT_STREQ(err.id, "stream_sync_failed");
+  EXPECT_NE(std::string(err.message).find("error 400"), std::string::npos) << err.message;
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  const fake_gpu_stats *after = fake_gpu_get_stats();
+  EXPECT_EQ(after->pool_allocations - settled.pool_allocations, 1) << "taken before the wait";
+  EXPECT_EQ(after->pool_frees_queued - settled.pool_frees_queued, 1) << "and given back";
+  EXPECT_EQ(after->memcpy_calls + after->memcpy_2d_calls, settled.memcpy_calls + settled.memcpy_2d_calls)
+      << "no copy was enqueued";
+  EXPECT_EQ(after->live, settled.live);
+  EXPECT_EQ(after->double_frees, 0);
+  fake_gpu_stream_destroy(consumer);
   on1->deleter(on1);
 }
 
