@@ -1,0 +1,90 @@
+// dlmap GPU tests over the fake runtime — device claims (src/device_claim.c) where the runtime's pointer query itself
+// fails (a host-side claim and a device claim each report the runtime's error, the producer's deleter run once), and
+// managed memory claimed as device memory (placed on a device: accepted on its own device, refused on another).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dlmap/dlmap.h"
+#include "tests/gpu/fake_gpu_runtime.h"
+
+namespace {
+
+int g_deletes = 0;
+
+struct Owned {
+  DLManagedTensorVersioned managed;
+  int64_t shape[1];
+};
+
+void Delete(DLManagedTensorVersioned *self) {
+  g_deletes++;
+  delete static_cast<Owned *>(self->manager_ctx);
+}
+
+// A versioned tensor of 4 float32 at data that claims (type, id); released through Delete.
+DLManagedTensorVersioned *Make(void *data, int32_t type, int32_t id) {
+  Owned *owned = new Owned();
+  owned->shape[0] = 4;
+  DLManagedTensorVersioned *m = &owned->managed;
+  m->version = {1, 0};
+  m->manager_ctx = owned;
+  m->deleter = Delete;
+  m->dl_tensor.data = data;
+  m->dl_tensor.device = {static_cast<DLDeviceType>(type), id};
+  m->dl_tensor.ndim = 1;
+  m->dl_tensor.dtype = {kDLFloat, 32, 1};
+  m->dl_tensor.shape = owned->shape;
+  return m;
+}
+
+class FakeClaims : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fake_gpu_reset(2);
+    dlmap_platform_status status;
+    dlmap_platform_probe(DLMAP_PLATFORM_CUDA, &status);  // the runtime dlmap has loaded: claims are checked
+    ASSERT_TRUE(status.available) << "the fake runtime did not load: " << status.reason;
+    g_deletes = 0;
+  }
+  void TearDown() override { fake_gpu_reset(2); }  // forgets the regions reported
+  // Imports tensor as a view; the status, with the error in err_.
+  int32_t Import(DLManagedTensorVersioned *tensor) {
+    const int32_t status = dlmap_import_versioned(tensor, nullptr, &out_, &err_);
+    if (status == DLMAP_OK) dlmap_imported_release(&out_);
+    return status;
+  }
+  dlmap_imported out_;
+  dlmap_error err_;
+};
+
+TEST_F(FakeClaims, AFailingPointerQueryFailsAHostClaim) {
+  std::vector<float> host(4, 1.0f);
+  fake_gpu_fail_next("attributes", FAKE_ILLEGAL_ADDRESS);  // not InvalidValue, which means unregistered host memory
+  EXPECT_EQ(Import(Make(host.data(), DLMAP_DEVICE_CPU, 0)), DLMAP_ERR_BACKEND_CALL_FAILED);
+  EXPECT_NE(std::string(err_.message).find("fakePointerGetAttributes"), std::string::npos) << err_.message;
+  EXPECT_EQ(g_deletes, 1);
+  EXPECT_EQ(Import(Make(host.data(), DLMAP_DEVICE_CPU, 0)), DLMAP_OK) << err_.message;  // control: one failure only
+  EXPECT_EQ(g_deletes, 2);
+}
+
+TEST_F(FakeClaims, AFailingPointerQueryFailsADeviceClaim) {
+  std::vector<float> region(4, 1.0f);
+  ASSERT_EQ(fake_gpu_report(region.data(), region.size() * sizeof(float), FAKE_DEVICE, 0), 0);
+  fake_gpu_fail_next("attributes", FAKE_ILLEGAL_ADDRESS);
+  EXPECT_EQ(Import(Make(region.data(), DLMAP_DEVICE_CUDA, 0)), DLMAP_ERR_BACKEND_CALL_FAILED);
+  EXPECT_NE(std::string(err_.message).find("fakePointerGetAttributes"), std::string::npos) << err_.message;
+  EXPECT_EQ(g_deletes, 1);
+}
+
+TEST_F(FakeClaims, ManagedMemoryClaimedAsDeviceMemoryIsPlacedOnItsDevice) {
+  std::vector<float> region(4, 1.0f);
+  ASSERT_EQ(fake_gpu_report(region.data(), region.size() * sizeof(float), FAKE_MANAGED, 1), 0);
+  EXPECT_EQ(Import(Make(region.data(), DLMAP_DEVICE_CUDA, 1)), DLMAP_OK) << err_.message;
+  EXPECT_EQ(Import(Make(region.data(), DLMAP_DEVICE_CUDA, 0)), DLMAP_ERR_DEVICE_CLAIM_WRONG_DEVICE);
+  EXPECT_EQ(g_deletes, 2);
+}
+
+}  // namespace
