@@ -87,4 +87,28 @@ TEST_F(FakeClaims, ManagedMemoryClaimedAsDeviceMemoryIsPlacedOnItsDevice) {
   EXPECT_EQ(g_deletes, 2);
 }
 
+// A prepared legacy import serves any tensor of its layout, but checks each one's claim: a tensor whose memory the
+// runtime calls device memory is refused though its layout matches the plan's.
+TEST_F(FakeClaims, APlannedLegacyImportChecksEveryTensorsClaim) {
+  std::vector<float> host(4, 1.0f);
+  DLManagedTensorVersioned *layout = Make(host.data(), DLMAP_DEVICE_CPU, 0);
+  dlmap_import_plan *plan = nullptr;
+  ASSERT_EQ(dlmap_import_plan_create(&layout->dl_tensor, false, {0, 8}, 0, nullptr, &plan, &err_), DLMAP_OK)
+      << err_.message;
+  layout->deleter(layout);
+  static int legacy_deletes;
+  legacy_deletes = 0;
+  DLManagedTensorVersioned *holder = Make(host.data(), DLMAP_DEVICE_CPU, 0);  // owns the shape array below
+  DLManagedTensor tensor{};
+  tensor.dl_tensor = holder->dl_tensor;
+  tensor.deleter = [](DLManagedTensor *) { legacy_deletes++; };
+  ASSERT_EQ(dlmap_import_legacy_planned(plan, &tensor, &out_, &err_), DLMAP_OK) << err_.message;  // control
+  dlmap_imported_release(&out_);
+  ASSERT_EQ(fake_gpu_report(host.data(), host.size() * sizeof(float), FAKE_DEVICE, 0), 0);
+  EXPECT_EQ(dlmap_import_legacy_planned(plan, &tensor, &out_, &err_), DLMAP_ERR_DEVICE_CLAIM_DEVICE_MEMORY);
+  EXPECT_EQ(legacy_deletes, 2);
+  dlmap_import_plan_free(plan);
+  holder->deleter(holder);
+}
+
 }  // namespace
