@@ -491,6 +491,24 @@ TEST(CheckExportRules, CopiesAreJudgedOnlyAgainstAKnownPlace) {
   for (const auto &row : s.rows) {
     EXPECT_STREQ(row.sent, "__dlpack__()") << dump(s);  // only the plain export's own problems
   }
+
+  // An ndim the baseline cannot keep (negative, or past the 16 dimensions it holds): no baseline either.
+  static int64_t kSeventeen[17] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3};
+  for (int32_t ndim : {-1, 17}) {
+    Producer odd;
+    odd.tweak = [ndim, shares_on_copy](Producer *q, const dlmap_check_request *r, dlmap_check_answer *answer,
+                                       Block *blk) {
+      if (plain(r)) {
+        tensor_of(answer)->ndim = ndim;
+        tensor_of(answer)->shape = kSeventeen;
+        tensor_of(answer)->strides = nullptr;
+      }
+      shares_on_copy(q, r, answer, blk);
+    };
+    Result o2 = check(&odd);
+    for (const auto &row : o2.rows) EXPECT_STREQ(row.sent, "__dlpack__()") << ndim << "\n" << dump(o2);
+    EXPECT_EQ(odd.deleted, odd.made);
+  }
 }
 
 // P-consistent: every export has the plain export's ndim, shape and dtype (code, bits, lanes).
