@@ -1,6 +1,7 @@
 // dlmap GPU tests over the fake runtime — device claims (src/device_claim.c) where the runtime's pointer query itself
 // fails (a host-side claim and a device claim each report the runtime's error, the producer's deleter run once), and
-// managed memory claimed as device memory (placed on a device: accepted on its own device, refused on another).
+// managed memory claimed as device memory (placed on a device: accepted on its own device, refused on another), and
+// prepared and remembered legacy imports, which check every tensor's claim.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -108,6 +109,25 @@ TEST_F(FakeClaims, APlannedLegacyImportChecksEveryTensorsClaim) {
   EXPECT_EQ(dlmap_import_legacy_planned(plan, &tensor, &out_, &err_), DLMAP_ERR_DEVICE_CLAIM_DEVICE_MEMORY);
   EXPECT_EQ(legacy_deletes, 2);
   dlmap_import_plan_free(plan);
+  holder->deleter(holder);
+}
+
+// The thread's remembered legacy view serves any tensor of its layout, but checks each one's claim too.
+TEST_F(FakeClaims, TheRememberedLegacyViewChecksEveryTensorsClaim) {
+  std::vector<float> host(4, 1.0f);
+  DLManagedTensorVersioned *holder = Make(host.data(), DLMAP_DEVICE_CPU, 0);  // owns the shape array below
+  static int legacy_deletes;
+  legacy_deletes = 0;
+  DLManagedTensor tensor{};
+  tensor.dl_tensor = holder->dl_tensor;
+  tensor.deleter = [](DLManagedTensor *) { legacy_deletes++; };
+  for (int i = 0; i < 3; i++) {  // remembered after the second
+    ASSERT_EQ(dlmap_import_legacy(&tensor, nullptr, &out_, &err_), DLMAP_OK) << err_.message;
+    dlmap_imported_release(&out_);
+  }
+  ASSERT_EQ(fake_gpu_report(host.data(), host.size() * sizeof(float), FAKE_DEVICE, 0), 0);
+  EXPECT_EQ(dlmap_import_legacy(&tensor, nullptr, &out_, &err_), DLMAP_ERR_DEVICE_CLAIM_DEVICE_MEMORY);
+  EXPECT_EQ(legacy_deletes, 4);
   holder->deleter(holder);
 }
 
