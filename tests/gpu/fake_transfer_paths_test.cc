@@ -2,8 +2,8 @@
 // take: a host copy out of pinned memory (which first waits for the source's stream, and fails when that wait does),
 // a copy from device memory into pinned memory, a pinned view (host_sync: the device is checked, nothing enqueued),
 // dlmap_stream_wait_batch's deduplication by device, producer stream and meaning (past its 64 remembered keys too),
-// dlmap_memory_locate's failure and its optional outputs, and a cross-device copy whose wait for its pool
-// allocation fails.
+// dlmap_memory_locate's failure and its optional outputs, a cross-device copy whose wait for its pool allocation
+// fails, and a scalar's failed copy.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -255,6 +255,21 @@ TEST_F(FakeTransfer, ACrossDeviceCopyWhoseAllocationWaitFailsGivesTheMemoryBack)
   EXPECT_EQ(after->double_frees, 0);
   fake_gpu_stream_destroy(consumer);
   on1->deleter(on1);
+}
+
+// A scalar whose copy to the device fails: runtime_copy_failed names its empty shape.
+TEST_F(FakeTransfer, AScalarsFailedCopyNamesItsEmptyShape) {
+  float value = 42.0f;
+  dlmap_array scalar = HostArray(&value, {}, {});
+  const dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
+  const int live = fake_gpu_get_stats()->live;
+  fake_gpu_fail_next("memcpy", FAKE_INVALID_VALUE);
+  dlmap_exported out{};
+  dlmap_error err{};
+  EXPECT_EQ(dlmap_export(&scalar, &request, &out, &err), DLMAP_ERR_RUNTIME_COPY_FAILED);
+  EXPECT_NE(std::string(err.message).find("the tensor on (kDLCPU, 0) (shape [], 4 bytes)"), std::string::npos)
+      << err.message;
+  EXPECT_EQ(fake_gpu_get_stats()->live, live) << "the device copy is freed again";
 }
 
 }  // namespace
