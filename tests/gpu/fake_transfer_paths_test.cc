@@ -3,7 +3,7 @@
 // a copy from device memory into pinned memory, a pinned view (host_sync: the device is checked, nothing enqueued),
 // dlmap_stream_wait_batch's deduplication by device, producer stream and meaning (past its 64 remembered keys too),
 // dlmap_memory_locate's failure and its optional outputs, a cross-device copy whose wait for its pool allocation
-// fails, and a scalar's failed copy.
+// fails, a scalar's failed copy, a view with stream=-1 and an empty pinned array exported to the device.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -270,6 +270,43 @@ TEST_F(FakeTransfer, AScalarsFailedCopyNamesItsEmptyShape) {
   EXPECT_NE(std::string(err.message).find("the tensor on (kDLCPU, 0) (shape [], 4 bytes)"), std::string::npos)
       << err.message;
   EXPECT_EQ(fake_gpu_get_stats()->live, live) << "the device copy is freed again";
+}
+
+// stream=-1 (no synchronisation) on a view of device memory: nothing is enqueued and no event is made.
+TEST_F(FakeTransfer, AViewWithStreamMinusOneEnqueuesNothing) {
+  std::vector<float> data = Values(4);
+  DLManagedTensor *on0 = DeviceCopy(data, 0);
+  ASSERT_NE(on0, nullptr);
+  void *producer = fake_gpu_stream_create();
+  const dlmap_array array = CudaArray(on0, 0, producer);
+  dlmap_export_request request = dlmap_export_request_default();
+  request.has_stream = true;
+  request.stream = -1;
+  const fake_gpu_stats before = *fake_gpu_get_stats();
+  dlmap_exported out{};
+  dlmap_error err{};
+  ASSERT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(out.legacy->dl_tensor.data, on0->dl_tensor.data);
+  EXPECT_EQ(fake_gpu_get_stats()->events_recorded, before.events_recorded);
+  EXPECT_EQ(fake_gpu_get_stats()->waits, before.waits);
+  EXPECT_EQ(fake_gpu_get_stats()->syncs, before.syncs);
+  out.legacy->deleter(out.legacy);
+  fake_gpu_stream_destroy(producer);
+  on0->deleter(on0);
+}
+
+// An empty pinned array (NULL data) exported to the device: no pointer to map, so no zero-copy view; an empty copy.
+TEST_F(FakeTransfer, AnEmptyPinnedArrayToTheDeviceIsAnEmptyCopy) {
+  const std::vector<int64_t> shape = {0};
+  dlmap_array pinned = HostArray(nullptr, shape, {});
+  pinned.device_type = DLMAP_DEVICE_CUDAHOST;
+  const dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
+  dlmap_exported out{};
+  dlmap_error err{};
+  ASSERT_EQ(dlmap_export(&pinned, &request, &out, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(static_cast<int32_t>(out.legacy->dl_tensor.device.device_type), DLMAP_DEVICE_CUDA);
+  EXPECT_EQ(out.legacy->dl_tensor.shape[0], 0);
+  out.legacy->deleter(out.legacy);
 }
 
 }  // namespace
