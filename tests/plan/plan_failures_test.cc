@@ -196,4 +196,41 @@ TEST(PlanFailures, RememberedScalarsAndEmptyArrays) {
   }).join();
 }
 
+// While an export is served from the remembered plan, the reuse check answers "not remembered" to any export made
+// from inside it (an allocator's, on the same thread), so that the nested one never copies the plan being copied.
+int g_nested_status = 0;
+bool g_ask = false;                                  // set for the one served export under test
+const dlmap_export_request *g_asking_request = nullptr;  // the served export's own request: the nested call's too
+void *AskingAllocate(void *, size_t size, size_t alignment) {
+  if (g_ask) {
+    g_ask = false;  // once: a nested export that were served would allocate here again
+    const dlmap_array array = Array2x3();
+    dlmap_exported out{};
+    dlmap_error err{};
+    g_nested_status = dlmap__export_remembered(&array, g_asking_request, &out, &err);
+    if (g_nested_status == DLMAP_OK) plan_equivalence::Release(out);
+  }
+  return dlmap_allocator_default()->allocate(dlmap_allocator_default()->ctx, size, alignment);
+}
+void AskingRelease(void *, void *pointer) { dlmap_allocator_default()->release(dlmap_allocator_default()->ctx, pointer); }
+
+TEST(PlanFailures, TheReuseCheckIsClosedWhileAServedExportAllocates) {
+  std::thread([] {
+    const dlmap_allocator asking = {AskingAllocate, AskingRelease, nullptr};
+    dlmap_export_request request = dlmap_export_request_default();
+    request.allocator = &asking;
+    const dlmap_array array = Array2x3();
+    g_asking_request = &request;
+    Remember(array, request);
+    g_nested_status = 0;
+    g_ask = true;
+    dlmap_exported out{};
+    dlmap_error err{};
+    ASSERT_EQ(dlmap__export_remembered(&array, &request, &out, &err), DLMAP_OK) << err.message;  // served
+    EXPECT_EQ(g_nested_status, DLMAP__EXPORT_NOT_REMEMBERED);
+    EXPECT_EQ(plan_equivalence::TensorOf(out).data, static_cast<void *>(g_data));
+    plan_equivalence::Release(out);
+  }).join();
+}
+
 }  // namespace
