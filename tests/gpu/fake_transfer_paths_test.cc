@@ -155,17 +155,19 @@ TEST_F(FakeTransfer, ABatchWaitsOncePerDeviceAndProducerStream) {
   const std::vector<int64_t> shape = {4};
   const std::vector<dlmap_array> arrays = {
       CudaArray(on0, 0, a), CudaArray(on0, 0, a) /* the same: no second wait */, CudaArray(on0, 0, b),
-      CudaArray(on1, 1, a), PinnedArray(host, shape)};
+      CudaArray(on1, 1, a), CudaArray(on0, 0, nullptr),
+      PinnedArray(host, shape) /* device 0, no producer stream, like the one before: another meaning (host_sync) */};
   const fake_gpu_stats before = *fake_gpu_get_stats();
   size_t waits = 99;
   dlmap_error err{};
   ASSERT_EQ(dlmap_stream_wait_batch(arrays.data(), arrays.size(), false, 0, &waits, &err), DLMAP_OK) << err.message;
-  EXPECT_EQ(waits, 3u);
-  EXPECT_EQ(fake_gpu_get_stats()->waits - before.waits, 3);
-  EXPECT_EQ(fake_gpu_get_stats()->events_recorded - before.events_recorded, 3);
+  EXPECT_EQ(waits, 4u);
+  EXPECT_EQ(fake_gpu_get_stats()->waits - before.waits, 4);
+  EXPECT_EQ(fake_gpu_get_stats()->events_recorded - before.events_recorded, 4);
+  EXPECT_EQ(fake_gpu_get_stats()->syncs - before.syncs, 1) << "the pinned array, on the host";
   const int waits_before = fake_gpu_get_stats()->waits;
   ASSERT_EQ(dlmap_stream_wait_batch(arrays.data(), arrays.size(), false, 0, nullptr, &err), DLMAP_OK) << err.message;
-  EXPECT_EQ(fake_gpu_get_stats()->waits - waits_before, 3);
+  EXPECT_EQ(fake_gpu_get_stats()->waits - waits_before, 4);
   fake_gpu_stream_destroy(a);
   fake_gpu_stream_destroy(b);
   on0->deleter(on0);
