@@ -1,10 +1,12 @@
 // dlmap import tests — prepared and remembered imports (src/import.c) at their edges: a plan whose allocation fails is
 // out_of_memory; a planned legacy import given no tensor, or no `out`, is invalid_argument (a given tensor is still
 // released once); the thread's remembered view plan serves only the request it was made under, so a caller built with
-// an older, smaller request struct and a legacy import asking copy=True each get the full import's result.
+// an older, smaller request struct and a legacy import asking copy=True each get the full import's result; a plan
+// serves no tensor without a shape or with an overflowing byte_offset.
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -113,6 +115,28 @@ TEST(ImportPlanEdges, AnOlderRequestStructIsReadByItsOwnSize) {
     EXPECT_EQ(std::memcmp(out.tensor.data, g_data, sizeof g_data), 0);
     dlmap_imported_release(&out);
   }).join();
+}
+
+// A tensor that matches a plan in everything the plan compares first (flags, device, dtype, ndim, strides) but has
+// no shape, or a byte_offset that overflows its address, is not served: the full import refuses it, releasing it once.
+TEST(ImportPlanEdges, APlanRefusesATensorWithoutAShapeOrWithAnOverflowingOffset) {
+  const DLTensor layout = Layout();
+  dlmap_import_plan *plan = nullptr;
+  dlmap_error err;
+  ASSERT_EQ(dlmap_import_plan_create(&layout, false, {0, 8}, 0, nullptr, &plan, &err), DLMAP_OK) << err.message;
+  dlmap_imported out;
+  g_deleted = 0;
+  DLManagedTensor no_shape = Legacy();
+  no_shape.dl_tensor.shape = nullptr;
+  EXPECT_EQ(dlmap_import_legacy_planned(plan, &no_shape, &out, &err), DLMAP_ERR_SHAPE_NULL);
+  EXPECT_STREQ(err.id, "shape_null");
+  EXPECT_EQ(g_deleted, 1);
+  DLManagedTensor far = Legacy();
+  far.dl_tensor.byte_offset = UINT64_MAX - 8;  // data + byte_offset wraps around the address space
+  EXPECT_EQ(dlmap_import_legacy_planned(plan, &far, &out, &err), DLMAP_ERR_BYTE_OFFSET_OVERFLOW);
+  EXPECT_STREQ(err.id, "byte_offset_overflow");
+  EXPECT_EQ(g_deleted, 2);
+  dlmap_import_plan_free(plan);
 }
 
 }  // namespace
