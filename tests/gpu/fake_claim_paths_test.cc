@@ -1,7 +1,8 @@
 // dlmap GPU tests over the fake runtime — device claims (src/device_claim.c) where the runtime's pointer query itself
 // fails (a host-side claim and a device claim each report the runtime's error, the producer's deleter run once), and
 // managed memory claimed as device memory (placed on a device: accepted on its own device, refused on another), and
-// prepared and remembered legacy imports, which check every tensor's claim.
+// prepared and remembered legacy imports, which check every tensor's claim; a memory type the spec does not list
+// refuses no host claim.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -129,6 +130,16 @@ TEST_F(FakeClaims, TheRememberedLegacyViewChecksEveryTensorsClaim) {
   EXPECT_EQ(dlmap_import_legacy(&tensor, nullptr, &out_, &err_), DLMAP_ERR_DEVICE_CLAIM_DEVICE_MEMORY);
   EXPECT_EQ(legacy_deletes, 4);
   holder->deleter(holder);
+}
+
+// A memory type the spec's runtime table does not list (a newer runtime's) is no evidence of device memory: a host
+// claim over it stands, as over memory the runtime does not know.
+TEST_F(FakeClaims, AnUnlistedMemoryTypeDoesNotRefuseAHostClaim) {
+  std::vector<float> host(4, 1.0f);
+  constexpr int kUnlistedType = 9;  // none of fake_cuda.yaml's memory types
+  ASSERT_EQ(fake_gpu_report(host.data(), host.size() * sizeof(float), kUnlistedType, 0), 0);
+  EXPECT_EQ(Import(Make(host.data(), DLMAP_DEVICE_CPU, 0)), DLMAP_OK) << err_.message;
+  EXPECT_EQ(g_deletes, 1);
 }
 
 }  // namespace
