@@ -274,6 +274,15 @@ TEST(Platforms, AllocatorOfAPlatformWithoutARuntime) {
   ASSERT_EQ(dlmap_platform_find(DLMAP_PLATFORM_COUNT), nullptr);
   ASSERT_GT(dlmap_platform_allocator(DLMAP_PLATFORM_COUNT, text, sizeof text), 0u);
   EXPECT_STREQ(text, "none: the platform has no GPU runtime");
+  dlmap_platform_status rocm;
+  dlmap_platform_probe(DLMAP_PLATFORM_ROCM, &rocm);
+  // A GPU platform: where its runtime did not start (no ROCm on CI) it has no allocator yet, else it names one.
+  ASSERT_GT(dlmap_platform_allocator(DLMAP_PLATFORM_ROCM, text, sizeof text), 0u);
+  if (!rocm.available) {
+    EXPECT_STREQ(text, "none: the runtime is not loaded and started");
+  } else {
+    EXPECT_NE(std::string(text).rfind("none:", 0), 0u) << text;
+  }
 }
 
 }  // namespace

@@ -492,6 +492,20 @@ TEST(CheckExportRules, CopiesAreJudgedOnlyAgainstAKnownPlace) {
     EXPECT_STREQ(row.sent, "__dlpack__()") << dump(s);  // only the plain export's own problems
   }
 
+  // A scalar plain export (ndim 0, no shape) is a baseline: every later tensor, of ndim 2, differs from it.
+  Producer scalar;
+  scalar.tweak = [](Producer *, const dlmap_check_request *r, dlmap_check_answer *answer, Block *) {
+    if (plain(r)) {
+      tensor_of(answer)->ndim = 0;
+      tensor_of(answer)->shape = nullptr;
+      tensor_of(answer)->strides = nullptr;
+    }
+  };
+  Result sc = check(&scalar);
+  size_t consistent = 0;
+  for (const auto &row : sc.rows) consistent += std::strcmp(row.rule, "P-consistent") == 0;
+  EXPECT_EQ(consistent + 1, static_cast<size_t>(scalar.made)) << dump(sc);  // all but the plain export itself
+
   // An ndim the baseline cannot keep (negative, or past the 16 dimensions it holds): no baseline either.
   static int64_t kSeventeen[17] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3};
   for (int32_t ndim : {-1, 17}) {

@@ -311,4 +311,21 @@ TEST_F(FakeTransfer, AnEmptyPinnedArrayToTheDeviceIsAnEmptyCopy) {
   out.legacy->deleter(out.legacy);
 }
 
+// A host copy into pinned memory whose allocation fails: the host would copy (no runtime copies), but the memory is
+// the pinned runtime's, so the failure is runtime_copy_failed naming the pinned destination.
+TEST_F(FakeTransfer, AFailedPinnedAllocationForAHostCopyIsRuntimeCopyFailed) {
+  std::vector<float> data = Values(4);
+  const std::vector<int64_t> shape = {4};
+  const dlmap_array host = HostArray(data.data(), shape, {});
+  const dlmap_export_request to_pinned = ExportTo(DLMAP_DEVICE_CUDAHOST);
+  const int live = fake_gpu_get_stats()->live;
+  fake_gpu_fail_next("malloc", FAKE_OUT_OF_MEMORY);
+  dlmap_exported out{};
+  dlmap_error err{};
+  EXPECT_EQ(dlmap_export(&host, &to_pinned, &out, &err), DLMAP_ERR_RUNTIME_COPY_FAILED);
+  EXPECT_NE(std::string(err.message).find("being copied to (kDLCUDAHost, 0)"), std::string::npos) << err.message;
+  EXPECT_NE(std::string(err.message).find("the cuda runtime says"), std::string::npos) << err.message;
+  EXPECT_EQ(fake_gpu_get_stats()->live, live);
+}
+
 }  // namespace
