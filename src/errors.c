@@ -141,6 +141,8 @@ enum {
 #include "src/generated/placeholders.inc"
 #undef DLMAP_STYLE_MARKER
 };
+/* {x:tuple} and {x:packed} are one marker, the type's style (a version as a tuple, ints packed): one compare tests it. */
+_Static_assert(MARKER_TUPLE == MARKER_PACKED, "the tuple and packed styles share the type-style marker");
 
 static const char kMarkers[] = {
 #define DLMAP_STYLE_MARKER(STYLE, byte, ...) (char)(byte),
@@ -172,7 +174,7 @@ static void put_device(dlmap__writer *w, DLDevice device, char marker) {
 }
 
 static void put_arg(dlmap__writer *w, const dlmap_arg *arg, char marker) {
-  const bool styled = marker == MARKER_TUPLE || marker == MARKER_PACKED;
+  const bool styled = marker == MARKER_TUPLE; /* or MARKER_PACKED, the same byte */
   if ((marker == MARKER_S || marker == MARKER_WAS) && arg->type == DLMAP_ARG_TYPE_INT) {
     const bool one = arg->value.i == 1;
     if (marker == MARKER_WAS) dlmap__put_str(w, one ? "was" : "were");

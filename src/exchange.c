@@ -63,8 +63,11 @@ static int32_t copy_failed(const dlmap__transfer *t, int32_t status, const char 
   /* The runtime that failed: the destination's where it allocates, else the source's (the copying runtime's side). */
   const dlmap_device_info *gpu_side = dlmap_device_type_find(t->dst_gpu != NULL ? t->to.device_type : t->from.device_type);
   const dlmap_platform_info *platform = gpu_side != NULL ? dlmap_platform_find(gpu_side->platform) : NULL;
-  return dlmap_raise_runtime_copy_failed(err, step, t->from, layout->shape,
-                                         layout->tensor_ndim > 0 ? layout->tensor_ndim : 0, layout->bytes, t->to,
+  /* A scalar's shape pointer may be NULL, which the message would print as "(null)": its shape is "[]". */
+  static const int64_t kNoDims[1] = {0};
+  const bool scalar = layout->tensor_ndim <= 0;
+  return dlmap_raise_runtime_copy_failed(err, step, t->from, scalar ? kNoDims : layout->shape,
+                                         scalar ? 0 : layout->tensor_ndim, layout->bytes, t->to,
                                          platform != NULL ? platform->name : "GPU", dlmap__gpu_last_failure());
 }
 

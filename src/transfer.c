@@ -141,12 +141,11 @@ void *dlmap__release_stream(dlmap_platform platform, dlmap_stream_meaning meanin
   return handle;
 }
 
-/* After a failed copy or finish: waits on the host until nothing this transfer enqueued is still running, so the
- * caller may free the destination and give the source back (a copy in flight would read or write freed memory).
- * A failure of the wait itself leaves nothing better to do: the stream is broken and its work will not run on. */
-static void settle(const dlmap__transfer *t) {
-  if (t->gpu != NULL) dlmap__gpu_synchronize(t->gpu, t->device, t->stream, NULL);
-}
+/* After a failed copy or finish of a runtime's transfer (t->gpu set: both callers returned earlier without one): waits
+ * on the host until nothing this transfer enqueued is still running, so the caller may free the destination and give
+ * the source back (a copy in flight would read or write freed memory). A failure of the wait itself leaves nothing
+ * better to do: the stream is broken and its work will not run on. */
+static void settle(const dlmap__transfer *t) { dlmap__gpu_synchronize(t->gpu, t->device, t->stream, NULL); }
 
 int32_t dlmap__transfer_copy(const dlmap__transfer *t, void *dst, const void *src, const dlmap__copy_layout *layout,
                              dlmap_error *err) {

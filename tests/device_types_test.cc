@@ -531,4 +531,11 @@ TEST(DeviceTypes, EveryInt32ValueNearTheTable) {
   }
 }
 
+// The meaning is optional: a valid stream with out NULL is only validated.
+TEST(StreamClassify, AValidStreamWithoutAnOut) {
+  dlmap_error err;
+  EXPECT_EQ(dlmap_stream_classify(2, true, 1, nullptr, &err), DLMAP_OK);  // kDLCUDA, 1: the legacy default stream
+  EXPECT_EQ(dlmap_stream_classify(1, false, 0, nullptr, &err), DLMAP_OK);  // kDLCPU, None
+}
+
 }  // namespace

@@ -266,4 +266,21 @@ TEST(PlatformProbe, FromManyThreadsAtOnce) {
   }
 }
 
+// A platform without a GPU runtime (the CPU's) or not in the table has no allocator to name: the text says which.
+TEST(Platforms, AllocatorOfAPlatformWithoutARuntime) {
+  char text[128];
+  ASSERT_GT(dlmap_platform_allocator(DLMAP_PLATFORM_CPU, text, sizeof text), 0u);
+  EXPECT_STREQ(text, "none: the platform has no GPU runtime");
+  ASSERT_EQ(dlmap_platform_find(DLMAP_PLATFORM_COUNT), nullptr);
+  ASSERT_GT(dlmap_platform_allocator(DLMAP_PLATFORM_COUNT, text, sizeof text), 0u);
+  EXPECT_STREQ(text, "none: the platform has no GPU runtime");
+  dlmap_platform_status rocm;
+  dlmap_platform_probe(DLMAP_PLATFORM_ROCM, &rocm);
+  // A GPU platform: where its runtime is not available (no ROCm on CI) it has no allocator yet; either way it is never
+  // the text of a platform without a GPU runtime.
+  ASSERT_GT(dlmap_platform_allocator(DLMAP_PLATFORM_ROCM, text, sizeof text), 0u);
+  if (!rocm.available) EXPECT_STREQ(text, "none: the runtime is not loaded and started");
+  EXPECT_STRNE(text, "none: the platform has no GPU runtime");
+}
+
 }  // namespace

@@ -133,4 +133,13 @@ TEST(CheckTensor, ItsRulesAreInTheCheckersTable) {
   }
 }
 
+// Without a version (a legacy tensor under known gating) a known flag of any version is fine, and a device type below
+// int32 is as foreign as one above it.
+TEST(CheckTensor, NoVersionAndNegativeDeviceTypesOfAnyWidth) {
+  EXPECT_EQ(judge(tensor(), kPadded, nullptr).count, 0u);
+  dlmap_check_problem problem;
+  EXPECT_FALSE(dlmap_check_device_type(INT64_MIN, nullptr, &problem));
+  EXPECT_STREQ(problem.detail, "device type -9223372036854775808 is not in the spec");
+}
+
 }  // namespace
