@@ -86,9 +86,16 @@ typedef struct fake_gpu_stats {
  * (as a fresh process would have none) and sets the device count the fake reports (0: no device). */
 void fake_gpu_reset(int device_count);
 const fake_gpu_stats *fake_gpu_get_stats(void);
-/* The next call of the named op ("malloc" (any allocation), "free_async", "get_default", "set_access", "memcpy", "memset", "wait", "record", "sync", "attributes", and the driver's
- * "retain" and "range") fails with this code; "attributes" may fail with any code, InvalidValue or not. */
+/* The next call of the named op ("malloc" (any allocation), "free" (cudaFree), "free_async", "get_default",
+ * "set_access", "memcpy" (1-D and 2-D), "memset", "event_create", "wait", "record", "sync", "attributes", "get_device",
+ * "set_device", and the driver's "retain", "range", "get_current" and "set_current") fails with this code; "attributes"
+ * may fail with any code, InvalidValue or not. Failed runtime calls set the last error, the driver's do not. */
 void fake_gpu_fail_next(const char *op, int code);
+/* The same for the call after `skip` more calls of op succeed. Up to four failures stay armed at once (more are
+ * ignored); a reset disarms them all. */
+void fake_gpu_fail_later(const char *op, int skip, int code);
+/* Failures armed and not yet taken: 0 once every armed call has failed. */
+int fake_gpu_armed(void);
 /* The devices the default pinned pool was mapped for (set_access), one bit each: kept across resets, as a process
  * keeps its pools. */
 int fake_gpu_pinned_pool_devices(void);
