@@ -90,6 +90,7 @@ static int g_own_device_only;
 static int g_deferred;
 static uint32_t g_random = 1;
 static int g_unmapped_pinned;
+static int g_hip_attributes; /* fake_gpu_hip_attributes */
 static void *g_created[FAKE_MAX_STREAMS]; /* live handles of fake_gpu_stream_create */
 static int g_context_devices[FAKE_MAX_CONTEXTS], g_contexts; /* devices of the non-primary contexts made so far */
 /* A context handle: (device + 1) for a device's primary context, FAKE_MAX_DEVICES + 1 + i for non-primary context i;
@@ -440,6 +441,7 @@ void fake_gpu_reset(int device_count) {
   memset(g_armed, 0, sizeof g_armed);
   g_own_device_only = 0;
   g_unmapped_pinned = 0;
+  g_hip_attributes = 0;
   g_deferred = 0;
   memset(g_seen, 0, sizeof g_seen);
   memset(g_reports, 0, sizeof g_reports);
@@ -567,6 +569,12 @@ void *fake_gpu_context_create(int device) {
 void fake_gpu_set_last_error(int code) { t_last_error = code; }
 
 int fake_gpu_peek_last_error(void) { return t_last_error; }
+
+void fake_gpu_hip_attributes(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_hip_attributes = on;
+  pthread_mutex_unlock(&g_lock);
+}
 
 void fake_gpu_pinned_unmapped(int on) {
   pthread_mutex_lock(&g_lock);
@@ -1283,6 +1291,21 @@ int fakePointerGetAttributes(void *attributes, const void *ptr) {
   }
   if (rc != 0) fail(rc);
   pthread_mutex_unlock(&g_lock);
-  if (rc == 0) memcpy(attributes, &out, sizeof out);
+  if (rc == 0 && g_hip_attributes) {
+    /* HIP's hipPointerAttribute_t: the same first fields, then isManaged at byte 24; managed memory is device memory
+     * with isManaged set (no memory type of its own in this layout). */
+    struct {
+      int type;
+      int device;
+      void *device_pointer;
+      void *host_pointer;
+      int is_managed;
+      unsigned allocation_flags;
+    } hip = {out.type == FAKE_MANAGED ? FAKE_DEVICE : out.type, out.device, out.device_pointer, out.host_pointer,
+             out.type == FAKE_MANAGED, 0};
+    memcpy(attributes, &hip, sizeof hip);
+  } else if (rc == 0) {
+    memcpy(attributes, &out, sizeof out);
+  }
   return rc;
 }

@@ -112,6 +112,9 @@ void fake_gpu_set_last_error(int code);
 int fake_gpu_peek_last_error(void);
 /* Pointer attributes of pinned memory report a NULL devicePointer (the device cannot access it directly). */
 void fake_gpu_pinned_unmapped(int on);
+/* Until the next reset, pointer attributes are written in HIP's layout: isManaged (an int) at byte 24, and managed
+ * memory reported as device memory with isManaged set. For specs whose managed_offset is 24. */
+void fake_gpu_hip_attributes(int on);
 /* HIP's behaviour: pointer attributes of device memory fail with InvalidValue unless its device is current. */
 void fake_gpu_attributes_on_own_device_only(int on);
 

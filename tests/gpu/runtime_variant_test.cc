@@ -1,0 +1,188 @@
+// dlmap GPU tests — the fake runtime under specs that each change one thing of fake_cuda.yaml (BUILD: the variants'
+// sed expressions): a stream-ordered allocator or default pools the runtime is too old for or lacks a symbol of, a
+// driver library for the context entry points that does not load or lacks one, no pointer-attributes layout for the
+// runtime's version, and a HIP-shaped runtime (no driver contexts, managed memory by an isManaged field). One source,
+// one library per variant (VARIANT_*).
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dlmap/dlmap.h"
+#include "tests/gpu/device_test_support.h"
+#include "tests/gpu/fake_gpu_runtime.h"
+
+namespace {
+
+using namespace dlmap_gpu_test;  // NOLINT(build/namespaces): the shared helpers, by their short names
+
+[[maybe_unused]] std::string Allocator() {
+  char text[512];
+  dlmap_platform_allocator(DLMAP_PLATFORM_CUDA, text, sizeof text);
+  return text;
+}
+
+[[maybe_unused]] dlmap_platform_status Probe() {
+  dlmap_platform_status status;
+  dlmap_platform_probe(DLMAP_PLATFORM_CUDA, &status);
+  return status;
+}
+
+// Exports Values(n) to `type` and checks the bytes; returns the fake's stats of the export (reset before it).
+[[maybe_unused]] fake_gpu_stats ExportValues(int32_t type, int32_t id = 0) {
+  fake_gpu_reset(2);
+  std::vector<float> data = Values(8);
+  std::vector<int64_t> shape = {8};
+  dlmap_array host = HostArray(data.data(), shape, {});
+  dlmap_export_request request = ExportTo(type, id);
+  dlmap_exported out;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
+  if (out.legacy == nullptr) return *fake_gpu_get_stats();
+  EXPECT_EQ(fake_gpu_synchronize_all(), 0);
+  const void *copy = out.legacy->dl_tensor.data;
+  std::vector<float> got = fake_gpu_memory_type(copy, 32, nullptr) == FAKE_DEVICE
+                               ? fake_gpu_values<float>(copy, 8)
+                               : std::vector<float>(static_cast<const float *>(copy),
+                                                    static_cast<const float *>(copy) + 8);
+  EXPECT_EQ(got, data);
+  const fake_gpu_stats stats = *fake_gpu_get_stats();
+  out.legacy->deleter(out.legacy);
+  return stats;
+}
+
+#if defined(VARIANT_OLD_ALLOCATOR) || defined(VARIANT_LACKING_ALLOCATOR)
+
+// Device copies come from the synchronous allocator, which says why not the stream-ordered one; no pool is used for
+// any kind (the pools go back by the stream-ordered free).
+TEST(RuntimeVariant, TheSynchronousAllocatorServesAndSaysWhy) {
+  ASSERT_TRUE(Probe().available) << Probe().reason;
+#ifdef VARIANT_OLD_ALLOCATOR
+  EXPECT_EQ(Allocator(), "synchronous: fakeMalloc/fakeFree (runtime 12040 is older than 99999, which brought "
+                         "fakeMallocAsync)");
+#else
+  EXPECT_EQ(Allocator(), "synchronous: fakeMalloc/fakeFree (the runtime lacks fakeNoSuchMallocAsync)");
+#endif
+  for (int32_t type : {DLMAP_DEVICE_CUDA, DLMAP_DEVICE_CUDAHOST, DLMAP_DEVICE_CUDAMANAGED}) {
+    const fake_gpu_stats stats = ExportValues(type);
+    EXPECT_EQ(stats.pool_allocations, 0) << type;
+    EXPECT_EQ(stats.allocations, 1) << type;
+    EXPECT_GE(stats.device_syncs, 1) << type << ": the synchronous allocator";
+  }
+}
+
+#elif defined(VARIANT_OLD_POOLS) || defined(VARIANT_LACKING_POOLS)
+
+// Device copies are stream-ordered; pinned and managed ones come from their synchronous allocators, and the allocator
+// text says why not the pools.
+TEST(RuntimeVariant, PinnedAndManagedMemoryComeFromTheirSynchronousAllocators) {
+  ASSERT_TRUE(Probe().available) << Probe().reason;
+#ifdef VARIANT_OLD_POOLS
+  const char *why = "runtime older than 99999";
+#else
+  const char *why = "the runtime lacks fakeNoSuchMemPoolSetAccess";
+#endif
+  EXPECT_EQ(Allocator(), std::string("stream-ordered: fakeMallocAsync/fakeFreeAsync (runtime 12040; since 11020); "
+                                     "host_pinned managed memory: their synchronous allocators (") +
+                             why + ")");
+  EXPECT_EQ(ExportValues(DLMAP_DEVICE_CUDA).pool_allocations, 1);
+  for (int32_t type : {DLMAP_DEVICE_CUDAHOST, DLMAP_DEVICE_CUDAMANAGED}) {
+    const fake_gpu_stats stats = ExportValues(type);
+    EXPECT_EQ(stats.pool_allocations, 0) << type;
+    EXPECT_EQ(stats.allocations, 1) << type;
+    EXPECT_STREQ(stats.last_device_sync, type == DLMAP_DEVICE_CUDAHOST ? "malloc_host" : "malloc_managed");
+  }
+}
+
+#elif defined(VARIANT_NO_DRIVER) || defined(VARIANT_LACKING_RETAIN) || defined(VARIANT_LACKING_GET_CURRENT)
+
+// The runtime starts, but the driver's context entry points the spec names cannot be had: the platform is not
+// available, with the reason, and nothing is exchanged.
+TEST(RuntimeVariant, ADriverWithoutTheContextEntryPointsLeavesThePlatformUnavailable) {
+  fake_gpu_reset(2);
+  const dlmap_platform_status status = Probe();
+  EXPECT_TRUE(status.built);
+  EXPECT_FALSE(status.available);
+#ifdef VARIANT_NO_DRIVER
+  EXPECT_STREQ(status.reason, "cannot load the driver's context entry points: libdlmap_no_such_driver.so: cannot open "
+                              "shared object file: No such file or directory");
+#elif defined(VARIANT_LACKING_RETAIN)
+  EXPECT_STREQ(status.reason, "the driver lacks fakeNoSuchPrimaryCtxRetain");
+#else
+  EXPECT_STREQ(status.reason, "the driver lacks fakeNoSuchCtxGetCurrent");
+#endif
+  std::vector<float> data = Values(4);
+  std::vector<int64_t> shape = {4};
+  dlmap_array host = HostArray(data.data(), shape, {});
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
+  dlmap_exported out;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_ERR_PLATFORM_UNAVAILABLE);
+  EXPECT_EQ(fake_gpu_get_stats()->allocations, 0);
+}
+
+#elif defined(VARIANT_NO_LAYOUT)
+
+// The spec has no pointer-attributes layout for the runtime's version: a pointer query is backend_call_failed with
+// that reason, never a guess at where the memory lives.
+TEST(RuntimeVariant, NoLayoutForTheRuntimesVersionIsAnError) {
+  ASSERT_TRUE(Probe().available) << Probe().reason;
+  fake_gpu_reset(2);
+  std::vector<float> data = Values(4);
+  dlmap_memory_kind kind;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_memory_locate(DLMAP_DEVICE_CUDA, data.data(), &kind, nullptr, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
+  EXPECT_STREQ(err.message, "cuda runtime call fakePointerGetAttributes failed: the spec lists no pointer-attributes "
+                            "layout for this runtime version");
+}
+
+#elif defined(VARIANT_HIP_SHAPED)
+
+// No driver contexts: devices switch with set_device and the thread's device is set back; kernels are keyed by the
+// device; managed memory is found by its isManaged field.
+TEST(RuntimeVariant, DevicesSwitchThroughTheRuntimeAndComeBack) {
+  ASSERT_TRUE(Probe().available) << Probe().reason;
+  const fake_gpu_stats stats = ExportValues(DLMAP_DEVICE_CUDA, 1);
+  // Each step on device 1 (the allocation, the copy, the consumer's wait) switches there and back.
+  EXPECT_EQ(stats.set_device_calls, 6);
+  EXPECT_EQ(stats.last_memcpy_device, 1);
+  EXPECT_EQ(fake_gpu_current_device(), 0);
+}
+
+TEST(RuntimeVariant, ManagedMemoryIsFoundByIsManaged) {
+  ASSERT_TRUE(Probe().available) << Probe().reason;
+  fake_gpu_reset(2);
+  fake_gpu_hip_attributes(1);
+  std::vector<float> data = Values(8);
+  std::vector<int64_t> shape = {8};
+  dlmap_array host = HostArray(data.data(), shape, {});
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDAMANAGED);
+  dlmap_exported out;
+  dlmap_error err;
+  ASSERT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
+  dlmap_memory_kind kind;
+  int32_t device = -1;
+  ASSERT_EQ(dlmap_memory_locate(DLMAP_DEVICE_CUDAMANAGED, out.legacy->dl_tensor.data, &kind, &device, &err), DLMAP_OK)
+      << err.message;
+  EXPECT_EQ(kind, DLMAP_MEMORY_MANAGED);
+  out.legacy->deleter(out.legacy);
+}
+
+TEST(RuntimeVariant, KernelsAreKeyedByTheDevice) {
+  ASSERT_TRUE(Probe().available) << Probe().reason;
+  fake_gpu_reset(2);
+  EXPECT_TRUE(dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, 0));
+  // The current device cannot be read when the kernels' key is asked for (the second and third get_device calls):
+  // no key, no kernels, and dlmap's failure is not left as the runtime's last error.
+  fake_gpu_fail_later("get_device", 1, FAKE_INVALID_VALUE);
+  fake_gpu_fail_later("get_device", 1, FAKE_INVALID_VALUE);
+  EXPECT_FALSE(dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, 0));
+  EXPECT_EQ(fake_gpu_armed(), 0);
+  EXPECT_EQ(fake_gpu_peek_last_error(), 0);
+}
+
+#endif
+
+}  // namespace
