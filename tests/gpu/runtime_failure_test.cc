@@ -5,6 +5,7 @@
 // memory or event, leaves the caller its owner and its device, and clears only the runtime errors dlmap caused.
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -314,6 +315,53 @@ TEST_F(RuntimeFailure, TheKernelBuffersDownloadFailingIsACopyFailure) {
                "The copy's memory was freed.");
   EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 1);
   EXPECT_EQ(fake_gpu_peek_last_error(), 0);
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  EXPECT_EQ(fake_gpu_get_stats()->live, live);
+  device->deleter(device);
+}
+
+// ---- kernels ------------------------------------------------------------------------------------------------------
+
+// dlmap_platform_kernels_load: a device the runtime does not have, or a thread whose device cannot be read, loads
+// nothing (and leaves no runtime error of dlmap's); a thread that never used the device gets its primary context for
+// the load and none afterwards.
+TEST_F(RuntimeFailure, KernelsLoadOnADeviceTheRuntimeHasOnAThreadItCanRead) {
+  EXPECT_FALSE(dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, -1));
+  EXPECT_FALSE(dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, 2)) << "the fake has devices 0 and 1";
+  fake_gpu_fail_next("get_device", FAKE_INVALID_VALUE);
+  EXPECT_FALSE(dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, 0));
+  EXPECT_EQ(fake_gpu_armed(), 0);
+  EXPECT_EQ(fake_gpu_peek_last_error(), 0);
+  bool loaded = false, context_after = true;
+  std::thread fresh([&] {
+    loaded = dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, 0);
+    context_after = fake_gpu_has_context();
+  });
+  fresh.join();
+  EXPECT_TRUE(loaded);
+  EXPECT_FALSE(context_after) << "the thread kept the context made for the load";
+}
+
+// One device element broadcast (stride 0) into a device copy with no kernel: not a fill (a memset writes a byte
+// pattern the host knows, and this element is device memory), but the 2-D copies of the element.
+TEST_F(RuntimeFailure, ABroadcastDeviceElementIsCopiedNotFilled) {
+  std::vector<float> data = Values(1);
+  DLManagedTensor *device = DeviceCopy(data);
+  ASSERT_NE(device, nullptr);
+  fake_gpu_reset(2);
+  fake_gpu_kernels_refuse_launches(1);
+  const int live = fake_gpu_get_stats()->live;
+  const std::vector<int64_t> shape = {8}, strides = {0};
+  dlmap_array view = View(device, 0, shape, strides);
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
+  request.copy = DLMAP_COPY_ALWAYS;
+  dlmap_exported out;
+  dlmap_error err;
+  ASSERT_EQ(dlmap_export(&view, &request, &out, &err), DLMAP_OK) << err.message;
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  EXPECT_EQ(fake_gpu_get_stats()->memset_calls, 0);
+  EXPECT_EQ(fake_gpu_values<float>(out.legacy->dl_tensor.data, 8), std::vector<float>(8, data[0]));
+  out.legacy->deleter(out.legacy);
   ASSERT_EQ(fake_gpu_synchronize_all(), 0);
   EXPECT_EQ(fake_gpu_get_stats()->live, live);
   device->deleter(device);
