@@ -181,7 +181,8 @@ typedef struct fake_gpu_kernel_stats {
 void fake_gpu_kernels_reset(void);
 const fake_gpu_kernel_stats *fake_gpu_kernel_get_stats(void);
 /* From now until the next reset: module_load_data refuses PTX images with 222 (a driver older than the PTX ISA), or
- * every launch fails with FAKE_INVALID_VALUE; a name ("load", "function", "launch", "compile") fails once with code. */
+ * every launch fails with FAKE_INVALID_VALUE; a name ("load", "function", "launch", and the compiler's "compile",
+ * "code_size", "code") fails once with code. */
 void fake_gpu_kernels_refuse_ptx(int on);
 void fake_gpu_kernels_refuse_launches(int on);
 void fake_gpu_kernels_fail_next(const char *op, int code);
