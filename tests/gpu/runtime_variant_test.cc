@@ -1,7 +1,8 @@
 // dlmap GPU tests — the fake runtime under specs that each change one thing of fake_cuda.yaml (BUILD: the variants'
 // sed expressions): a stream-ordered allocator or default pools the runtime is too old for or lacks a symbol of, a
 // driver library for the context entry points that does not load or lacks one, no pointer-attributes layout for the
-// runtime's version, and a HIP-shaped runtime (no driver contexts, managed memory by an isManaged field). One source,
+// runtime's version, a module API or runtime compiler that cannot be had, a driver without its version entry point,
+// PTX of a newer ISA, and a HIP-shaped runtime (no driver contexts, managed memory by an isManaged field). One source,
 // one library per variant (VARIANT_*).
 #include <cstring>
 #include <string>
@@ -137,6 +138,71 @@ TEST(RuntimeVariant, NoLayoutForTheRuntimesVersionIsAnError) {
   EXPECT_STREQ(err.message, "cuda runtime call fakePointerGetAttributes failed: the spec lists no pointer-attributes "
                             "layout for this runtime version");
 }
+
+#elif defined(VARIANT_NO_MODULE_API) || defined(VARIANT_NO_COMPILER) || defined(VARIANT_LACKING_COMPILER_CODE)
+
+[[maybe_unused]] std::string KernelStatus() {
+  char text[512];
+  dlmap_platform_kernels(DLMAP_PLATFORM_CUDA, text, sizeof text);
+  return text;
+}
+
+// The kernels cannot be had (the module API does not load; the PTX is refused and no compiler can build the source):
+// no kernels, the status says why, and a transposed copy still arrives, by the runtime's copies.
+TEST(RuntimeVariant, WithoutKernelsTheStatusSaysWhyAndCopiesStillArrive) {
+  ASSERT_TRUE(Probe().available) << Probe().reason;
+  fake_gpu_reset(2);
+#ifndef VARIANT_NO_MODULE_API
+  fake_gpu_kernels_refuse_ptx(1);
+#endif
+  EXPECT_FALSE(dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, 0));
+#ifdef VARIANT_NO_MODULE_API
+  EXPECT_EQ(KernelStatus(), "not used: cannot load libdlmap_no_such_module_api.so: libdlmap_no_such_module_api.so: "
+                            "cannot open shared object file: No such file or directory");
+#elif defined(VARIANT_NO_COMPILER)
+  EXPECT_NE(KernelStatus().find("; no runtime compiler: libdlmap_fake_nvrtc_absent.so: cannot open shared object "
+                                "file: No such file or directory"),
+            std::string::npos)
+      << KernelStatus();
+#else
+  EXPECT_NE(KernelStatus().find("; libdlmap_fake_gpu.so lacks fakertcNoSuchGetCode"), std::string::npos)
+      << KernelStatus();
+#endif
+  std::vector<float> data = Values(12);
+  const std::vector<int64_t> shape = {4, 3}, transposed = {1, 4};
+  dlmap_array host = HostArray(data.data(), shape, transposed);
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
+  dlmap_exported out;
+  dlmap_error err;
+  ASSERT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  EXPECT_EQ(fake_gpu_values<float>(out.legacy->dl_tensor.data, 12), Expected(data.data(), shape, transposed));
+  EXPECT_EQ(fake_gpu_kernel_get_stats()->launches, 0);
+  out.legacy->deleter(out.legacy);
+}
+
+#elif defined(VARIANT_LACKING_DRIVER_VERSION) || defined(VARIANT_NEWER_PTX)
+
+[[maybe_unused]] std::string Driver() {
+  char text[512];
+  dlmap_platform_driver(DLMAP_PLATFORM_CUDA, text, sizeof text);
+  return text;
+}
+
+#ifdef VARIANT_LACKING_DRIVER_VERSION
+// The module API's library has no driver-version entry point: the driver is unknown, and the text names the symbol.
+TEST(RuntimeVariant, ADriverWithoutItsVersionIsUnknown) {
+  EXPECT_EQ(Driver(), "driver unknown: libdlmap_fake_gpu.so lacks fakeNoSuchDriverGetVersion");
+}
+#else
+// PTX declaring ISA 8.0: a CUDA 11.8 driver (ISA 7.8) is too old, and the text names the oldest release that loads it.
+TEST(RuntimeVariant, ADriverTooOldForThePtxNamesTheReleaseThatLoadsIt) {
+  fake_gpu_reset(2);
+  fake_gpu_kernels_set_driver(11080, 78);
+  EXPECT_EQ(Driver(), "driver 11080 (cuda 11.8): JIT-compiles PTX up to ISA 7.8; too old for the kernels' PTX (ISA "
+                      "8.0, sm_75), which cuda 12.0's driver or newer loads");
+}
+#endif
 
 #elif defined(VARIANT_HIP_SHAPED)
 
