@@ -91,6 +91,7 @@ static int g_deferred;
 static uint32_t g_random = 1;
 static int g_unmapped_pinned;
 static int g_hip_attributes; /* fake_gpu_hip_attributes */
+static int g_zero_devices_succeed; /* fake_gpu_zero_devices_succeed */
 static void *g_created[FAKE_MAX_STREAMS]; /* live handles of fake_gpu_stream_create */
 static int g_context_devices[FAKE_MAX_CONTEXTS], g_contexts; /* devices of the non-primary contexts made so far */
 /* A context handle: (device + 1) for a device's primary context, FAKE_MAX_DEVICES + 1 + i for non-primary context i;
@@ -570,6 +571,12 @@ void fake_gpu_set_last_error(int code) { t_last_error = code; }
 
 int fake_gpu_peek_last_error(void) { return t_last_error; }
 
+void fake_gpu_zero_devices_succeed(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_zero_devices_succeed = on;
+  pthread_mutex_unlock(&g_lock);
+}
+
 void fake_gpu_hip_attributes(int on) {
   pthread_mutex_lock(&g_lock);
   g_hip_attributes = on;
@@ -692,6 +699,10 @@ int fake_gpu_host_to_device_copies(void) {
 
 int fakeGetDeviceCount(int *count) {
   count_call();
+  if (g_device_count <= 0 && g_zero_devices_succeed) {
+    *count = 0;
+    return 0;
+  }
   if (g_device_count <= 0) return fail(FAKE_NO_DEVICE);
   *count = g_device_count;
   return 0;
@@ -722,6 +733,8 @@ int fakeGetLastError(void) {
 
 int fakeRuntimeGetVersion(int *version) {
   count_call();
+  const int rc = injected_unlocked("runtime_version");
+  if (rc != 0) return fail(rc);
   *version = 12040;
   return 0;
 }

@@ -87,9 +87,10 @@ typedef struct fake_gpu_stats {
 void fake_gpu_reset(int device_count);
 const fake_gpu_stats *fake_gpu_get_stats(void);
 /* The next call of the named op ("malloc" (any allocation), "free" (cudaFree), "free_async", "get_default",
- * "set_access", "memcpy" (1-D and 2-D), "memset", "event_create", "wait", "record", "sync", "attributes", "get_device",
- * "set_device", and the driver's "retain", "range", "get_current" and "set_current") fails with this code; "attributes"
- * may fail with any code, InvalidValue or not. Failed runtime calls set the last error, the driver's do not. */
+ * "set_access", "memcpy" (1-D and 2-D), "memset", "event_create", "wait", "record", "sync", "attributes",
+ * "get_device", "set_device", "runtime_version", and the driver's "retain", "range", "get_current" and "set_current")
+ * fails with this code; "attributes" may fail with any code, InvalidValue or not. Failed runtime calls set the last
+ * error, the driver's do not. */
 void fake_gpu_fail_next(const char *op, int code);
 /* The same for the call after `skip` more calls of op succeed. Up to four failures stay armed at once (more are
  * ignored); a reset disarms them all. */
@@ -112,6 +113,9 @@ void fake_gpu_set_last_error(int code);
 int fake_gpu_peek_last_error(void);
 /* Pointer attributes of pinned memory report a NULL devicePointer (the device cannot access it directly). */
 void fake_gpu_pinned_unmapped(int on);
+/* With no devices (fake_gpu_reset(0)), the device count succeeds with 0 instead of failing with FAKE_NO_DEVICE (as a
+ * runtime that starts and finds no device). Kept across resets: a runtime asks for the count once, at its load. */
+void fake_gpu_zero_devices_succeed(int on);
 /* Until the next reset, pointer attributes are written in HIP's layout: isManaged (an int) at byte 24, and managed
  * memory reported as device memory with isManaged set. For specs whose managed_offset is 24. */
 void fake_gpu_hip_attributes(int on);

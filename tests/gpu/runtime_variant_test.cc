@@ -204,6 +204,86 @@ TEST(RuntimeVariant, ADriverTooOldForThePtxNamesTheReleaseThatLoadsIt) {
 }
 #endif
 
+#elif defined(VARIANT_NO_RUNTIME)
+
+// No library of the spec's loads: the platform is built but unavailable, and a second probe (which looks only among
+// the libraries the process has loaded since) gives the first search's reason.
+TEST(RuntimeVariant, NoRuntimeLibraryLeavesThePlatformUnavailableWithTheSameReason) {
+  const char *reason = "cannot load the runtime: libdlmap_no_such_runtime.so: cannot open shared object file: No such "
+                       "file or directory";
+  for (int probe = 0; probe < 2; probe++) {
+    const dlmap_platform_status status = Probe();
+    EXPECT_TRUE(status.built);
+    EXPECT_FALSE(status.available);
+    EXPECT_STREQ(status.reason, reason) << "probe " << probe;
+  }
+}
+
+#elif defined(VARIANT_FAKE_ONLY) && defined(START_ZERO_DEVICES)
+
+// A runtime that starts and counts no device: kept, not started; the probe says so.
+TEST(RuntimeVariant, ARuntimeWithNoDevicesSaysSo) {
+  fake_gpu_reset(0);
+  fake_gpu_zero_devices_succeed(1);
+  const dlmap_platform_status status = Probe();
+  EXPECT_TRUE(status.built);
+  EXPECT_FALSE(status.available);
+  EXPECT_EQ(status.device_count, 0);
+  EXPECT_STREQ(status.reason, "the runtime reports no devices");
+  fake_gpu_zero_devices_succeed(0);
+}
+
+#elif defined(VARIANT_FAKE_ONLY) && defined(START_NO_VERSION)
+
+// The runtime's version cannot be read when it starts: the failure is read from its last error, the version is
+// unknown (-1), so no stream-ordered allocator or pointer layout is assumed.
+TEST(RuntimeVariant, ARuntimeWhoseVersionCannotBeReadAssumesNoRelease) {
+  fake_gpu_reset(2);
+  fake_gpu_fail_next("runtime_version", FAKE_INVALID_VALUE);
+  ASSERT_TRUE(Probe().available) << Probe().reason;
+  EXPECT_EQ(fake_gpu_armed(), 0);
+  EXPECT_EQ(fake_gpu_peek_last_error(), 0);
+  EXPECT_EQ(Allocator(), "synchronous: fakeMalloc/fakeFree (runtime -1 is older than 11020, which brought "
+                         "fakeMallocAsync)");
+  std::vector<float> data = Values(4);
+  dlmap_memory_kind kind;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_memory_locate(DLMAP_DEVICE_CUDA, data.data(), &kind, nullptr, &err), DLMAP_ERR_BACKEND_CALL_FAILED);
+  EXPECT_STREQ(err.message, "cuda runtime call fakePointerGetAttributes failed: the spec lists no pointer-attributes "
+                            "layout for this runtime version");
+}
+
+#elif defined(VARIANT_RANGE_IN_RUNTIME) || defined(VARIANT_NO_RANGE_LIBRARY) || defined(VARIANT_LACKING_RANGE)
+
+// An import of device memory is judged against the runtime's allocation where the address-range entry point is
+// found (here in the runtime's own library), else by the pointer query at both ends: a view of the copy imports
+// either way (16 KiB: its ends lie in different pages, so the query cannot stop at one end).
+TEST(RuntimeVariant, ImportsAreJudgedWithOrWithoutTheAddressRange) {
+  ASSERT_TRUE(Probe().available) << Probe().reason;
+  fake_gpu_reset(2);
+  std::vector<float> data = Values(4096);
+  std::vector<int64_t> shape = {4096};
+  dlmap_array host = HostArray(data.data(), shape, {});
+  dlmap_exported out;
+  dlmap_error err;
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
+  ASSERT_EQ(dlmap_export(&host, &request, &out, &err), DLMAP_OK) << err.message;
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  fake_gpu_reset(2);
+  dlmap_import_request want = dlmap_import_request_default();
+  dlmap_imported view;
+  DLManagedTensor inner = *out.legacy;
+  inner.deleter = nullptr;  // the view's release must not free the export: it is released below
+  ASSERT_EQ(dlmap_import_legacy(&inner, &want, &view, &err), DLMAP_OK) << err.message;
+  dlmap_imported_release(&view);
+#ifdef VARIANT_RANGE_IN_RUNTIME
+  EXPECT_GE(fake_gpu_get_stats()->range_calls, 1);
+#else
+  EXPECT_EQ(fake_gpu_get_stats()->range_calls, 0);
+#endif
+  out.legacy->deleter(out.legacy);
+}
+
 #elif defined(VARIANT_HIP_SHAPED)
 
 // No driver contexts: devices switch with set_device and the thread's device is set back; kernels are keyed by the
