@@ -720,6 +720,7 @@ const char *fakeGetErrorString(int error) {
     case FAKE_INVALID_HANDLE: return "fake error 400: invalid resource handle";
     case FAKE_ILLEGAL_ADDRESS: return "fake error 700: an illegal memory access was encountered";
     case FAKE_NOT_SUPPORTED: return "fake error 801: operation not supported";
+    case FAKE_NO_TEXT: return NULL; /* a runtime with no text for a code (HIP's hipGetErrorString may answer NULL) */
     default: return "fake error: unknown";
   }
 }

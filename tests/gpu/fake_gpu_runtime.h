@@ -40,7 +40,8 @@ enum {
   FAKE_INVALID_HANDLE = 400,
   FAKE_NOT_FOUND = 500,       /* the driver's CUDA_ERROR_NOT_FOUND: no allocation holds the address */
   FAKE_ILLEGAL_ADDRESS = 700,
-  FAKE_NOT_SUPPORTED = 801    /* cudaErrorNotSupported: cudaMallocAsync on a device without a memory pool */
+  FAKE_NOT_SUPPORTED = 801,   /* cudaErrorNotSupported: cudaMallocAsync on a device without a memory pool */
+  FAKE_NO_TEXT = 998          /* a code the error-string entry point answers NULL for */
 };
 
 /* The most devices the fake models. */

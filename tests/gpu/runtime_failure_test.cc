@@ -367,6 +367,45 @@ TEST_F(RuntimeFailure, ABroadcastDeviceElementIsCopiedNotFilled) {
   device->deleter(device);
 }
 
+// A runtime with no text for its error code: the message says "unknown error" with the code.
+TEST_F(RuntimeFailure, AnErrorWithoutTextIsAnUnknownErrorWithItsCode) {
+  CountedHost host;
+  dlmap_array array = host.array();
+  dlmap_export_request request = ExportTo(DLMAP_DEVICE_CUDA);
+  fake_gpu_fail_next("memcpy", FAKE_NO_TEXT);
+  dlmap_exported out;
+  dlmap_error err;
+  EXPECT_EQ(dlmap_export(&array, &request, &out, &err), DLMAP_ERR_RUNTIME_COPY_FAILED);
+  EXPECT_STREQ(err.message,
+               "Copying the data failed for the tensor on (kDLCPU, 0) (shape [4], 16 bytes) being copied to "
+               "(kDLCUDA, 0): the cuda runtime says unknown error (error 998). The copy's memory was freed.");
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  EXPECT_EQ(fake_gpu_get_stats()->live, live_);
+}
+
+// The driver cannot retain the primary context of a thread that never used the device: no context, no kernels.
+TEST_F(RuntimeFailure, KernelsDoNotLoadWhereThePrimaryContextCannotBeRetained) {
+  bool loaded = true, context_after = true;
+  std::thread fresh([&] {
+    fake_gpu_fail_next("retain", FAKE_INVALID_DEVICE);
+    loaded = dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, 0);
+    context_after = fake_gpu_has_context();
+  });
+  fresh.join();
+  EXPECT_FALSE(loaded);
+  EXPECT_FALSE(context_after);
+  EXPECT_EQ(fake_gpu_armed(), 0);
+}
+
+// Platforms outside the spec's table have no kernels and no PTX floor.
+TEST_F(RuntimeFailure, APlatformOutsideTheTableHasNoKernels) {
+  char text[256];
+  dlmap_platform_driver(DLMAP_PLATFORM_COUNT, text, sizeof text);
+  EXPECT_STREQ(text, "none: the spec gives this platform's kernels no PTX");
+  dlmap_platform_kernels(DLMAP_PLATFORM_COUNT, text, sizeof text);
+  EXPECT_STREQ(text, "none: the spec names no kernels for this platform");
+}
+
 // ---- frees ----------------------------------------------------------------------------------------------------------
 
 // The kernel buffer's stream-ordered free is refused (a stream gone): it is freed synchronously instead.
@@ -408,6 +447,25 @@ TEST_F(RuntimeFailure, ARefusedFreeInADeleterLeavesNoRuntimeError) {
   EXPECT_EQ(fake_gpu_get_stats()->live, live) << "the refused free freed";
   EXPECT_EQ(fakeFree(memory), 0);
   EXPECT_EQ(fake_gpu_get_stats()->live, live - 1);
+}
+
+// A deleter on a thread where neither the driver's context nor the runtime's device can be read: the memory is still
+// freed (a deleter cannot report), nothing is switched back, and dlmap's failure is not left as the last error.
+TEST_F(RuntimeFailure, ADeleterThatCannotEnterTheDeviceStillFrees) {
+  std::vector<float> data = Values(4);
+  DLManagedTensor *device = DeviceCopy(data, 1);
+  ASSERT_NE(device, nullptr);
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  const int live = fake_gpu_get_stats()->live;
+  const int set_device_calls = fake_gpu_get_stats()->set_device_calls;
+  fake_gpu_fail_next("get_current", FAKE_INVALID_CONTEXT);
+  fake_gpu_fail_next("get_device", FAKE_INVALID_VALUE);
+  device->deleter(device);
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  EXPECT_EQ(fake_gpu_armed(), 0);
+  EXPECT_EQ(fake_gpu_get_stats()->live, live - 1);
+  EXPECT_EQ(fake_gpu_get_stats()->set_device_calls, set_device_calls);
+  EXPECT_EQ(fake_gpu_peek_last_error(), 0);
 }
 
 }  // namespace
