@@ -17,6 +17,9 @@
 #include "tests/gpu/fake_gpu_runtime.h"
 
 extern "C" int fakeCtxSetCurrent(void *context);  // the driver's cuCtxSetCurrent in the fake
+extern "C" int fakeMalloc(void **ptr, size_t bytes);  // the fake's cudaMalloc: a framework allocator's memory
+extern "C" int fakeFree(void *ptr);
+extern "C" int fakeGetLastError(void);
 
 namespace {
 
@@ -26,6 +29,7 @@ using namespace dlmap_gpu_test;  // NOLINT(build/namespaces): the shared helpers
 struct Exchange {
   const char *name;
   std::function<int32_t(dlmap_error *err, int *released)> run;
+  int released_on_error = 0;  // an export leaves the caller its owner; an import has run the tensor's deleter once
 };
 
 // The ops and the code each fails with (runtime ops as a failed runtime call would; driver ops with the driver's).
@@ -142,13 +146,18 @@ class RuntimeFailureSweep {
           EXPECT_EQ(released, clean_released) << what;
         } else {
           EXPECT_TRUE(taken) << what << ": failed without the injected failure: " << err.message;
-          EXPECT_TRUE(status == DLMAP_ERR_RUNTIME_COPY_FAILED || status == DLMAP_ERR_STREAM_SYNC_FAILED ||
-                      status == DLMAP_ERR_BACKEND_CALL_FAILED)
-              << what << ": " << status << " " << err.message;
-          const std::string said = op.driver ? "driver error " + std::to_string(op.code)
-                                             : "(error " + std::to_string(op.code) + ")";
-          EXPECT_NE(std::string(err.message).find(said), std::string::npos) << what << ": " << err.message;
-          EXPECT_EQ(released, 0) << what << ": on error the caller keeps its owner";
+          if (status == DLMAP_ERR_OUT_OF_MEMORY) {
+            // A framework's allocator answers NULL, not the runtime's words: out_of_memory.
+            EXPECT_STREQ(op.name, "malloc") << what << ": " << err.message;
+          } else {
+            EXPECT_TRUE(status == DLMAP_ERR_RUNTIME_COPY_FAILED || status == DLMAP_ERR_STREAM_SYNC_FAILED ||
+                        status == DLMAP_ERR_BACKEND_CALL_FAILED)
+                << what << ": " << status << " " << err.message;
+            const std::string said = op.driver ? "driver error " + std::to_string(op.code)
+                                               : "(error " + std::to_string(op.code) + ")";
+            EXPECT_NE(std::string(err.message).find(said), std::string::npos) << what << ": " << err.message;
+          }
+          EXPECT_EQ(released, exchange.released_on_error) << what << ": the owner's releases on error";
         }
         pair_taken = fresh ? taken : pair_taken || taken;
         if (!fresh && !pair_taken) break;  // the exchange made no more calls of op, on either thread
@@ -230,6 +239,74 @@ TEST(RuntimeFailureSweepTest, HostToPinnedAndManaged) {
                    return ExportAndCheck(HostArray(data.data(), shape, {}), ExportTo(type), data, err, released);
                  }});
   }
+}
+
+// Imports `tensor`'s memory (a wrapper whose deleter counts into *released) as `want` asks; on success checks the
+// bytes against `want_values` and releases the import.
+int32_t ImportAndCheck(DLManagedTensor *tensor, const dlmap_import_request &want, const std::vector<float> &want_values,
+                       dlmap_error *err, int *released) {
+  struct Wrapper {
+    DLManagedTensor managed;
+    int *released;
+  };
+  Wrapper *wrapper = new Wrapper{*tensor, released};
+  wrapper->managed.manager_ctx = wrapper;
+  wrapper->managed.deleter = [](DLManagedTensor *self) {
+    Wrapper *w = static_cast<Wrapper *>(self->manager_ctx);
+    ++*w->released;
+    delete w;
+  };
+  dlmap_imported out;
+  const int32_t status = dlmap_import_legacy(&wrapper->managed, &want, &out, err);
+  if (status != DLMAP_OK) return status;
+  EXPECT_EQ(fake_gpu_synchronize_all(), 0);
+  const char *data = static_cast<const char *>(out.tensor.data) + out.tensor.byte_offset;
+  std::vector<float> got;
+  if (fake_gpu_memory_type(data, want_values.size() * sizeof(float), nullptr) == FAKE_DEVICE) {
+    got = fake_gpu_values<float>(data, want_values.size());
+  } else {
+    got.assign(reinterpret_cast<const float *>(data), reinterpret_cast<const float *>(data) + want_values.size());
+  }
+  EXPECT_EQ(got, want_values);
+  dlmap_imported_release(&out);
+  return status;
+}
+
+// A framework's device allocator over the fake's cudaMalloc/cudaFree; like a framework's, it reads its own failures.
+void *FrameworkAllocate(void *, size_t bytes, int32_t, int32_t, void *) {
+  void *p = nullptr;
+  if (fakeMalloc(&p, bytes) == 0) return p;
+  fakeGetLastError();
+  return nullptr;
+}
+void FrameworkRelease(void *, void *pointer, size_t, int32_t, int32_t, void *) { fakeFree(pointer); }
+
+// Imports of device memory: a view (its extent judged by the runtime), a copy to the host, a copy on the device into a
+// framework's memory.
+TEST(RuntimeFailureSweepTest, Imports) {
+  fake_gpu_reset(2);
+  DLManagedTensor *on0 = DeviceValues(4096, 0);
+  ASSERT_NE(on0, nullptr);
+  const std::vector<float> data = Values(4096);
+  RuntimeFailureSweep sweep;
+  sweep.Sweep({"view of cuda:0", [&](dlmap_error *err, int *released) {
+                 return ImportAndCheck(on0, dlmap_import_request_default(), data, err, released);
+               }, 1});
+  sweep.Sweep({"cuda:0 copied to cpu", [&](dlmap_error *err, int *released) {
+                 dlmap_import_request want = dlmap_import_request_default();
+                 want.has_device = true;
+                 want.device_type = DLMAP_DEVICE_CPU;
+                 return ImportAndCheck(on0, want, data, err, released);
+               }, 1});
+  static const dlmap_device_allocator framework = {FrameworkAllocate, FrameworkRelease, nullptr};
+  sweep.Sweep({"cuda:0 copied into a framework's memory", [&](dlmap_error *err, int *released) {
+                 dlmap_import_request want = dlmap_import_request_default();
+                 want.copy = DLMAP_COPY_ALWAYS;
+                 want.device_allocator = &framework;
+                 return ImportAndCheck(on0, want, data, err, released);
+               }, 1});
+  fake_gpu_reset(2);
+  on0->deleter(on0);
 }
 
 }  // namespace
