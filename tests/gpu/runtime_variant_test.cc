@@ -54,7 +54,7 @@ using namespace dlmap_gpu_test;  // NOLINT(build/namespaces): the shared helpers
   return stats;
 }
 
-#if defined(VARIANT_OLD_ALLOCATOR) || defined(VARIANT_LACKING_ALLOCATOR)
+#if defined(VARIANT_OLD_ALLOCATOR) || defined(VARIANT_LACKING_ALLOCATOR) || defined(VARIANT_LACKING_FREE_ASYNC)
 
 // Device copies come from the synchronous allocator, which says why not the stream-ordered one; no pool is used for
 // any kind (the pools go back by the stream-ordered free).
@@ -63,8 +63,10 @@ TEST(RuntimeVariant, TheSynchronousAllocatorServesAndSaysWhy) {
 #ifdef VARIANT_OLD_ALLOCATOR
   EXPECT_EQ(Allocator(), "synchronous: fakeMalloc/fakeFree (runtime 12040 is older than 99999, which brought "
                          "fakeMallocAsync)");
-#else
+#elif defined(VARIANT_LACKING_ALLOCATOR)
   EXPECT_EQ(Allocator(), "synchronous: fakeMalloc/fakeFree (the runtime lacks fakeNoSuchMallocAsync)");
+#else
+  EXPECT_EQ(Allocator(), "synchronous: fakeMalloc/fakeFree (the runtime lacks fakeNoSuchFreeAsync)");
 #endif
   for (int32_t type : {DLMAP_DEVICE_CUDA, DLMAP_DEVICE_CUDAHOST, DLMAP_DEVICE_CUDAMANAGED}) {
     const fake_gpu_stats stats = ExportValues(type);
@@ -97,7 +99,8 @@ TEST(RuntimeVariant, PinnedAndManagedMemoryComeFromTheirSynchronousAllocators) {
   }
 }
 
-#elif defined(VARIANT_NO_DRIVER) || defined(VARIANT_LACKING_RETAIN) || defined(VARIANT_LACKING_GET_CURRENT)
+#elif defined(VARIANT_NO_DRIVER) || defined(VARIANT_LACKING_RETAIN) || defined(VARIANT_LACKING_GET_CURRENT) || \
+    defined(VARIANT_LACKING_SET_CURRENT)
 
 // The runtime starts, but the driver's context entry points the spec names cannot be had: the platform is not
 // available, with the reason, and nothing is exchanged.
@@ -111,6 +114,8 @@ TEST(RuntimeVariant, ADriverWithoutTheContextEntryPointsLeavesThePlatformUnavail
                               "shared object file: No such file or directory");
 #elif defined(VARIANT_LACKING_RETAIN)
   EXPECT_STREQ(status.reason, "the driver lacks fakeNoSuchPrimaryCtxRetain");
+#elif defined(VARIANT_LACKING_SET_CURRENT)
+  EXPECT_STREQ(status.reason, "the driver lacks fakeNoSuchCtxSetCurrent");
 #else
   EXPECT_STREQ(status.reason, "the driver lacks fakeNoSuchCtxGetCurrent");
 #endif
@@ -139,7 +144,9 @@ TEST(RuntimeVariant, NoLayoutForTheRuntimesVersionIsAnError) {
                             "layout for this runtime version");
 }
 
-#elif defined(VARIANT_NO_MODULE_API) || defined(VARIANT_NO_COMPILER) || defined(VARIANT_LACKING_COMPILER_CODE)
+#elif defined(VARIANT_NO_MODULE_API) || defined(VARIANT_NO_COMPILER) || defined(VARIANT_LACKING_COMPILER_CODE) || \
+    defined(VARIANT_LACKING_MODULE_LOAD) || defined(VARIANT_LACKING_MODULE_FUNCTION) || defined(VARIANT_NO_KERNELS) || \
+    defined(VARIANT_NO_COMPILER_ROW)
 
 [[maybe_unused]] std::string KernelStatus() {
   char text[512];
@@ -152,11 +159,22 @@ TEST(RuntimeVariant, NoLayoutForTheRuntimesVersionIsAnError) {
 TEST(RuntimeVariant, WithoutKernelsTheStatusSaysWhyAndCopiesStillArrive) {
   ASSERT_TRUE(Probe().available) << Probe().reason;
   fake_gpu_reset(2);
-#ifndef VARIANT_NO_MODULE_API
+#if defined(VARIANT_NO_COMPILER) || defined(VARIANT_LACKING_COMPILER_CODE) || defined(VARIANT_NO_COMPILER_ROW)
   fake_gpu_kernels_refuse_ptx(1);
 #endif
   EXPECT_FALSE(dlmap_platform_kernels_load(DLMAP_PLATFORM_CUDA, 0));
-#ifdef VARIANT_NO_MODULE_API
+#ifdef VARIANT_LACKING_MODULE_LOAD
+  EXPECT_EQ(KernelStatus(), "not used: the library lacks fakeNoSuchModuleLoadData");
+#elif defined(VARIANT_LACKING_MODULE_FUNCTION)
+  EXPECT_EQ(KernelStatus(), "not used: the library lacks fakeNoSuchModuleGetFunction");
+#elif defined(VARIANT_NO_KERNELS)
+  EXPECT_EQ(KernelStatus(), "none: the spec names no kernels for this platform");
+#elif defined(VARIANT_NO_COMPILER_ROW)
+  EXPECT_EQ(KernelStatus().rfind("not used: the PTX was refused: fakeModuleLoadData failed (error 222); layout copies "
+                                 "take the memcpy path", 0),
+            0u)
+      << KernelStatus();
+#elif defined(VARIANT_NO_MODULE_API)
   EXPECT_EQ(KernelStatus(), "not used: cannot load libdlmap_no_such_module_api.so: libdlmap_no_such_module_api.so: "
                             "cannot open shared object file: No such file or directory");
 #elif defined(VARIANT_NO_COMPILER)
