@@ -129,6 +129,7 @@ static int32_t enter_device(const dlmap__gpu *gpu, int32_t device, device_scope 
   scope->context = NULL;
   /* A failed query leaves the runtime's way (set_device), as before the driver's entry points were used. */
   scope->driver = gpu->driver.get_current != NULL && gpu->driver.get_current(&scope->context) == 0;
+  scope->saved = scope->current = -1; /* unknown until get_device answers: leave_device then switches nothing back */
   const int status = gpu->call.get_device(&scope->saved);
   if (status != 0) return call_failed(gpu, DLMAP__GPU_OP_GET_DEVICE, status, err);
   scope->current = scope->saved;
@@ -359,10 +360,14 @@ void dlmap__gpu_release(const dlmap__gpu *gpu, const dlmap__gpu_buffer *buffer, 
   /* A failed runtime call in enter_device cleared its own last error (call_failed); a failed driver call set none, so
    * nothing here may clear the runtime's last error: it may be the framework's, not yet read. */
   const bool entered = enter_device(gpu, buffer->device, &scope, NULL) == DLMAP_OK;
+  /* Where entering failed after the driver named the thread's context, the free still runs (here, else nowhere), and
+   * the thread still gets its context back: a thread that had none must not keep the one the free's runtime call
+   * made current (CUDA 12: hundreds of MB on a device the caller may never use). */
+  const bool restore = entered || scope.driver;
   if (buffer->source == DLMAP__GPU_FRAMEWORK) {
     const dlmap_device_allocator *framework = &buffer->framework;
     framework->release(framework->ctx, buffer->memory, buffer->bytes, buffer->device_type, buffer->device, stream);
-    if (entered) leave_device(gpu, &scope);
+    if (restore) leave_device(gpu, &scope);
     return;
   }
   int status = -1;
@@ -377,7 +382,7 @@ void dlmap__gpu_release(const dlmap__gpu *gpu, const dlmap__gpu_buffer *buffer, 
     status = host_free ? gpu->call.free_host(buffer->memory) : gpu->call.free(buffer->memory);
     if (status != 0) gpu->call.get_last_error();
   }
-  if (entered) leave_device(gpu, &scope);
+  if (restore) leave_device(gpu, &scope);
 }
 
 /* ---- copies ---------------------------------------------------------------------------------------- */

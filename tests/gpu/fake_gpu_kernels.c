@@ -353,6 +353,8 @@ int fakertcCompileProgram(void *program, int options, const char *const *option_
 
 int fakertcGetCodeSize(void *program, size_t *bytes) {
   const fake_program *p = (const fake_program *)program;
+  const int code = injected("code_size");
+  if (code != 0) return code;
   if (p->built == NULL) return FAKE_INVALID_VALUE;
   *bytes = strlen(p->built) + 1;
   return 0;
@@ -360,6 +362,8 @@ int fakertcGetCodeSize(void *program, size_t *bytes) {
 
 int fakertcGetCode(void *program, char *image) {
   const fake_program *p = (const fake_program *)program;
+  const int code = injected("code");
+  if (code != 0) return code;
   if (p->built == NULL) return FAKE_INVALID_VALUE;
   strcpy(image, p->built);
   return 0;

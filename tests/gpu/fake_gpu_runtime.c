@@ -78,12 +78,20 @@ static allocation g_allocations[FAKE_MAX_ALLOCATIONS];
 static stream g_streams[FAKE_MAX_STREAMS];
 static fake_gpu_stats g_stats;
 static int g_device_count = 2;
-static char g_fail_op[32];
-static int g_fail_code;
+/* Armed failures (fake_gpu_fail_later): up to FAKE_MAX_ARMED at once, on different ops or the same one. */
+#define FAKE_MAX_ARMED 4
+typedef struct armed_failure {
+  char op[32];  /* "" : free slot */
+  int code;
+  int skip;     /* calls of op that still succeed before this failure */
+} armed_failure;
+static armed_failure g_armed[FAKE_MAX_ARMED];
 static int g_own_device_only;
 static int g_deferred;
 static uint32_t g_random = 1;
 static int g_unmapped_pinned;
+static int g_hip_attributes; /* fake_gpu_hip_attributes */
+static int g_zero_devices_succeed; /* fake_gpu_zero_devices_succeed */
 static void *g_created[FAKE_MAX_STREAMS]; /* live handles of fake_gpu_stream_create */
 static int g_context_devices[FAKE_MAX_CONTEXTS], g_contexts; /* devices of the non-primary contexts made so far */
 /* A context handle: (device + 1) for a device's primary context, FAKE_MAX_DEVICES + 1 + i for non-primary context i;
@@ -139,12 +147,21 @@ static int report_of(const void *p) {
   return -1;
 }
 
+/* The code of the armed failure this call of op takes (the first armed with no calls left to skip), else 0; every
+ * other failure armed on op counts the call. */
 static int injected(const char *op) {
-  if (g_fail_op[0] != '\0' && strcmp(g_fail_op, op) == 0) {
-    g_fail_op[0] = '\0';
-    return g_fail_code;
+  int code = 0;
+  for (int i = 0; i < FAKE_MAX_ARMED; i++) {
+    armed_failure *a = &g_armed[i];
+    if (a->op[0] == '\0' || strcmp(a->op, op) != 0) continue;
+    if (a->skip > 0) {
+      a->skip--;
+    } else if (code == 0) {
+      a->op[0] = '\0';
+      code = a->code;
+    }
   }
-  return 0;
+  return code;
 }
 
 static int fail(int code) {
@@ -422,9 +439,10 @@ void fake_gpu_reset(int device_count) {
   g_stats.last_wait_device = g_stats.last_record_device = g_stats.last_memcpy_device = -1;
   g_device_count = device_count;
   t_last_error = 0; /* the calling thread's */
-  g_fail_op[0] = '\0';
+  memset(g_armed, 0, sizeof g_armed);
   g_own_device_only = 0;
   g_unmapped_pinned = 0;
+  g_hip_attributes = 0;
   g_deferred = 0;
   memset(g_seen, 0, sizeof g_seen);
   memset(g_reports, 0, sizeof g_reports);
@@ -501,11 +519,35 @@ int fake_gpu_poke(void *dst, const void *src, size_t n) {
   return 0;
 }
 
-void fake_gpu_fail_next(const char *op, int code) {
+void fake_gpu_fail_next(const char *op, int code) { fake_gpu_fail_later(op, 0, code); }
+
+void fake_gpu_fail_later(const char *op, int skip, int code) {
   pthread_mutex_lock(&g_lock);
-  strncpy(g_fail_op, op, sizeof g_fail_op - 1);
-  g_fail_code = code;
+  for (int i = 0; i < FAKE_MAX_ARMED; i++) {
+    armed_failure *a = &g_armed[i];
+    if (a->op[0] != '\0') continue;
+    strncpy(a->op, op, sizeof a->op - 1);
+    a->code = code;
+    a->skip = skip;
+    break;
+  }
   pthread_mutex_unlock(&g_lock);
+}
+
+int fake_gpu_armed(void) {
+  pthread_mutex_lock(&g_lock);
+  int n = 0;
+  for (int i = 0; i < FAKE_MAX_ARMED; i++) n += g_armed[i].op[0] != '\0';
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+/* injected(op) for entry points that do not hold g_lock. */
+static int injected_unlocked(const char *op) {
+  pthread_mutex_lock(&g_lock);
+  const int rc = injected(op);
+  pthread_mutex_unlock(&g_lock);
+  return rc;
 }
 
 int fake_gpu_current_device(void) { return current_device(); }
@@ -528,6 +570,18 @@ void *fake_gpu_context_create(int device) {
 void fake_gpu_set_last_error(int code) { t_last_error = code; }
 
 int fake_gpu_peek_last_error(void) { return t_last_error; }
+
+void fake_gpu_zero_devices_succeed(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_zero_devices_succeed = on;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void fake_gpu_hip_attributes(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_hip_attributes = on;
+  pthread_mutex_unlock(&g_lock);
+}
 
 void fake_gpu_pinned_unmapped(int on) {
   pthread_mutex_lock(&g_lock);
@@ -645,6 +699,10 @@ int fake_gpu_host_to_device_copies(void) {
 
 int fakeGetDeviceCount(int *count) {
   count_call();
+  if (g_device_count <= 0 && g_zero_devices_succeed) {
+    *count = 0;
+    return 0;
+  }
   if (g_device_count <= 0) return fail(FAKE_NO_DEVICE);
   *count = g_device_count;
   return 0;
@@ -662,6 +720,7 @@ const char *fakeGetErrorString(int error) {
     case FAKE_INVALID_HANDLE: return "fake error 400: invalid resource handle";
     case FAKE_ILLEGAL_ADDRESS: return "fake error 700: an illegal memory access was encountered";
     case FAKE_NOT_SUPPORTED: return "fake error 801: operation not supported";
+    case FAKE_NO_TEXT: return NULL; /* a runtime with no text for a code (HIP's hipGetErrorString may answer NULL) */
     default: return "fake error: unknown";
   }
 }
@@ -675,12 +734,16 @@ int fakeGetLastError(void) {
 
 int fakeRuntimeGetVersion(int *version) {
   count_call();
+  const int rc = injected_unlocked("runtime_version");
+  if (rc != 0) return fail(rc);
   *version = 12040;
   return 0;
 }
 
 int fakeGetDevice(int *device) {
   count_call();
+  const int rc = injected_unlocked("get_device");
+  if (rc != 0) return fail(rc);
   *device = current_device();
   return 0;
 }
@@ -691,7 +754,8 @@ int fakeSetDevice(int device) {
   count_call();
   pthread_mutex_lock(&g_lock);
   g_stats.set_device_calls++;
-  const int rc = device < 0 || device >= g_device_count || device >= FAKE_MAX_DEVICES ? fail(FAKE_INVALID_DEVICE) : 0;
+  const int injected_rc = injected("set_device");
+  const int rc = injected_rc != 0 ? fail(injected_rc) : device < 0 || device >= g_device_count || device >= FAKE_MAX_DEVICES ? fail(FAKE_INVALID_DEVICE) : 0;
   if (rc == 0) {
     g_stats.contexts_created[device]++;
     t_device = device;
@@ -704,6 +768,8 @@ int fakeSetDevice(int device) {
 /* The driver's cuCtxGetCurrent / cuCtxSetCurrent (NULL: none). Neither touches the runtime's per-thread device. */
 int fakeCtxGetCurrent(void **context) {
   count_call();
+  const int rc = injected_unlocked("get_current");
+  if (rc != 0) return rc; /* a driver call: the runtime's last error stays */
   *context = (void *)t_context;
   return 0;
 }
@@ -711,8 +777,10 @@ int fakeCtxGetCurrent(void **context) {
 int fakeCtxSetCurrent(void *context) {
   count_call();
   pthread_mutex_lock(&g_lock);
+  const int rc = injected("set_current");
   const int ok = valid_context((uintptr_t)context);
   pthread_mutex_unlock(&g_lock);
+  if (rc != 0) return rc;
   if (!ok) return FAKE_INVALID_CONTEXT;
   t_context = (uintptr_t)context;
   return 0;
@@ -954,6 +1022,8 @@ int fakeMallocFromPoolAsync(void **ptr, size_t bytes, void *pool, void *stream_h
 
 int fakeFree(void *ptr) {
   count_call();
+  const int rc = injected_unlocked("free");
+  if (rc != 0) return fail(rc); /* the memory stays allocated, as after a refused free */
   return release(ptr, 0);
 }
 int fakeHostAlloc(void **ptr, size_t bytes, unsigned flags) {
@@ -1080,6 +1150,8 @@ int fakeMemsetAsync(void *dst, int value, size_t bytes, void *stream_handle) {
 int fakeEventCreateWithFlags(void **out, unsigned flags) {
   count_call();
   if (flags != 2) return fail(FAKE_INVALID_VALUE); /* dlmap asks for events without timing */
+  const int rc = injected_unlocked("event_create");
+  if (rc != 0) return fail(rc);
   event *e = (event *)calloc(1, sizeof *e);
   if (e == NULL) return fail(FAKE_OUT_OF_MEMORY);
   pthread_mutex_lock(&g_lock);
@@ -1233,6 +1305,21 @@ int fakePointerGetAttributes(void *attributes, const void *ptr) {
   }
   if (rc != 0) fail(rc);
   pthread_mutex_unlock(&g_lock);
-  if (rc == 0) memcpy(attributes, &out, sizeof out);
+  if (rc == 0 && g_hip_attributes) {
+    /* HIP's hipPointerAttribute_t: the same first fields, then isManaged at byte 24; managed memory is device memory
+     * with isManaged set (no memory type of its own in this layout). */
+    struct {
+      int type;
+      int device;
+      void *device_pointer;
+      void *host_pointer;
+      int is_managed;
+      unsigned allocation_flags;
+    } hip = {out.type == FAKE_MANAGED ? FAKE_DEVICE : out.type, out.device, out.device_pointer, out.host_pointer,
+             out.type == FAKE_MANAGED, 0};
+    memcpy(attributes, &hip, sizeof hip);
+  } else if (rc == 0) {
+    memcpy(attributes, &out, sizeof out);
+  }
   return rc;
 }

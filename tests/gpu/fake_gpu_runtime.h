@@ -40,7 +40,8 @@ enum {
   FAKE_INVALID_HANDLE = 400,
   FAKE_NOT_FOUND = 500,       /* the driver's CUDA_ERROR_NOT_FOUND: no allocation holds the address */
   FAKE_ILLEGAL_ADDRESS = 700,
-  FAKE_NOT_SUPPORTED = 801    /* cudaErrorNotSupported: cudaMallocAsync on a device without a memory pool */
+  FAKE_NOT_SUPPORTED = 801,   /* cudaErrorNotSupported: cudaMallocAsync on a device without a memory pool */
+  FAKE_NO_TEXT = 998          /* a code the error-string entry point answers NULL for */
 };
 
 /* The most devices the fake models. */
@@ -86,9 +87,17 @@ typedef struct fake_gpu_stats {
  * (as a fresh process would have none) and sets the device count the fake reports (0: no device). */
 void fake_gpu_reset(int device_count);
 const fake_gpu_stats *fake_gpu_get_stats(void);
-/* The next call of the named op ("malloc" (any allocation), "free_async", "get_default", "set_access", "memcpy", "memset", "wait", "record", "sync", "attributes", and the driver's
- * "retain" and "range") fails with this code; "attributes" may fail with any code, InvalidValue or not. */
+/* The next call of the named op ("malloc" (any allocation), "free" (cudaFree), "free_async", "get_default",
+ * "set_access", "memcpy" (1-D and 2-D), "memset", "event_create", "wait", "record", "sync", "attributes",
+ * "get_device", "set_device", "runtime_version", and the driver's "retain", "range", "get_current" and "set_current")
+ * fails with this code; "attributes" may fail with any code, InvalidValue or not. Failed runtime calls set the last
+ * error, the driver's do not. */
 void fake_gpu_fail_next(const char *op, int code);
+/* The same for the call after `skip` more calls of op succeed. Up to four failures stay armed at once (more are
+ * ignored); a reset disarms them all. */
+void fake_gpu_fail_later(const char *op, int skip, int code);
+/* Failures armed and not yet taken: 0 once every armed call has failed. */
+int fake_gpu_armed(void);
 /* The devices the default pinned pool was mapped for (set_access), one bit each: kept across resets, as a process
  * keeps its pools. */
 int fake_gpu_pinned_pool_devices(void);
@@ -105,6 +114,12 @@ void fake_gpu_set_last_error(int code);
 int fake_gpu_peek_last_error(void);
 /* Pointer attributes of pinned memory report a NULL devicePointer (the device cannot access it directly). */
 void fake_gpu_pinned_unmapped(int on);
+/* With no devices (fake_gpu_reset(0)), the device count succeeds with 0 instead of failing with FAKE_NO_DEVICE (as a
+ * runtime that starts and finds no device). Kept across resets: a runtime asks for the count once, at its load. */
+void fake_gpu_zero_devices_succeed(int on);
+/* Until the next reset, pointer attributes are written in HIP's layout: isManaged (an int) at byte 24, and managed
+ * memory reported as device memory with isManaged set. For specs whose managed_offset is 24. */
+void fake_gpu_hip_attributes(int on);
 /* HIP's behaviour: pointer attributes of device memory fail with InvalidValue unless its device is current. */
 void fake_gpu_attributes_on_own_device_only(int on);
 
@@ -171,7 +186,8 @@ typedef struct fake_gpu_kernel_stats {
 void fake_gpu_kernels_reset(void);
 const fake_gpu_kernel_stats *fake_gpu_kernel_get_stats(void);
 /* From now until the next reset: module_load_data refuses PTX images with 222 (a driver older than the PTX ISA), or
- * every launch fails with FAKE_INVALID_VALUE; a name ("load", "function", "launch", "compile") fails once with code. */
+ * every launch fails with FAKE_INVALID_VALUE; a name ("load", "function", "launch", and the compiler's "compile",
+ * "code_size", "code") fails once with code. */
 void fake_gpu_kernels_refuse_ptx(int on);
 void fake_gpu_kernels_refuse_launches(int on);
 void fake_gpu_kernels_fail_next(const char *op, int code);
