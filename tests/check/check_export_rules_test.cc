@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -126,12 +125,6 @@ Result check(Producer *p, dlmap_check_source source = dlmap_check_source_default
             DLMAP_OK);
   EXPECT_LE(out.count, out.rows.size());
   out.rows.resize(out.count);
-  return out;
-}
-
-std::set<std::string> rules(const Result &r) {
-  std::set<std::string> out;
-  for (const auto &row : r.rows) out.insert(row.rule);
   return out;
 }
 
