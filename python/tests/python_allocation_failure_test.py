@@ -124,5 +124,42 @@ class PythonAllocationFailureTest(DlmapTestCase):
         self.sweep(dlmap.from_dlpack, object())
 
 
+class HookTest(DlmapTestCase):
+    """The hook itself: its arguments, reallocations, and no second failing call inside the first."""
+
+    def test_arguments(self):
+        hook = dlmap._call_failing_python_allocation
+        with self.assertRaisesRegex(TypeError, r"_call_failing_python_allocation\(n, callable"):
+            hook(1)
+        with self.assertRaises(TypeError):
+            hook("1", len, ())
+        with self.assertRaisesRegex(ValueError, "n counts from 1"):
+            hook(0, len, ())
+        self.assertEqual(hook(1000, len, (1, 2)), (False, 2, None))
+
+    def test_a_call_inside_the_failing_call_is_refused(self):
+        failed, result, exception = dlmap._call_failing_python_allocation(
+            1000, dlmap._call_failing_python_allocation, 1, len, ())
+        self.assertFalse(failed)
+        self.assertIsNone(result)
+        self.assertIsInstance(exception, RuntimeError)
+        self.assertIn("already failing an allocation", str(exception))
+
+    def test_reallocations_fail_too(self):
+        def grow():
+            items = []
+            for i in range(200):  # small ints are cached: the allocations are the list's, grown by PyMem_Realloc
+                items.append(i)
+            return len(items)
+
+        outcomes = set()
+        for n in range(1, MAX_ALLOCATIONS + 1):
+            failed, result, exception = dlmap._call_failing_python_allocation(n, grow)
+            outcomes.add(type(exception).__name__ if exception is not None else result)
+            if not failed:
+                break
+        self.assertEqual(outcomes, {"MemoryError", 200})
+
+
 if __name__ == "__main__":
     unittest.main()
