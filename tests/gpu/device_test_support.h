@@ -32,6 +32,20 @@ inline dlmap_array HostArray(float *data, const std::vector<int64_t> &shape, con
   return a;
 }
 
+// A float32 view of device memory on (kDLCUDA, id): a device tensor's data with its own shape and strides.
+inline dlmap_array DeviceArray(void *data, int32_t id, const std::vector<int64_t> &shape,
+                               const std::vector<int64_t> &strides) {
+  dlmap_array a = dlmap_array_default();
+  a.data = data;
+  a.device_type = DLMAP_DEVICE_CUDA;
+  a.device_id = id;
+  a.dtype = kFloat32;
+  a.ndim = static_cast<int32_t>(shape.size());
+  a.shape = shape.data();
+  a.strides = strides.data();
+  return a;
+}
+
 // __dlpack__(dl_device=(type, id)): what most tests ask of an export.
 inline dlmap_export_request ExportTo(int32_t type, int32_t id = 0) {
   dlmap_export_request request = dlmap_export_request_default();

@@ -65,15 +65,7 @@ DLManagedTensor *DeviceValues(size_t count, int32_t id) {
 
 dlmap_array DeviceView(DLManagedTensor *t, int32_t id, const std::vector<int64_t> &shape,
                        const std::vector<int64_t> &strides) {
-  dlmap_array a = dlmap_array_default();
-  a.data = t->dl_tensor.data;
-  a.device_type = DLMAP_DEVICE_CUDA;
-  a.device_id = id;
-  a.dtype = kFloat32;
-  a.ndim = static_cast<int32_t>(shape.size());
-  a.shape = shape.data();
-  a.strides = strides.data();
-  return a;
+  return DeviceArray(t->dl_tensor.data, id, shape, strides);
 }
 
 // Exports `array` (its owner counted in *released) as `request` asks; on success checks the copy's bytes against

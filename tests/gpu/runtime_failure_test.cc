@@ -48,15 +48,7 @@ class RuntimeFailure : public ::testing::Test {
   // A strided view of a device tensor's memory.
   static dlmap_array View(DLManagedTensor *tensor, int32_t id, const std::vector<int64_t> &shape,
                           const std::vector<int64_t> &strides) {
-    dlmap_array a = dlmap_array_default();
-    a.data = tensor->dl_tensor.data;
-    a.device_type = DLMAP_DEVICE_CUDA;
-    a.device_id = id;
-    a.dtype = kFloat32;
-    a.ndim = static_cast<int32_t>(shape.size());
-    a.shape = shape.data();
-    a.strides = strides.data();
-    return a;
+    return DeviceArray(tensor->dl_tensor.data, id, shape, strides);
   }
 
   int live_ = 0;
