@@ -5,12 +5,12 @@
 # skipped (with the reason), and whether the producer's deleter ran exactly once.
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
+from . import children
 from .report import Report, Row
 from .rules import STANDARD_PROFILE, Rules, show_version
 
@@ -135,13 +135,12 @@ def run_case(target, fields, timeout=TIMEOUT_S):
     with tempfile.TemporaryDirectory(prefix="dlmap-check-") as directory:
         verdict_path = os.path.join(directory, "verdict.json")  # the verdict's own channel: stdout is the consumer's
         try:
-            child = subprocess.run([sys.executable, os.path.join(here, "crafted.py"), json.dumps(fields), target,
-                                    verdict_path], env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                                   text=True, errors="replace", timeout=timeout)
+            child = children.run(os.path.join(here, "crafted.py"), [json.dumps(fields), target, verdict_path], env,
+                                 timeout, [children.module_of(target)])
         except subprocess.TimeoutExpired:
             return "hung (over %d s)" % timeout, None
         if child.returncode < 0:
-            return "crashed (%s)" % signal.Signals(-child.returncode).name, None
+            return "crashed (%s)" % children.signal_name(child.returncode), None
         try:
             with open(verdict_path, encoding="utf-8") as verdict:
                 result = json.loads(verdict.read())

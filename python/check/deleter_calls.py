@@ -22,6 +22,19 @@ _libc = ctypes.CDLL(None)
 _pthread_create = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p, ctypes.c_void_p,
                                    ctypes.c_void_p)(("pthread_create", _libc))
 _pthread_join = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(("pthread_join", _libc))
+# A start routine that ends its thread at once (pthread_exit takes the one pointer argument).
+_PTHREAD_EXIT = ctypes.cast(_libc.pthread_exit, ctypes.c_void_p).value
+
+
+def _on_native_thread(start, argument):
+    """Runs start(argument) on a new native thread and waits for it: 0, or pthread_create's error number. Between the
+    create and the join the main thread holds the GIL for a few bytecodes; a deleter that reads the thread state
+    without the GIL meets a NULL one unless it runs in that window (Python 3.11 keeps one current state per process)."""
+    thread = ctypes.c_ulong()
+    status = _pthread_create(ctypes.byref(thread), None, start, argument)
+    if status == 0:
+        _pthread_join(thread.value, None)
+    return status
 
 
 def _write(path, verdict):
@@ -68,12 +81,13 @@ def main(config_json, verdict_path):
         del capsule, x
         gc.collect()
     if way == "foreign_thread":
-        thread = ctypes.c_ulong()
-        status = _pthread_create(ctypes.byref(thread), None, deleter, pointer)
+        # The same calls once with a thread that only exits, so that the window above is as short as it can be (a
+        # process forked from the checker's fork server otherwise takes its first page faults on the way: copy on
+        # write).
+        status = _on_native_thread(_PTHREAD_EXIT, None) or _on_native_thread(deleter, pointer)
         if status != 0:
             _write(verdict_path, {"no_thread": status})
             return
-        _pthread_join(thread.value, None)
     else:  # no_gil, objects_gone: a ctypes call releases the GIL around the deleter
         dlpack.DELETER(deleter)(pointer)
     _write(verdict_path, {"returned": True})

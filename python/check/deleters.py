@@ -6,12 +6,12 @@
 # in the checker.
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
+from . import children
 from .report import Row
 
 RULE = "P-deleter-anywhere"
@@ -36,9 +36,8 @@ def _run(config, timeout):
     with tempfile.TemporaryDirectory(prefix="dlmap-check-") as directory:
         verdict_path = os.path.join(directory, "verdict.json")
         try:
-            child = subprocess.run([sys.executable, os.path.join(here, "deleter_calls.py"), json.dumps(config),
-                                    verdict_path], env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                                   text=True, errors="replace", timeout=timeout)
+            child = children.run(os.path.join(here, "deleter_calls.py"), [json.dumps(config), verdict_path], env,
+                                 timeout, [children.module_of(config["target"])])
         except subprocess.TimeoutExpired:
             return "deadlocked (over %d s)" % timeout, True, False
         try:
@@ -47,11 +46,8 @@ def _run(config, timeout):
         except (OSError, ValueError):
             verdict = None
     if child.returncode < 0:
-        try:
-            name = signal.Signals(-child.returncode).name
-        except ValueError:
-            name = "signal %d" % -child.returncode
-        return "crashed (%s)%s" % (name, " at exit" if verdict and verdict.get("at_exit") else ""), True, False
+        return ("crashed (%s)%s" % (children.signal_name(child.returncode),
+                                    " at exit" if verdict and verdict.get("at_exit") else ""), True, False)
     if verdict is None or child.returncode != 0:
         last = (child.stderr.strip().splitlines() or ["no output"])[-1]
         return "child failed (exit %d: %s)" % (child.returncode, last[:120]), True, False

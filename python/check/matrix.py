@@ -7,12 +7,11 @@
 import importlib.util
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 
-from . import matrix_families
+from . import children, matrix_families
 
 TIMEOUT_S = 60  # one family: longer is a hang
 
@@ -38,16 +37,12 @@ def _child(config, answer_path, timeout):
     if "ASAN_OPTIONS" in env:  # a consumer's segmentation fault reads the same as in a plain build
         env["ASAN_OPTIONS"] += ":handle_segv=0"
     try:
-        child = subprocess.run([sys.executable, os.path.join(here, "matrix_calls.py"), json.dumps(config),
-                                answer_path], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                               errors="replace", timeout=timeout)
+        child = children.run(os.path.join(here, "matrix_calls.py"), [json.dumps(config), answer_path], env, timeout,
+                             [config["producer"], config["consumer"]])
     except subprocess.TimeoutExpired:
         return "hung (over %d s)" % timeout
     if child.returncode < 0:
-        try:
-            return "crashed (%s)" % signal.Signals(-child.returncode).name
-        except ValueError:
-            return "crashed (signal %d)" % -child.returncode
+        return "crashed (%s)" % children.signal_name(child.returncode)
     if child.returncode != 0:
         return "child failed (exit %d: %s)" % (child.returncode, (child.stderr.strip().splitlines() or ["?"])[-1][:120])
     return None

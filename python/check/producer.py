@@ -8,7 +8,6 @@
 import json
 import os
 import select
-import signal
 import subprocess
 import sys
 import tempfile
@@ -16,7 +15,7 @@ import time
 
 import dlmap
 
-from . import claims, deleters, exchange_api
+from . import children, claims, deleters, exchange_api
 from .report import Report, Row
 from .rules import MADE_STREAM, STANDARD_PROFILE, Rules, show_version
 
@@ -128,10 +127,9 @@ class Child:
         self._answers, answer_write = os.pipe()
         self._stderr = tempfile.TemporaryFile()
         try:
-            self._process = subprocess.Popen(
-                [sys.executable, os.path.join(here, "calls.py"), str(command_read), str(answer_write),
-                 json.dumps(config)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr,
-                env=env, pass_fds=(command_read, answer_write))
+            self._process = children.Child(os.path.join(here, "calls.py"), [{"fd": 0}, {"fd": 1}, json.dumps(config)],
+                                           env, [children.module_of(config["target"])], stderr=self._stderr,
+                                           pass_fds=(command_read, answer_write))
         finally:
             os.close(command_read)
             os.close(answer_write)
@@ -169,10 +167,7 @@ class Child:
             self.close()
             return "closed the checker's pipe and lived on"
         if code < 0:
-            try:
-                return "crashed (%s)" % signal.Signals(-code).name
-            except ValueError:
-                return "crashed (signal %d)" % -code
+            return "crashed (%s)" % children.signal_name(code)
         self._stderr.seek(0)
         lines = self._stderr.read().decode("utf-8", "replace").strip().splitlines() or ["no output"]
         return "child failed (exit %d: %s)" % (code, lines[-1][:120])
