@@ -29,8 +29,9 @@ def available(names):
     return found, missing
 
 
-def _child(config, answer_path, timeout):
-    """Runs a pair's child from config["first"]: None when it ended by itself, else what stopped it."""
+def _child(config, answer_path, timeout, libraries):
+    """Runs a pair's child from config["first"]: None when it ended by itself, else what stopped it. The child is forked
+    from a server that imported every library of the matrix (one server for all pairs)."""
     here = os.path.dirname(os.path.abspath(__file__))
     path = [p or os.getcwd() for p in sys.path]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([here] + path), PYTHONDONTWRITEBYTECODE="1")
@@ -38,7 +39,7 @@ def _child(config, answer_path, timeout):
         env["ASAN_OPTIONS"] += ":handle_segv=0"
     try:
         child = children.run(os.path.join(here, "matrix_calls.py"), [json.dumps(config), answer_path], env, timeout,
-                             [config["producer"], config["consumer"]])
+                             sorted(libraries))
     except subprocess.TimeoutExpired:
         return "hung (over %d s)" % timeout
     if child.returncode < 0:
@@ -48,8 +49,8 @@ def _child(config, answer_path, timeout):
     return None
 
 
-def pair(producer, consumer, timeout=TIMEOUT_S):
-    """Every family's outcome for one pair, in FAMILIES' order."""
+def pair(producer, consumer, timeout=TIMEOUT_S, libraries=()):
+    """Every family's outcome for one pair, in FAMILIES' order (libraries: the matrix's, which its children import)."""
     families = matrix_families.FAMILIES
     outcomes = {}
     with tempfile.TemporaryDirectory(prefix="dlmap-matrix-") as directory:
@@ -57,7 +58,8 @@ def pair(producer, consumer, timeout=TIMEOUT_S):
         first = 0
         while first < len(families):
             config = {"producer": producer, "consumer": consumer, "first": first}
-            stopped = _child(config, answer_path, timeout * (len(families) - first))
+            stopped = _child(config, answer_path, timeout * (len(families) - first),
+                             set(libraries) | {producer, consumer})
             with open(answer_path, encoding="utf-8") if os.path.exists(answer_path) else open(os.devnull) as f:
                 for line in f:
                     answer = json.loads(line)
@@ -138,5 +140,5 @@ class Matrix:
 def matrix(names, timeout=TIMEOUT_S):
     """The matrix of the importable libraries among `names` (numpy, torch, dlmap)."""
     libraries, missing = available(names)
-    outcomes = {(p, c): pair(p, c, timeout) for p in libraries for c in libraries}
+    outcomes = {(p, c): pair(p, c, timeout, libraries) for p in libraries for c in libraries}
     return Matrix(libraries, missing, outcomes)
