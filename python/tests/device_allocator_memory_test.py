@@ -70,15 +70,15 @@ class DeviceAllocatorMemoryTest(testing.DlmapTestCase):
         self.assertGreater(refused, 0, "an installation was refused")
         self.assertEqual(self.unraisable, [])
 
-    def test_release_without_memory_goes_to_the_unraisable_hook(self):
-        pool = Pool()
-        dlmap.set_device_allocator(pool.allocate, pool.release)
+    def sweep_release(self, pool, make):
+        """Drops what make() returns (holding one buffer of pool's) with each allocation in turn failing."""
         before = testing.stats()
         lost = 0
         for n in range(1, MAX_ALLOCATIONS + 1):
-            arrays = [dlmap.empty((4,), device=(2, 0))]
+            held = [make()]
+            self.assertEqual(len(pool.live), 1)
             live, releases = dict(pool.live), pool.releases
-            failed, result, exception = dlmap._call_failing_python_allocation(n, arrays.clear)
+            failed, result, exception = dlmap._call_failing_python_allocation(n, held.clear)
             self.assertIsNone(exception, "allocation %d" % n)
             if pool.releases == releases:
                 # release could not be called: reported, naming it; the buffer is the pool's to lose
@@ -100,12 +100,27 @@ class DeviceAllocatorMemoryTest(testing.DlmapTestCase):
             if not failed:
                 break
         else:
-            self.fail("dropping an array made over %d allocations" % MAX_ALLOCATIONS)
+            self.fail("dropping a buffer made over %d allocations" % MAX_ALLOCATIONS)
         self.assertGreater(lost, 0, "a release could not be called")
         after = testing.stats()
         for key in ("live_allocations", "live_exports"):
             self.assertEqual(after[key], before[key], key)
 
+    def test_release_without_memory_goes_to_the_unraisable_hook(self):
+        pool = Pool()
+        dlmap.set_device_allocator(pool.allocate, pool.release)
+        self.sweep_release(pool, lambda: dlmap.empty((4,), device=(2, 0)))
+
+    def test_release_on_a_stream_without_memory(self):
+        # A device copy exported to a consumer's stream goes back on that stream: its handle is an int to make too.
+        fake.fake_gpu_stream_create.restype = ctypes.c_void_p
+        fake.fake_gpu_stream_destroy.argtypes = [ctypes.c_void_p]
+        stream = fake.fake_gpu_stream_create()
+        self.addCleanup(fake.fake_gpu_stream_destroy, stream)
+        source = dlmap.empty((4,), device=(2, 0))  # the runtime's memory: no allocator installed yet
+        pool = Pool()
+        dlmap.set_device_allocator(pool.allocate, pool.release)
+        self.sweep_release(pool, lambda: source.__dlpack__(stream=stream, copy=True, max_version=(1, 3)))
 
 if __name__ == "__main__":
     unittest.main()
