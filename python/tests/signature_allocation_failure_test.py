@@ -3,7 +3,6 @@ Reading it makes a new tuple of the function's names; with no memory for it, the
 (versioned, then plainly after its TypeError): for every n, failing the n-th Python allocation of from_dlpack must give
 the array or MemoryError, and lose nothing."""
 import gc
-import types
 import unittest
 
 import dlmap
@@ -12,28 +11,35 @@ from testing import DlmapTestCase
 MAX_ALLOCATIONS = 5000
 
 # A legacy __dlpack__ (no max_version) with more local names than CPython keeps free tuples for (20), so that its
-# names' tuple is always newly allocated, where Python's allocator can refuse it.
-_NAMES = ", ".join(f"v{i}" for i in range(24))
+# names' tuple is always newly allocated, where Python's allocator can refuse it; it returns a capsule made beforehand.
+_NAMES = " = ".join(f"v{i}" for i in range(24))
 _SOURCE = f"""
 def __dlpack__(self, stream=None):
-    {_NAMES} = range(24)
-    return self.array.__dlpack__()
+    {_NAMES} = None
+    return self.capsule
 """
 _TEMPLATE = {}
 exec(_SOURCE, _TEMPLATE)
 
 
+class LegacyOnly:
+    __dlpack__ = _TEMPLATE["__dlpack__"]
+
+    def __init__(self, array):
+        self.array = array
+        self.capsule = array.__dlpack__()  # made beforehand: the producer's own call allocates nothing
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
 def fresh_producer(array):
-    """A legacy-only producer whose __dlpack__ has a code object of its own (the binding remembers each code object's
-    answer, so a reused one would be read once only)."""
-    template = _TEMPLATE["__dlpack__"]
-    code = template.__code__.replace()
-    assert code is not template.__code__
-    method = types.FunctionType(code, template.__globals__, "__dlpack__", template.__defaults__)
-    cls = type("LegacyOnly", (), {"__dlpack__": method, "__dlpack_device__": lambda self: self.array.__dlpack_device__()})
-    producer = cls()
-    producer.array = array
-    return producer
+    """A producer whose __dlpack__ has a code object not seen before (the binding remembers each code object's answer,
+    so a reused one would be read once only): the function's __code__ is replaced by a copy, the class kept."""
+    code = LegacyOnly.__dlpack__.__code__.replace()
+    assert code is not LegacyOnly.__dlpack__.__code__
+    LegacyOnly.__dlpack__.__code__ = code
+    return LegacyOnly(array)
 
 
 class SignatureAllocationFailureTest(DlmapTestCase):
@@ -43,9 +49,9 @@ class SignatureAllocationFailureTest(DlmapTestCase):
             array.__dlpack__()
         outcomes = set()
         for n in range(1, MAX_ALLOCATIONS + 1):
-            producer = fresh_producer(array)
             gc.collect()
             before = dlmap._stats()
+            producer = fresh_producer(array)
             failed, result, exception = dlmap._call_failing_python_allocation(n, dlmap.from_dlpack, producer)
             if exception is not None:
                 self.assertIsInstance(exception, MemoryError, "allocation %d" % n)
@@ -53,7 +59,7 @@ class SignatureAllocationFailureTest(DlmapTestCase):
             else:
                 self.assertIsInstance(result, dlmap.Array, "allocation %d" % n)
                 self.assertEqual((result.data_ptr, result.shape), (array.data_ptr, (2, 3)), "allocation %d" % n)
-                outcomes.add("Array")
+                outcomes.add("Array" if not failed else "Array despite the failure")
             del result, exception, producer
             gc.collect()
             after = dlmap._stats()
@@ -63,7 +69,10 @@ class SignatureAllocationFailureTest(DlmapTestCase):
                 break
         else:
             self.fail("from_dlpack made over %d allocations" % MAX_ALLOCATIONS)
-        self.assertEqual(outcomes, {"MemoryError", "Array"})
+        # The names' tuple failing is no error: the producer is asked as before (versioned; its refusal then has the
+        # class remembered, so that a later sweep in this process no longer reads the signature) and answers.
+        self.assertLessEqual({"MemoryError", "Array"}, outcomes)
+        self.assertLessEqual(outcomes, {"MemoryError", "Array despite the failure", "Array"})
 
 
 if __name__ == "__main__":
