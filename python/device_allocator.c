@@ -31,7 +31,7 @@ static void free_installation(void *arg) {
   installation *inst = (installation *)arg;
   Py_DECREF(inst->allocate);
   Py_DECREF(inst->release);
-  PyMem_RawFree(inst);
+  PyMem_Free(inst); /* run with the GIL of the interpreter that allocated it (dlmap_py_run_in_interpreter) */
 }
 
 static void hold(installation *inst) { atomic_fetch_add(&inst->holders, 1); }
@@ -187,7 +187,7 @@ PyObject *dlmap_py_set_device_allocator(PyObject *module, PyObject *args) {
           DLMAP_PY_ERR, "set_device_allocator",
           "takes two callables, allocate(nbytes, device, stream) -> int and release(pointer, stream), or None"));
     }
-    inst = PyMem_RawMalloc(sizeof *inst);
+    inst = PyMem_Malloc(sizeof *inst);
     if (inst == NULL) return PyErr_NoMemory();
     atomic_init(&inst->holders, 1); /* the module's, while installed */
     inst->allocate = Py_NewRef(allocate);

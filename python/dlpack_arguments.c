@@ -20,9 +20,9 @@ static int major_only(long long major, dlmap_version *out) {
 /* subscript_major: max_version[0] compared by Python's < with each range's upper bound's major, in ascending order;
  * the version passed on is the start of the first range it is below (the generator keeps every bound's minor 0). */
 static int subscript_major(PyObject *obj, dlmap_version *out) {
-  PyObject *zero = PyLong_FromLong(0);
-  PyObject *major = zero != NULL ? PyObject_GetItem(obj, zero) : NULL;
-  Py_XDECREF(zero);
+  PyObject *zero = PyLong_FromLong(0); /* one of CPython's cached small ints (-5 to 256): never NULL */
+  PyObject *major = PyObject_GetItem(obj, zero);
+  Py_DECREF(zero);
   if (major == NULL) return -1;
   dlmap_version from = {0, 0}, until;
   int status = 0;
@@ -39,9 +39,10 @@ static int subscript_major(PyObject *obj, dlmap_version *out) {
   return 0;
 }
 
+/* obj is never None: its one caller (array.c export_with) reads an absent max_version (None) itself. */
 int dlmap_py_parse_export_max_version(PyObject *obj, bool *has, dlmap_version *out) {
   const dlmap_max_version_reading reading = dlmap_profile_current()->max_version_reading;
-  if (reading == DLMAP_MAX_VERSION_PAIR || obj == NULL || obj == Py_None) {
+  if (reading == DLMAP_MAX_VERSION_PAIR) {
     return dlmap_py_parse_version(obj, "max_version", has, out);
   }
   *has = false;
@@ -74,9 +75,10 @@ int dlmap_py_parse_export_dl_device(PyObject *obj, bool *has, int32_t *type, int
   return 0;
 }
 
+/* obj is never NULL: its one caller (array.c export_with) passes None for an absent read_only. */
 int dlmap_py_parse_export_read_only(PyObject *obj, bool *read_only) {
   *read_only = false;
-  if (obj == NULL || obj == Py_None) return 0;
+  if (obj == Py_None) return 0;
   const int truth = PyObject_IsTrue(obj);
   if (truth < 0) return -1;
   *read_only = truth != 0;

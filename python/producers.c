@@ -13,32 +13,19 @@ static struct {
 static unsigned code_cache_next;
 
 /* Whether binding the keyword max_version to this code fails ("got an unexpected keyword argument"): it has no
- * **kwargs and no parameter of that name that a keyword may fill (positional-only ones may not). -1 with an exception
- * when an attribute cannot be read. */
-static int code_rejects_max_version(PyObject *code) {
-  PyObject *flags = PyObject_GetAttrString(code, "co_flags");
-  PyObject *argcount = flags != NULL ? PyObject_GetAttrString(code, "co_argcount") : NULL;
-  PyObject *posonly = argcount != NULL ? PyObject_GetAttrString(code, "co_posonlyargcount") : NULL;
-  PyObject *kwonly = posonly != NULL ? PyObject_GetAttrString(code, "co_kwonlyargcount") : NULL;
-  PyObject *names = kwonly != NULL ? PyObject_GetAttrString(code, "co_varnames") : NULL;
-  int result = -1;
-  if (names != NULL && PyTuple_Check(names)) {
-    const long f = PyLong_AsLong(flags);
-    const Py_ssize_t first = PyLong_AsSsize_t(posonly);
-    const Py_ssize_t end = PyLong_AsSsize_t(argcount) + PyLong_AsSsize_t(kwonly);
-    if (!PyErr_Occurred()) {
-      result = (f & CO_VARKEYWORDS) == 0;
-      for (Py_ssize_t i = first; i < end && i < PyTuple_GET_SIZE(names) && result == 1; i++) {
-        PyObject *name = PyTuple_GET_ITEM(names, i);
-        if (PyUnicode_Check(name) && PyUnicode_Compare(name, dlmap_py_name.max_version) == 0) result = 0;
-      }
-    }
+ * **kwargs and no parameter of that name that a keyword may fill (positional-only ones may not). The counts and flags
+ * are the code object's own C fields; its names come as a new tuple (PyCode_GetVarnames, co_varnames): -1 with an
+ * exception when there is no memory for it. */
+static int code_rejects_max_version(PyCodeObject *code) {
+  PyObject *names = PyCode_GetVarnames(code);
+  if (names == NULL) return -1;
+  int result = (code->co_flags & CO_VARKEYWORDS) == 0;
+  const Py_ssize_t end = (Py_ssize_t)code->co_argcount + code->co_kwonlyargcount;
+  for (Py_ssize_t i = code->co_posonlyargcount; i < end && i < PyTuple_GET_SIZE(names) && result == 1; i++) {
+    /* str == str never fails; any other item (none: the code constructor admits only str) compares unequal */
+    if (PyObject_RichCompareBool(PyTuple_GET_ITEM(names, i), dlmap_py_name.max_version, Py_EQ) > 0) result = 0;
   }
-  Py_XDECREF(flags);
-  Py_XDECREF(argcount);
-  Py_XDECREF(posonly);
-  Py_XDECREF(kwonly);
-  Py_XDECREF(names);
+  Py_DECREF(names);
   return result;
 }
 
@@ -52,9 +39,9 @@ bool dlmap_py_rejects_max_version(PyObject *method) {
     if (code_cache[i].code == code) return code_cache[i].rejects;
   }
   Py_INCREF(code); /* the code object could otherwise die while its attributes are read */
-  const int rejects = code_rejects_max_version(code);
+  const int rejects = code_rejects_max_version((PyCodeObject *)code);
   if (rejects < 0) {
-    PyErr_Clear(); /* unreadable: ask the producer as before */
+    PyErr_Clear(); /* no memory for its names: ask the producer as before */
     Py_DECREF(code);
     return false;
   }
@@ -167,12 +154,12 @@ void dlmap_py_remember_legacy_only(PyObject *x, PyObject *method, PyObject *self
   const int found = legacy_slot(type);
   if (remember && tag != 0 && found < 0) {
     const int slot = (int)(legacy_types_next++ % DLMAP_PY_LEGACY_TYPES);
+    /* The evicted type's reference goes without running code: a class is in reference cycles (its __mro__ holds
+     * it), so only the garbage collector frees one, never this decref; the slot stays empty and this type unlisted. */
     legacy_clear(slot);
-    if (legacy_types[slot].type == NULL && legacy_slot(type) < 0) { /* unless the eviction's code filled either */
-      legacy_types[slot].type = (PyTypeObject *)Py_NewRef(type);
-      legacy_types[slot].tag = tag;
-      legacy_types[slot].calls = 0;
-    }
+    legacy_types[slot].type = (PyTypeObject *)Py_NewRef(type);
+    legacy_types[slot].tag = tag;
+    legacy_types[slot].calls = 0;
   } else if (!remember && found >= 0) {
     legacy_clear(found);
   }

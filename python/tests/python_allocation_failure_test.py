@@ -135,6 +135,8 @@ class HookTest(DlmapTestCase):
             hook("1", len, ())
         with self.assertRaisesRegex(ValueError, "n counts from 1"):
             hook(0, len, ())
+        with self.assertRaisesRegex(ValueError, "n counts from 1"):
+            hook(-1, len, ())  # -1 read without an error: still no allocation to fail
         self.assertEqual(hook(1000, len, (1, 2)), (False, 2, None))
 
     def test_a_call_inside_the_failing_call_is_refused(self):
