@@ -29,7 +29,9 @@ class SpecError(Exception):
 
 # ---- YAML with duplicate-key detection ------------------------------------------------------------
 
-class _StrictLoader(yaml.SafeLoader):
+class _StrictConstruction:
+    """What the spec's loaders construct differently from PyYAML's safe loader (mixed into both, below)."""
+
     def construct_object(self, node, deep=False):
         # PyYAML's own constructors raise plain Python errors for values that parse but cannot be built
         # (`2001-13-40`, `!!int x`, `!!bool maybe`, `!!map [1]`): report them like any YAML error, at the node.
@@ -38,6 +40,10 @@ class _StrictLoader(yaml.SafeLoader):
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as error:
             raise yaml.constructor.ConstructorError(
                 None, None, "bad !!%s value: %s" % (node.tag.rsplit(":", 1)[-1], error), node.start_mark)
+
+
+class _StrictLoader(_StrictConstruction, yaml.SafeLoader):
+    pass
 
 
 def _construct_mapping(loader, node, deep=False):
@@ -56,6 +62,37 @@ def _construct_mapping(loader, node, deep=False):
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+# The same loader over libyaml's parser where PyYAML has it (python3-yaml does): 10-15x faster, which the generator's
+# many spec loads (every build of every profile, the generator's tests) feel. Its composer recurses in C and overflows
+# the stack on collections nested some 30000 deep, so it only loads text whose nesting (read from libyaml's event
+# stream, which does not recurse) is shallow; any other text, and any text it rejects, goes through the Python loader,
+# whose answer (data, or the error and where) is the one reported.
+_CStrictLoader = None
+if hasattr(yaml, "CSafeLoader"):
+    class _CStrictLoader(_StrictConstruction, yaml.CSafeLoader):
+        pass
+
+    _CStrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_C_MOST_NESTED = 64  # far deeper than any spec file, far shallower than either loader's limit
+
+
+def _load_yaml(text):
+    if _CStrictLoader is not None:
+        try:
+            depth = 0
+            for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+                if isinstance(event, yaml.CollectionStartEvent):
+                    depth += 1
+                    if depth > _C_MOST_NESTED:
+                        break
+                elif isinstance(event, yaml.CollectionEndEvent):
+                    depth -= 1
+            else:
+                return yaml.load(text, Loader=_CStrictLoader)
+        except Exception:  # noqa: BLE001 — the Python loader below says what is wrong, as it always has
+            pass
+    return yaml.load(text, Loader=_StrictLoader)
 
 
 # ---- model ----------------------------------------------------------------------------------------
@@ -512,7 +549,7 @@ def _read(path):
         raise SpecError("%s: not UTF-8 text: byte %d (0x%02x) cannot be decoded"
                         % (path, error.start, error.object[error.start]))
     try:
-        data = yaml.load(text, Loader=_StrictLoader)
+        data = _load_yaml(text)
     except SpecError as error:
         raise SpecError("%s: %s" % (path, error))
     except RecursionError:  # PyYAML composes nested collections recursively
