@@ -240,8 +240,8 @@ static int32_t allocate(const dlmap_array *array, const dlmap_export_request *re
                         dlmap__export_block **out, size_t *header, dlmap_error *err) {
   const uint64_t data_bytes = plan->extent.compact_bytes;
   const bool host_copy = plan->copy && !dlmap__transfer_gpu_destination(&plan->transfer);
-  if (!dlmap__export_header_size(array->ndim, header) ||
-      (plan->copy && data_bytes > SIZE_MAX - *header)) {
+  *header = dlmap__export_header_size(array->ndim); /* decide() bounded ndim (dlmap__check_shape) */
+  if (plan->copy && data_bytes > SIZE_MAX - *header) {
     return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export");
   }
   const size_t tail = plan->copy && host_copy   ? (size_t)data_bytes

@@ -92,11 +92,16 @@ static inline __attribute__((always_inline)) int32_t dlmap__export_read_argument
   return dlmap__check_copy_mode(request_fields->copy, err);
 }
 
+/* size rounded up to DLMAP_DATA_ALIGNMENT (dlmap__align_size without its overflow check: for sizes bounded below). */
+#define DLMAP__ALIGN_UP(size) (((size) + DLMAP_DATA_ALIGNMENT - 1) & ~(size_t)(DLMAP_DATA_ALIGNMENT - 1))
+
 /* The size of an export block's header for ndim dimensions (the fixed part and the dims, aligned: a copy or the GPU
- * record follows); false on overflow. */
-static inline bool dlmap__export_header_size(int32_t ndim, size_t *header) {
-  return dlmap__align_size(sizeof(dlmap__export_block) + 2 * (size_t)ndim * sizeof(int64_t), header);
-}
+ * record follows). Every export checks 0 <= ndim <= DLMAP_MAX_NDIM (dlmap__check_shape) before it sizes a block, and
+ * the largest header is far from SIZE_MAX: no overflow to report. */
+#define DLMAP__EXPORT_HEADER_SIZE(ndim) \
+  DLMAP__ALIGN_UP(sizeof(dlmap__export_block) + 2 * (size_t)(ndim) * sizeof(int64_t))
+_Static_assert(DLMAP__EXPORT_HEADER_SIZE(DLMAP_MAX_NDIM) < SIZE_MAX / 2, "an export header never overflows size_t");
+static inline size_t dlmap__export_header_size(int32_t ndim) { return DLMAP__EXPORT_HEADER_SIZE(ndim); }
 
 /* Steps 1-6: every check and decision an export makes before it allocates (the array and request as read). */
 int32_t dlmap__export_decide(const dlmap_array *array, const dlmap_export_request *request, dlmap__export_steps *steps,

@@ -33,11 +33,12 @@ static bool steps_fast(const dlmap__export_steps *steps, const dlmap_export_requ
          (!steps->source_on_gpu || request->defer_stream_sync);
 }
 
-/* The sizes of a plan for ndim dimensions (its image follows at plan_size) and of its export block. */
-static bool plan_sizes(int32_t ndim, size_t *plan_size, size_t *header) {
-  return dlmap__export_header_size(ndim, header) &&
-         dlmap__align_size(sizeof(dlmap_export_plan) + 2 * (size_t)ndim * sizeof(int64_t), plan_size);
-}
+/* The size of a plan for ndim dimensions: its image (dlmap__export_header_size bytes) follows. Every caller's ndim was
+ * checked (0 <= ndim <= DLMAP_MAX_NDIM, dlmap__check_shape) first: no overflow to report. */
+#define PLAN_SIZE(ndim) DLMAP__ALIGN_UP(sizeof(dlmap_export_plan) + 2 * (size_t)(ndim) * sizeof(int64_t))
+_Static_assert(PLAN_SIZE(DLMAP_MAX_NDIM) + DLMAP__EXPORT_HEADER_SIZE(DLMAP_MAX_NDIM) < SIZE_MAX / 2,
+               "an export plan's size never overflows size_t");
+static size_t plan_size_of(int32_t ndim) { return PLAN_SIZE(ndim); }
 
 /* The template's block, written by the export's own steps; its addresses (shape, strides, manager_ctx) are the
  * image's, relocated per call. */
@@ -135,6 +136,8 @@ static _Thread_local union {
   dlmap_export_plan plan;
   unsigned char bytes[DLMAP__REMEMBERED_PLAN_BYTES];
 } remembered; /* remembered.plan.array.struct_size is 0 until the first export is remembered */
+_Static_assert(PLAN_SIZE(kRememberedNdim) + DLMAP__EXPORT_HEADER_SIZE(kRememberedNdim) <= sizeof remembered.bytes,
+               "the remembered plan's storage holds a plan of kRememberedNdim dimensions and its image");
 /* Set while an export is served from `remembered`: an allocator that exports on this thread from inside it must not
  * overwrite the plan being copied. */
 static _Thread_local bool remembered_in_use;
@@ -231,9 +234,9 @@ static void remember(const dlmap_array *array, const dlmap_export_request *reque
     last_layout = layout;
     return;
   }
-  size_t plan_size = 0, header = 0;
-  if (!plan_sizes(array->ndim, &plan_size, &header) || plan_size + header > sizeof remembered.bytes) return;
-  plan_fill(&remembered.plan, array, request, steps, plan_size, header, block, out);
+  /* ndim <= kRememberedNdim: the plan and its image fit remembered.bytes (the _Static_assert above) */
+  plan_fill(&remembered.plan, array, request, steps, plan_size_of(array->ndim), dlmap__export_header_size(array->ndim),
+            block, out);
 }
 
 /* dlmap__export_remembered, inlined into dlmap_export. */
@@ -280,10 +283,8 @@ int32_t dlmap_export_plan_create(const dlmap_array *array, const dlmap_export_re
   dlmap__export_steps steps;
   if (status == DLMAP_OK) status = dlmap__export_decide(&array_fields, &request_fields, &steps, err);
   if (status != DLMAP_OK) return status;
-  size_t header = 0, plan_size = 0;
-  if (!plan_sizes(array_fields.ndim, &plan_size, &header)) {
-    return dlmap_raise_out_of_memory(err, UINT64_MAX, "an export plan");
-  }
+  /* decide() checked ndim (dlmap__check_shape): the sizes cannot overflow (the _Static_assert by PLAN_SIZE) */
+  const size_t header = dlmap__export_header_size(array_fields.ndim), plan_size = plan_size_of(array_fields.ndim);
   const size_t size = plan_size + (steps_fast(&steps, &request_fields) ? header : 0);
   dlmap_export_plan *p = (dlmap_export_plan *)dlmap__allocate(request_fields.allocator, size, DLMAP_DATA_ALIGNMENT);
   if (p == NULL) return dlmap_raise_out_of_memory(err, size, "an export plan");

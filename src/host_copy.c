@@ -447,6 +447,7 @@ static void copy_run(char *out, const char *in, size_t bytes, bool streamed) {
 }
 
 enum { DLMAP_TILE_COLS = 32, DLMAP_TILE_BYTES = 16384 }; /* destination columns per tile; the tile buffer's size */
+_Static_assert(DLMAP_TILE_COLS % 16 == 0, "a tile's pitch (DLMAP_TILE_COLS elements) is a multiple of 16 bytes");
 
 /* A 2-D plane: rows × cols elements of esize bytes; the source steps row_step (the small step) and col_step bytes,
  * the destination dst_row bytes per row and esize per column. */
@@ -604,7 +605,8 @@ static void copy_plane_tiled(const copy_plane *p, bool streamed) {
   copy_tile t = {buffer, TILE_COLS * esize, 0, false};
   t.tile_rows = (half_l1 < DLMAP_TILE_BYTES ? half_l1 : DLMAP_TILE_BYTES) / t.pitch;
   if (t.tile_rows == 0) t.tile_rows = 1; /* the largest elements' pitch is the whole buffer */
-  t.stream = streamed && (uintptr_t)p->out % 16 == 0 && p->dst_row % 16 == 0 && t.pitch % 16 == 0;
+  /* the pitch, TILE_COLS elements, is a multiple of 16 bytes (the _Static_assert by DLMAP_TILE_COLS) */
+  t.stream = streamed && (uintptr_t)p->out % 16 == 0 && p->dst_row % 16 == 0;
   /* A large plane goes band by band, each band column block by column block: a band is 8 tile heights, a 4 KiB page
    * of each source column where the rows are adjacent, so one page serves 8 tiles in a row where each tile took a
    * new page per column (bench/, 256 MiB: 0.40× → 0.46× memcpy; the hardware prefetchers follow the columns down,
@@ -645,8 +647,7 @@ static void copy_tiles(char *out, const char *in, const copy_dim *across, const 
 }
 
 void dlmap__copy_to_compact(void *dst, const void *src, const dlmap__copy_layout *layout) {
-  const int32_t n = layout->ndim;
-  if (layout->count == 0) return;
+  const int32_t n = layout->ndim; /* layout->count > 0: every copy runs under dlmap__copy_compact's count > 0 */
   if (n < 1 || dlmap__copy_layout_compact(layout)) { /* one run (n < 1: the same, said so to the compiler) */
     memcpy(dst, src, (size_t)layout->bytes);
     return;

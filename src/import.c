@@ -160,11 +160,10 @@ static bool first_element(const DLTensor *t, bool direct, const dlmap__extent *e
   const uintptr_t base = (uintptr_t)t->data;
   *first = base;
   if (!direct || e->count == 0) return true;
-  uintptr_t last;
+  /* hi_bytes <= UINTPTR_MAX - first: first + hi_bytes, the last byte's address, does not wrap either */
   return !(t->byte_offset > UINTPTR_MAX - base ||
            (*first = base + (uintptr_t)t->byte_offset) < (uintptr_t)-e->lo_bytes ||
-           (uint64_t)e->hi_bytes > UINTPTR_MAX - *first ||
-           __builtin_add_overflow(*first, (uintptr_t)e->hi_bytes, &last));
+           (uint64_t)e->hi_bytes > UINTPTR_MAX - *first);
 }
 
 /* Whether the first element at `first` meets the alignment place() computed (always where data is not an address or

@@ -43,7 +43,8 @@ bool dlmap__version_requires_non_null_strides(dlmap_version v) {
 }
 
 bool dlmap__flag_find(unsigned bit, const char **name, dlmap_version *introduced) {
-  for (size_t i = 0; bit < 64 && i < sizeof kFlags / sizeof kFlags[0]; i++) {
+  /* bit < 64: its one caller (check_tensor.c's judge_flags) walks the bits of a uint64_t */
+  for (size_t i = 0; i < sizeof kFlags / sizeof kFlags[0]; i++) {
     if (kFlags[i].bit == UINT64_C(1) << bit) {
       *name = kFlags[i].name;
       *introduced = kFlags[i].introduced;

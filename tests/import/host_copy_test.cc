@@ -178,9 +178,18 @@ TEST(HostCopy, MebibyteDestinations) {
 TEST(HostCopy, LargeDestinationsStreamed) {
   for (size_t esize : {size_t{1}, size_t{4}, size_t{8}}) {
     const int64_t rows = static_cast<int64_t>((8u << 20) / esize / 1040) + 3, cols = 1040;  // > 8 MiB out
-    CheckCopy({Name("large_transposed_odd", esize, {rows, cols - 13}), esize, {rows, cols - 13}, {1, rows}});
+    // Rows of 1027 elements, not a multiple of 16 bytes: streamed (its rows counted for its own width, > 8 MiB out),
+    // the AVX-512 transpose and the tiles keep to plain stores.
+    const int64_t odd_rows = static_cast<int64_t>((8u << 20) / esize / (cols - 13)) + 3;
+    CheckCopy({Name("large_transposed_odd", esize, {odd_rows, cols - 13}), esize, {odd_rows, cols - 13},
+               {1, odd_rows}});
     CheckCopy({Name("large_transposed", esize, {rows, cols}), esize, {rows, cols}, {1, rows}});
     CheckCopy({Name("large_transposed_reversed", esize, {rows, cols}), esize, {rows, cols}, {-1, -rows}});
+    // Three transposed planes of odd size: the second and third start off the 64-byte (and for 1-byte elements the
+    // 16-byte) boundary streaming stores need, and take plain ones.
+    const int64_t plane_cols = 1001, plane_rows = static_cast<int64_t>((8u << 20) / esize / 3 / 1001) + 3;
+    CheckCopy({Name("large_transposed_planes", esize, {3, plane_rows, plane_cols}), esize,
+               {3, plane_rows, plane_cols}, {plane_rows * plane_cols, 1, plane_rows}});
     const int64_t n = static_cast<int64_t>((8u << 20) / esize) + 13;
     CheckCopy({Name("large_step2", esize, {n}), esize, {n}, {2}});
     CheckCopy({Name("large_step2_rows", esize, {3, n / 3}), esize, {3, n / 3}, {2 * (n / 3) + 5, 2}});
