@@ -419,8 +419,9 @@ static int32_t staged_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, con
   const size_t extent = (size_t)(layout->hi_bytes - lo), compact = (size_t)layout->bytes;
   int status = gpu->call.stream_synchronize(stream); /* the source is complete, and host reads see it */
   if (status != 0) return call_failed(gpu, DLMAP__GPU_OP_STREAM_SYNCHRONIZE, status, err);
-  const bool src_host = dlmap_memory_kind_host_accessible(src->kind) && src->kind != DLMAP_MEMORY_KIND_COUNT;
-  const bool dst_host = dlmap_memory_kind_host_accessible(dst->kind) && dst->kind != DLMAP_MEMORY_KIND_COUNT;
+  /* false for DLMAP_MEMORY_KIND_COUNT (a kind the pointer query does not name): staged through the host */
+  const bool src_host = dlmap_memory_kind_host_accessible(src->kind);
+  const bool dst_host = dlmap_memory_kind_host_accessible(dst->kind);
   char *staged = NULL, *packed = NULL;
   const char *first = (const char *)src->data;
   int32_t result = DLMAP_OK;
@@ -628,10 +629,11 @@ static int32_t copy_rows(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const
 /* The copy on the current device (the stream's). */
 static int32_t copy_on_device(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const dlmap__gpu_end *src,
                               const dlmap__copy_layout *layout, int32_t device, void *stream, dlmap_error *err) {
-  if (layout->count == 0) return DLMAP_OK;
+  /* layout->count > 0: dlmap__gpu_copy's one caller (dlmap__transfer_copy) runs only for a layout with elements
+   * (dlmap__copy_compact, exchange.c). */
   bool taken;
   const int32_t result = kernel_copy(gpu, dst, src, layout, device, stream, &taken, err);
-  if (taken || result != DLMAP_OK) return result;
+  if (taken) return result; /* kernel_copy fails only after a launch, with taken set */
   /* One host element over the whole destination (every dimension fused into one of step 0, as in dlmap.empty's zero
    * source) whose bytes are all alike: the runtime's memset writes it, with no host buffer and no upload. */
   const int fill = layout->ndim == 1 && layout->dims[0].src_step == 0 && src->kind == DLMAP_MEMORY_HOST
@@ -658,7 +660,7 @@ int32_t dlmap__gpu_copy(const dlmap__gpu *gpu, const dlmap__gpu_end *dst, const 
    * is host memory to the copy engine, and a wrong direction is undefined behaviour in the runtimes. Asked on the
    * device the memory is claimed to belong to: HIP answers only there for device memory. */
   dlmap__gpu_end ends[2] = {*dst, *src};
-  for (int i = 0; i < 2 && result == DLMAP_OK; i++) {
+  for (int i = 0; i < 2; i++) { /* result is DLMAP_OK here: an error breaks out */
     dlmap__gpu_pointer where;
     if (ends[i].kind == DLMAP_MEMORY_HOST) continue;
     result = switch_device(gpu, &scope, ends[i].device, err);

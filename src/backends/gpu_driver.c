@@ -6,17 +6,14 @@
 
 #include "src/backends/gpu_kernels.h"
 
-/* Where a platform's kernels load PTX: the library holding the driver's entry points (the module API's). */
-typedef struct ptx_library {
-  dlmap_platform platform;
-  const char *library;
-} ptx_library;
-
-static const ptx_library kLibraries[] = {
+/* Where a platform's kernels load PTX, by platform: the library holding the driver's entry points (the module API's).
+ * Never NULL for a platform with a PTX floor: spec.py requires runtime.kernels.library where ptx applies. The last
+ * element only keeps the initializer non-empty for a spec without kernels. */
+static const char *const kLibraries[DLMAP_PLATFORM_COUNT + 1] = {
 #define DLMAP_RUNTIME_KERNELS(PLATFORM, library_, load, function, launch, ptx, ...) \
-  {.platform = DLMAP_PLATFORM_##PLATFORM, .library = (ptx) ? library_ : NULL},
+  [DLMAP_PLATFORM_##PLATFORM] = (ptx) ? library_ : NULL,
 #include "src/generated/runtime_kernels.inc"
-    {DLMAP_PLATFORM_COUNT, NULL}};
+    [DLMAP_PLATFORM_COUNT] = NULL};
 
 /* The PTX's floor. */
 typedef struct ptx_floor {
@@ -56,24 +53,18 @@ static const ptx_floor *floor_of(dlmap_platform platform) {
   return NULL;
 }
 
-static const char *library_of(dlmap_platform platform) {
-  for (const ptx_library *l = kLibraries; l->platform != DLMAP_PLATFORM_COUNT; l++) {
-    if (l->platform == platform && l->library != NULL) return l->library;
-  }
-  return NULL;
-}
-
 /* Asks the driver for its release: true with *version, else false with the reason written. The library is the
- * module API's (spec.py requires one where ptx applies); it stays loaded: it is the driver the runtime uses. */
+ * module API's (kLibraries has one for every platform with a floor); it stays loaded: it is the driver the runtime
+ * uses. */
 static bool ask_driver(dlmap_platform platform, const ptx_floor *floor, dlmap__writer *w, int *version) {
-  const char *library = library_of(platform);
-  void *handle = library != NULL ? dlopen(library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
-  if (handle == NULL && library != NULL) handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  const char *library = kLibraries[platform];
+  void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (handle == NULL) handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   void *address = handle != NULL ? dlsym(handle, floor->symbol) : NULL;
   if (address == NULL) {
     const char *error = dlerror();
     dlmap__put_str(w, handle == NULL ? "driver unknown: cannot load " : "driver unknown: ");
-    dlmap__put_str(w, library != NULL ? library : "the driver library");
+    dlmap__put_str(w, library);
     dlmap__put_str(w, handle == NULL ? ": " : " lacks ");
     dlmap__put_str(w, handle == NULL ? (error != NULL ? error : "dlopen failed") : floor->symbol);
     return false;

@@ -286,15 +286,16 @@ static void put_failure(dlmap__writer *w, const char *symbol, int status) {
 static void *open_compiler(const compiler_row *row, const char **library, dlmap__writer *w) {
   void *handle = NULL;
   char first_error[160] = ""; /* dlerror's text of the first name that did not load (its buffer is reused) */
-  for (const char *const *name = row->libraries; *name != NULL && handle == NULL; name++) {
+  for (const char *const *name = row->libraries; *name != NULL; name++) {
     handle = dlopen(*name, RTLD_NOW | RTLD_LOCAL);
     *library = *name;
-    const char *error = handle == NULL ? dlerror() : NULL;
-    if (error != NULL && first_error[0] == '\0') copy_text(first_error, sizeof first_error, error);
+    if (handle != NULL) break;
+    const char *error = dlerror();
+    if (first_error[0] == '\0') copy_text(first_error, sizeof first_error, error != NULL ? error : *name);
   }
-  if (handle == NULL) {
+  if (handle == NULL) { /* first_error is set: spec.py requires at least one library */
     dlmap__put_str(w, "no runtime compiler: ");
-    dlmap__put_str(w, first_error[0] != '\0' ? first_error : "no library to try");
+    dlmap__put_str(w, first_error);
   }
   return handle;
 }

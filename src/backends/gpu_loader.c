@@ -216,12 +216,11 @@ static void set_op(dlmap__gpu_ops *call, int op, void *address) {
   }
 }
 
-static void write3(char *buf, size_t cap, const char *a, const char *b, const char *c) {
+static void write2(char *buf, size_t cap, const char *a, const char *b) {
   dlmap__writer w;
   dlmap__writer_init(&w, buf, cap);
   dlmap__put_str(&w, a);
   if (b != NULL) dlmap__put_str(&w, b);
-  if (c != NULL) dlmap__put_str(&w, c);
   dlmap__writer_finish(&w);
 }
 
@@ -242,14 +241,14 @@ static bool resolve_symbols(dlmap_platform platform, void *handle, dlmap__gpu *g
     gpu->symbol[row->op] = row->symbol;
     void *address = dlsym(handle, row->symbol);
     if (address == NULL) {
-      write3(reason, cap, "the runtime lacks ", row->symbol, NULL);
+      write2(reason, cap, "the runtime lacks ", row->symbol);
       return false;
     }
     set_op(&gpu->call, row->op, address);
   }
   for (int op = 0; op < DLMAP__GPU_OP_COUNT; op++) {
     if (gpu->symbol[op] == NULL) {
-      write3(reason, cap, "the spec's runtime table misses an entry point", NULL, NULL);
+      write2(reason, cap, "the spec's runtime table misses an entry point", NULL);
       return false;
     }
   }
@@ -265,14 +264,14 @@ static bool resolve_context(dlmap_platform platform, dlmap__gpu *gpu, char *reas
     if (handle == NULL) handle = dlopen(row->library, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
       const char *why = dlerror();
-      write3(reason, cap, "cannot load the driver's context entry points: ", why != NULL ? why : row->library, NULL);
+      write2(reason, cap, "cannot load the driver's context entry points: ", why != NULL ? why : row->library);
       return false;
     }
     void *get = dlsym(handle, row->get_current), *set = dlsym(handle, row->set_current);
     void *retain = dlsym(handle, row->retain_primary);
     if (get == NULL || set == NULL || retain == NULL) {
-      write3(reason, cap, "the driver lacks ",
-             get == NULL ? row->get_current : set == NULL ? row->set_current : row->retain_primary, NULL);
+      write2(reason, cap, "the driver lacks ",
+             get == NULL ? row->get_current : set == NULL ? row->set_current : row->retain_primary);
       dlclose(handle);
       return false;
     }
@@ -492,7 +491,7 @@ static int try_library(dlmap_platform platform, void *handle, dlmap__gpu *gpu, l
   if (!resolve_symbols(platform, handle, gpu, missing, sizeof missing)) {
     /* Nothing of it ran, so it can be closed again (a runtime that ran cannot: it registers exit handlers). */
     dlclose(handle);
-    if (attempt->lacks[0] == '\0') write3(attempt->lacks, sizeof attempt->lacks, missing, NULL, NULL);
+    if (attempt->lacks[0] == '\0') write2(attempt->lacks, sizeof attempt->lacks, missing, NULL);
     return 0;
   }
   /* Runtimes enumerate devices once, when they start, so the count and its status are asked once: later
@@ -512,7 +511,7 @@ static int try_library(dlmap_platform platform, void *handle, dlmap__gpu *gpu, l
     return 0; /* it stays loaded: it ran */
   }
   if (!resolve_context(platform, gpu, missing, sizeof missing)) {
-    write3(reason, cap, missing, NULL, NULL);
+    write2(reason, cap, missing, NULL);
     return -1;
   }
   resolve_address_range(platform, gpu);
@@ -527,8 +526,7 @@ static void *open_candidate(const candidates *list, int i, load_attempt *attempt
   if (handle == NULL) {
     const char *error = dlerror();
     if (attempt->why[0] == '\0' && !(list->modes[i] & RTLD_NOLOAD)) {
-      write3(attempt->why, sizeof attempt->why, "cannot load the runtime: ", error != NULL ? error : list->names[i],
-             NULL);
+      write2(attempt->why, sizeof attempt->why, "cannot load the runtime: ", error != NULL ? error : list->names[i]);
     }
     return NULL;
   }
@@ -567,11 +565,11 @@ static bool load_runtime(dlmap_platform platform, dlmap__gpu *gpu, char *reason,
   }
   *none_found = attempt.tried_count == 0;
   /* A library that loaded but lacks an entry point says more than one that is not installed. */
-  write3(reason, cap,
+  write2(reason, cap,
          attempt.lacks[0] != '\0' ? attempt.lacks
          : attempt.why[0] != '\0' ? attempt.why
                                    : "cannot load the runtime: no library to try",
-         NULL, NULL);
+         NULL);
   return false;
 }
 
@@ -581,11 +579,11 @@ const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *re
   const bool has_support = info != NULL && info->backend == DLMAP_BACKEND_GPU && info->device_count_symbol != NULL;
   if (built != NULL) *built = has_support;
   if (!has_support) {
-    write3(reason, cap,
+    write2(reason, cap,
            info == NULL                          ? "not a platform of this build's spec"
            : info->backend != DLMAP_BACKEND_GPU ? "no dlmap backend serves this platform"
                                                  : "the spec describes no runtime for this platform",
-           NULL, NULL);
+           NULL);
     return NULL;
   }
   gpu_slot *slot = &g_slots[platform];
@@ -598,10 +596,10 @@ const dlmap__gpu *dlmap__gpu_load(dlmap_platform platform, bool *built, char *re
       __atomic_store_n(&slot->loaded, 1, __ATOMIC_RELEASE);
       __atomic_add_fetch(&dlmap__gpu_runtimes_loaded, 1, __ATOMIC_RELEASE);
     } else if (none_found && slot->searched_in_vain) {
-      write3(reason, cap, slot->not_found, NULL, NULL);
+      write2(reason, cap, slot->not_found, NULL);
     } else if (none_found) {
       slot->searched_in_vain = true;
-      write3(slot->not_found, sizeof slot->not_found, reason, NULL, NULL);
+      write2(slot->not_found, sizeof slot->not_found, reason, NULL);
     }
     pthread_mutex_unlock(&g_load_lock);
     if (!__atomic_load_n(&slot->loaded, __ATOMIC_ACQUIRE)) return NULL;
@@ -642,7 +640,7 @@ void dlmap__gpu_probe(dlmap_platform platform, dlmap_platform_status *out) {
     return;
   }
   if (gpu->devices <= 0) {
-    write3(out->reason, sizeof out->reason, "the runtime reports no devices", NULL, NULL);
+    write2(out->reason, sizeof out->reason, "the runtime reports no devices", NULL);
     return;
   }
   out->available = true;

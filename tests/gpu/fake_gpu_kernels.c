@@ -20,6 +20,7 @@
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static fake_gpu_kernel_stats g_stats;
 static int g_refuse_ptx, g_refuse_launches;
+static int g_log_mode; /* fake_gpu_kernels_set_log */
 /* The driver the fake models: what its driver_version entry point reports and the highest PTX ISA it JIT-compiles
  * (tenths: 90 is ISA 9.0); the runtime compiler's release, as the ISA of the PTX it writes (0: it fails to start). */
 static int g_driver_version = 13000, g_driver_isa = 90, g_compiler_isa = 90;
@@ -61,7 +62,7 @@ void fake_gpu_kernels_reset(void) {
   pthread_mutex_lock(&g_lock);
   memset(&g_stats, 0, sizeof g_stats);
   g_stats.last_device = -1;
-  g_refuse_ptx = g_refuse_launches = 0;
+  g_refuse_ptx = g_refuse_launches = g_log_mode = 0;
   g_driver_version = 13000;
   g_driver_isa = g_compiler_isa = 90;
   g_fail_op[0] = '\0';
@@ -71,6 +72,7 @@ void fake_gpu_kernels_reset(void) {
 const fake_gpu_kernel_stats *fake_gpu_kernel_get_stats(void) { return &g_stats; }
 void fake_gpu_kernels_refuse_ptx(int on) { g_refuse_ptx = on; }
 void fake_gpu_kernels_refuse_launches(int on) { g_refuse_launches = on; }
+void fake_gpu_kernels_set_log(int mode) { g_log_mode = mode; }
 
 void fake_gpu_kernels_set_driver(int driver_version, int isa_tenths) {
   pthread_mutex_lock(&g_lock);
@@ -381,12 +383,14 @@ int fakertcDestroyProgram(void **program) {
 
 int fakertcGetProgramLogSize(void *program, size_t *bytes) {
   const fake_program *p = (const fake_program *)program;
-  *bytes = p->log != NULL ? strlen(p->log) + 1 : 1;
+  if (g_log_mode == FAKE_LOG_SIZE_FAILS) return FAKE_INVALID_VALUE;
+  *bytes = p->log != NULL && g_log_mode != FAKE_LOG_EMPTY ? strlen(p->log) + 1 : 1;
   return 0;
 }
 
 int fakertcGetProgramLog(void *program, char *text) {
   const fake_program *p = (const fake_program *)program;
+  if (g_log_mode == FAKE_LOG_FAILS) return FAKE_INVALID_VALUE;
   strcpy(text, p->log != NULL ? p->log : "");
   return 0;
 }

@@ -191,6 +191,10 @@ const fake_gpu_kernel_stats *fake_gpu_kernel_get_stats(void);
 void fake_gpu_kernels_refuse_ptx(int on);
 void fake_gpu_kernels_refuse_launches(int on);
 void fake_gpu_kernels_fail_next(const char *op, int code);
+/* The compiler's log of a failed build until the next reset: as written (FAKE_LOG_AS_WRITTEN), its size query
+ * failing, empty (a size of 1: the terminator alone), or its read failing (FAKE_INVALID_VALUE). */
+enum { FAKE_LOG_AS_WRITTEN = 0, FAKE_LOG_SIZE_FAILS = 1, FAKE_LOG_EMPTY = 2, FAKE_LOG_FAILS = 3 };
+void fake_gpu_kernels_set_log(int mode);
 /* The driver the fake models until the next reset (default 13000 and 90: CUDA 13.0's): what its driver_version entry
  * point (fakeDriverGetVersion) reports, and the highest PTX ISA (tenths) it loads; module_load_data refuses an image
  * whose ".version" is above it with 222 (CUDA_ERROR_UNSUPPORTED_PTX_VERSION). "driver" fails that entry point once. */

@@ -3,7 +3,8 @@
 // a copy from device memory into pinned memory, a pinned view (host_sync: the device is checked, nothing enqueued),
 // dlmap_stream_wait_batch's deduplication by device, producer stream and meaning (past its 64 remembered keys too),
 // dlmap_memory_locate's failure and its optional outputs, a cross-device copy whose wait for its pool allocation
-// fails, a scalar's failed copy, a view with stream=-1 and an empty pinned array exported to the device.
+// fails, a scalar's failed copy, a view with stream=-1, an empty pinned array exported to the device, a pinned view
+// whose device cannot be entered (copied instead) and a copy from memory of a type the spec does not list.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -326,6 +327,57 @@ TEST_F(FakeTransfer, AFailedPinnedAllocationForAHostCopyIsRuntimeCopyFailed) {
   EXPECT_NE(std::string(err.message).find("being copied to (kDLCUDAHost, 0)"), std::string::npos) << err.message;
   EXPECT_NE(std::string(err.message).find("the cuda runtime says"), std::string::npos) << err.message;
   EXPECT_EQ(fake_gpu_get_stats()->live, live);
+}
+
+// Pinned memory exported to device 1 is a zero-copy view of its device address; where device 1 cannot be entered to
+// ask the runtime (its primary context refused once), the export copies instead: the bytes arrive, nothing leaks.
+TEST_F(FakeTransfer, APinnedViewWhoseDeviceCannotBeEnteredIsCopiedInstead) {
+  std::vector<float> data = Values(4);
+  const std::vector<int64_t> shape = {4};
+  dlmap_array pinned = PinnedArray(data, shape);
+  const dlmap_export_request to_device = ExportTo(DLMAP_DEVICE_CUDA, 1);
+  dlmap_exported view{};
+  dlmap_error err{};
+  ASSERT_EQ(dlmap_export(&pinned, &to_device, &view, &err), DLMAP_OK) << err.message;  // control: a view
+  void *mapped = view.legacy->dl_tensor.data;
+  EXPECT_NE(fake_gpu_memory_type(mapped, 16, nullptr), FAKE_DEVICE) << "a view, not a device copy";
+  view.legacy->deleter(view.legacy);
+
+  const fake_gpu_stats before = *fake_gpu_get_stats();
+  fake_gpu_fail_next("retain", FAKE_INVALID_CONTEXT);
+  dlmap_exported copy{};
+  ASSERT_EQ(dlmap_export(&pinned, &to_device, &copy, &err), DLMAP_OK) << err.message;
+  EXPECT_EQ(fake_gpu_armed(), 0) << "the view's device was not entered";
+  const DLTensor &t = copy.legacy->dl_tensor;
+  EXPECT_EQ(t.device.device_id, 1);
+  EXPECT_NE(t.data, mapped);
+  EXPECT_EQ(fake_gpu_memory_type(t.data, 16, nullptr), FAKE_DEVICE);
+  EXPECT_EQ(fake_gpu_get_stats()->memcpy_calls - before.memcpy_calls, 1);
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  EXPECT_EQ(fake_gpu_values<float>(t.data, 4), data);
+  copy.legacy->deleter(copy.legacy);
+  EXPECT_EQ(fake_gpu_get_stats()->live, before.live);
+}
+
+// A memory type the spec's runtime table does not list (a newer runtime's) names no kind: the copy keeps the
+// producer's claim (pinned host memory here) and the bytes arrive on the device.
+TEST_F(FakeTransfer, AnUnlistedMemoryTypeLeavesTheCopyTheProducersClaim) {
+  std::vector<float> data = Values(4);
+  const std::vector<int64_t> shape = {4};
+  constexpr int kUnlistedType = 9;  // none of fake_cuda.yaml's memory types
+  ASSERT_EQ(fake_gpu_report(data.data(), data.size() * sizeof(float), kUnlistedType, 0), 0);
+  dlmap_array claimed = HostArray(data.data(), shape, {});
+  claimed.device_type = DLMAP_DEVICE_CUDAHOST;
+  dlmap_export_request to_device = ExportTo(DLMAP_DEVICE_CUDA);
+  to_device.copy = DLMAP_COPY_ALWAYS;
+  dlmap_exported out{};
+  dlmap_error err{};
+  ASSERT_EQ(dlmap_export(&claimed, &to_device, &out, &err), DLMAP_OK) << err.message;
+  const DLTensor &t = out.legacy->dl_tensor;
+  EXPECT_EQ(fake_gpu_memory_type(t.data, 16, nullptr), FAKE_DEVICE);
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  EXPECT_EQ(fake_gpu_values<float>(t.data, 4), data);
+  out.legacy->deleter(out.legacy);
 }
 
 }  // namespace

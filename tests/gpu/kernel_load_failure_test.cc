@@ -1,6 +1,6 @@
 // dlmap GPU tests — the strided-copy kernels failing to load into a context, over the fake's module API and runtime
-// compiler: a function the module lacks, a compiler that cannot start, one whose code cannot be read, and a build the
-// driver refuses. Each leaves that context without kernels (dlmap_platform_kernels_load false), says why in the
+// compiler: a function the module lacks, a compiler that cannot start, one whose code cannot be read, a build the
+// driver refuses, and a failed build whose log cannot be had. Each leaves that context without kernels (dlmap_platform_kernels_load false), says why in the
 // platform's kernel status, and leaves the thread its context. Each case loads into a context of its own (a
 // non-primary one), since a context's kernels are loaded once.
 #include <string>
@@ -82,6 +82,22 @@ TEST_F(KernelLoadFailure, ABuildTheDriverRefuses) {
   EXPECT_NE(KernelStatus().find("built by libdlmap_fake_gpu.so and fakeModuleLoadData failed (error 222)"),
             std::string::npos)
       << KernelStatus();
+}
+
+// The build fails and its log cannot be had (its size query fails, it is empty, or its read fails): the status names
+// the failed call and stops there, with no log text.
+TEST_F(KernelLoadFailure, AFailedBuildWithoutItsLog) {
+  for (int mode : {FAKE_LOG_SIZE_FAILS, FAKE_LOG_EMPTY, FAKE_LOG_FAILS}) {
+    fake_gpu_reset(2);
+    fake_gpu_kernels_refuse_ptx(1);
+    fake_gpu_kernels_fail_next("compile", 6);
+    fake_gpu_kernels_set_log(mode);
+    EXPECT_FALSE(LoadOnAFreshContext()) << mode;
+    EXPECT_NE(KernelStatus().find("fakertcCompileProgram failed (error 6); layout copies take the memcpy path"),
+              std::string::npos)
+        << mode << ": " << KernelStatus();
+    EXPECT_EQ(fake_gpu_kernel_get_stats()->compiles, 1) << mode;
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "tests/gpu/fake_gpu_runtime.h"
 
 extern "C" int fakeFree(void *ptr);  // the fake's cudaFree: gives back memory a refused free left allocated
+extern "C" int fakeMalloc(void **ptr, size_t bytes);  // the fake's cudaMalloc, for a framework's allocator
 
 namespace {
 
@@ -458,6 +459,49 @@ TEST_F(RuntimeFailure, ADeleterThatCannotEnterTheDeviceStillFrees) {
   EXPECT_EQ(fake_gpu_get_stats()->live, live - 1);
   EXPECT_EQ(fake_gpu_get_stats()->set_device_calls, set_device_calls);
   EXPECT_EQ(fake_gpu_peek_last_error(), 0);
+}
+
+// A framework's device allocator over the fake's cudaMalloc/cudaFree that counts its releases.
+int g_framework_releases = 0;
+void *FrameworkAllocate(void *, size_t bytes, int32_t, int32_t, void *) {
+  void *p = nullptr;
+  return fakeMalloc(&p, bytes) == 0 ? p : nullptr;
+}
+void FrameworkRelease(void *, void *pointer, size_t, int32_t, int32_t, void *) {
+  g_framework_releases++;
+  fakeFree(pointer);
+}
+
+// The same for a copy in a framework's memory (its device allocator): the framework's release still runs, once, and
+// nothing is switched back.
+TEST_F(RuntimeFailure, AFrameworkCopyReleasedWhereTheDeviceCannotBeEnteredIsStillReleased) {
+  std::vector<float> data = Values(4);
+  DLManagedTensor *device = DeviceCopy(data, 1);
+  ASSERT_NE(device, nullptr);
+  DLManagedTensor producer = *device;  // the same memory, with a deleter that touches no runtime
+  producer.manager_ctx = nullptr;
+  producer.deleter = [](DLManagedTensor *) {};
+  static const dlmap_device_allocator framework = {FrameworkAllocate, FrameworkRelease, nullptr};
+  dlmap_import_request want = dlmap_import_request_default();
+  want.copy = DLMAP_COPY_ALWAYS;
+  want.device_allocator = &framework;
+  dlmap_imported out;
+  dlmap_error err;
+  ASSERT_EQ(dlmap_import_legacy(&producer, &want, &out, &err), DLMAP_OK) << err.message;
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  EXPECT_EQ(fake_gpu_values<float>(out.tensor.data, 4), data);
+  g_framework_releases = 0;
+  const int set_device_calls = fake_gpu_get_stats()->set_device_calls;
+  fake_gpu_fail_next("get_current", FAKE_INVALID_CONTEXT);
+  fake_gpu_fail_next("get_device", FAKE_INVALID_VALUE);
+  dlmap_imported_release(&out);
+  ASSERT_EQ(fake_gpu_synchronize_all(), 0);
+  EXPECT_EQ(fake_gpu_armed(), 0);
+  EXPECT_EQ(g_framework_releases, 1);
+  EXPECT_EQ(fake_gpu_get_stats()->set_device_calls, set_device_calls);
+  EXPECT_EQ(fake_gpu_peek_last_error(), 0);
+  device->deleter(device);
+  EXPECT_EQ(fake_gpu_get_stats()->live, live_);
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // sed expressions): a stream-ordered allocator or default pools the runtime is too old for or lacks a symbol of, a
 // driver library for the context entry points that does not load or lacks one, no pointer-attributes layout for the
 // runtime's version, a module API or runtime compiler that cannot be had, a driver without its version entry point,
-// PTX of a newer ISA, and a HIP-shaped runtime (no driver contexts, managed memory by an isManaged field). One source,
-// one library per variant (VARIANT_*).
+// PTX of a newer ISA, a HIP-shaped runtime (no driver contexts, managed memory by an isManaged field), and two
+// libraries that each lack an entry point. One source, one library per variant (VARIANT_*).
 #include <cstring>
 #include <string>
 #include <thread>
@@ -76,7 +76,7 @@ TEST(RuntimeVariant, TheSynchronousAllocatorServesAndSaysWhy) {
   }
 }
 
-#elif defined(VARIANT_OLD_POOLS) || defined(VARIANT_LACKING_POOLS)
+#elif defined(VARIANT_OLD_POOLS) || defined(VARIANT_LACKING_POOLS) || defined(VARIANT_LACKING_POOL_DEFAULT)
 
 // Device copies are stream-ordered; pinned and managed ones come from their synchronous allocators, and the allocator
 // text says why not the pools.
@@ -84,6 +84,8 @@ TEST(RuntimeVariant, PinnedAndManagedMemoryComeFromTheirSynchronousAllocators) {
   ASSERT_TRUE(Probe().available) << Probe().reason;
 #ifdef VARIANT_OLD_POOLS
   const char *why = "runtime older than 99999";
+#elif defined(VARIANT_LACKING_POOL_DEFAULT)
+  const char *why = "the runtime lacks fakeNoSuchMemGetDefaultMemPool";  // the first it lacks, of the three
 #else
   const char *why = "the runtime lacks fakeNoSuchMemPoolSetAccess";
 #endif
@@ -235,6 +237,19 @@ TEST(RuntimeVariant, NoRuntimeLibraryLeavesThePlatformUnavailableWithTheSameReas
     EXPECT_FALSE(status.available);
     EXPECT_STREQ(status.reason, reason) << "probe " << probe;
   }
+}
+
+#elif defined(VARIANT_TWO_LACKING)
+
+// Two libraries that load but each lack an entry point of the table (the C library lacks every one, the fake that
+// cannot start lacks one the spec renamed): the platform is unavailable, and the reason is the first library's.
+TEST(RuntimeVariant, TheFirstLibraryLackingAnEntryPointGivesTheReason) {
+  const dlmap_platform_status status = Probe();
+  EXPECT_TRUE(status.built);
+  EXPECT_FALSE(status.available);
+  const std::string reason = status.reason;
+  EXPECT_EQ(reason.rfind("the runtime lacks fake", 0), 0u) << reason;
+  EXPECT_EQ(reason.find("fakeNoSuchMallocManaged"), std::string::npos) << reason << ": the second library's";
 }
 
 #elif defined(VARIANT_FAKE_ONLY) && defined(START_ZERO_DEVICES)
