@@ -543,7 +543,7 @@ class MatrixTest(unittest.TestCase):
         families = len(matrix.matrix_families.FAMILIES)
         starts = []
 
-        def child(config, answer_path, timeout):  # the first child crashes on family 2, the second runs the rest
+        def child(config, answer_path, timeout, libraries):  # the first child crashes on family 2, the second the rest
             starts.append(config["first"])
             with open(answer_path, "a", encoding="utf-8") as answers:
                 last = 2 if config["first"] == 0 else families

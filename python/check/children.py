@@ -15,14 +15,14 @@ import sys
 import tempfile
 import time
 
-READY_TIMEOUT_S = 120  # the server's own start: the interpreter and the modules' imports
+READY_TIMEOUT_S = 120  # the server's own start, the modules' imports: past it (a peer that hangs on import), none
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SERVERS = {}  # (environment, working directory, modules) -> _Server, or None where it cannot fork
 _MOST_SERVERS = 8  # servers kept at once (the oldest goes): each is an interpreter holding its modules
 
 
 class _Server:
-    def __init__(self, env, modules):
+    def __init__(self, env, modules, ready_timeout):
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._process = subprocess.Popen(
@@ -32,7 +32,10 @@ class _Server:
         finally:
             theirs.close()
         self._messages = []  # read, not yet asked for
-        first = self._next(time.monotonic() + READY_TIMEOUT_S)
+        try:  # a module that crashes or hangs on import: no server (the children then meet it themselves)
+            first = self._next(time.monotonic() + ready_timeout)
+        except OSError:
+            first = None
         self.forks = bool(first and first.get("ready"))
 
     def _next(self, deadline):
@@ -74,32 +77,40 @@ class _Server:
 
     def close(self):
         self._sock.close()
-        try:
-            self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
+        if self.forks:  # a server that never said it forks may still be importing: it goes at once
+            try:
+                self._process.wait(timeout=10)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+        self._process.kill()
+        self._process.wait()
 
 
-def _server(env, modules):
+def _server(env, modules, ready_timeout):
+    """The fork server for env and modules (started on first use), or None: none can fork, or none is wanted."""
     if os.environ.get("DLMAP_CHECK_FORK_SERVER", "1") == "0" or not hasattr(os, "pidfd_open"):
         return None
     key = (tuple(sorted(env.items())), os.getcwd(), tuple(modules))
     if key not in _SERVERS:
         if len(_SERVERS) >= _MOST_SERVERS:  # the oldest goes
-            oldest = next(iter(_SERVERS))
-            server = _SERVERS.pop(oldest)
-            if server is not None:
-                server.close()
-        try:
-            server = _Server(env, list(modules))
-        except OSError:
-            server = None
-        if server is not None and not server.forks:
+            oldest = _SERVERS.pop(next(iter(_SERVERS)))
+            if oldest is not None:
+                oldest.close()
+        server = _Server(env, list(modules), ready_timeout)
+        if not server.forks:
             server.close()
             server = None
         _SERVERS[key] = server
     return _SERVERS[key]
+
+
+def _forget(server):
+    """A server that failed a request is not asked again (its key then starts plain children)."""
+    for key, known in _SERVERS.items():
+        if known is server:
+            _SERVERS[key] = None
+    server.close()
 
 
 @atexit.register
@@ -118,20 +129,25 @@ def module_of(target):
 class Child:
     """A running child: pid, poll(), wait(timeout), kill(); returncode as subprocess gives it (-signal)."""
 
-    def __init__(self, script, args, env, modules=(), stdout=None, stderr=None, pass_fds=()):
+    def __init__(self, script, args, env, modules=(), stdout=None, stderr=None, pass_fds=(),
+                 start_timeout=READY_TIMEOUT_S):
         """args: strings, or {"fd": i} for pass_fds[i] as the child numbers it. stdout/stderr: file objects (default:
-        discarded). stdin is /dev/null."""
+        discarded). stdin is /dev/null. start_timeout: how long a new fork server may take to import the modules."""
         modules = [m for m in modules if m]
         self.returncode = None
-        self._server = _server(env, modules)
+        self._server = _server(env, modules, start_timeout)
+        self._process = None
         null = open(os.devnull, "r+b")
         try:
             out = (stdout or null).fileno()
             err = (stderr or null).fileno()
             if self._server is not None:
-                self.pid = self._server.start(script, args, [null.fileno(), out, err] + list(pass_fds))
-                self._process = None
-            else:
+                try:
+                    self.pid = self._server.start(script, args, [null.fileno(), out, err] + list(pass_fds))
+                except OSError:
+                    _forget(self._server)
+                    self._server = None
+            if self._server is None:
                 argv = [str(pass_fds[a["fd"]]) if isinstance(a, dict) else a for a in args]
                 self._process = subprocess.Popen([sys.executable, script] + argv, env=env, stdin=null, stdout=out,
                                                  stderr=err, pass_fds=tuple(pass_fds))
@@ -163,8 +179,11 @@ class Child:
             return
         if self._process is not None:
             self._process.kill()
-        else:
+            return
+        try:
             self._server.kill(self.pid)
+        except OSError:  # the server is gone: it killed its children on its way out
+            pass
 
 
 def run(script, args, env, timeout, modules=()):

@@ -48,7 +48,9 @@ def _serve(sock):
         if sock not in ready:
             continue
         data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 64)
-        if not data:
+        if not data:  # the parent is done (or gone): no child outlives the server
+            for pidfd in running:
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
             return None
         request = json.loads(data)
         if "kill" in request:
@@ -87,6 +89,10 @@ def main():
     sock = socket.socket(fileno=int(sys.argv[1]))
     _import_quietly(json.loads(sys.argv[2]))
     forks = len(os.listdir("/proc/self/task")) == 1
+    try:
+        os.close(os.pidfd_open(os.getpid()))  # Linux 5.3 and later: how the server waits for its children
+    except OSError:
+        forks = False
     _send(sock, {"ready": forks})
     served = _serve(sock) if forks else None
     if served is None:
