@@ -13,6 +13,7 @@ tools/hardening.sh). Environment: DLMAP_HOSTILE_EXAMPLES examples per property (
 a fresh random seed instead of the fixed, derandomised run.
 """
 import collections
+import importlib.util
 import json
 import os
 import subprocess
@@ -34,16 +35,31 @@ RANDOM = os.environ.get("DLMAP_HOSTILE_RANDOM") == "1"
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=not RANDOM,
                     suppress_health_check=list(HealthCheck), print_blob=True)
 OUTCOMES = collections.Counter()
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load_children():
+    """python/check/children.py (the conformance checker's child interpreters, forked from a server that imported
+    hostile.py and dlmap once), loaded by its path: these tests run with the bare extension, not the checker's
+    package."""
+    spec = importlib.util.spec_from_file_location("_dlmap_tests_children",
+                                                  os.path.join(HERE, os.pardir, "check", "children.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+children = _load_children()
 
 
 def run_child(spec):
-    """Runs one scenario in a new interpreter; fails on a crash, a hang or any broken promise it reports."""
+    """Runs one scenario in a child interpreter of its own; fails on a crash, a hang or any broken promise it
+    reports."""
     env = dict(os.environ)
     # Under ASan a hostile size must still be dlmap's MemoryError, not the sanitizer's abort on a huge malloc.
     env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":allocator_may_return_null=1"
     try:
-        r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", "import hostile; hostile.main()",
-                            json.dumps(spec)], capture_output=True, text=True, timeout=120, env=env)
+        r = children.run(os.path.join(HERE, "hostile_child.py"), [json.dumps(spec)], env, 120, ["hostile"])
     except subprocess.TimeoutExpired:
         raise AssertionError(f"the child hung on {json.dumps(spec)}")
     lines = r.stdout.strip().splitlines()
