@@ -166,8 +166,8 @@ static PyObject *unsupported_source(PyObject *x, int32_t device_type) {
 static PyObject *give_back_capsule(PyObject *capsule, const char *restore_name, PyObject *result) {
   PyObject *kind, *value, *traceback;
   PyErr_Fetch(&kind, &value, &traceback);
-  /* Cannot fail: the capsule is valid (its pointer was read) and a name may be any string. */
-  if (restore_name != NULL && PyCapsule_SetName(capsule, restore_name) < 0) PyErr_Clear();
+  /* Not checked: renaming a valid capsule (its pointer was read) cannot fail, and a name may be any string. */
+  if (restore_name != NULL) (void)PyCapsule_SetName(capsule, restore_name);
   Py_DECREF(capsule);
   PyErr_Restore(kind, value, traceback);
   return result;
@@ -196,15 +196,13 @@ static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_
     Py_DECREF(capsule);
     return dlmap_py_raise(&err);
   }
-  void *managed = PyCapsule_GetPointer(capsule, name);
-  /* Renaming transfers ownership: from here dlmap calls the deleter exactly once, whatever happens — unless the
+  /* Neither call can fail, so neither is checked: the capsule is exact and its name was just matched (a capsule never
+   * holds a NULL pointer: PyCapsule_New refuses one), and a valid capsule may take any name.
+   * Renaming transfers ownership: from here dlmap calls the deleter exactly once, whatever happens — unless the
    * profile's import.refused_capsule is leave and import refuses the tensor without taking it: then the capsule gets
    * its own name back and stays its producer's (its destructor runs the deleter, as NumPy leaves it). */
-  if (managed == NULL ||
-      PyCapsule_SetName(capsule, versioned ? DLMAP_PY_CAPSULE_VERSIONED_USED : DLMAP_PY_CAPSULE_LEGACY_USED) < 0) {
-    Py_DECREF(capsule);
-    return NULL;
-  }
+  void *managed = PyCapsule_GetPointer(capsule, name);
+  (void)PyCapsule_SetName(capsule, versioned ? DLMAP_PY_CAPSULE_VERSIONED_USED : DLMAP_PY_CAPSULE_LEGACY_USED);
   if (!dlmap_profile_current()->refused_capsule_left) Py_DECREF(capsule);
   /* copy=True was honoured by the producer: no second copy where its tensor says IS_COPIED, or under import.copy_trust
    * producer, whatever it says */
