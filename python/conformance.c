@@ -70,7 +70,8 @@ static PyObject *judge_tensor(PyObject *module, PyObject *args) {
   for (size_t i = 0; list != NULL && i < found; i++) {
     PyObject *item = Py_BuildValue("(ss)", problems[i].rule, problems[i].detail);
     if (item == NULL) {
-      Py_CLEAR(list);
+      Py_DECREF(list); /* not Py_CLEAR: list is not NULL here, the loop runs only while it is not */
+      list = NULL;
     } else {
       PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }

@@ -80,10 +80,10 @@ static int as_int64(PyObject *obj, const char *argument, int64_t *out) {
   return 1;
 }
 
-int dlmap_py_parse_int64(PyObject *obj, const char *argument, int64_t *out) {
+int dlmap_py_parse_int64(PyObject *obj, const char *argument, const char *expected, int64_t *out) {
   const int status = as_int64(obj, argument, out);
   if (status == 0) {
-    dlmap_py_type_error(argument, "an int", obj);
+    dlmap_py_type_error(argument, expected, obj);
     return -1;
   }
   return status < 0 ? -1 : 0;

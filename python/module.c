@@ -13,7 +13,7 @@
  * an item's __index__ may run code that changes the list (or drops its items) while it is being read. */
 static int parse_shape(PyObject *obj, int32_t *ndim, int64_t *shape) {
   if (PyIndex_Check(obj) && !PyBool_Check(obj)) {
-    if (dlmap_py_parse_int64(obj, "shape", &shape[0]) < 0) return -1;
+    if (dlmap_py_parse_int64(obj, "shape", "an int or a tuple of ints", &shape[0]) < 0) return -1;
     *ndim = 1;
     return 0;
   }
@@ -30,11 +30,7 @@ static int parse_shape(PyObject *obj, int32_t *ndim, int64_t *shape) {
     status = -1;
   }
   for (Py_ssize_t i = 0; i < n && status == 0; i++) {
-    PyObject *item = PyTuple_GET_ITEM(items, i);
-    if (!PyIndex_Check(item) || PyBool_Check(item)) {
-      dlmap_py_type_error("shape", "an int or a tuple of ints", item);
-      status = -1;
-    } else if (dlmap_py_parse_int64(item, "shape", &shape[i]) < 0) {
+    if (dlmap_py_parse_int64(PyTuple_GET_ITEM(items, i), "shape", "an int or a tuple of ints", &shape[i]) < 0) {
       status = -1;
     }
   }

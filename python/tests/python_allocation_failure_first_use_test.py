@@ -6,6 +6,7 @@
 # sweep: that would build what the sweep is here to see built.
 """usage: python_allocation_failure_first_use_test.py PYTORCH_DLMAP_SO (the module under PyTorch's profile, whose
 init also builds its DLDeviceType enum; the module under test is the one run_python.sh puts on sys.path)"""
+import ctypes
 import gc
 import importlib.util
 import sys
@@ -49,15 +50,27 @@ class PythonAllocationFailureFirstUseTest(unittest.TestCase):
                 self.assertEqual(after[key], before[key], "%s after failing allocation %d" % (key, n))
         self.fail("%r made over %d allocations" % (call, MAX_ALLOCATIONS))
 
-    def test_module_init(self):
-        # Another build of the module (PyTorch's profile), loaded from its file: its PyInit runs under each failure.
-        spec = importlib.util.spec_from_file_location("dlmap", sys.argv[1])
-        module = self.sweep(importlib.util.module_from_spec, spec)
+    def check_module(self, module):
         self.assertIsNot(module, dlmap)
         self.assertEqual(module.__name__, "dlmap")
         self.assertEqual(module.DLPACK_VERSION, dlmap.DLPACK_VERSION)
         self.assertEqual(int(module.DLDeviceType.kDLCPU), 1)
         self.assertEqual(module.from_dlpack(module.empty((2, 3), dtype="float32")).shape, (2, 3))
+
+    def test_module_init(self):
+        # Another build of the module (PyTorch's profile), loaded from its file: its PyInit runs under each failure.
+        spec = importlib.util.spec_from_file_location("dlmap", sys.argv[1])
+        module = self.sweep(importlib.util.module_from_spec, spec)
+        self.check_module(module)
+        # What PyInit makes once and keeps (the Array type, interned names, the exception classes, DLDeviceType) is
+        # made under the first sweep, which skips the allocations that followed each thing the moment it was made (the
+        # next call no longer makes it). PyInit called again, directly (the import system keeps the module it made),
+        # meets every allocation it makes each time in turn.
+        init = ctypes.PyDLL(sys.argv[1]).PyInit_dlmap
+        init.restype = ctypes.py_object
+        again = self.sweep(init)
+        self.check_module(again)
+        self.assertIs(again.DLDeviceType, module.DLDeviceType)
 
     def test_versioned_call_with_device_and_copy(self):
         # from_dlpack's first call passing dl_device and copy: the keyword names, and the device as a tuple.
