@@ -187,6 +187,8 @@ void dlmap_py_delete_managed(void *managed, bool versioned);
 PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got);
 
 /* ---- argument parsing (Python values → dlmap requests); -1 with the catalogue's exception on a bad value ------------ */
+/* obj is never NULL for the parsers of stream, device and copy: callers pass PyArg's Py_None default, or a value they
+ * hold. */
 
 /* An int or anything with __index__ (not bool) that fits in int64; its __index__ may run any code. Anything else: the
  * argument's type error, saying it must be `expected`. */
