@@ -690,7 +690,10 @@ static PyObject *device_enum_new(void) {
   for (size_t i = 0; members != NULL && dlmap_device_type_at(i) != NULL; i++) {
     const dlmap_device_info *d = dlmap_device_type_at(i);
     PyObject *member = Py_BuildValue("(si)", d->name, (int)d->value);
-    if (member == NULL || PyList_Append(members, member) < 0) Py_CLEAR(members);
+    if (member == NULL || PyList_Append(members, member) < 0) {
+      Py_DECREF(members); /* not Py_CLEAR: members is not NULL here, the loop runs only while it is not */
+      members = NULL;
+    }
     Py_XDECREF(member);
   }
   PyObject *enum_module = members != NULL ? PyImport_ImportModule("enum") : NULL;
