@@ -831,6 +831,13 @@ class FromDlpackTest(DlmapTestCase):
         self.assertRaisesExactly(TypeError, "__dlpack_device__() result must be a (device_type, device_id) tuple of "
                                  "ints, got str", dlmap.from_dlpack, BadDevice())
 
+        class NoDevice(Refusing):
+            def __dlpack_device__(self):
+                return None  # not "no device": a result must be a pair
+
+        self.assertRaisesExactly(TypeError, "__dlpack_device__() result must be a (device_type, device_id) tuple of "
+                                 "ints, got NoneType", dlmap.from_dlpack, NoDevice())
+
     def test_copy_and_device_are_passed_on(self):
         buf = float_buffer(3)
         address = ctypes.addressof(ctypes.c_char.from_buffer(buf))
