@@ -187,9 +187,12 @@ void dlmap_py_delete_managed(void *managed, bool versioned);
 PyObject *dlmap_py_type_error(const char *argument, const char *expected, PyObject *got);
 
 /* ---- argument parsing (Python values → dlmap requests); -1 with the catalogue's exception on a bad value ------------ */
+/* obj is never NULL for the parsers of stream, device and copy: callers pass PyArg's Py_None default, or a value they
+ * hold. */
 
-/* An int or anything with __index__ (not bool) that fits in int64; its __index__ may run any code. */
-int dlmap_py_parse_int64(PyObject *obj, const char *argument, int64_t *out);
+/* An int or anything with __index__ (not bool) that fits in int64; its __index__ may run any code. Anything else: the
+ * argument's type error, saying it must be `expected`. */
+int dlmap_py_parse_int64(PyObject *obj, const char *argument, const char *expected, int64_t *out);
 int dlmap_py_parse_stream(PyObject *obj, const char *argument, bool *has, int64_t *value);
 int dlmap_py_parse_version(PyObject *obj, const char *argument, bool *has, dlmap_version *out);
 

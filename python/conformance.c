@@ -16,7 +16,10 @@ static PyObject *check_rules(PyObject *module, PyObject *unused) {
   const dlmap_check_rule_info *rule;
   for (size_t i = 0; rules != NULL && (rule = dlmap_check_rule_at(i)) != NULL; i++) {
     PyObject *text = PyUnicode_FromString(rule->text);
-    if (text == NULL || PyDict_SetItemString(rules, rule->id, text) < 0) Py_CLEAR(rules);
+    if (text == NULL || PyDict_SetItemString(rules, rule->id, text) < 0) {
+      Py_DECREF(rules); /* not Py_CLEAR: rules is not NULL here, the loop runs only while it is not */
+      rules = NULL;
+    }
     Py_XDECREF(text);
   }
   return rules;
@@ -70,7 +73,8 @@ static PyObject *judge_tensor(PyObject *module, PyObject *args) {
   for (size_t i = 0; list != NULL && i < found; i++) {
     PyObject *item = Py_BuildValue("(ss)", problems[i].rule, problems[i].detail);
     if (item == NULL) {
-      Py_CLEAR(list);
+      Py_DECREF(list); /* not Py_CLEAR: list is not NULL here, the loop runs only while it is not */
+      list = NULL;
     } else {
       PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }

@@ -80,10 +80,10 @@ static int as_int64(PyObject *obj, const char *argument, int64_t *out) {
   return 1;
 }
 
-int dlmap_py_parse_int64(PyObject *obj, const char *argument, int64_t *out) {
+int dlmap_py_parse_int64(PyObject *obj, const char *argument, const char *expected, int64_t *out) {
   const int status = as_int64(obj, argument, out);
   if (status == 0) {
-    dlmap_py_type_error(argument, "an int", obj);
+    dlmap_py_type_error(argument, expected, obj);
     return -1;
   }
   return status < 0 ? -1 : 0;
@@ -100,7 +100,7 @@ static int as_int_pair(PyObject *obj, const char *argument, int64_t *a, int64_t 
 int dlmap_py_parse_stream(PyObject *obj, const char *argument, bool *has, int64_t *value) {
   *has = false;
   *value = 0;
-  if (obj == NULL || obj == Py_None) return 0;
+  if (obj == Py_None) return 0;
   const int status = as_int64(obj, argument, value);
   if (status == 0) {
     dlmap_py_type_error(argument, "an int or None", obj);
@@ -148,8 +148,8 @@ int dlmap_py_parse_version(PyObject *obj, const char *argument, bool *has, dlmap
 int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names, const char *expected, bool *has,
                           int32_t *type, int32_t *id) {
   *has = false;
-  if ((obj == NULL || obj == Py_None) && expected == NULL) return 0;
-  if (obj != NULL && accept_names && PyUnicode_Check(obj)) {
+  if (obj == Py_None && expected == NULL) return 0;
+  if (accept_names && PyUnicode_Check(obj)) {
     Py_ssize_t len;
     const char *name = PyUnicode_AsUTF8AndSize(obj, &len);
     if (name == NULL) return -1;
@@ -162,20 +162,20 @@ int dlmap_py_parse_device(PyObject *obj, const char *argument, bool accept_names
     return 0;
   }
   uint32_t small_type, small_id; /* the common spelling, read inline */
-  if (obj != NULL && dlmap_py_small_pair(obj, &small_type, &small_id)) {
+  if (dlmap_py_small_pair(obj, &small_type, &small_id)) {
     *type = (int32_t)small_type;
     *id = (int32_t)small_id;
     *has = true;
     return 0;
   }
   int64_t t = 0, i = 0;
-  const int status = obj != NULL ? as_int_pair(obj, argument, &t, &i) : 0;
+  const int status = as_int_pair(obj, argument, &t, &i);
   if (status == 0) {
     if (expected == NULL) {
       expected = accept_names ? "None, a device name or a (device_type, device_id) tuple of ints"
                               : "a (device_type, device_id) tuple of ints or None";
     }
-    pair_error(argument, expected, obj != NULL ? obj : Py_None);
+    pair_error(argument, expected, obj);
     return -1;
   }
   if (status < 0) return -1;
@@ -224,7 +224,7 @@ static int is_bool_scalar(PyObject *obj) {
 }
 
 int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *out) {
-  if (obj == NULL || obj == Py_None) {
+  if (obj == Py_None) {
     *out = DLMAP_COPY_IF_NEEDED;
   } else if (obj == Py_True) {
     *out = DLMAP_COPY_ALWAYS;
@@ -245,7 +245,7 @@ int dlmap_py_parse_copy(PyObject *obj, const char *argument, dlmap_copy_mode *ou
 }
 
 int dlmap_py_parse_export_copy(PyObject *obj, dlmap_copy_mode *out) {
-  if (!dlmap_profile_current()->copy_argument_truth || obj == NULL || obj == Py_None || PyUnicode_Check(obj)) {
+  if (!dlmap_profile_current()->copy_argument_truth || obj == Py_None || PyUnicode_Check(obj)) {
     return dlmap_py_parse_copy(obj, "copy", out);
   }
   const int truth = PyObject_IsTrue(obj);

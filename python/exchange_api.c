@@ -105,18 +105,18 @@ const DLPackExchangeAPI dlmap_py_exchange_api = {
  * own __eq__), and that code can reassign __bases__, which replaces and frees type->tp_mro: the walk holds the MRO
  * tuple it started with (and so each base in it), and the value found. */
 static const DLPackExchangeAPIHeader *integer_form(PyTypeObject *type) {
-  PyObject *mro = Py_XNewRef(type->tp_mro);
-  if (mro == NULL) return NULL;
+  /* Not checked: the type of an object is ready, and a ready type's MRO is a tuple (CPython checks what mro()
+   * returns), and each base in it is ready, its dict never NULL. */
+  PyObject *mro = Py_NewRef(type->tp_mro);
   const DLPackExchangeAPIHeader *header = NULL;
-  for (Py_ssize_t i = 0; PyTuple_Check(mro) && i < PyTuple_GET_SIZE(mro); i++) {
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
     PyTypeObject *base = (PyTypeObject *)PyTuple_GET_ITEM(mro, i); /* held by mro */
 #if PY_VERSION_HEX >= 0x030C0000
     /* Since 3.12 a static builtin type's tp_dict is NULL (its dict is per interpreter): ask for it. */
     PyObject *dict = PyType_GetDict(base); /* new reference */
 #else
-    PyObject *dict = Py_XNewRef(base->tp_dict);
+    PyObject *dict = Py_NewRef(base->tp_dict);
 #endif
-    if (dict == NULL) continue;
     PyObject *value = Py_XNewRef(PyDict_GetItemWithError(dict, dlmap_py_name.exchange_api_1_2));
     Py_DECREF(dict);
     if (value == NULL) {

@@ -73,7 +73,7 @@ static int parse_name(PyObject *obj, bool listed, bool *has, int32_t *type, int3
 int dlmap_py_parse_import_device(PyObject *obj, bool *has, int32_t *type, int32_t *id) {
   const dlmap_profile_info *profile = dlmap_profile_current();
   *has = false;
-  if (obj == NULL || obj == Py_None) return 0;
+  if (obj == Py_None) return 0;
   if (PyUnicode_Check(obj)) return parse_name(obj, profile->device_names_listed, has, type, id);
   if (!profile->device_tuples) return not_understood(obj);
   /* a tuple, or the type error (which says names are taken too where the profile lists none) */

@@ -13,7 +13,7 @@
  * an item's __index__ may run code that changes the list (or drops its items) while it is being read. */
 static int parse_shape(PyObject *obj, int32_t *ndim, int64_t *shape) {
   if (PyIndex_Check(obj) && !PyBool_Check(obj)) {
-    if (dlmap_py_parse_int64(obj, "shape", &shape[0]) < 0) return -1;
+    if (dlmap_py_parse_int64(obj, "shape", "an int or a tuple of ints", &shape[0]) < 0) return -1;
     *ndim = 1;
     return 0;
   }
@@ -30,11 +30,7 @@ static int parse_shape(PyObject *obj, int32_t *ndim, int64_t *shape) {
     status = -1;
   }
   for (Py_ssize_t i = 0; i < n && status == 0; i++) {
-    PyObject *item = PyTuple_GET_ITEM(items, i);
-    if (!PyIndex_Check(item) || PyBool_Check(item)) {
-      dlmap_py_type_error("shape", "an int or a tuple of ints", item);
-      status = -1;
-    } else if (dlmap_py_parse_int64(item, "shape", &shape[i]) < 0) {
+    if (dlmap_py_parse_int64(PyTuple_GET_ITEM(items, i), "shape", "an int or a tuple of ints", &shape[i]) < 0) {
       status = -1;
     }
   }
@@ -166,8 +162,8 @@ static PyObject *unsupported_source(PyObject *x, int32_t device_type) {
 static PyObject *give_back_capsule(PyObject *capsule, const char *restore_name, PyObject *result) {
   PyObject *kind, *value, *traceback;
   PyErr_Fetch(&kind, &value, &traceback);
-  /* Cannot fail: the capsule is valid (its pointer was read) and a name may be any string. */
-  if (restore_name != NULL && PyCapsule_SetName(capsule, restore_name) < 0) PyErr_Clear();
+  /* Not checked: renaming a valid capsule (its pointer was read) cannot fail, and a name may be any string. */
+  if (restore_name != NULL) (void)PyCapsule_SetName(capsule, restore_name);
   Py_DECREF(capsule);
   PyErr_Restore(kind, value, traceback);
   return result;
@@ -196,15 +192,13 @@ static PyObject *consume_capsule(PyObject *capsule, bool asked_versioned, dlmap_
     Py_DECREF(capsule);
     return dlmap_py_raise(&err);
   }
-  void *managed = PyCapsule_GetPointer(capsule, name);
-  /* Renaming transfers ownership: from here dlmap calls the deleter exactly once, whatever happens — unless the
+  /* Neither call can fail, so neither is checked: the capsule is exact and its name was just matched (a capsule never
+   * holds a NULL pointer: PyCapsule_New refuses one), and a valid capsule may take any name.
+   * Renaming transfers ownership: from here dlmap calls the deleter exactly once, whatever happens — unless the
    * profile's import.refused_capsule is leave and import refuses the tensor without taking it: then the capsule gets
    * its own name back and stays its producer's (its destructor runs the deleter, as NumPy leaves it). */
-  if (managed == NULL ||
-      PyCapsule_SetName(capsule, versioned ? DLMAP_PY_CAPSULE_VERSIONED_USED : DLMAP_PY_CAPSULE_LEGACY_USED) < 0) {
-    Py_DECREF(capsule);
-    return NULL;
-  }
+  void *managed = PyCapsule_GetPointer(capsule, name);
+  (void)PyCapsule_SetName(capsule, versioned ? DLMAP_PY_CAPSULE_VERSIONED_USED : DLMAP_PY_CAPSULE_LEGACY_USED);
   if (!dlmap_profile_current()->refused_capsule_left) Py_DECREF(capsule);
   /* copy=True was honoured by the producer: no second copy where its tensor says IS_COPIED, or under import.copy_trust
    * producer, whatever it says */
@@ -696,7 +690,10 @@ static PyObject *device_enum_new(void) {
   for (size_t i = 0; members != NULL && dlmap_device_type_at(i) != NULL; i++) {
     const dlmap_device_info *d = dlmap_device_type_at(i);
     PyObject *member = Py_BuildValue("(si)", d->name, (int)d->value);
-    if (member == NULL || PyList_Append(members, member) < 0) Py_CLEAR(members);
+    if (member == NULL || PyList_Append(members, member) < 0) {
+      Py_DECREF(members); /* not Py_CLEAR: members is not NULL here, the loop runs only while it is not */
+      members = NULL;
+    }
     Py_XDECREF(member);
   }
   PyObject *enum_module = members != NULL ? PyImport_ImportModule("enum") : NULL;

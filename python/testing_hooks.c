@@ -54,10 +54,10 @@ static PyObject *call_deleter_on_thread(PyObject *module, PyObject *capsule) {
   if (PyCapsule_IsValid(capsule, DLMAP_PY_CAPSULE_VERSIONED)) {
     call.managed = PyCapsule_GetPointer(capsule, DLMAP_PY_CAPSULE_VERSIONED);
     call.versioned = true;
-    if (PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_VERSIONED_USED) < 0) return NULL;
+    (void)PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_VERSIONED_USED); /* a valid capsule: renaming cannot fail */
   } else if (PyCapsule_IsValid(capsule, DLMAP_PY_CAPSULE_LEGACY)) {
     call.managed = PyCapsule_GetPointer(capsule, DLMAP_PY_CAPSULE_LEGACY);
-    if (PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_LEGACY_USED) < 0) return NULL;
+    (void)PyCapsule_SetName(capsule, DLMAP_PY_CAPSULE_LEGACY_USED); /* as above */
   } else {
     const char *got = PyCapsule_CheckExact(capsule) && PyCapsule_GetName(capsule) ? PyCapsule_GetName(capsule) : "NULL";
     return dlmap_py_raised(dlmap_raise_capsule_consumed(DLMAP_PY_ERR, DLMAP_PY_CAPSULE_VERSIONED, got));

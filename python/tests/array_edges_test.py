@@ -150,6 +150,28 @@ class ExchangeTableTest(testing.DlmapTestCase):
                 self.assertEqual(testing.deleted, ["producer"] * calls)
 
 
+    def test_table_without_its_import_function(self):
+        # a table that publishes no managed_tensor_from_py_object_no_sync serves nothing: the producer is asked through
+        # __dlpack__, as if it published no table
+        table = testing.DLPackExchangeAPI()
+        table.header.version = testing.DLPackVersion(*testing.CURRENT)
+        source = dlmap.empty(3)
+
+        class HalfTabled:
+            __dlpack_c_exchange_api__ = testing._capsule_new(ctypes.addressof(table), testing.NAME_EXCHANGE_API,
+                                                             None)
+
+            def __dlpack__(self, **kwargs):
+                return source.__dlpack__(**kwargs)
+
+            def __dlpack_device__(self):
+                return source.__dlpack_device__()
+
+        imported = dlmap.from_dlpack(HalfTabled())
+        self.assertEqual((imported.shape, imported.data_ptr), ((3,), source.data_ptr))
+        del imported
+
+
 class RepeatedKeywordTest(testing.DlmapTestCase):
     def test_last_value_of_a_repeated_keyword_stands(self):
         # CPython's callers never repeat a name in kwnames, a C caller may: the fast path gives the call to the

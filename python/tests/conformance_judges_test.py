@@ -32,6 +32,7 @@ def later_device():
 class JudgeTensorTest(unittest.TestCase):
     def test_a_good_tensor_has_no_problems(self):
         self.assertEqual(judge(), [])
+        self.assertEqual(judge(version=None), [], "a legacy tensor (no version)")
 
     def test_arguments_of_the_wrong_type(self):
         with self.assertRaises(TypeError):
@@ -77,6 +78,13 @@ class JudgeDeviceTypeTest(unittest.TestCase):
         self.assertEqual(dlmap._judge_device_type(9999, (1, 0)), "device type 9999 is not in the spec")
         major, minor = introduced.split(".")
         self.assertEqual(dlmap._judge_device_type(value, (1, 0)), f"{name} needs ({major}, {minor}), the tensor is (1, 0)")
+
+    def test_verdicts_without_a_version(self):
+        # A legacy tensor has no version: a device type counts when the spec lists it, whenever it was introduced.
+        value, _, _ = later_device()
+        self.assertIsNone(dlmap._judge_device_type(1))
+        self.assertIsNone(dlmap._judge_device_type(value, None))
+        self.assertEqual(dlmap._judge_device_type(9999), "device type 9999 is not in the spec")
 
 
 if __name__ == "__main__":

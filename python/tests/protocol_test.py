@@ -109,6 +109,8 @@ class EmptyTest(DlmapTestCase):
         self.assertRaisesExactly(TypeError, "dtype must be a data type name (str), got int", dlmap.empty, 3, 5)
         self.assertRaisesExactly(TypeError, "shape must be an int or a tuple of ints, got str", dlmap.empty, "3")
         self.assertRaisesExactly(TypeError, "shape must be an int or a tuple of ints, got float", dlmap.empty, (2, 1.5))
+        self.assertRaisesExactly(TypeError, "shape must be an int or a tuple of ints, got bool", dlmap.empty, True)
+        self.assertRaisesExactly(TypeError, "shape must be an int or a tuple of ints, got bool", dlmap.empty, [2, True])
         self.assertRaisesExactly(BufferError, "Dimension 1 of the DLPack tensor has negative extent -1", dlmap.empty,
                                  (2, -1))
         self.assertRaisesExactly(BufferError, "Number of dimensions in DLManagedTensor is 65, above the maximum of 64",
@@ -828,6 +830,13 @@ class FromDlpackTest(DlmapTestCase):
 
         self.assertRaisesExactly(TypeError, "__dlpack_device__() result must be a (device_type, device_id) tuple of "
                                  "ints, got str", dlmap.from_dlpack, BadDevice())
+
+        class NoDevice(Refusing):
+            def __dlpack_device__(self):
+                return None  # not "no device": a result must be a pair
+
+        self.assertRaisesExactly(TypeError, "__dlpack_device__() result must be a (device_type, device_id) tuple of "
+                                 "ints, got NoneType", dlmap.from_dlpack, NoDevice())
 
     def test_copy_and_device_are_passed_on(self):
         buf = float_buffer(3)

@@ -26,10 +26,18 @@ static PyObject *kind_count(PyObject *self, PyObject *unused) {
   return PyLong_FromLong((long)DLMAP_KIND_COUNT);
 }
 
+/* errors_init(): what dlmap_py_errors_init returns (0: the classes are resolved; it may be called again). */
+static PyObject *errors_init(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  return PyLong_FromLong((long)dlmap_py_errors_init());
+}
+
 static PyMethodDef methods[] = {
     {"raise_code", raise_code, METH_O, NULL},
     {"exception_type", exception_type, METH_O, NULL},
     {"kind_count", kind_count, METH_NOARGS, NULL},
+    {"errors_init", errors_init, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

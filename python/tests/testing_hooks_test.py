@@ -137,6 +137,15 @@ class GuardedDestructorTest(DlmapTestCase):
         del capsule
         self.assertEqual(self.unraisable, [])
 
+    def test_a_callback_is_called_once_with_the_capsule(self):
+        calls = []
+        capsule, keep = testing._dlpack.new_capsule_calling(1, self.NAME.decode(), calls.append)
+        self.assertIsNone(keep, "dlmap's C destructor holds the callback in the capsule's context")
+        address = id(capsule)
+        del capsule
+        self.assertEqual(calls, [address])
+        self.assertEqual(self.unraisable, [])
+
     def test_a_raising_callback_is_reported_and_released(self):
         calls = []
 
