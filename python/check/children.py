@@ -3,7 +3,8 @@
 # import first, so that a case costs a fork instead of an interpreter start and the imports (PyYAML's spec load, torch,
 # NumPy: most of the checker's time before). The child is still a process of its own that runs its script as
 # `python script.py ARGS` would, from a server that imported nothing else of the parent's. Where the server cannot fork
-# safely (a module started a thread) or DLMAP_CHECK_FORK_SERVER=0, each child is a plain `python script.py ARGS`.
+# safely (a module started a thread), crashed or hung importing, or DLMAP_CHECK_FORK_SERVER=0, each child is a plain
+# `python script.py ARGS`.
 import atexit
 import json
 import os

@@ -7,8 +7,9 @@ tables and attributes (1.2 ints, cyclic prev_api chains, entries that fail or re
 give a result or a clean error (the catalogue's, or the hostile object's own exception), with every deleter run exactly
 once, nothing leaked, and no host view of device memory.
 
-Every example runs in a child interpreter of its own (hostile.py), so that a crash is a failing example that
-hypothesis shrinks and reports, not a dead test. Run by //python:hostile_property_test (and under --config=asan by
+Every example runs in a child interpreter of its own (hostile_child.py, forked from a server that imported hostile.py
+and dlmap: python/check/children.py), so that a crash is a failing example that hypothesis shrinks and reports, not a
+dead test. Run by //python:hostile_property_test (and under --config=asan by
 tools/hardening.sh). Environment: DLMAP_HOSTILE_EXAMPLES examples per property (default 40), DLMAP_HOSTILE_RANDOM=1
 a fresh random seed instead of the fixed, derandomised run.
 """
